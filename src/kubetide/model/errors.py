@@ -1,0 +1,28 @@
+"""Errors that name the field path of a bad value, so a user can find it in their manifest."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class FieldError:
+    """One problem at one place: ``spec.metrics[0].resource.target.averageUtilization: must be an integer``."""
+
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}" if self.path else self.message
+
+
+class ManifestError(ValueError):
+    """A manifest (or a scenario, or a snapshot) that cannot be read; carries every problem found."""
+
+    def __init__(self, errors: list[FieldError] | FieldError) -> None:
+        self.errors: list[FieldError] = [errors] if isinstance(errors, FieldError) else list(errors)
+        super().__init__("; ".join(str(e) for e in self.errors))
+
+    @classmethod
+    def at(cls, path: str, message: str) -> ManifestError:
+        return cls(FieldError(path, message))
