@@ -77,7 +77,7 @@ class OwnerRef:
     controller: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Pod:
     name: str
     namespace: str = "default"
