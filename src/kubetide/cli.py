@@ -1,0 +1,29 @@
+"""The ``kubetide`` command line: one click group; each sub-command lives in ``kubetide.commands``.
+
+Exit codes: 0 success, 1 the command ran but failed, 2 bad input (every problem is printed with its
+field path; never a traceback).
+"""
+
+from __future__ import annotations
+
+import click
+
+from kubetide import __version__
+from kubetide.commands import registered_commands
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="kubetide")
+def main() -> None:
+    """kubetide: Kubernetes autoscaling with exact upstream semantics, and a simulator that runs the
+    same autoscaler code on a virtual clock.
+
+    \b
+    Start with:
+      kubetide simulate examples/quickstart.yaml   replay a day of traffic in seconds
+      kubetide hpa explain examples/hpa-explain.yaml   why an HPA decides what it decides
+    """
+
+
+for _command in registered_commands():
+    main.add_command(_command)

@@ -1,0 +1,14 @@
+"""Sub-commands of the ``kubetide`` CLI, one module each, listed in one place."""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+# (module, attribute) of each top-level command, in the order ``--help`` lists them.
+_COMMANDS: tuple[tuple[str, str], ...] = (("kubetide.commands.hpa", "hpa"),)
+
+
+def registered_commands() -> list[click.Command]:
+    return [getattr(importlib.import_module(mod), attr) for mod, attr in _COMMANDS]
