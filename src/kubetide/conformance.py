@@ -84,8 +84,15 @@ def _metric_replicas(inp: Node) -> dict[str, Any]:
     )
     hpa = HPA("case", "default", metric.described_object or _REF, max_replicas=1, metrics=(metric,))
     ctx = MetricContext(
-        hpa, current, current, LabelSelector(), metrics, SnapshotTargets(Scale(current, current, "x"), pods),
-        config, tolerances, NOW,
+        hpa,
+        current,
+        current,
+        LabelSelector(),
+        metrics,
+        SnapshotTargets(Scale(current, current, "x"), pods),
+        config,
+        tolerances,
+        NOW,
     )
     try:
         result = compute_metric(ctx, metric)
@@ -98,13 +105,18 @@ def _metric_replicas(inp: Node) -> dict[str, Any]:
 
 
 def _metric_spec(raw: Any) -> MetricSpec:
-    manifest = {"metadata": {"name": "case"}, "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "x"},
-                                                      "maxReplicas": 1, "metrics": [raw]}}
+    manifest = {
+        "metadata": {"name": "case"},
+        "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "x"}, "maxReplicas": 1, "metrics": [raw]},
+    }
     return HPA.from_manifest(manifest).metrics[0]
 
 
 _REF = HPA.from_manifest(
-    {"metadata": {"name": "r"}, "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "x"}, "maxReplicas": 1}}
+    {
+        "metadata": {"name": "r"},
+        "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "x"}, "maxReplicas": 1},
+    }
 ).scale_target_ref
 
 
@@ -118,7 +130,12 @@ def _group_pods(inp: Node) -> dict[str, Any]:
             0, NEVER if ts is None else NOW - float(ts), float(m.get("window_seconds").number(0))
         )
     groups = group_pods(
-        pods, metrics, inp.get("resource").str(""), NOW, config.cpu_initialization_period, config.initial_readiness_delay
+        pods,
+        metrics,
+        inp.get("resource").str(""),
+        NOW,
+        config.cpu_initialization_period,
+        config.initial_readiness_delay,
     )
     return {
         "ready_count": groups.ready_count,
@@ -133,7 +150,9 @@ def _pod_requests(inp: Node) -> dict[str, Any]:
     gate = inp.get("feature_gates").get("PodLevelResources").bool(False)
     try:
         return {
-            "requests_milli": pod_requests_milli(pods, inp.get("resource").str(), inp.get("container").str("") or "", gate)
+            "requests_milli": pod_requests_milli(
+                pods, inp.get("resource").str(), inp.get("container").str("") or "", gate
+            )
         }
     except RequestError as exc:
         raise _CaseError(str(exc)) from None
@@ -145,7 +164,10 @@ def _pod_requests(inp: Node) -> dict[str, Any]:
 def _stabilize_scale_down(inp: Node) -> dict[str, Any]:
     recs = read_recommendations(inp.get("recommendations"), NOW)
     replicas = normalize.stabilize_scale_down(
-        recs, inp.get("desired_replicas").int(), NOW, float(inp.get("downscale_stabilization_window_seconds").number())
+        recs,
+        inp.get("desired_replicas").int(),
+        NOW,
+        float(inp.get("downscale_stabilization_window_seconds").number()),
     )
     return {"replicas": replicas, "stored_recommendation_count": len(recs)}
 
@@ -164,7 +186,9 @@ def _apply_limits(inp: Node) -> dict[str, Any]:
 
 def _rules(node: Node, direction: str) -> ScalingRules:
     rules = rules_from_json(node.value, node.path)
-    return default_scale_up_rules(rules) if direction in ("up", "scaleUp") else default_scale_down_rules(rules)
+    return (
+        default_scale_up_rules(rules) if direction in ("up", "scaleUp") else default_scale_down_rules(rules)
+    )
 
 
 def _apply_rate_limits(inp: Node) -> dict[str, Any]:
@@ -218,7 +242,8 @@ def _default_rules(inp: Node) -> dict[str, Any]:
             "stabilizationWindowSeconds": rules.stabilization_window_seconds,
             "selectPolicy": rules.select_policy,
             "policies": [
-                {"type": p.type, "value": p.value, "periodSeconds": p.period_seconds} for p in rules.policies or ()
+                {"type": p.type, "value": p.value, "periodSeconds": p.period_seconds}
+                for p in rules.policies or ()
             ],
         }
     }

@@ -46,11 +46,15 @@ def stabilize(
     else:
         recommendations.append(entry)
     if proposal >= current:
-        return stabilized, "ScaleUpStabilized", (
-            "recent recommendations were lower than current one, applying the lowest recent recommendation"
+        return (
+            stabilized,
+            "ScaleUpStabilized",
+            ("recent recommendations were lower than current one, applying the lowest recent recommendation"),
         )
-    return stabilized, "ScaleDownStabilized", (
-        "recent recommendations were higher than current one, applying the highest recent recommendation"
+    return (
+        stabilized,
+        "ScaleDownStabilized",
+        ("recent recommendations were higher than current one, applying the highest recent recommendation"),
     )
 
 
@@ -120,11 +124,15 @@ def apply_rate_limits(
         limit = max(scale_up_limit(current, up_events, down_events, up_rules, now), current)
         if max_replicas > limit:
             ceiling, reason, message = (
-                limit, "ScaleUpLimit", "the desired replica count is increasing faster than the maximum scale rate"
+                limit,
+                "ScaleUpLimit",
+                "the desired replica count is increasing faster than the maximum scale rate",
             )
         else:
             ceiling, reason, message = (
-                max_replicas, "TooManyReplicas", "the desired replica count is more than the maximum replica count"
+                max_replicas,
+                "TooManyReplicas",
+                "the desired replica count is more than the maximum replica count",
             )
         if desired > ceiling:
             return ceiling, reason, message
@@ -132,11 +140,15 @@ def apply_rate_limits(
         limit = min(scale_down_limit(current, up_events, down_events, down_rules, now), current)
         if min_replicas < limit:
             floor, reason, message = (
-                limit, "ScaleDownLimit", "the desired replica count is decreasing faster than the maximum scale rate"
+                limit,
+                "ScaleDownLimit",
+                "the desired replica count is decreasing faster than the maximum scale rate",
             )
         else:
             floor, reason, message = (
-                min_replicas, "TooFewReplicas", "the desired replica count is less than the minimum replica count"
+                min_replicas,
+                "TooFewReplicas",
+                "the desired replica count is less than the minimum replica count",
             )
         if desired < floor:
             return floor, reason, message

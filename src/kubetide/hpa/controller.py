@@ -17,7 +17,7 @@ from kubetide.hpa.config import HPAConfig
 from kubetide.hpa.decision import Event, MetricOutcome, Normalization, SyncResult
 from kubetide.hpa.normalization import normalize
 from kubetide.hpa.ports import MetricsSource, ScaleError, ScaleTargetPort
-from kubetide.hpa.selectors import SelectorRegistry, SelectorProblem
+from kubetide.hpa.selectors import SelectorProblem, SelectorRegistry
 from kubetide.hpa.sources import MetricContext, MetricFailure, compute_metric
 from kubetide.hpa.state import HPAState, Recommendation
 from kubetide.hpa.tolerances import tolerances_for
@@ -48,7 +48,9 @@ class _Sync:
 class HorizontalController:
     """Reconciles HPAs one at a time: ``reconcile(hpa, now)`` returns a :class:`SyncResult`."""
 
-    def __init__(self, metrics: MetricsSource, targets: ScaleTargetPort, config: HPAConfig | None = None) -> None:
+    def __init__(
+        self, metrics: MetricsSource, targets: ScaleTargetPort, config: HPAConfig | None = None
+    ) -> None:
         self.metrics = metrics
         self.targets = targets
         self.config = config or HPAConfig()
@@ -80,14 +82,23 @@ class HorizontalController:
         except ScaleError as exc:
             sync.event(True, EventReason.FAILED_GET_SCALE, str(exc))
             sync.condition(
-                _ABLE, False, "FailedGetScale", f"the HPA controller was unable to get the target's current scale: {exc}"
+                _ABLE,
+                False,
+                "FailedGetScale",
+                f"the HPA controller was unable to get the target's current scale: {exc}",
             )
             ref = hpa.scale_target_ref
             return self._result(
-                sync, None, hpa.status.desired_replicas, False, hpa.status.current_replicas,
+                sync,
+                None,
+                hpa.status.desired_replicas,
+                False,
+                hpa.status.current_replicas,
                 error=f"failed to query scale subresource for {ref.kind}/{hpa.namespace}/{ref.name}: {exc}",
             )
-        sync.condition(_ABLE, True, "SucceededGetScale", "the HPA controller was able to get the target's current scale")
+        sync.condition(
+            _ABLE, True, "SucceededGetScale", "the HPA controller was able to get the target's current scale"
+        )
         current = scale.spec_replicas
         state = self.state(hpa.key)
         if state.recommendations is None:
@@ -97,7 +108,9 @@ class HorizontalController:
         min_replicas, max_replicas = hpa.min_replicas, hpa.max_replicas
         has_object_or_external = any(m.type in ("Object", "External") for m in hpa.metrics)
         zero_condition = hpa.status.condition(ConditionType.SCALED_TO_ZERO)
-        scaled_to_zero = gates.hpa_scale_to_zero and zero_condition is not None and zero_condition.status == "True"
+        scaled_to_zero = (
+            gates.hpa_scale_to_zero and zero_condition is not None and zero_condition.status == "True"
+        )
 
         desired, rescale, reason = 0, True, ""
         needs_metrics = True
@@ -105,14 +118,25 @@ class HorizontalController:
             if not ((min_replicas != 0 and scaled_to_zero) or (scaled_to_zero and has_object_or_external)):
                 needs_metrics, rescale = False, False
                 sync.condition(
-                    _ACTIVE, False, "ScalingDisabled", "scaling is disabled since the replica count of the target is zero"
+                    _ACTIVE,
+                    False,
+                    "ScalingDisabled",
+                    "scaling is disabled since the replica count of the target is zero",
                 )
                 if not gates.hpa_scale_to_zero:
                     remove_condition(sync.conditions, ConditionType.SCALED_TO_ZERO)
         elif current > max_replicas:
-            desired, reason, needs_metrics = max_replicas, "Current number of replicas above Spec.MaxReplicas", False
+            desired, reason, needs_metrics = (
+                max_replicas,
+                "Current number of replicas above Spec.MaxReplicas",
+                False,
+            )
         elif current < min_replicas:
-            desired, reason, needs_metrics = min_replicas, "Current number of replicas below Spec.MinReplicas", False
+            desired, reason, needs_metrics = (
+                min_replicas,
+                "Current number of replicas below Spec.MinReplicas",
+                False,
+            )
 
         outcomes: tuple[MetricOutcome, ...] = ()
         statuses: list[dict[str, object]] = []
@@ -126,7 +150,13 @@ class HorizontalController:
                 sync.event(True, EventReason.FAILED_COMPUTE_METRICS_REPLICAS, combined.error or "")
                 ref = hpa.scale_target_ref
                 return self._result(
-                    sync, current, hpa.status.desired_replicas, False, current, statuses, outcomes,
+                    sync,
+                    current,
+                    hpa.status.desired_replicas,
+                    False,
+                    current,
+                    statuses,
+                    outcomes,
                     error="failed to compute desired number of replicas based on listed metrics for "
                     f"{ref.kind}/{hpa.namespace}/{ref.name}: {combined.error}",
                     tolerances=(tolerances.down, tolerances.up),
@@ -140,7 +170,13 @@ class HorizontalController:
             if desired < current:
                 reason = "All metrics below target"
             normalization = normalize(
-                hpa, state, current, desired, min_replicas, now, self.config,
+                hpa,
+                state,
+                current,
+                desired,
+                min_replicas,
+                now,
+                self.config,
                 lambda t, s, r, m: sync.condition(t, s, r, m),
             )
             desired = normalization.desired
@@ -153,29 +189,49 @@ class HorizontalController:
             try:
                 self.targets.update_scale(hpa.namespace, hpa.scale_target_ref, desired)
             except ScaleError as exc:
-                sync.event(True, EventReason.FAILED_RESCALE, f"New size: {desired}; reason: {reason}; error: {exc}")
+                sync.event(
+                    True, EventReason.FAILED_RESCALE, f"New size: {desired}; reason: {reason}; error: {exc}"
+                )
                 sync.condition(
-                    _ABLE, False, "FailedUpdateScale", f"the HPA controller was unable to update the target scale: {exc}"
+                    _ABLE,
+                    False,
+                    "FailedUpdateScale",
+                    f"the HPA controller was unable to update the target scale: {exc}",
                 )
                 ref = hpa.scale_target_ref
                 return self._result(
-                    sync, current, hpa.status.desired_replicas, False, current, statuses, outcomes,
+                    sync,
+                    current,
+                    hpa.status.desired_replicas,
+                    False,
+                    current,
+                    statuses,
+                    outcomes,
                     error=f"failed to rescale {ref.kind}/{hpa.namespace}/{ref.name}: {exc}",
-                    normalization=normalization, reason=reason,
+                    normalization=normalization,
+                    reason=reason,
                 )
             sync.condition(
-                _ABLE, True, "SucceededRescale", f"the HPA controller was able to update the target scale to {desired}"
+                _ABLE,
+                True,
+                "SucceededRescale",
+                f"the HPA controller was able to update the target scale to {desired}",
             )
             sync.event(False, EventReason.SUCCESSFUL_RESCALE, f"New size: {desired}; reason: {reason}")
             self._store_scale_event(hpa, state, current, desired, now)
             if gates.hpa_scale_to_zero:
                 if current > 0 and desired == 0 and min_replicas == 0 and has_object_or_external:
                     sync.condition(
-                        ConditionType.SCALED_TO_ZERO, True, "ScaledToZero", "the HPA controller scaled the workload to zero"
+                        ConditionType.SCALED_TO_ZERO,
+                        True,
+                        "ScaledToZero",
+                        "the HPA controller scaled the workload to zero",
                     )
                 else:
                     sync.condition(
-                        ConditionType.SCALED_TO_ZERO, False, "NotScaledToZero",
+                        ConditionType.SCALED_TO_ZERO,
+                        False,
+                        "NotScaledToZero",
                         "the HPA controller did not scale the workload to zero",
                     )
             else:
@@ -183,13 +239,24 @@ class HorizontalController:
         else:
             desired = current
         return self._result(
-            sync, current, desired, rescale, current, statuses, outcomes, error=error,
-            normalization=normalization, reason=reason, tolerances=(tolerances.down, tolerances.up),
+            sync,
+            current,
+            desired,
+            rescale,
+            current,
+            statuses,
+            outcomes,
+            error=error,
+            normalization=normalization,
+            reason=reason,
+            tolerances=(tolerances.down, tolerances.up),
         )
 
     # --- metrics ---------------------------------------------------------------------------------
 
-    def _compute_metrics(self, sync: _Sync, spec_replicas: int, status_replicas: int, selector_text: str) -> _Combined:
+    def _compute_metrics(
+        self, sync: _Sync, spec_replicas: int, status_replicas: int, selector_text: str
+    ) -> _Combined:
         hpa = sync.hpa
         try:
             selector = self.selectors.validate(hpa.key, hpa.namespace, selector_text, self.targets)
@@ -198,8 +265,15 @@ class HorizontalController:
             sync.condition(_ACTIVE, False, problem.condition_reason, problem.condition_message)
             return _Combined(abort=True, error=problem.event_message)
         ctx = MetricContext(
-            hpa, spec_replicas, status_replicas, selector, self.metrics, self.targets, self.config,
-            tolerances_for(hpa, self.config), sync.now,
+            hpa,
+            spec_replicas,
+            status_replicas,
+            selector,
+            self.metrics,
+            self.targets,
+            self.config,
+            tolerances_for(hpa, self.config),
+            sync.now,
         )
         outcomes: list[MetricOutcome] = []
         statuses: list[dict[str, object]] = []
@@ -211,7 +285,9 @@ class HorizontalController:
                 result = compute_metric(ctx, spec)
             except MetricFailure as failure:
                 sync.event(True, failure.reason, failure.message)
-                outcomes.append(MetricOutcome(spec, failure_reason=failure.reason, failure_message=failure.message))
+                outcomes.append(
+                    MetricOutcome(spec, failure_reason=failure.reason, failure_message=failure.message)
+                )
                 statuses.append({})  # upstream leaves an empty MetricStatus for a failed metric
                 if first_failure is None:
                     first_failure = failure
@@ -228,12 +304,17 @@ class HorizontalController:
         if invalid >= len(hpa.metrics) or (invalid > 0 and replicas < spec_replicas):
             if first_failure is not None:
                 sync.condition(
-                    _ACTIVE, False, first_failure.reason,
+                    _ACTIVE,
+                    False,
+                    first_failure.reason,
                     f"the HPA was unable to compute the replica count: {first_failure.message}",
                 )
             return _Combined(abort=True, error=error, outcomes=tuple(outcomes), statuses=statuses)
         sync.condition(
-            _ACTIVE, True, "ValidMetricFound", f"the HPA was able to successfully calculate a replica count from {metric_name}"
+            _ACTIVE,
+            True,
+            "ValidMetricFound",
+            f"the HPA was able to successfully calculate a replica count from {metric_name}",
         )
         return _Combined(False, error, tuple(outcomes), statuses, replicas, metric_name)
 
@@ -273,8 +354,17 @@ class HorizontalController:
             current_metrics=tuple(statuses) if statuses or current is not None else old.current_metrics,
         )
         return SyncResult(
-            sync.hpa.key, current, desired, scaled, status, tuple(sync.events), error, reason, outcomes,
-            normalization, tolerances,
+            sync.hpa.key,
+            current,
+            desired,
+            scaled,
+            status,
+            tuple(sync.events),
+            error,
+            reason,
+            outcomes,
+            normalization,
+            tolerances,
         )
 
 

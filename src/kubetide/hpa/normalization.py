@@ -41,8 +41,12 @@ def normalize(
             stab_reason, stab_message = _READY
         set_condition(ConditionType.ABLE_TO_SCALE, True, stab_reason, stab_message)
         desired, reason, message = apply_limits(
-            current, stabilized, min_replicas, hpa.max_replicas,
-            config.scale_up_limit_factor, config.scale_up_limit_minimum,
+            current,
+            stabilized,
+            min_replicas,
+            hpa.max_replicas,
+            config.scale_up_limit_factor,
+            config.scale_up_limit_minimum,
         )
     else:
         up = default_scale_up_rules(hpa.behavior.scale_up)
@@ -53,14 +57,28 @@ def normalize(
             else config.downscale_stabilization
         )
         stabilized, stab_reason, stab_message = with_behavior.stabilize(
-            recommendations, current, proposal, now, float(up.stabilization_window_seconds or 0), float(down_window)
+            recommendations,
+            current,
+            proposal,
+            now,
+            float(up.stabilization_window_seconds or 0),
+            float(down_window),
         )
         if stabilized == proposal:
             stab_reason, stab_message = _READY
         set_condition(ConditionType.ABLE_TO_SCALE, True, stab_reason, stab_message)
         desired, reason, message = with_behavior.apply_rate_limits(
-            current, stabilized, min_replicas, hpa.max_replicas, up, down,
-            state.scale_up_events, state.scale_down_events, now,
+            current,
+            stabilized,
+            min_replicas,
+            hpa.max_replicas,
+            up,
+            down,
+            state.scale_up_events,
+            state.scale_down_events,
+            now,
         )
     set_condition(ConditionType.SCALING_LIMITED, desired != stabilized, reason, message)
-    return Normalization(proposal, stabilized, stab_reason, desired, reason, message, hpa.behavior is not None)
+    return Normalization(
+        proposal, stabilized, stab_reason, desired, reason, message, hpa.behavior is not None
+    )

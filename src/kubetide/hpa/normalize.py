@@ -6,7 +6,9 @@ from __future__ import annotations
 from kubetide.hpa.state import Recommendation
 
 
-def stabilize_scale_down(recommendations: list[Recommendation], proposal: int, now: float, window: float) -> int:
+def stabilize_scale_down(
+    recommendations: list[Recommendation], proposal: int, now: float, window: float
+) -> int:
     """Highest recommendation no older than ``window`` (inclusive), and record ``proposal``.
 
     The new entry overwrites the *last* entry older than the window, else it is appended.
@@ -38,14 +40,22 @@ def apply_limits(
     limit = scale_up_limit(current, factor, minimum)
     if max_replicas > limit:
         ceiling, reason, message = (
-            limit, "ScaleUpLimit", "the desired replica count is increasing faster than the maximum scale rate"
+            limit,
+            "ScaleUpLimit",
+            "the desired replica count is increasing faster than the maximum scale rate",
         )
     else:
         ceiling, reason, message = (
-            max_replicas, "TooManyReplicas", "the desired replica count is more than the maximum replica count"
+            max_replicas,
+            "TooManyReplicas",
+            "the desired replica count is more than the maximum replica count",
         )
     if desired < min_replicas:
-        return min_replicas, "TooFewReplicas", "the desired replica count is less than the minimum replica count"
+        return (
+            min_replicas,
+            "TooFewReplicas",
+            "the desired replica count is less than the minimum replica count",
+        )
     if desired > ceiling:
         return ceiling, reason, message
     return desired, "DesiredWithinRange", "the desired count is within the acceptable range"

@@ -74,7 +74,9 @@ def _cpu_unready(pod: Pod, metric: PodMetric, now: float, init_period: float, re
     return pod.ready is False and pod.start_time + readiness_delay > transition
 
 
-def pod_requests_milli(pods: Sequence[Pod], resource: str, container: str, pod_level_resources: bool) -> dict[str, int]:
+def pod_requests_milli(
+    pods: Sequence[Pod], resource: str, container: str, pod_level_resources: bool
+) -> dict[str, int]:
     """Per-pod request of ``resource`` in milli-units; one bad pod fails the whole metric."""
     return {pod.name: _pod_request(pod, resource, container, pod_level_resources) for pod in pods}
 

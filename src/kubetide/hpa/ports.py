@@ -73,7 +73,9 @@ class MetricsSource(Protocol):
         """A custom metric of one object, in milli-units. Raises MetricsError on failure."""
         ...
 
-    def external_metric(self, namespace: str, name: str, metric_selector: LabelSelector | None) -> Sequence[int]:
+    def external_metric(
+        self, namespace: str, name: str, metric_selector: LabelSelector | None
+    ) -> Sequence[int]:
         """All series of an external metric, milli-units. Raises MetricsError on failure or none."""
         ...
 

@@ -17,8 +17,8 @@ from kubetide.hpa.ports import PodMetric
 from kubetide.hpa.tolerances import Tolerances
 
 __all__ = [
-    "CalculationError",
     "Calculation",
+    "CalculationError",
     "fdiv",
     "int32_ceil",
     "plain_metric_replicas",
@@ -81,7 +81,9 @@ def _samples(metrics: Mapping[str, PodMetric], groups: PodGroups) -> dict[str, i
     return {name: m.value for name, m in metrics.items() if name not in excluded}
 
 
-def _utilization(samples: Mapping[str, int], requests: Mapping[str, int], target: int) -> tuple[float, int, int]:
+def _utilization(
+    samples: Mapping[str, int], requests: Mapping[str, int], target: int
+) -> tuple[float, int, int]:
     total_usage = total_request = n = 0
     for name, value in samples.items():
         request = requests.get(name)
@@ -113,8 +115,15 @@ def utilization_replicas(
     def calc(replicas: int, outcome: str, new_ratio: float | None = None) -> tuple[Calculation, int, int]:
         return (
             Calculation(
-                replicas, ratio, outcome, groups.ready_count, len(groups.unready), len(groups.missing),
-                len(groups.ignored), new_ratio, len(samples),
+                replicas,
+                ratio,
+                outcome,
+                groups.ready_count,
+                len(groups.unready),
+                len(groups.missing),
+                len(groups.ignored),
+                new_ratio,
+                len(samples),
             ),
             utilization,
             raw,
@@ -142,7 +151,9 @@ def utilization_replicas(
     return calc(*_rebalanced(current, ratio, new_ratio, len(samples), tolerances), new_ratio)
 
 
-def _rebalanced(current: int, ratio: float, new_ratio: float, count: int, tolerances: Tolerances) -> tuple[int, str]:
+def _rebalanced(
+    current: int, ratio: float, new_ratio: float, count: int, tolerances: Tolerances
+) -> tuple[int, str]:
     if tolerances.within(new_ratio):
         return current, "within-tolerance"
     if (ratio < 1.0 < new_ratio) or (ratio > 1.0 > new_ratio):
@@ -174,8 +185,15 @@ def plain_metric_replicas(
     def calc(replicas: int, outcome: str, new_ratio: float | None = None) -> tuple[Calculation, int]:
         return (
             Calculation(
-                replicas, ratio, outcome, groups.ready_count, len(groups.unready), len(groups.missing),
-                len(groups.ignored), new_ratio, len(samples),
+                replicas,
+                ratio,
+                outcome,
+                groups.ready_count,
+                len(groups.unready),
+                len(groups.missing),
+                len(groups.ignored),
+                new_ratio,
+                len(samples),
             ),
             usage,
         )
@@ -209,7 +227,9 @@ def usage_ratio_replicas(current: int, ratio: float, ready_pods: int, tolerances
     return Calculation(int32_ceil(ratio * ready_pods), ratio, "scaled", ready_count=ready_pods)
 
 
-def per_pod_replicas(status_replicas: int, total: int, target: int, tolerances: Tolerances) -> tuple[Calculation, int]:
+def per_pod_replicas(
+    status_replicas: int, total: int, target: int, tolerances: Tolerances
+) -> tuple[Calculation, int]:
     """Object/External AverageValue: ``ceil(total/target)`` outside tolerance; and the per-pod value."""
     ratio = fdiv(float(total), float(target) * float(status_replicas))
     if tolerances.within(ratio):

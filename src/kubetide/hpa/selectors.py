@@ -14,7 +14,9 @@ from kubetide.model.selectors import LabelSelector, parse_selector_string
 
 
 class SelectorProblem(Exception):
-    def __init__(self, event_reason: str, event_message: str, condition_reason: str, condition_message: str) -> None:
+    def __init__(
+        self, event_reason: str, event_message: str, condition_reason: str, condition_message: str
+    ) -> None:
         super().__init__(event_message)
         self.event_reason = event_reason
         self.event_message = event_message
@@ -44,8 +46,10 @@ class SelectorRegistry:
     def validate(self, key: str, namespace: str, text: str, targets: ScaleTargetPort) -> LabelSelector:
         if text == "":
             raise SelectorProblem(
-                EventReason.SELECTOR_REQUIRED, "selector is required",
-                "InvalidSelector", "the HPA target's scale is missing a selector",
+                EventReason.SELECTOR_REQUIRED,
+                "selector is required",
+                "InvalidSelector",
+                "the HPA target's scale is missing a selector",
             )
         try:
             selector = _parse(text)

@@ -65,13 +65,19 @@ class SnapshotMetrics:
         return self.pods[name]
 
     def object_metric(
-        self, namespace: str, name: str, described_object: CrossVersionObjectReference, metric_selector: LabelSelector | None
+        self,
+        namespace: str,
+        name: str,
+        described_object: CrossVersionObjectReference,
+        metric_selector: LabelSelector | None,
     ) -> int:
         if "Object" in self.failing or name not in self.objects:
             raise MetricsError(f"unable to fetch metrics from custom metrics API: metric {name} not found")
         return self.objects[name]
 
-    def external_metric(self, namespace: str, name: str, metric_selector: LabelSelector | None) -> Sequence[int]:
+    def external_metric(
+        self, namespace: str, name: str, metric_selector: LabelSelector | None
+    ) -> Sequence[int]:
         if "External" in self.failing or not self.external.get(name):
             raise MetricsError("no metrics returned from external metrics API")
         return self.external[name]
@@ -152,7 +158,9 @@ def read_pod(node: Node, now: float = NOW) -> Pod:
     )
 
 
-def read_resource_items(node: Node, now: float = NOW) -> tuple[tuple[str, float, float, tuple[tuple[str, dict[str, int]], ...]], ...]:
+def read_resource_items(
+    node: Node, now: float = NOW
+) -> tuple[tuple[str, float, float, tuple[tuple[str, dict[str, int]], ...]], ...]:
     items = []
     for m in node.list():
         ts = _ago(m.get("timestamp_seconds_ago"), now)
@@ -160,7 +168,14 @@ def read_resource_items(node: Node, now: float = NOW) -> tuple[tuple[str, float,
             (c.get("name").str(""), {k: v.int() for k, v in c.get("usage_milli").items()})
             for c in m.get("containers").list()
         )
-        items.append((m.get("pod").str(), NEVER if ts is None else ts, float(m.get("window_seconds").number(0)), containers))
+        items.append(
+            (
+                m.get("pod").str(),
+                NEVER if ts is None else ts,
+                float(m.get("window_seconds").number(0)),
+                containers,
+            )
+        )
     return tuple(items)
 
 
@@ -179,7 +194,9 @@ def read_config(node: Node) -> HPAConfig:
             node.get("delay_of_initial_readiness_status_seconds").number(defaults.initial_readiness_delay)
         ),
         scale_up_limit_factor=float(node.get("scale_up_limit_factor").number(defaults.scale_up_limit_factor)),
-        scale_up_limit_minimum=float(node.get("scale_up_limit_minimum").number(defaults.scale_up_limit_minimum)),
+        scale_up_limit_minimum=float(
+            node.get("scale_up_limit_minimum").number(defaults.scale_up_limit_minimum)
+        ),
         gates=FeatureGates(
             hpa_configurable_tolerance=gates.get("HPAConfigurableTolerance").bool(True),
             hpa_scale_to_zero=gates.get("HPAScaleToZero").bool(False),
@@ -190,13 +207,20 @@ def read_config(node: Node) -> HPAConfig:
 
 def read_events(node: Node, now: float) -> list[ScaleEvent]:
     return [
-        ScaleEvent(e.get("replica_change").int(), now - float(e.get("seconds_ago").number()), e.get("outdated").bool(False))
+        ScaleEvent(
+            e.get("replica_change").int(),
+            now - float(e.get("seconds_ago").number()),
+            e.get("outdated").bool(False),
+        )
         for e in node.list()
     ]
 
 
 def read_recommendations(node: Node, now: float) -> list[Recommendation]:
-    return [Recommendation(r.get("replicas").int(), now - float(r.get("seconds_ago").number())) for r in node.list()]
+    return [
+        Recommendation(r.get("replicas").int(), now - float(r.get("seconds_ago").number()))
+        for r in node.list()
+    ]
 
 
 def read_snapshot(data: Any, now: float = NOW) -> Snapshot:
@@ -207,7 +231,9 @@ def read_snapshot(data: Any, now: float = NOW) -> Snapshot:
     if hpa_node.value is None:
         raise ManifestError(FieldError("hpa", "is required"))
     manifest = dict(hpa_node.mapping())
-    manifest.setdefault("metadata", {"name": manifest.get("name", "hpa"), "namespace": manifest.get("namespace", "default")})
+    manifest.setdefault(
+        "metadata", {"name": manifest.get("name", "hpa"), "namespace": manifest.get("namespace", "default")}
+    )
     hpa = HPA.from_manifest(manifest, "hpa")
     scale = root.get("scale")
     if scale.value is None:
@@ -221,12 +247,18 @@ def read_snapshot(data: Any, now: float = NOW) -> Snapshot:
             for name, samples in root.get("pod_custom_metrics").items()
         },
         objects={name: v.int() for name, v in root.get("object_metrics").items()},
-        external={name: [v.int() for v in vals.list()] for name, vals in root.get("external_metrics").items()},
+        external={
+            name: [v.int() for v in vals.list()] for name, vals in root.get("external_metrics").items()
+        },
         failing=frozenset(v.str() for v in root.get("metric_fetch_errors").list()),
         resource_items=read_resource_items(root.get("resource_metrics"), now),
     )
     targets = SnapshotTargets(
-        Scale(spec_replicas, scale.get("status_replicas").int(spec_replicas, minimum=0), scale.get("selector").str("")),
+        Scale(
+            spec_replicas,
+            scale.get("status_replicas").int(spec_replicas, minimum=0),
+            scale.get("selector").str(""),
+        ),
         [read_pod(p, now) for p in root.get("pods").list()],
         scale.get("get_error").bool(False),
         scale.get("update_error").bool(False),

@@ -172,7 +172,11 @@ class HPA:
         metrics = readers[api_version](spec)
         if not metrics:
             metrics = (
-                MetricSpec("Resource", MetricTarget("Utilization", average_utilization=DEFAULT_CPU_UTILIZATION), "cpu"),
+                MetricSpec(
+                    "Resource",
+                    MetricTarget("Utilization", average_utilization=DEFAULT_CPU_UTILIZATION),
+                    "cpu",
+                ),
             )
         behavior = _behavior(spec.get("behavior")) if api_version != "autoscaling/v1" else None
         return cls(
@@ -231,7 +235,9 @@ def _target(t: Node) -> MetricTarget:
         t.get("averageUtilization").int(None),
     )
     # The API server requires a type; for a hand-written snapshot without one, infer it from the field.
-    inferred = "Utilization" if utilization is not None else "AverageValue" if average is not None else "Value"
+    inferred = (
+        "Utilization" if utilization is not None else "AverageValue" if average is not None else "Value"
+    )
     return MetricTarget(t.get("type").str(inferred), value, average, utilization)
 
 
@@ -257,7 +263,9 @@ def _rules(r: Node) -> ScalingRules | None:
         r.get("stabilizationWindowSeconds").int(None, minimum=0),
         r.get("selectPolicy").enum(SELECT_POLICIES, None),
         tuple(
-            ScalingPolicy(p.get("type").enum(POLICY_TYPES), p.get("value").int(), p.get("periodSeconds").int())
+            ScalingPolicy(
+                p.get("type").enum(POLICY_TYPES), p.get("value").int(), p.get("periodSeconds").int()
+            )
             for p in policies.list()
         )
         if policies.value is not None
@@ -383,7 +391,9 @@ def _metric_v2beta1(m: Node) -> MetricSpec:
 
 def _v2beta1_identifier(src: Node, name_key: str, selector_key: str) -> MetricIdentifier:
     sel = src.get(selector_key)
-    return MetricIdentifier(src.get(name_key).str(), LabelSelector.parse(sel) if sel.value is not None else None)
+    return MetricIdentifier(
+        src.get(name_key).str(), LabelSelector.parse(sel) if sel.value is not None else None
+    )
 
 
 def validate_hpa(hpa: HPA, *, scale_to_zero: bool = True) -> list[str]:
@@ -407,9 +417,13 @@ def validate_hpa(hpa: HPA, *, scale_to_zero: bool = True) -> list[str]:
             problems.append(f"{where}: target.type must be one of {', '.join(TARGET_TYPES)}")
             continue
         if t.type == "Utilization" and (t.average_utilization is None or t.average_utilization < 1):
-            problems.append(f"{where}: target.averageUtilization must be an integer >= 1 for a Utilization target")
+            problems.append(
+                f"{where}: target.averageUtilization must be an integer >= 1 for a Utilization target"
+            )
         if t.type == "AverageValue" and (t.average_value is None or t.average_value.amount <= 0):
-            problems.append(f"{where}: target.averageValue must be a positive quantity for an AverageValue target")
+            problems.append(
+                f"{where}: target.averageValue must be a positive quantity for an AverageValue target"
+            )
         if t.type == "Value" and (t.value is None or t.value.amount <= 0):
             problems.append(f"{where}: target.value must be a positive quantity for a Value target")
     return problems

@@ -20,15 +20,22 @@ def external_metric(ctx: MetricContext, spec: MetricSpec) -> MetricResult:
     ident = {"metric": {"name": name}}
     if target is not None and target.average_value is not None:
         total = _fetch(ctx, spec)
-        calc, per_pod = per_pod_replicas(ctx.status_replicas, total, target.average_value.milli, ctx.tolerances)
-        status = {"type": "External", "external": {**ident, "current": {"averageValue": format_milli(per_pod)}}}
+        calc, per_pod = per_pod_replicas(
+            ctx.status_replicas, total, target.average_value.milli, ctx.tolerances
+        )
+        status = {
+            "type": "External",
+            "external": {**ident, "current": {"averageValue": format_milli(per_pod)}},
+        }
         return MetricResult(calc.replicas, label, status, calc, per_pod)
     if target is not None and target.value is not None:
         total = _fetch(ctx, spec)
         calc = value_target_calculation(ctx, total, target.value.milli, _REASON)
         status = {"type": "External", "external": {**ident, "current": {"value": format_milli(total)}}}
         return MetricResult(calc.replicas, label, status, calc, total)
-    raise MetricFailure(_REASON, "invalid external metric source: neither a value target nor an average value target was set")
+    raise MetricFailure(
+        _REASON, "invalid external metric source: neither a value target nor an average value target was set"
+    )
 
 
 def _fetch(ctx: MetricContext, spec: MetricSpec) -> int:

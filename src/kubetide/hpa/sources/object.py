@@ -23,17 +23,23 @@ def object_metric(ctx: MetricContext, spec: MetricSpec) -> MetricResult:
         return MetricResult(calc.replicas, f"{obj.kind} metric {name}", status, calc, usage)
     if target is not None and target.type == "AverageValue" and target.average_value is not None:
         usage = _fetch(ctx, spec)
-        calc, per_pod = per_pod_replicas(ctx.status_replicas, usage, target.average_value.milli, ctx.tolerances)
+        calc, per_pod = per_pod_replicas(
+            ctx.status_replicas, usage, target.average_value.milli, ctx.tolerances
+        )
         status = {"type": "Object", "object": {**ident, "current": {"averageValue": format_milli(per_pod)}}}
         # Upstream names this "external metric ..." too; the text only appears in event messages.
         return MetricResult(calc.replicas, f"external metric {name}", status, calc, per_pod)
-    raise MetricFailure(reason, "invalid object metric source: neither a value target nor an average value target was set")
+    raise MetricFailure(
+        reason, "invalid object metric source: neither a value target nor an average value target was set"
+    )
 
 
 def _fetch(ctx: MetricContext, spec: MetricSpec) -> int:
     assert spec.metric is not None and spec.described_object is not None
     try:
-        return ctx.metrics.object_metric(ctx.hpa.namespace, spec.metric.name, spec.described_object, spec.metric.selector)
+        return ctx.metrics.object_metric(
+            ctx.hpa.namespace, spec.metric.name, spec.described_object, spec.metric.selector
+        )
     except MetricsError as exc:
         obj = spec.described_object
         raise MetricFailure(

@@ -31,5 +31,8 @@ def pods_metric(ctx: MetricContext, spec: MetricSpec) -> MetricResult:
         )
     except CalculationError as exc:
         raise MetricFailure("FailedGetPodsMetric", f"failed to get pods metric value: {exc}") from None
-    status = {"type": "Pods", "pods": {"metric": {"name": name}, "current": {"averageValue": format_milli(usage)}}}
+    status = {
+        "type": "Pods",
+        "pods": {"metric": {"name": name}, "current": {"averageValue": format_milli(usage)}},
+    }
     return MetricResult(calc.replicas, f"pods metric {name}", status, calc, usage)

@@ -19,7 +19,8 @@ def ready_pod_count(ctx: MetricContext, reason: str) -> int:
     pods = ctx.pods()
     if not pods:
         raise MetricFailure(
-            reason, "unable to calculate ready pods: no pods returned by selector while calculating replica count"
+            reason,
+            "unable to calculate ready pods: no pods returned by selector while calculating replica count",
         )
     # Deleted pods still count here when Running and Ready, as upstream's getReadyPodsCount.
     return sum(1 for p in pods if p.phase == "Running" and p.ready is True)
