@@ -100,7 +100,7 @@ def test_condition_keeps_its_transition_time_until_status_flips() -> None:
     target = hpa(utilization=50)
     first = controller.reconcile(target, 0.0)
     second = controller.reconcile(target.with_status(first.status), 15.0)
-    active = [c for c in second.status.conditions if c.type == "ScalingActive"][0]
+    active = next(c for c in second.status.conditions if c.type == "ScalingActive")
     assert active.last_transition_time == 0.0
     assert [c.type for c in second.status.conditions] == [c.type for c in first.status.conditions]
 
