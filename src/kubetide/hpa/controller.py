@@ -16,12 +16,14 @@ from kubetide.hpa.conditions import ConditionType, EventReason, remove_condition
 from kubetide.hpa.config import HPAConfig
 from kubetide.hpa.decision import Event, MetricOutcome, Normalization, SyncResult
 from kubetide.hpa.normalization import normalize
+from kubetide.hpa.podindex import PodIndex
 from kubetide.hpa.ports import MetricsSource, ScaleError, ScaleTargetPort
 from kubetide.hpa.selectors import SelectorProblem, SelectorRegistry
 from kubetide.hpa.sources import MetricContext, MetricFailure, compute_metric
 from kubetide.hpa.state import HPAState, Recommendation
 from kubetide.hpa.tolerances import tolerances_for
 from kubetide.model.hpa import HPA, Condition, HPAStatus
+from kubetide.model.pod import Pod
 
 __all__ = ["HorizontalController"]
 
@@ -56,6 +58,7 @@ class HorizontalController:
         self.config = config or HPAConfig()
         self._states: dict[str, HPAState] = {}
         self.selectors = SelectorRegistry()
+        self._pod_indexes: dict[str, tuple[Sequence[Pod], PodIndex]] = {}
 
     def state(self, key: str) -> HPAState:
         """The remembered recommendations and scale events of an HPA (``namespace/name``)."""
@@ -68,6 +71,7 @@ class HorizontalController:
     def forget(self, key: str) -> None:
         """The HPA was deleted: drop what was remembered for it."""
         self._states.pop(key, None)
+        self._pod_indexes.pop(key, None)
         self.selectors.remove(key)
 
     def register(self, hpa: HPA) -> None:
@@ -274,6 +278,7 @@ class HorizontalController:
             self.config,
             tolerances_for(hpa, self.config),
             sync.now,
+            self._pod_indexes,
         )
         outcomes: list[MetricOutcome] = []
         statuses: list[dict[str, object]] = []

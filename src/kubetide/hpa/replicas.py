@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from operator import attrgetter
+from operator import attrgetter
 
 from kubetide.hpa.podgroups import PodGroups
 from kubetide.hpa.ports import PodMetric
@@ -74,24 +76,34 @@ def _trunc_div(a: int, b: int) -> int:
     return q if (a >= 0) == (b >= 0) else -q
 
 
+_value = attrgetter("value")
+
+
 def _samples(metrics: Mapping[str, PodMetric], groups: PodGroups) -> dict[str, int]:
-    excluded = groups.ignored | groups.unready
-    if not excluded:
-        return {name: m.value for name, m in metrics.items()}
-    return {name: m.value for name, m in metrics.items() if name not in excluded}
+    samples = dict(zip(metrics.keys(), map(_value, metrics.values()), strict=True))
+    for name in groups.ignored & samples.keys():
+        del samples[name]
+    for name in groups.unready & samples.keys():
+        del samples[name]
+    return samples
 
 
 def _utilization(
     samples: Mapping[str, int], requests: Mapping[str, int], target: int
 ) -> tuple[float, int, int]:
-    total_usage = total_request = n = 0
-    for name, value in samples.items():
-        request = requests.get(name)
-        if request is None:
-            continue  # a sample for a pod we don't know: extraneous
-        total_usage += value
-        total_request += request
-        n += 1
+    if samples.keys() <= requests.keys():
+        total_usage = sum(samples.values())
+        total_request = sum(map(requests.__getitem__, samples))
+        n = len(samples)
+    else:
+        total_usage = total_request = n = 0
+        for name, value in samples.items():
+            request = requests.get(name)
+            if request is None:
+                continue  # a sample for a pod we don't know: extraneous
+            total_usage += value
+            total_request += request
+            n += 1
     if total_request == 0:
         raise CalculationError("no metrics returned matched known pods")
     utilization = _trunc_div(total_usage * 100, total_request)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubetide.hpa.config import HPAConfig
+from kubetide.hpa.podindex import PodIndex
 from kubetide.hpa.ports import MetricsSource, ScaleTargetPort
 from kubetide.hpa.replicas import Calculation
 from kubetide.hpa.tolerances import Tolerances
@@ -47,9 +48,20 @@ class MetricContext:
     config: HPAConfig
     tolerances: Tolerances
     now: float
+    # Pod indexes by HPA key, reused while the pod lister returns the very same sequence object.
+    index_cache: dict[str, tuple[Sequence[Pod], PodIndex]] = field(default_factory=dict, repr=False)
     _pods: Sequence[Pod] | None = field(default=None, repr=False)
 
     def pods(self) -> Sequence[Pod]:
         if self._pods is None:
             self._pods = self.scale_target.list_pods(self.hpa.namespace, self.selector)
         return self._pods
+
+    def pod_index(self) -> PodIndex:
+        pods = self.pods()
+        cached = self.index_cache.get(self.hpa.key)
+        if cached is not None and cached[0] is pods:
+            return cached[1]
+        index = PodIndex.build(pods, self.config.initial_readiness_delay)
+        self.index_cache[self.hpa.key] = (pods, index)
+        return index

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from kubetide.hpa.podgroups import group_pods
 from kubetide.hpa.ports import MetricsError
 from kubetide.hpa.replicas import CalculationError, plain_metric_replicas
 from kubetide.hpa.sources.base import MetricContext, MetricFailure, MetricResult
@@ -25,7 +24,7 @@ def pods_metric(ctx: MetricContext, spec: MetricSpec) -> MetricResult:
         if not pods:
             raise CalculationError("no pods returned by selector while calculating replica count")
         # Not cpu: only Pending counts as unready, whatever the Ready condition says.
-        groups = group_pods(pods, samples, "", ctx.now, 0.0, 0.0)
+        groups = ctx.pod_index().group(samples, "", ctx.now, 0.0)
         calc, usage = plain_metric_replicas(
             ctx.spec_replicas, target.average_value.milli, samples, groups, ctx.tolerances
         )

@@ -3,7 +3,7 @@ request) or AverageValue target. AverageValue wins when both are set, as upstrea
 
 from __future__ import annotations
 
-from kubetide.hpa.podgroups import RequestError, group_pods, pod_requests_milli
+from kubetide.hpa.podgroups import RequestError
 from kubetide.hpa.ports import MetricsError
 from kubetide.hpa.replicas import CalculationError, plain_metric_replicas, utilization_replicas
 from kubetide.hpa.sources.base import MetricContext, MetricFailure, MetricResult
@@ -37,9 +37,8 @@ def _compute(ctx: MetricContext, spec: MetricSpec, reason: str, type_: str, key:
         if not pods:
             raise CalculationError("no pods returned by selector while calculating replica count")
         cfg = ctx.config
-        groups = group_pods(
-            pods, samples, name, ctx.now, cfg.cpu_initialization_period, cfg.initial_readiness_delay
-        )
+        index = ctx.pod_index()
+        groups = index.group(samples, name, ctx.now, cfg.cpu_initialization_period)
         current: dict[str, object] = {}
         utilization: int | None
         if target.average_value is not None:
@@ -51,7 +50,7 @@ def _compute(ctx: MetricContext, spec: MetricSpec, reason: str, type_: str, key:
             value, utilization = usage, None
         else:
             assert target.average_utilization is not None
-            requests = pod_requests_milli(pods, name, container, cfg.gates.pod_level_resources)
+            requests = index.requests_milli(name, container, cfg.gates.pod_level_resources)
             calc, utilization, raw = utilization_replicas(
                 ctx.spec_replicas, target.average_utilization, samples, requests, groups, ctx.tolerances
             )
