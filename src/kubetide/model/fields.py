@@ -139,7 +139,9 @@ class Node:
         try:
             return parse_time(self.str())
         except ValueError:
-            raise self.error(f"must be an RFC 3339 time like 2024-01-02T03:04:05Z, got {self.value!r}") from None
+            raise self.error(
+                f"must be an RFC 3339 time like 2024-01-02T03:04:05Z, got {self.value!r}"
+            ) from None
 
     def _default(self, default: Any) -> Any:
         if default is _MISSING:

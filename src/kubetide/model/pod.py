@@ -56,7 +56,9 @@ class Container:
         for p in node.get("ports").list():
             host_port = p.get("hostPort").int(0, minimum=0)
             if host_port:
-                ports.append(HostPort(host_port, p.get("protocol").str("TCP"), p.get("hostIP").str("0.0.0.0")))
+                ports.append(
+                    HostPort(host_port, p.get("protocol").str("TCP"), p.get("hostIP").str("0.0.0.0"))
+                )
         restart = node.get("restartPolicy").str(None)
         if restart is not None and not init:
             raise node.get("restartPolicy").error("is only allowed on init containers")
@@ -125,7 +127,12 @@ class Pod:
             labels=meta.get("labels").string_map(),
             annotations=meta.get("annotations").string_map(),
             owners=tuple(
-                OwnerRef(o.get("kind").str(), o.get("name").str(), o.get("uid").str(""), o.get("controller").bool(False))
+                OwnerRef(
+                    o.get("kind").str(),
+                    o.get("name").str(),
+                    o.get("uid").str(""),
+                    o.get("controller").bool(False),
+                )
                 for o in meta.get("ownerReferences").list()
             ),
             containers=tuple(Container.parse(c) for c in spec.get("containers").list()),

@@ -9,13 +9,13 @@ order the series is read, and two series (different ``key`` s) get independent n
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
+from kubetide.sim.rng import name_key
 from kubetide.sim.scenario.csvdata import CsvError, load_csv
 from kubetide.sim.scenario.series_spec import (
     ConstantSeries,
@@ -27,15 +27,10 @@ from kubetide.sim.scenario.series_spec import (
     StepSeries,
 )
 
-__all__ = ["CsvError", "Series", "compile_series", "load_csv", "stable_key"]
+__all__ = ["CsvError", "Series", "compile_series", "load_csv"]
 
 FloatArray = npt.NDArray[np.float64]
 _BLOCK = 1024  # noise buckets drawn per generator
-
-
-def stable_key(text: str) -> int:
-    """A 64-bit integer for ``text`` that is the same in every process (``hash`` is salted)."""
-    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big")
 
 
 @dataclass
@@ -104,5 +99,5 @@ def compile_series(spec: SeriesSpec, *, base_dir: Path = Path(), seed: int = 0, 
     table = None
     if isinstance(spec, CsvSeries):
         table = load_csv(base_dir / spec.path, spec.column, spec.timeColumn)
-    noise = _NoiseSource(spec.noise, seed, stable_key(key)) if spec.noise and spec.noise.stddev > 0 else None
+    noise = _NoiseSource(spec.noise, seed, name_key(key)) if spec.noise and spec.noise.stddev > 0 else None
     return Series(spec, table, noise)

@@ -9,14 +9,20 @@ Escalator's ``nodegroups_config.yaml``.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
 from kubetide.sim.scenario.base import Duration, NonNegativeInt, SpecModel, errors_at
 from kubetide.sim.scenario.ca_flags import CA_FLAGS, parse_flags
 
-__all__ = ["Autoscalers", "ClusterAutoscalerSettings", "EscalatorNodeGroup", "EscalatorSettings", "HpaSettings"]
+__all__ = [
+    "Autoscalers",
+    "ClusterAutoscalerSettings",
+    "EscalatorNodeGroup",
+    "EscalatorSettings",
+    "HpaSettings",
+]
 
 Percent = Annotated[float, Field(ge=0)]
 
@@ -81,15 +87,42 @@ class EscalatorNodeGroup(SpecModel):
     def _escalator_rules(self) -> EscalatorNodeGroup:
         # The consistency rules Escalator's ValidateNodeGroup enforces at start-up.
         problems: list[tuple[tuple[str | int, ...], str, Any]] = []
-        lower, upper = self.taint_lower_capacity_threshold_percent, self.taint_upper_capacity_threshold_percent
+        lower, upper = (
+            self.taint_lower_capacity_threshold_percent,
+            self.taint_upper_capacity_threshold_percent,
+        )
         if upper <= lower:
-            problems.append((("taint_upper_capacity_threshold_percent",), f"must be > taint_lower_capacity_threshold_percent (got {upper:g} <= {lower:g})", upper))
+            problems.append(
+                (
+                    ("taint_upper_capacity_threshold_percent",),
+                    f"must be > taint_lower_capacity_threshold_percent (got {upper:g} <= {lower:g})",
+                    upper,
+                )
+            )
         if self.scale_up_threshold_percent <= upper:
-            problems.append((("scale_up_threshold_percent",), f"must be > taint_upper_capacity_threshold_percent (got {self.scale_up_threshold_percent:g} <= {upper:g})", self.scale_up_threshold_percent))
+            problems.append(
+                (
+                    ("scale_up_threshold_percent",),
+                    f"must be > taint_upper_capacity_threshold_percent (got {self.scale_up_threshold_percent:g} <= {upper:g})",
+                    self.scale_up_threshold_percent,
+                )
+            )
         if self.max_nodes < self.min_nodes:
-            problems.append((("max_nodes",), f"must be >= min_nodes (got {self.max_nodes} < {self.min_nodes})", self.max_nodes))
+            problems.append(
+                (
+                    ("max_nodes",),
+                    f"must be >= min_nodes (got {self.max_nodes} < {self.min_nodes})",
+                    self.max_nodes,
+                )
+            )
         if self.hard_delete_grace_period < self.soft_delete_grace_period:
-            problems.append((("hard_delete_grace_period",), "must be >= soft_delete_grace_period", self.hard_delete_grace_period))
+            problems.append(
+                (
+                    ("hard_delete_grace_period",),
+                    "must be >= soft_delete_grace_period",
+                    self.hard_delete_grace_period,
+                )
+            )
         if problems:
             raise errors_at("EscalatorNodeGroup", problems)
         return self
@@ -102,6 +135,8 @@ class EscalatorSettings(SpecModel):
 
 
 class Autoscalers(SpecModel):
+    unknown_key_noun: ClassVar[str] = "autoscaler (not implemented in kubetide)"
+
     hpa: HpaSettings = Field(default_factory=HpaSettings)
     clusterAutoscaler: ClusterAutoscalerSettings | None = None  # None: not running
     escalator: EscalatorSettings | None = None  # None: not running

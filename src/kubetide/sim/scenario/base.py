@@ -10,9 +10,17 @@ are parsed as YAML scalars for the same reason.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, PlainValidator, ValidationError
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    PlainValidator,
+    ValidationError,
+)
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from kubetide.model.quantity import Quantity, QuantityError, parse_quantity
@@ -47,6 +55,9 @@ def errors_at(title: str, problems: list[tuple[tuple[str | int, ...], str, Any]]
 
 class SpecModel(BaseModel):
     """Base of every kubetide-owned section: strict, immutable, unknown keys rejected."""
+
+    # What an unknown key is called in its error ("unknown field (did you mean 'maxSize'?)").
+    unknown_key_noun: ClassVar[str] = "field"
 
     model_config = ConfigDict(
         extra="forbid",
@@ -84,7 +95,9 @@ ResourceMap = dict[str, QuantityValue]
 
 NonNegativeInt = Annotated[int, Field(ge=0)]
 
-_REF = re.compile(r"^([A-Za-z][A-Za-z0-9]*)/(?:([a-z0-9]([-a-z0-9]*[a-z0-9])?)/)?([a-z0-9]([-a-z0-9.]*[a-z0-9])?)$")
+_REF = re.compile(
+    r"^([A-Za-z][A-Za-z0-9]*)/(?:([a-z0-9]([-a-z0-9]*[a-z0-9])?)/)?([a-z0-9]([-a-z0-9.]*[a-z0-9])?)$"
+)
 
 
 def parse_object_ref(value: Any) -> str:
@@ -93,7 +106,9 @@ def parse_object_ref(value: Any) -> str:
         raise custom_error(f"must be a reference like Deployment/default/web, got {value!r}")
     match = _REF.match(value)
     if match is None:
-        raise custom_error(f"must be a reference like Deployment/default/web (kind/namespace/name), got {value!r}")
+        raise custom_error(
+            f"must be a reference like Deployment/default/web (kind/namespace/name), got {value!r}"
+        )
     kind, namespace, name = match.group(1), match.group(2) or "default", match.group(4)
     return f"{kind}/{namespace}/{name}"
 

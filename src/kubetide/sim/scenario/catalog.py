@@ -36,7 +36,9 @@ class InstanceType:
     zone: str = "zone-a"  # default zone of a group of this type
 
 
-def _aws(name: str, cpu: int, memory_gib: int, enis: int, ips: int, price: float, gpu: int = 0) -> InstanceType:
+def _aws(
+    name: str, cpu: int, memory_gib: int, enis: int, ips: int, price: float, gpu: int = 0
+) -> InstanceType:
     return InstanceType(
         name, str(cpu), f"{memory_gib}Gi", eks_max_pods(enis, ips), gpu, price, "aws", "us-east-1a"
     )

@@ -14,12 +14,12 @@ from kubetide.model.resources import CPU, MEMORY
 from kubetide.model.workloads import SCALABLE_KINDS
 from kubetide.sim.durations import format_duration
 from kubetide.sim.scenario.catalog import BUILTIN_CATALOG
+from kubetide.sim.scenario.csvdata import CsvError, load_csv
 from kubetide.sim.scenario.model import Scenario
 from kubetide.sim.scenario.objects import object_key
 from kubetide.sim.scenario.paths import join
 from kubetide.sim.scenario.resolved import resolve_node_group
 from kubetide.sim.scenario.series_spec import CsvSeries, RampSeries, SeriesSpec, StepSeries
-from kubetide.sim.scenario.csvdata import CsvError, load_csv
 
 __all__ = ["CHECKS", "run_checks"]
 
@@ -31,14 +31,19 @@ def _new_instance_types(s: Scenario) -> Iterator[FieldError]:
         if name not in BUILTIN_CATALOG:
             for field in ("cpu", "memory"):
                 if getattr(spec, field) is None:
-                    yield FieldError(join(join("spec.instanceTypes", name), field), "is required for a new instance type")
+                    yield FieldError(
+                        join(join("spec.instanceTypes", name), field), "is required for a new instance type"
+                    )
 
 
 def _group_names_unique(s: Scenario) -> Iterator[FieldError]:
     seen: dict[str, int] = {}
     for i, group in enumerate(s.spec.nodeGroups):
         if group.name in seen:
-            yield FieldError(f"spec.nodeGroups[{i}].name", f"duplicate name {group.name!r} (also spec.nodeGroups[{seen[group.name]}])")
+            yield FieldError(
+                f"spec.nodeGroups[{i}].name",
+                f"duplicate name {group.name!r} (also spec.nodeGroups[{seen[group.name]}])",
+            )
         seen.setdefault(group.name, i)
 
 
@@ -56,7 +61,9 @@ def _group_machines(s: Scenario) -> Iterator[FieldError]:
         resolved = resolve_node_group(group, catalog)
         for resource in (CPU, MEMORY):
             if resolved.capacity[resource] <= 0:
-                yield FieldError(f"{path}.capacity.{resource}", "is required (and > 0) when no instanceType gives it")
+                yield FieldError(
+                    f"{path}.capacity.{resource}", "is required (and > 0) when no instanceType gives it"
+                )
         for resource, amount in resolved.allocatable.items():
             if amount > resolved.capacity[resource]:
                 yield FieldError(join(f"{path}.allocatable", resource), "must be <= the node's capacity")
@@ -73,7 +80,10 @@ def _objects_unique(s: Scenario) -> Iterator[FieldError]:
 
 def _within(s: Scenario, path: str, t: float | None) -> Iterator[FieldError]:
     if t is not None and t > s.spec.duration:
-        yield FieldError(path, f"must be within the simulation (0..{format_duration(s.spec.duration)}), got {format_duration(t)}")
+        yield FieldError(
+            path,
+            f"must be within the simulation (0..{format_duration(s.spec.duration)}), got {format_duration(t)}",
+        )
 
 
 def _series_times(s: Scenario, path: str, series: SeriesSpec) -> Iterator[FieldError]:
@@ -118,9 +128,15 @@ def _traffic_targets(s: Scenario) -> Iterator[FieldError]:
     seen: dict[str, int] = {}
     for i, traffic in enumerate(s.spec.traffic):
         if traffic.target not in known:
-            yield FieldError(f"spec.traffic[{i}].target", f"no object {traffic.target} in spec.objects (or applied by an action)")
+            yield FieldError(
+                f"spec.traffic[{i}].target",
+                f"no object {traffic.target} in spec.objects (or applied by an action)",
+            )
         elif traffic.target in seen:
-            yield FieldError(f"spec.traffic[{i}].target", f"{traffic.target} already has traffic (spec.traffic[{seen[traffic.target]}])")
+            yield FieldError(
+                f"spec.traffic[{i}].target",
+                f"{traffic.target} already has traffic (spec.traffic[{seen[traffic.target]}])",
+            )
         seen.setdefault(traffic.target, i)
 
 
@@ -131,14 +147,21 @@ def _hpa_targets(s: Scenario) -> Iterator[FieldError]:
             ref = manifest["spec"]["scaleTargetRef"]
             key = f"{ref['kind']}/{(manifest.get('metadata') or {}).get('namespace') or 'default'}/{ref['name']}"
             if key not in known:
-                yield FieldError(f"spec.objects[{i}].spec.scaleTargetRef", f"no object {key} in spec.objects (or applied by an action)")
+                yield FieldError(
+                    f"spec.objects[{i}].spec.scaleTargetRef",
+                    f"no object {key} in spec.objects (or applied by an action)",
+                )
 
 
 def _action_refs(s: Scenario) -> Iterator[FieldError]:
     groups = {g.name for g in s.spec.nodeGroups}
     running = {
-        "hpa": s.spec.autoscalers.hpa.is_enabled(any(m.get("kind") == "HorizontalPodAutoscaler" for m in s.spec.objects)),
-        "cluster-autoscaler": bool(s.spec.autoscalers.clusterAutoscaler and s.spec.autoscalers.clusterAutoscaler.enabled),
+        "hpa": s.spec.autoscalers.hpa.is_enabled(
+            any(m.get("kind") == "HorizontalPodAutoscaler" for m in s.spec.objects)
+        ),
+        "cluster-autoscaler": bool(
+            s.spec.autoscalers.clusterAutoscaler and s.spec.autoscalers.clusterAutoscaler.enabled
+        ),
         "escalator": bool(s.spec.autoscalers.escalator and s.spec.autoscalers.escalator.enabled),
     }
     for i, action in enumerate(s.spec.actions):
@@ -149,11 +172,18 @@ def _action_refs(s: Scenario) -> Iterator[FieldError]:
         if action.scale is not None:
             kind = action.scale.target.split("/")[0]
             if kind not in SCALABLE_KINDS:
-                yield FieldError(f"{path}.scale.target", f"must be a {', '.join(SCALABLE_KINDS)}, got a {kind}")
+                yield FieldError(
+                    f"{path}.scale.target", f"must be a {', '.join(SCALABLE_KINDS)}, got a {kind}"
+                )
             elif action.scale.target not in known:
-                yield FieldError(f"{path}.scale.target", f"no object {action.scale.target} exists at that time")
+                yield FieldError(
+                    f"{path}.scale.target", f"no object {action.scale.target} exists at that time"
+                )
         if action.deleteNode is not None and action.deleteNode.group not in groups:
-            yield FieldError(f"{path}.deleteNode.group", f"no node group {action.deleteNode.group!r} (known: {', '.join(sorted(groups))})")
+            yield FieldError(
+                f"{path}.deleteNode.group",
+                f"no node group {action.deleteNode.group!r} (known: {', '.join(sorted(groups))})",
+            )
         if action.restart is not None and not running[action.restart]:
             yield FieldError(f"{path}.restart", f"{action.restart} is not enabled in this scenario")
 
@@ -165,7 +195,10 @@ def _escalator_groups(s: Scenario) -> Iterator[FieldError]:
     for i, ng in enumerate(escalator.nodeGroups if escalator else []):
         path = f"spec.autoscalers.escalator.nodeGroups[{i}]"
         if ng.cloud_provider_group_name not in groups:
-            yield FieldError(f"{path}.cloud_provider_group_name", f"no node group {ng.cloud_provider_group_name!r} in spec.nodeGroups (known: {', '.join(sorted(groups))})")
+            yield FieldError(
+                f"{path}.cloud_provider_group_name",
+                f"no node group {ng.cloud_provider_group_name!r} in spec.nodeGroups (known: {', '.join(sorted(groups))})",
+            )
         if ng.name in seen:
             yield FieldError(f"{path}.name", f"duplicate name {ng.name!r}")
         seen.add(ng.name)

@@ -35,7 +35,9 @@ def load_csv(path: Path, column: str, time_column: str | None = None) -> tuple[F
         with path.open(newline="", encoding="utf-8") as f:
             rows = list(csv.reader(f))
     except (OSError, UnicodeDecodeError) as exc:
-        raise CsvError("path", f"cannot read {str(path)!r}: {getattr(exc, 'strerror', None) or exc}") from None
+        raise CsvError(
+            "path", f"cannot read {str(path)!r}: {getattr(exc, 'strerror', None) or exc}"
+        ) from None
     if not rows or not rows[0]:
         raise CsvError("path", f"{str(path)!r} is empty (a header row is required)")
     header = [h.strip() for h in rows[0]]
@@ -44,7 +46,8 @@ def load_csv(path: Path, column: str, time_column: str | None = None) -> tuple[F
         if name not in header:
             raise CsvError(field_name, f"no column {name!r} in {path.name} (columns: {', '.join(header)})")
     ti, vi = header.index(time_name), header.index(column)
-    times, values = [], []
+    times: list[float] = []
+    values: list[float] = []
     for line, row in enumerate(rows[1:], start=2):
         if not any(cell.strip() for cell in row):
             continue
@@ -62,5 +65,3 @@ def load_csv(path: Path, column: str, time_column: str | None = None) -> tuple[F
     if not times:
         raise CsvError("path", f"{path.name} has no data rows")
     return np.asarray(times, dtype=np.float64), np.asarray(values, dtype=np.float64)
-
-

@@ -21,6 +21,7 @@ from kubetide.sim.scenario.checks import run_checks
 from kubetide.sim.scenario.model import API_VERSION, KIND, Scenario
 from kubetide.sim.scenario.objects import check_object
 from kubetide.sim.scenario.overrides import apply_overrides
+from kubetide.sim.scenario.paths import PathError, parse_path
 from kubetide.sim.scenario.translate import translate_errors
 
 __all__ = ["load_scenario", "parse_document", "parse_scenario"]
@@ -97,13 +98,43 @@ def _check_manifests(data: Mapping[str, Any]) -> list[FieldError]:
     return problems
 
 
-def parse_scenario(data: Any, *, base_dir: str | Path | None = None, overrides: Iterable[str] = ()) -> Scenario:
+def _position(data: Any, path: str) -> tuple[int, ...]:
+    """Where ``path`` is in the document: key and item indices along it (unknown parts last)."""
+    try:
+        parts = parse_path(path)
+    except PathError:
+        return (1 << 30,)
+    out: list[int] = []
+    node = data
+    for part in parts:
+        if isinstance(node, dict) and part in node:
+            out.append(list(node).index(part))
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+            out.append(part)
+            node = node[part]
+        else:
+            out.append(1 << 30)
+            node = None
+    return tuple(out)
+
+
+def _in_document_order(data: Any, problems: list[FieldError]) -> list[FieldError]:
+    """Problems sorted as a reader meets them going down the file (stable for equal positions)."""
+    return sorted(problems, key=lambda p: _position(data, p.path))
+
+
+def parse_scenario(
+    data: Any, *, base_dir: str | Path | None = None, overrides: Iterable[str] = ()
+) -> Scenario:
     """Validate plain data (as loaded from YAML/JSON); ``base_dir`` resolves csv paths (default cwd)."""
     if data is None:
         raise ManifestError.at("", "the scenario is empty (expected apiVersion, kind, metadata and spec)")
     if not isinstance(data, dict):
         kind = "a list" if isinstance(data, list) else f"{type(data).__name__} {data!r}"[:80]
-        raise ManifestError.at("", f"the scenario must be a mapping (apiVersion, kind, metadata, spec), got {kind}")
+        raise ManifestError.at(
+            "", f"the scenario must be a mapping (apiVersion, kind, metadata, spec), got {kind}"
+        )
     data = apply_overrides(data, overrides)
     problems = _header(data)
     if problems:
@@ -118,6 +149,6 @@ def parse_scenario(data: Any, *, base_dir: str | Path | None = None, overrides: 
         scenario._base_dir = Path(base_dir) if base_dir is not None else Path.cwd()
         problems.extend(run_checks(scenario))
     if problems:
-        raise ManifestError(problems)
+        raise ManifestError(_in_document_order(data, problems))
     assert scenario is not None
     return scenario

@@ -21,7 +21,15 @@ from kubetide.sim.scenario.nodegroups import NodeGroup
 from kubetide.sim.scenario.objects import object_key
 from kubetide.sim.scenario.traffic import Traffic
 
-__all__ = ["API_VERSION", "KIND", "InstanceTypeSpec", "Metadata", "MetricsSettings", "Scenario", "ScenarioSpec"]
+__all__ = [
+    "API_VERSION",
+    "KIND",
+    "InstanceTypeSpec",
+    "Metadata",
+    "MetricsSettings",
+    "Scenario",
+    "ScenarioSpec",
+]
 
 API_VERSION = "kubetide.io/v1alpha1"
 KIND = "Scenario"
@@ -85,8 +93,14 @@ class Scenario(SpecModel):
         merged = dict(BUILTIN_CATALOG)
         for name, spec in self.spec.instanceTypes.items():
             fields: dict[str, Any] = {}
-            for ours, theirs in (("cpu", "cpu"), ("memory", "memory"), ("pods", "pods"), ("gpu", "gpu"),
-                                 ("pricePerHour", "price_per_hour"), ("zone", "zone")):
+            for ours, theirs in (
+                ("cpu", "cpu"),
+                ("memory", "memory"),
+                ("pods", "pods"),
+                ("gpu", "gpu"),
+                ("pricePerHour", "price_per_hour"),
+                ("zone", "zone"),
+            ):
                 value = getattr(spec, ours)
                 if value is not None:
                     fields[theirs] = str(value) if ours in ("cpu", "memory") else value

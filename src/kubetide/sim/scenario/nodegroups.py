@@ -51,6 +51,13 @@ class Provisioning(SpecModel):
     readyDelay: Duration = 10.0  # registered -> Node Ready
 
 
+CloudCall = Literal["IncreaseSize", "DeleteNodes", "DecreaseTargetSize"]
+
+
+def _all_calls() -> list[CloudCall]:
+    return ["IncreaseSize", "DeleteNodes", "DecreaseTargetSize"]
+
+
 class _Fault(SpecModel):
     at: Duration = 0.0
     until: Duration | None = None  # None: the end of the simulation
@@ -71,9 +78,7 @@ class StockoutFault(_Fault):
 class ApiErrorFault(_Fault):
     type: Literal["apiError"]
     # kubetide addition: which calls fail (default all three the contract names).
-    calls: list[Literal["IncreaseSize", "DeleteNodes", "DecreaseTargetSize"]] = Field(
-        default_factory=lambda: ["IncreaseSize", "DeleteNodes", "DecreaseTargetSize"]
-    )
+    calls: list[CloudCall] = Field(default_factory=_all_calls)
 
 
 class UnregisteredFault(_Fault):

@@ -64,7 +64,9 @@ def check_object(manifest: Any, path: str) -> None:
         raise root.get("kind").error(f"unsupported kind {kind!r} (supported: {', '.join(OBJECT_VALIDATORS)})")
     version = root.get("apiVersion").str()
     if version not in API_VERSIONS.get(kind, (version,)):
-        raise root.get("apiVersion").error(f"must be {' or '.join(API_VERSIONS[kind])} for a {kind}, got {version!r}")
+        raise root.get("apiVersion").error(
+            f"must be {' or '.join(API_VERSIONS[kind])} for a {kind}, got {version!r}"
+        )
     meta = root.get("metadata")
     meta.get("name").str()
     meta.get("namespace").str("default")
@@ -162,7 +164,9 @@ OBJECT_VALIDATORS: dict[str, ObjectValidator] = {
 }
 
 
-def register_object_validator(kind: str, validator: ObjectValidator, api_versions: tuple[str, ...] = ()) -> None:
+def register_object_validator(
+    kind: str, validator: ObjectValidator, api_versions: tuple[str, ...] = ()
+) -> None:
     """Support (or re-check) a kind; ``api_versions`` empty keeps the known ones (or accepts any)."""
     OBJECT_VALIDATORS[kind] = validator
     if api_versions:

@@ -46,7 +46,9 @@ def _set(data: dict[str, Any], parts: list[str | int], value: Any) -> None:
             if not isinstance(node, list):
                 raise ManifestError.at(format_path(parts), f"cannot set: {where} is not a list (--set)")
             if part > len(node):
-                raise ManifestError.at(format_path(parts), f"cannot set: {where} has {len(node)} item(s) (--set)")
+                raise ManifestError.at(
+                    format_path(parts), f"cannot set: {where} has {len(node)} item(s) (--set)"
+                )
             if part == len(node):
                 node.append(value if last else {})
             elif last:

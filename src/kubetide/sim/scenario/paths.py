@@ -41,8 +41,12 @@ def parse_path(text: str) -> list[str | int]:
     pos = 0
     while pos < len(text):
         match = _TOKEN.match(text, pos)
-        if match is None or (pos == 0 and text.startswith(".")) or (pos > 0 and match.group(1) and text[pos] != "."):
-            raise PathError(f"cannot read {text!r} at position {pos}: expected a name, [index] or [\"key\"]")
+        if (
+            match is None
+            or (pos == 0 and text.startswith("."))
+            or (pos > 0 and match.group(1) and text[pos] != ".")
+        ):
+            raise PathError(f'cannot read {text!r} at position {pos}: expected a name, [index] or ["key"]')
         name, index, quoted, single = match.groups()
         if name is not None:
             parts.append(name)

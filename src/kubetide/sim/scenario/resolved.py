@@ -77,10 +77,13 @@ def resolve_node_group(group: NodeGroup, catalog: Mapping[str, InstanceType]) ->
         allocatable=_overlay(capacity, group.allocatable),
         template_capacity=_overlay(claimed, template.capacity if template else None),
         template_allocatable=_overlay(
-            _overlay(claimed, template.capacity if template else None), template.allocatable if template else None
+            _overlay(claimed, template.capacity if template else None),
+            template.allocatable if template else None,
         ),
         zone=zone,
-        price_per_hour=group.pricePerHour if group.pricePerHour is not None else (entry.price_per_hour if entry else 0.0),
+        price_per_hour=group.pricePerHour
+        if group.pricePerHour is not None
+        else (entry.price_per_hour if entry else 0.0),
         labels=labels,
         taints=tuple(group.taints),
         template_labels={**labels, **(template.labels if template else {})},

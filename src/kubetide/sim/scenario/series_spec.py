@@ -22,7 +22,17 @@ from pydantic import Field, model_validator
 
 from kubetide.sim.scenario.base import Duration, SpecModel, errors_at
 
-__all__ = ["SERIES_TYPES", "ConstantSeries", "CsvSeries", "Noise", "RampSeries", "SeriesSpec", "SineSeries", "Step", "StepSeries"]
+__all__ = [
+    "SERIES_TYPES",
+    "ConstantSeries",
+    "CsvSeries",
+    "Noise",
+    "RampSeries",
+    "SeriesSpec",
+    "SineSeries",
+    "Step",
+    "StepSeries",
+]
 
 
 class Noise(SpecModel):

@@ -83,6 +83,12 @@ def _known_fields(annotation: Any) -> list[str]:
     return []
 
 
+def _unknown_noun(annotation: Any) -> str:
+    members = _union_members(_unwrap(annotation))
+    cls = members[0] if len(members) == 1 else None
+    return str(getattr(cls, "unknown_key_noun", "field"))
+
+
 def _message(err: ErrorDetails, parent: Any) -> tuple[str, str]:
     """(extra path suffix, message) for one pydantic error."""
     kind, value, ctx = err["type"], err.get("input"), err.get("ctx") or {}
@@ -109,7 +115,8 @@ def _message(err: ErrorDetails, parent: Any) -> tuple[str, str]:
         "greater_than_equal": f"must be >= {ctx.get('ge')}" + got,
         "greater_than": f"must be > {ctx.get('gt')}" + got,
         "less_than_equal": f"must be <= {ctx.get('le')}" + got,
-        "literal_error": f"must be one of {str(ctx.get('expected', '')).replace(' or ', ', ')}" + got,
+        "literal_error": f"must be one of {str(ctx.get('expected', '')).replace(' or ', ', ').replace(chr(39), '')}"
+        + got,
         "frozen_instance": "cannot be changed",
     }
     if kind in simple:
@@ -118,11 +125,15 @@ def _message(err: ErrorDetails, parent: Any) -> tuple[str, str]:
         known = _known_fields(parent)
         name = str(err["loc"][-1]) if err["loc"] else ""
         close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+        noun = _unknown_noun(parent)
         if close:
-            return "", f"unknown field (did you mean {close[0]!r}?)"
-        return "", f"unknown field (known: {', '.join(known)})" if known else "unknown field"
+            return "", f"unknown {noun} (did you mean {close[0]!r}?)"
+        return "", f"unknown {noun} (known: {', '.join(known)})" if known else f"unknown {noun}"
     if kind == "union_tag_invalid":
-        return ".type", f"must be one of {str(ctx.get('expected_tags', '')).replace(chr(39), '')}, got {ctx.get('tag')!r}"
+        return (
+            ".type",
+            f"must be one of {str(ctx.get('expected_tags', '')).replace(chr(39), '')}, got {ctx.get('tag')!r}",
+        )
     if kind == "union_tag_not_found":
         tags = ", ".join(t for m in _union_members(_unwrap(parent)) for t in _tag_of(m))
         return ".type", f"is required (one of {tags})"
