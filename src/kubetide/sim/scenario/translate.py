@@ -40,8 +40,11 @@ def _unwrap(annotation: Any) -> Any:
 
 
 def _union_members(annotation: Any) -> list[Any]:
+    """The alternatives of a union, flattened (``Annotated[A | B, ...] | None`` -> ``[A, B]``)."""
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        return [_unwrap(a) for a in typing.get_args(annotation) if a is not type(None)]
+        return [
+            m for a in typing.get_args(annotation) if a is not type(None) for m in _union_members(_unwrap(a))
+        ]
     return [annotation]
 
 
