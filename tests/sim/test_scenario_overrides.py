@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 from scenario_builders import doc, load, problems
 
 from kubetide.model.errors import ManifestError
@@ -89,10 +90,9 @@ def test_paths_round_trip(path: str) -> None:
 
 
 def test_load_scenario_applies_overrides(tmp_path: Path) -> None:
-    import yaml
 
     path = tmp_path / "s.yaml"
     path.write_text(yaml.safe_dump(doc()))
     assert load_scenario(path, ["spec.seed=3"]).spec.seed == 3
-    with pytest.raises(ManifestError, match="spec.seed: must be >= 0"):
+    with pytest.raises(ManifestError, match=r"spec\.seed: must be >= 0"):
         load_scenario(path, ["spec.seed=-3"])
