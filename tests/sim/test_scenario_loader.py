@@ -156,3 +156,17 @@ def test_every_fault_type_loads() -> None:
         "nodeNotReady",
     ]
     assert faults[0].mode == "silent" and faults[0].until is None
+
+
+def test_enabled_autoscalers_and_the_not_implemented_report() -> None:
+    from kubetide.sim.scenario.checks import unimplemented_autoscalers
+
+    data = doc(autoscalers={"clusterAutoscaler": {}, "escalator": {"enabled": False}})
+    scenario = load(data)
+    assert scenario.enabled_autoscalers() == ("cluster-autoscaler",)  # no HPA object: no HPA
+    assert unimplemented_autoscalers(scenario, {"cluster-autoscaler"}) == []
+    (problem,) = unimplemented_autoscalers(scenario, set())
+    assert (
+        str(problem)
+        == "spec.autoscalers.clusterAutoscaler: cluster-autoscaler is not implemented in the simulator yet"
+    )

@@ -22,13 +22,7 @@ def _summary(path: str, scenario: Scenario) -> str:
     kinds: dict[str, int] = {}
     for manifest in spec.objects:
         kinds[manifest["kind"]] = kinds.get(manifest["kind"], 0) + 1
-    autoscalers = []
-    if spec.autoscalers.hpa.is_enabled("HorizontalPodAutoscaler" in kinds):
-        autoscalers.append("hpa")
-    if spec.autoscalers.clusterAutoscaler and spec.autoscalers.clusterAutoscaler.enabled:
-        autoscalers.append("cluster-autoscaler")
-    if spec.autoscalers.escalator and spec.autoscalers.escalator.enabled:
-        autoscalers.append("escalator")
+    autoscalers = scenario.enabled_autoscalers()
     objects = ", ".join(f"{n} {k}" for k, n in kinds.items()) or "none"
     return "\n".join(
         [

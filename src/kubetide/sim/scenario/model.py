@@ -8,6 +8,7 @@ with :func:`kubetide.sim.scenario.load_scenario` or :func:`~kubetide.sim.scenari
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -87,7 +88,7 @@ class Scenario(SpecModel):
     def base_dir(self) -> Path:
         return self._base_dir
 
-    @property
+    @cached_property
     def catalog(self) -> Mapping[str, InstanceType]:
         """The built-in catalog with ``spec.instanceTypes`` applied."""
         merged = dict(BUILTIN_CATALOG)
@@ -106,6 +107,17 @@ class Scenario(SpecModel):
                     fields[theirs] = str(value) if ours in ("cpu", "memory") else value
             merged[name] = override(merged.get(name), name, fields)
         return merged
+
+    def enabled_autoscalers(self) -> tuple[str, ...]:
+        """Which autoscalers run, by their event-source names (``hpa``, ``cluster-autoscaler``, ``escalator``)."""
+        autoscalers = self.spec.autoscalers
+        has_hpa = any(m.get("kind") == "HorizontalPodAutoscaler" for m in self.spec.objects)
+        out = ["hpa"] if autoscalers.hpa.is_enabled(has_hpa) else []
+        if autoscalers.clusterAutoscaler is not None and autoscalers.clusterAutoscaler.enabled:
+            out.append("cluster-autoscaler")
+        if autoscalers.escalator is not None and autoscalers.escalator.enabled:
+            out.append("escalator")
+        return tuple(out)
 
     def objects_by_key(self) -> dict[str, dict[str, Any]]:
         """The t=0 objects by ``Kind/namespace/name``."""

@@ -32,7 +32,8 @@ __all__ = [
     "register_object_validator",
 ]
 
-ObjectValidator = Callable[[Mapping[str, Any], str], None]
+# (manifest, path) -> anything (a typed view, or None); raises ManifestError naming the field.
+ObjectValidator = Callable[[Mapping[str, Any], str], object]
 
 DURATION_ANNOTATION = "kubetide.io/duration"  # Job pods: how long each runs
 STARTUP_DELAY_ANNOTATION = "kubetide.io/startup-delay"  # bound -> Running (default 5s)
