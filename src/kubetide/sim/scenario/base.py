@@ -27,6 +27,9 @@ from kubetide.model.quantity import Quantity, QuantityError, parse_quantity
 from kubetide.sim.durations import DurationError, format_duration, parse_duration
 
 __all__ = [
+    "DNS_NAME",
+    "FILE_NAME",
+    "PATTERN_HINTS",
     "Duration",
     "NonNegativeInt",
     "ObjectRef",
@@ -36,6 +39,16 @@ __all__ = [
     "custom_error",
     "errors_at",
 ]
+
+
+DNS_NAME = r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"
+FILE_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+
+# Plain words for the patterns names must match, used in error messages instead of the regex.
+PATTERN_HINTS: dict[str, str] = {
+    DNS_NAME: "a lowercase DNS name (a-z, 0-9, '-' and '.', starting and ending alphanumeric)",
+    FILE_NAME: "a name usable as a file name (letters, digits, '.', '_' and '-')",
+}
 
 
 def custom_error(message: str) -> PydanticCustomError:

@@ -16,7 +16,7 @@ from pydantic import Field, PrivateAttr
 
 from kubetide.sim.scenario.actions import Action
 from kubetide.sim.scenario.autoscalers import Autoscalers
-from kubetide.sim.scenario.base import Duration, NonNegativeInt, QuantityValue, SpecModel
+from kubetide.sim.scenario.base import FILE_NAME, Duration, NonNegativeInt, QuantityValue, SpecModel
 from kubetide.sim.scenario.catalog import BUILTIN_CATALOG, InstanceType, override
 from kubetide.sim.scenario.nodegroups import NodeGroup
 from kubetide.sim.scenario.objects import object_key
@@ -38,7 +38,7 @@ KIND = "Scenario"
 
 class Metadata(SpecModel):
     # Used as a directory name for outputs: no slashes, no leading dot.
-    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=253)]
+    name: Annotated[str, Field(pattern=FILE_NAME, max_length=253)]
     labels: dict[str, str] = Field(default_factory=dict)
     annotations: dict[str, str] = Field(default_factory=dict)
 

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
-from kubetide.sim.scenario.base import Duration, NonNegativeInt, ResourceMap, SpecModel, errors_at
+from kubetide.sim.scenario.base import DNS_NAME, Duration, NonNegativeInt, ResourceMap, SpecModel, errors_at
 
 __all__ = [
     "FAULT_TYPES",
@@ -26,8 +26,6 @@ __all__ = [
     "Taint",
     "UnregisteredFault",
 ]
-
-_NAME = r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"  # becomes part of node names: DNS-1123 subdomain
 
 
 class Taint(SpecModel):
@@ -104,7 +102,7 @@ FAULT_TYPES = ("stockout", "apiError", "unregistered", "missingProviderID", "nod
 
 
 class NodeGroup(SpecModel):
-    name: Annotated[str, Field(pattern=_NAME, max_length=63)]
+    name: Annotated[str, Field(pattern=DNS_NAME, max_length=63)]  # part of node names
     instanceType: str | None = None
     capacity: ResourceMap | None = None
     allocatable: ResourceMap | None = None

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from kubetide.model.errors import FieldError
+from kubetide.sim.scenario.base import PATTERN_HINTS
 from kubetide.sim.scenario.paths import join
 
 __all__ = ["translate_errors"]
@@ -31,6 +32,10 @@ def _describe(value: Any) -> str:
         return "a list"
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _num(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def _unwrap(annotation: Any) -> Any:
@@ -111,13 +116,14 @@ def _message(err: ErrorDetails, parent: Any) -> tuple[str, str]:
         "model_type": "must be a mapping" + got,
         "model_attributes_type": "must be a mapping" + got,
         "list_type": "must be a list" + got,
-        "string_pattern_mismatch": f"must match {ctx.get('pattern')}" + got,
+        "string_pattern_mismatch": f"must be {PATTERN_HINTS.get(str(ctx.get('pattern')), 'like ' + str(ctx.get('pattern')))}"
+        + got,
         "string_too_short": "must not be empty",
         "too_short": f"must have at least {ctx.get('min_length')} item(s)",
         "string_too_long": f"must be at most {ctx.get('max_length')} characters",
-        "greater_than_equal": f"must be >= {ctx.get('ge')}" + got,
-        "greater_than": f"must be > {ctx.get('gt')}" + got,
-        "less_than_equal": f"must be <= {ctx.get('le')}" + got,
+        "greater_than_equal": f"must be >= {_num(ctx.get('ge'))}" + got,
+        "greater_than": f"must be > {_num(ctx.get('gt'))}" + got,
+        "less_than_equal": f"must be <= {_num(ctx.get('le'))}" + got,
         "literal_error": f"must be one of {str(ctx.get('expected', '')).replace(' or ', ', ').replace(chr(39), '')}"
         + got,
         "frozen_instance": "cannot be changed",
