@@ -136,6 +136,16 @@ def test_traffic_target_must_exist() -> None:
     ]
 
 
+def test_traffic_needs_a_workload_and_quantities_are_not_negative() -> None:
+    data = doc()
+    data["spec"]["traffic"][0]["target"] = "ConfigMap/default/web"
+    assert problems(data) == [
+        "spec.traffic[0].target: must be a Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, Pod (pods serve traffic), got a ConfigMap"
+    ]
+    data["spec"]["traffic"][0].update(target="Deployment/default/web", baseCpu="-50m")
+    assert problems(data) == ["spec.traffic[0].baseCpu: must not be negative, got '-50m'"]
+
+
 def test_series_errors() -> None:
     data = doc()
     data["spec"]["traffic"][0]["rps"] = {

@@ -11,6 +11,7 @@ from scenario_builders import deployment, doc, load
 from kubetide.model.resources import CPU, MEMORY, PODS
 from kubetide.sim.scenario import BUILTIN_CATALOG, load_scenario, resolve_node_group
 from kubetide.sim.scenario.catalog import GPU_RESOURCE
+from kubetide.sim.scenario.checks import unimplemented_autoscalers
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "scenario-minimal.yaml"
 
@@ -159,8 +160,6 @@ def test_every_fault_type_loads() -> None:
 
 
 def test_enabled_autoscalers_and_the_not_implemented_report() -> None:
-    from kubetide.sim.scenario.checks import unimplemented_autoscalers
-
     data = doc(autoscalers={"clusterAutoscaler": {}, "escalator": {"enabled": False}})
     scenario = load(data)
     assert scenario.enabled_autoscalers() == ("cluster-autoscaler",)  # no HPA object: no HPA

@@ -92,9 +92,12 @@ def _quantity(value: Any) -> Quantity:
     if isinstance(value, Quantity):
         return value
     try:
-        return parse_quantity(value)
+        quantity = parse_quantity(value)
     except QuantityError as exc:
         raise custom_error(str(exc)) from None
+    if quantity.amount < 0:  # capacities, usages and rates: never negative
+        raise custom_error(f"must not be negative, got {value!r}")
+    return quantity
 
 
 Duration = Annotated[float, BeforeValidator(_duration), PlainSerializer(format_duration)]

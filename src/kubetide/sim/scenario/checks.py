@@ -25,6 +25,8 @@ __all__ = ["CHECKS", "run_checks", "unimplemented_autoscalers"]
 
 Check = Callable[[Scenario], Iterator[FieldError]]
 
+TRAFFIC_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "Pod")
+
 
 def _new_instance_types(s: Scenario) -> Iterator[FieldError]:
     for name, spec in s.spec.instanceTypes.items():
@@ -127,7 +129,13 @@ def _traffic_targets(s: Scenario) -> Iterator[FieldError]:
     known = _known_objects(s)
     seen: dict[str, int] = {}
     for i, traffic in enumerate(s.spec.traffic):
-        if traffic.target not in known:
+        kind = traffic.target.split("/")[0]
+        if kind not in TRAFFIC_KINDS:
+            yield FieldError(
+                f"spec.traffic[{i}].target",
+                f"must be a {', '.join(TRAFFIC_KINDS)} (pods serve traffic), got a {kind}",
+            )
+        elif traffic.target not in known:
             yield FieldError(
                 f"spec.traffic[{i}].target",
                 f"no object {traffic.target} in spec.objects (or applied by an action)",
