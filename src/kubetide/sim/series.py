@@ -49,7 +49,8 @@ class _NoiseSource:
         return block
 
     def over(self, times: FloatArray) -> FloatArray:
-        buckets = np.floor(np.maximum(times, 0.0) / self.noise.interval).astype(np.int64)
+        # Clipped so absurd times cannot overflow int64 (or go negative) on the way to a seed.
+        buckets = np.clip(np.nan_to_num(np.floor(times / self.noise.interval)), 0, 2.0**53).astype(np.int64)
         out = np.empty(len(times), dtype=np.float64)
         blocks, offsets = np.divmod(buckets, _BLOCK)
         for index in np.unique(blocks):
