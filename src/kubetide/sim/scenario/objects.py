@@ -4,9 +4,8 @@
 and its path (``spec.objects[3]``), builds the typed view where one exists (so its errors carry the full
 path) and raises :class:`ManifestError`. Unknown fields inside manifests are ignored, as Kubernetes does.
 
-HOOK (HPA): the ``HorizontalPodAutoscaler`` entry is a structural placeholder; the lead replaces it with
-the validator from ``kubetide.model.hpa`` (``register_object_validator("HorizontalPodAutoscaler", fn)``
-or by editing the mapping below).
+HorizontalPodAutoscalers are read with ``kubetide.model.hpa`` (any autoscaling/ version) and checked
+with the API server's rules (``validate_hpa``).
 """
 
 from __future__ import annotations
@@ -16,6 +15,7 @@ from typing import Any
 
 from kubetide.model.errors import ManifestError
 from kubetide.model.fields import Node
+from kubetide.model.hpa import HPA, validate_hpa
 from kubetide.model.pod import Pod
 from kubetide.model.selectors import LabelSelector
 from kubetide.model.workloads import ScaleTarget
@@ -43,7 +43,7 @@ API_VERSIONS: dict[str, tuple[str, ...]] = {
     "ReplicaSet": ("apps/v1",),
     "StatefulSet": ("apps/v1",),
     "DaemonSet": ("apps/v1",),
-    "HorizontalPodAutoscaler": ("autoscaling/v2",),
+    "HorizontalPodAutoscaler": ("autoscaling/v2", "autoscaling/v2beta2", "autoscaling/v2beta1", "autoscaling/v1"),
     "PodDisruptionBudget": ("policy/v1",),
     "Job": ("batch/v1",),
     "Pod": ("v1",),
@@ -139,24 +139,19 @@ def _config_map(manifest: Mapping[str, Any], path: str) -> None:
     Node(manifest, path).get("data").string_map()
 
 
-def _hpa_placeholder(manifest: Mapping[str, Any], path: str) -> None:
-    # HOOK(lead): replace with kubetide.model.hpa's validator; this only checks what the scenario
-    # itself relies on (the target reference and the replica bounds).
-    spec = Node(manifest, path).get("spec")
-    ref = spec.get("scaleTargetRef")
-    ref.get("kind").str()
-    ref.get("name").str()
-    low = spec.get("minReplicas").int(1, minimum=1)
-    high = spec.get("maxReplicas").int(minimum=1)
-    if high < low:
-        raise spec.get("maxReplicas").error(f"must be >= minReplicas (got {high} < {low})")
+def _hpa(manifest: Mapping[str, Any], path: str) -> HPA:
+    hpa = HPA.from_manifest(manifest, path)
+    problems = validate_hpa(hpa, path=path)
+    if problems:
+        raise ManifestError(problems)
+    return hpa
 
 
 OBJECT_VALIDATORS: dict[str, ObjectValidator] = {
     "Deployment": _scale_target,
     "ReplicaSet": _scale_target,
     "StatefulSet": _scale_target,
-    "HorizontalPodAutoscaler": _hpa_placeholder,
+    "HorizontalPodAutoscaler": _hpa,
     "PodDisruptionBudget": _pdb,
     "DaemonSet": _daemon_set,
     "Job": _job,
