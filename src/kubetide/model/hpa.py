@@ -401,7 +401,11 @@ def validate_hpa(hpa: HPA, *, scale_to_zero: bool = True, path: str = "") -> lis
     at = f"{path}." if path else ""
     problems: list[FieldError] = []
     if hpa.max_replicas < 1:
-        problems.append(FieldError(f"{at}spec.maxReplicas", f"must be greater than or equal to 1 (got {hpa.max_replicas})"))
+        problems.append(
+            FieldError(
+                f"{at}spec.maxReplicas", f"must be greater than or equal to 1 (got {hpa.max_replicas})"
+            )
+        )
     if hpa.min_replicas == 0 and not scale_to_zero:
         problems.append(FieldError(f"{at}spec.minReplicas", "must be greater than or equal to 1"))
     if hpa.min_replicas > hpa.max_replicas:
@@ -414,16 +418,26 @@ def validate_hpa(hpa: HPA, *, scale_to_zero: bool = True, path: str = "") -> lis
     for i, m in enumerate(hpa.metrics):
         where = f"{at}spec.metrics[{i}]"
         if m.type not in METRIC_TYPES:
-            problems.append(FieldError(f"{where}.type", f"must be one of {', '.join(METRIC_TYPES)}, got {m.type!r}"))
+            problems.append(
+                FieldError(f"{where}.type", f"must be one of {', '.join(METRIC_TYPES)}, got {m.type!r}")
+            )
             continue
         t = m.target
         if t is None or t.type not in TARGET_TYPES:
             problems.append(FieldError(f"{where}", f"target.type must be one of {', '.join(TARGET_TYPES)}"))
             continue
         if t.type == "Utilization" and (t.average_utilization is None or t.average_utilization < 1):
-            problems.append(FieldError(where, "target.averageUtilization must be an integer >= 1 for a Utilization target"))
+            problems.append(
+                FieldError(
+                    where, "target.averageUtilization must be an integer >= 1 for a Utilization target"
+                )
+            )
         if t.type == "AverageValue" and (t.average_value is None or t.average_value.amount <= 0):
-            problems.append(FieldError(where, "target.averageValue must be a positive quantity for an AverageValue target"))
+            problems.append(
+                FieldError(
+                    where, "target.averageValue must be a positive quantity for an AverageValue target"
+                )
+            )
         if t.type == "Value" and (t.value is None or t.value.amount <= 0):
             problems.append(FieldError(where, "target.value must be a positive quantity for a Value target"))
     return problems

@@ -43,7 +43,12 @@ API_VERSIONS: dict[str, tuple[str, ...]] = {
     "ReplicaSet": ("apps/v1",),
     "StatefulSet": ("apps/v1",),
     "DaemonSet": ("apps/v1",),
-    "HorizontalPodAutoscaler": ("autoscaling/v2", "autoscaling/v2beta2", "autoscaling/v2beta1", "autoscaling/v1"),
+    "HorizontalPodAutoscaler": (
+        "autoscaling/v2",
+        "autoscaling/v2beta2",
+        "autoscaling/v2beta1",
+        "autoscaling/v1",
+    ),
     "PodDisruptionBudget": ("policy/v1",),
     "Job": ("batch/v1",),
     "Pod": ("v1",),
