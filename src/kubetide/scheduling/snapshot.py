@@ -184,6 +184,14 @@ class ClusterSnapshot:
 
     def _undo(self, entry: tuple[Any, ...], n_keep: int) -> None:
         op, i = entry[0], entry[1]
+        if op == "bulk+":
+            slots, counts, vec = entry[1], entry[2], entry[3]
+            for slot, count in zip(slots.tolist(), counts.tolist(), strict=True):
+                if slot < n_keep:  # slots at or past n_keep are truncated away
+                    del self._pods[slot][len(self._pods[slot]) - count :]
+                    self._used[slot] -= vec * count
+            self.pods_epoch += 1
+            return
         if i >= n_keep and op != "node-":
             return  # the node itself is truncated away
         if op == "pods+":
@@ -240,6 +248,10 @@ class ClusterSnapshot:
             self.classes.append(key)
             self._class_index[key] = cid
         return cid
+
+    def class_id(self, node: NodeView) -> int:
+        """The node class ``node`` belongs (or would belong) to."""
+        return self._class_of(node)
 
     def add_node(self, node: NodeView) -> int:
         """Add a node (with no pods); returns its slot."""
@@ -303,6 +315,19 @@ class ClusterSnapshot:
         self.constrained_pods += constrained
         self.pods_epoch += 1
         self._record(("pods+", i, count, total, constrained))
+
+    def add_pods_bulk(
+        self, slots: NDArray[np.intp], counts: NDArray[np.int64], pods: Sequence[Pod], vec: Int64Array
+    ) -> None:
+        """Bind identical pods without inter-pod constraints: ``counts[k]`` of them (taken from ``pods``
+        in order) to ``slots[k]``. Slots must be distinct."""
+        start = 0
+        for slot, count in zip(slots.tolist(), counts.tolist(), strict=True):
+            self._pods[slot].extend(pods[start : start + count])
+            start += count
+        self._used[slots] += counts[:, None] * vec
+        self.pods_epoch += 1
+        self._record(("bulk+", slots, counts, vec))
 
     def remove_pod(self, pod: Pod, i: int, vec: Int64Array | None = None) -> None:
         """Unbind ``pod`` (found by identity) from slot ``i``."""
