@@ -194,7 +194,12 @@ class ClusterSnapshot:
             return
         if i >= n_keep and op != "node-":
             return  # the node itself is truncated away
-        if op == "pods+":
+        if op == "clear":
+            self._pods[i] = entry[2]
+            self._used[i] = entry[3]
+            self.constrained_pods += sum(1 for p in entry[2] if p.pod_anti_affinity)
+            self.pods_epoch += 1
+        elif op == "pods+":
             count, total = entry[2], entry[3]
             del self._pods[i][len(self._pods[i]) - count :]
             self._used[i] -= total
@@ -328,6 +333,16 @@ class ClusterSnapshot:
         self._used[slots] += counts[:, None] * vec
         self.pods_epoch += 1
         self._record(("bulk+", slots, counts, vec))
+
+    def take_pods(self, i: int) -> list[Pod]:
+        """Unbind every pod of slot ``i`` at once and return them (in binding order)."""
+        pods = self._pods[i]
+        self._record(("clear", i, pods, self._used[i].copy()))
+        self._pods[i] = []
+        self._used[i] = 0
+        self.constrained_pods -= sum(1 for p in pods if p.pod_anti_affinity)
+        self.pods_epoch += 1
+        return pods
 
     def remove_pod(self, pod: Pod, i: int, vec: Int64Array | None = None) -> None:
         """Unbind ``pod`` (found by identity) from slot ``i``."""
