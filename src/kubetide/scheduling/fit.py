@@ -45,7 +45,9 @@ class PodFacts:
         return self._vec
 
 
-def static_failure(pod: Pod, node_name: str, labels: dict[str, str], snap: ClusterSnapshot, cid: int) -> FilterFailure | None:
+def static_failure(
+    pod: Pod, node_name: str, labels: dict[str, str], snap: ClusterSnapshot, cid: int
+) -> FilterFailure | None:
     cls = snap.classes[cid]
     for f in STATIC_FILTERS:
         failure = f.check(pod, node_name, labels, cls.taints, cls.unschedulable)
@@ -80,9 +82,7 @@ class FitChecker:
         classes = snap.classes
         if len(facts.class_ok) < len(classes):
             for cid in range(len(facts.class_ok), len(classes)):
-                facts.class_failures.append(
-                    static_failure(facts.pod, "", classes[cid].label_map, snap, cid)
-                )
+                facts.class_failures.append(static_failure(facts.pod, "", classes[cid].label_map, snap, cid))
             facts.class_ok = np.array([f is None for f in facts.class_failures], np.bool_)
         result: BoolArray = facts.class_ok[snap.node_class_ids] & snap.active
         return result

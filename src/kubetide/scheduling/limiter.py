@@ -118,9 +118,9 @@ class ThresholdLimiter:
             return False
         if self.max_duration < 0:
             return False
-        if self.max_duration > 0 and self.clock is not None and self._start is not None:
-            if self.clock() - self._start > self.max_duration:
-                return False
+        timed = self.max_duration > 0 and self.clock is not None and self._start is not None
+        if timed and self.clock() - self._start > self.max_duration:  # type: ignore[misc,operator]
+            return False
         self.nodes += 1
         return True
 

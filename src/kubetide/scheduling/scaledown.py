@@ -45,7 +45,9 @@ def must_move(pod: Pod) -> bool:
     if MIRROR_ANNOTATION in pod.annotations:
         return False
     ctrl = pod.controller
-    return not ((ctrl is not None and ctrl.kind == "DaemonSet") or pod.annotations.get(DAEMONSET_ANNOTATION) == "true")
+    return not (
+        (ctrl is not None and ctrl.kind == "DaemonSet") or pod.annotations.get(DAEMONSET_ANNOTATION) == "true"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +107,9 @@ class _Simulation:
                 filled = round_robin_fill(self.checker.capacity(facts, within), cursor, len(group.pods))
                 if filled is None:
                     snap.revert()
-                    return RemovalResult(name, RemovalOutcome.NO_PLACE_TO_MOVE_PODS, unplaced_pod=group.representative.key)
+                    return RemovalResult(
+                        name, RemovalOutcome.NO_PLACE_TO_MOVE_PODS, unplaced_pod=group.representative.key
+                    )
                 counts, cursor = filled
                 slots = np.flatnonzero(counts)
                 snap.add_pods_bulk(slots, counts[slots], group.pods, vec)

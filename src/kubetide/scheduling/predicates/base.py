@@ -31,7 +31,12 @@ class StaticFilter(Protocol):
     name: str
 
     def check(
-        self, pod: Pod, node_name: str, labels: Mapping[str, str], taints: tuple[Taint, ...], unschedulable: bool
+        self,
+        pod: Pod,
+        node_name: str,
+        labels: Mapping[str, str],
+        taints: tuple[Taint, ...],
+        unschedulable: bool,
     ) -> FilterFailure | None:
         """None when the node passes; otherwise the failure with kube-scheduler's reason text."""
         ...

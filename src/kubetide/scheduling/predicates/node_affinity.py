@@ -26,7 +26,12 @@ class NodeAffinity:
     name = "NodeAffinity"
 
     def check(
-        self, pod: Pod, node_name: str, labels: Mapping[str, str], taints: tuple[Taint, ...], unschedulable: bool
+        self,
+        pod: Pod,
+        node_name: str,
+        labels: Mapping[str, str],
+        taints: tuple[Taint, ...],
+        unschedulable: bool,
     ) -> FilterFailure | None:
         if matches_node_selection(pod, node_name, labels):
             return None

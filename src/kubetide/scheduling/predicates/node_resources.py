@@ -22,8 +22,8 @@ def pods_that_fit(snap: ClusterSnapshot, vec: NDArray[np.int64]) -> NDArray[np.i
     """How many more pods requesting ``vec`` each node can take, resources only (>= 0)."""
     cols = np.flatnonzero(vec)  # the pods column is always set
     free = snap.allocatable[:, cols] - snap.requested[:, cols]
-    counts = (free // vec[cols]).min(axis=1)
-    return np.maximum(counts, 0)
+    counts: NDArray[np.int64] = np.maximum((free // vec[cols]).min(axis=1), 0)
+    return counts
 
 
 class NodeResourcesFit:
@@ -35,7 +35,7 @@ class NodeResourcesFit:
     def mask(self, pod: Pod, snap: ClusterSnapshot, vec: NDArray[np.int64]) -> NDArray[np.bool_]:
         cols = np.flatnonzero(vec)
         free = snap.allocatable[:, cols] - snap.requested[:, cols]
-        result: NDArray[np.bool_] = (free >= vec[cols]).all(axis=1)
+        result: NDArray[np.bool_] = np.all(free >= vec[cols], axis=1)
         return result
 
     def failures(

@@ -18,7 +18,12 @@ class NodeUnschedulable:
     name = "NodeUnschedulable"
 
     def check(
-        self, pod: Pod, node_name: str, labels: Mapping[str, str], taints: tuple[Taint, ...], unschedulable: bool
+        self,
+        pod: Pod,
+        node_name: str,
+        labels: Mapping[str, str],
+        taints: tuple[Taint, ...],
+        unschedulable: bool,
     ) -> FilterFailure | None:
         if not unschedulable or any(t.tolerates(_UNSCHEDULABLE_TAINT) for t in pod.tolerations):
             return None

@@ -25,7 +25,12 @@ class TaintToleration:
     name = "TaintToleration"
 
     def check(
-        self, pod: Pod, node_name: str, labels: Mapping[str, str], taints: tuple[Taint, ...], unschedulable: bool
+        self,
+        pod: Pod,
+        node_name: str,
+        labels: Mapping[str, str],
+        taints: tuple[Taint, ...],
+        unschedulable: bool,
     ) -> FilterFailure | None:
         taint = first_untolerated_taint(pod, taints)
         if taint is None:

@@ -78,7 +78,9 @@ def _node_failure(states: list[_ConstraintState], i: int) -> FilterFailure | Non
     for s in states:
         value = s.values[i]
         if value is None:
-            return FilterFailure(PodTopologySpread.name, (Reason.TOPOLOGY_SPREAD_LABEL.value,), unresolvable=True)
+            return FilterFailure(
+                PodTopologySpread.name, (Reason.TOPOLOGY_SPREAD_LABEL.value,), unresolvable=True
+            )
         if s.counts.get(value, 0) + s.self_match - s.global_min > s.constraint.max_skew:
             return FilterFailure(PodTopologySpread.name, (Reason.TOPOLOGY_SPREAD.value,))
     return None
