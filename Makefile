@@ -23,7 +23,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 unit: $(STAMP)
-	$(BIN)/pytest -n 2
+	$(BIN)/pytest -q -n 2
 
 test: lint typecheck unit
 

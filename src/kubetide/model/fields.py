@@ -7,6 +7,7 @@ API server does for the views we build.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterator, Mapping
 from datetime import datetime
 from typing import Any
@@ -58,7 +59,7 @@ class Node:
     def has(self, key: str) -> bool:
         return self.mapping().get(key) is not None
 
-    def items(self) -> Iterator[tuple[str, Node]]:
+    def items(self) -> Iterator[tuple[builtins.str, Node]]:
         for k, v in self.mapping().items():
             yield str(k), Node(v, self._child_path(str(k)))
 
@@ -112,14 +113,14 @@ class Node:
         except QuantityError as exc:
             raise self.error(str(exc)) from None
 
-    def enum(self, choices: tuple[str, ...], default: Any = _MISSING) -> Any:
+    def enum(self, choices: tuple[builtins.str, ...], default: Any = _MISSING) -> Any:
         value = self.str(default)
         if value is not None and value not in choices:
             raise self.error(f"must be one of {', '.join(choices)}, got {value!r}")
         return value
 
-    def string_map(self) -> dict[str, str]:
-        out: dict[str, str] = {}
+    def string_map(self) -> dict[builtins.str, builtins.str]:
+        out: dict[builtins.str, builtins.str] = {}
         for k, v in self.items():
             if isinstance(v.value, bool | int | float):
                 # YAML turns `tier: 1` into an int; Kubernetes would reject it, we keep its text.
@@ -139,7 +140,9 @@ class Node:
         try:
             return parse_time(self.str())
         except ValueError:
-            raise self.error(f"must be an RFC 3339 time like 2024-01-02T03:04:05Z, got {self.value!r}") from None
+            raise self.error(
+                f"must be an RFC 3339 time like 2024-01-02T03:04:05Z, got {self.value!r}"
+            ) from None
 
     def _default(self, default: Any) -> Any:
         if default is _MISSING:

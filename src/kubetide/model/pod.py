@@ -48,6 +48,16 @@ class Container:
     limits: Resources = EMPTY
     host_ports: tuple[HostPort, ...] = ()
     restartable: bool = False  # an init container with restartPolicy: Always (a sidecar)
+    # Exact milli-values of the requests (the HPA divides by MilliValue(), even for memory).
+    requests_milli: dict[str, int] | None = field(default=None, hash=False, compare=False)
+
+    def request_milli(self, resource: str) -> int | None:
+        if self.requests_milli is not None:
+            return self.requests_milli.get(resource)
+        if resource not in self.requests:
+            return None
+        value = self.requests[resource]
+        return value if resource == CPU else value * 1000
 
     @classmethod
     def parse(cls, node: Node, init: bool = False) -> Container:
@@ -56,16 +66,20 @@ class Container:
         for p in node.get("ports").list():
             host_port = p.get("hostPort").int(0, minimum=0)
             if host_port:
-                ports.append(HostPort(host_port, p.get("protocol").str("TCP"), p.get("hostIP").str("0.0.0.0")))
+                ports.append(
+                    HostPort(host_port, p.get("protocol").str("TCP"), p.get("hostIP").str("0.0.0.0"))
+                )
         restart = node.get("restartPolicy").str(None)
         if restart is not None and not init:
             raise node.get("restartPolicy").error("is only allowed on init containers")
+        requests = resources.get("requests")
         return cls(
             node.get("name").str(),
-            Resources.parse(resources.get("requests").value, resources.get("requests").path),
+            Resources.parse(requests.value, requests.path),
             Resources.parse(resources.get("limits").value, resources.get("limits").path),
             tuple(ports),
             restart == "Always",
+            {name: q.milli for name, q in ((k, v.quantity()) for k, v in requests.items())},
         )
 
 
@@ -125,7 +139,12 @@ class Pod:
             labels=meta.get("labels").string_map(),
             annotations=meta.get("annotations").string_map(),
             owners=tuple(
-                OwnerRef(o.get("kind").str(), o.get("name").str(), o.get("uid").str(""), o.get("controller").bool(False))
+                OwnerRef(
+                    o.get("kind").str(),
+                    o.get("name").str(),
+                    o.get("uid").str(""),
+                    o.get("controller").bool(False),
+                )
                 for o in meta.get("ownerReferences").list()
             ),
             containers=tuple(Container.parse(c) for c in spec.get("containers").list()),

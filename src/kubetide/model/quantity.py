@@ -46,6 +46,12 @@ class Quantity:
 
     amount: Fraction
     text: str
+    # apimachinery's internal decimal (unscaled integer, power of ten) for AsApproximateFloat64.
+    unscaled: int = 0
+    exponent: int = 0
+
+    def decimal_parts(self) -> tuple[int, int]:
+        return self.unscaled, self.exponent
 
     @property
     def milli(self) -> int:
@@ -105,8 +111,30 @@ def _parse_cached(text: str) -> Quantity:
     # Round non-zero values up to the nano-unit, "if you want some resources you should get some".
     if amount:
         amount = Fraction(math.ceil(amount * _NANO), _NANO)
+    capped = amount > _MAX
     amount = min(amount, _MAX)
-    return Quantity(-amount if negative else amount, text)
+    unscaled, exponent = _go_decimal(num, denom, suffix, amount, capped)
+    sign = -1 if negative else 1
+    return Quantity(sign * amount, text, sign * unscaled, exponent)
+
+
+def _go_decimal(num: str, denom: str, suffix: str, amount: Fraction, capped: bool) -> tuple[int, int]:
+    """The (unscaled, exponent) pair ParseQuantity stores: its int64 fast path, else a nano decimal."""
+    num = num.lstrip("0") or "0"
+    digits = int(num + denom)
+    if suffix in _BINARY_SUFFIXES:
+        exp = _BINARY_SUFFIXES[suffix]
+        precision = 15 - len(num) - int(exp * 3 / 10) - 1
+        if not denom and precision >= 0 and digits * 2**exp < 2**63:
+            return digits * 2**exp, 0
+    else:
+        exp = _DECIMAL_SUFFIXES.get(suffix, 0) if suffix in _DECIMAL_SUFFIXES else int(suffix[1:])
+        scale = exp - len(denom)
+        if 18 - (len(num) + len(denom)) >= 0 and scale >= -9:
+            return digits, scale
+    if capped:
+        return 2**63 - 1, 0
+    return int(amount * _NANO), -9
 
 
 def _split(text: str) -> tuple[bool, str, str, str]:

@@ -119,7 +119,9 @@ def parse_selector_string(text: str) -> LabelSelector:
 def _split_top_level(text: str) -> list[str]:
     if not text.strip():
         return []
-    parts, depth, current = [], 0, []
+    parts: list[str] = []
+    current: list[str] = []
+    depth = 0
     for ch in text:
         if ch == "(":
             depth += 1

@@ -1,0 +1,1 @@
+"""Benchmarks (``python -m kubetide.bench SUITE``): speed figures printed, never asserted in tests."""

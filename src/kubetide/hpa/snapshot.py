@@ -1,0 +1,277 @@
+"""A frozen moment of one HPA's world (its manifest, the scale, pods, metric values, the controller's
+memory), read from a plain mapping, with ports that serve it. ``kubetide hpa explain`` and the
+conformance runner both reconcile against it.
+
+Times are "seconds ago" relative to ``now``; values are integers in milli-units. The format is the
+``controller_sync`` input of the conformance cases; every key is optional except ``hpa`` and ``scale``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubetide.hpa.config import FeatureGates, HPAConfig
+from kubetide.hpa.ports import NEVER, MetricsError, PodMetric, Scale, ScaleError
+from kubetide.hpa.state import HPAState, Recommendation, ScaleEvent
+from kubetide.model.errors import FieldError, ManifestError
+from kubetide.model.fields import Node
+from kubetide.model.hpa import HPA, CrossVersionObjectReference
+from kubetide.model.pod import Container, Pod
+from kubetide.model.resources import CPU, Resources
+from kubetide.model.selectors import LabelSelector
+
+NOW = 1_000_000_000.0  # an arbitrary fixed instant; snapshot times are relative to it
+
+
+@dataclass
+class SnapshotMetrics:
+    """MetricsSource over fixed values. Source types listed in ``failing`` raise MetricsError."""
+
+    resource: Mapping[str, Sequence[dict[str, Any]]] = field(default_factory=dict)  # pod -> container samples
+    pods: Mapping[str, Mapping[str, PodMetric]] = field(default_factory=dict)
+    objects: Mapping[str, int] = field(default_factory=dict)
+    external: Mapping[str, Sequence[int]] = field(default_factory=dict)
+    failing: frozenset[str] = frozenset()
+    resource_items: Sequence[tuple[str, float, float, Sequence[tuple[str, dict[str, int]]]]] = ()
+
+    def resource_metrics(
+        self, namespace: str, selector: LabelSelector, resource: str, container: str
+    ) -> Mapping[str, PodMetric]:
+        if "Resource" in self.failing or "ContainerResource" in self.failing:
+            raise MetricsError("failed to get pod resource metrics")
+        if not self.resource_items:
+            raise MetricsError("no metrics returned from resource metrics API")
+        out: dict[str, PodMetric] = {}
+        for pod, timestamp, window, containers in self.resource_items:
+            if container:
+                for name, usage in containers:
+                    if name == container and resource in usage:
+                        out[pod] = PodMetric(usage[resource], timestamp, window)
+                        break
+                continue
+            # Summed over containers; a pod reporting no containers, or one lacking it, is skipped.
+            if not containers or any(resource not in usage for _, usage in containers):
+                continue
+            out[pod] = PodMetric(sum(usage[resource] for _, usage in containers), timestamp, window)
+        return out
+
+    def pod_metrics(
+        self, namespace: str, name: str, selector: LabelSelector, metric_selector: LabelSelector | None
+    ) -> Mapping[str, PodMetric]:
+        if "Pods" in self.failing or name not in self.pods or not self.pods[name]:
+            raise MetricsError("no metrics returned from custom metrics API")
+        return self.pods[name]
+
+    def object_metric(
+        self,
+        namespace: str,
+        name: str,
+        described_object: CrossVersionObjectReference,
+        metric_selector: LabelSelector | None,
+    ) -> int:
+        if "Object" in self.failing or name not in self.objects:
+            raise MetricsError(f"unable to fetch metrics from custom metrics API: metric {name} not found")
+        return self.objects[name]
+
+    def external_metric(
+        self, namespace: str, name: str, metric_selector: LabelSelector | None
+    ) -> Sequence[int]:
+        if "External" in self.failing or not self.external.get(name):
+            raise MetricsError("no metrics returned from external metrics API")
+        return self.external[name]
+
+
+@dataclass
+class SnapshotTargets:
+    """ScaleTargetPort over one fixed scale and pod list; records the replicas written."""
+
+    scale: Scale
+    pods: Sequence[Pod]
+    get_error: bool = False
+    update_error: bool = False
+    written: list[int] = field(default_factory=list)
+
+    def get_scale(self, namespace: str, ref: CrossVersionObjectReference) -> Scale:
+        if self.get_error:
+            raise ScaleError("scale subresource unavailable")
+        return self.scale
+
+    def update_scale(self, namespace: str, ref: CrossVersionObjectReference, replicas: int) -> None:
+        if self.update_error:
+            raise ScaleError("scale update failed")
+        self.written.append(replicas)
+
+    def list_pods(self, namespace: str, selector: LabelSelector) -> Sequence[Pod]:
+        return self.pods
+
+
+@dataclass
+class Snapshot:
+    config: HPAConfig
+    hpa: HPA
+    targets: SnapshotTargets
+    metrics: SnapshotMetrics
+    state: HPAState
+    now: float = NOW
+
+
+def _ago(node: Node, now: float) -> float | None:
+    ago = node.number(None)
+    return None if ago is None else now - float(ago)
+
+
+def read_pod(node: Node, now: float = NOW) -> Pod:
+    """A pod in snapshot form: name, phase, ready (null = no Ready condition), times in seconds ago."""
+
+    def containers(key: str, init: bool) -> tuple[Container, ...]:
+        out = []
+        for c in node.get(key).list():
+            requests = {k: v.int() for k, v in c.get("requests_milli").items()}
+            out.append(
+                Container(
+                    c.get("name").str(""),
+                    Resources({k: (v if k == CPU else -(-v // 1000)) for k, v in requests.items()}),
+                    restartable=init and c.get("restartPolicy").str("") == "Always",
+                    requests_milli=requests,
+                )
+            )
+        return tuple(out)
+
+    pod_requests = node.get("pod_requests_milli")
+    return Pod(
+        name=node.get("name").str(),
+        labels=node.get("labels").string_map(),
+        phase=node.get("phase").enum(("Pending", "Running", "Succeeded", "Failed", "Unknown"), "Running"),
+        ready=node.get("ready").bool(None),
+        start_time=_ago(node.get("start_seconds_ago"), now),
+        ready_transition=_ago(node.get("ready_transition_seconds_ago"), now),
+        deletion_time=now if node.get("deleted").bool(False) else None,
+        containers=containers("containers", False),
+        init_containers=containers("initContainers", True),
+        pod_requests=(
+            Resources({k: (v.int() if k == CPU else -(-v.int() // 1000)) for k, v in pod_requests.items()})
+            if pod_requests.value
+            else None
+        ),
+    )
+
+
+def read_resource_items(
+    node: Node, now: float = NOW
+) -> tuple[tuple[str, float, float, tuple[tuple[str, dict[str, int]], ...]], ...]:
+    items = []
+    for m in node.list():
+        ts = _ago(m.get("timestamp_seconds_ago"), now)
+        containers = tuple(
+            (c.get("name").str(""), {k: v.int() for k, v in c.get("usage_milli").items()})
+            for c in m.get("containers").list()
+        )
+        items.append(
+            (
+                m.get("pod").str(),
+                NEVER if ts is None else ts,
+                float(m.get("window_seconds").number(0)),
+                containers,
+            )
+        )
+    return tuple(items)
+
+
+def read_config(node: Node) -> HPAConfig:
+    gates = node.get("feature_gates")
+    defaults = HPAConfig()
+    return HPAConfig(
+        tolerance=float(node.get("tolerance").number(defaults.tolerance)),
+        downscale_stabilization=float(
+            node.get("downscale_stabilization_window_seconds").number(defaults.downscale_stabilization)
+        ),
+        cpu_initialization_period=float(
+            node.get("cpu_initialization_period_seconds").number(defaults.cpu_initialization_period)
+        ),
+        initial_readiness_delay=float(
+            node.get("delay_of_initial_readiness_status_seconds").number(defaults.initial_readiness_delay)
+        ),
+        scale_up_limit_factor=float(node.get("scale_up_limit_factor").number(defaults.scale_up_limit_factor)),
+        scale_up_limit_minimum=float(
+            node.get("scale_up_limit_minimum").number(defaults.scale_up_limit_minimum)
+        ),
+        gates=FeatureGates(
+            hpa_configurable_tolerance=gates.get("HPAConfigurableTolerance").bool(True),
+            hpa_scale_to_zero=gates.get("HPAScaleToZero").bool(False),
+            pod_level_resources=gates.get("PodLevelResources").bool(False),
+        ),
+    )
+
+
+def read_events(node: Node, now: float) -> list[ScaleEvent]:
+    return [
+        ScaleEvent(
+            e.get("replica_change").int(),
+            now - float(e.get("seconds_ago").number()),
+            e.get("outdated").bool(False),
+        )
+        for e in node.list()
+    ]
+
+
+def read_recommendations(node: Node, now: float) -> list[Recommendation]:
+    return [
+        Recommendation(r.get("replicas").int(), now - float(r.get("seconds_ago").number()))
+        for r in node.list()
+    ]
+
+
+def read_snapshot(data: Any, now: float = NOW) -> Snapshot:
+    """Build a snapshot; a wrong field raises ManifestError naming its path."""
+    root = Node(data)
+    root.mapping()
+    hpa_node = root.get("hpa")
+    if hpa_node.value is None:
+        raise ManifestError(FieldError("hpa", "is required"))
+    manifest = dict(hpa_node.mapping())
+    manifest.setdefault(
+        "metadata", {"name": manifest.get("name", "hpa"), "namespace": manifest.get("namespace", "default")}
+    )
+    hpa = HPA.from_manifest(manifest, "hpa")
+    scale = root.get("scale")
+    if scale.value is None:
+        raise ManifestError(FieldError("scale", "is required"))
+    spec_replicas = scale.get("spec_replicas").int(minimum=0)
+    state = root.get("controller_state")
+    recs = state.get("recommendations")
+    metrics = SnapshotMetrics(
+        pods={
+            name: {s.get("pod").str(): PodMetric(s.get("value_milli").int()) for s in samples.list()}
+            for name, samples in root.get("pod_custom_metrics").items()
+        },
+        objects={name: v.int() for name, v in root.get("object_metrics").items()},
+        external={
+            name: [v.int() for v in vals.list()] for name, vals in root.get("external_metrics").items()
+        },
+        failing=frozenset(v.str() for v in root.get("metric_fetch_errors").list()),
+        resource_items=read_resource_items(root.get("resource_metrics"), now),
+    )
+    targets = SnapshotTargets(
+        Scale(
+            spec_replicas,
+            scale.get("status_replicas").int(spec_replicas, minimum=0),
+            scale.get("selector").str(""),
+        ),
+        [read_pod(p, now) for p in root.get("pods").list()],
+        scale.get("get_error").bool(False),
+        scale.get("update_error").bool(False),
+    )
+    return Snapshot(
+        read_config(root.get("config")),
+        hpa,
+        targets,
+        metrics,
+        HPAState(
+            read_recommendations(recs, now) if recs.value is not None else None,
+            read_events(state.get("scale_up_events"), now),
+            read_events(state.get("scale_down_events"), now),
+        ),
+        now,
+    )
