@@ -32,7 +32,9 @@ def pods_and_metrics(draw: st.DrawFn) -> tuple[list[Pod], dict[str, PodMetric]]:
         )
         if draw(st.booleans()):
             ts = draw(times)
-            metrics[name] = PodMetric(1, NEVER if ts is None else ts, float(draw(st.sampled_from([0, 30, 60]))))
+            metrics[name] = PodMetric(
+                1, NEVER if ts is None else ts, float(draw(st.sampled_from([0, 30, 60])))
+            )
     for j in range(draw(st.integers(0, 2))):  # samples for pods that don't exist
         metrics[f"ghost{j}"] = PodMetric(1, NOW, 30.0)
     return pods, metrics

@@ -36,7 +36,14 @@ def cases(kind: str) -> list[Any]:
 
 def _node(spec: dict[str, Any], name: str) -> NodeView:
     mem = spec.get("mem_bytes", spec.get("capacity_mem_bytes", 0))
-    return node(name, spec["cpu_m"], mem, spec.get("max_pods", 110), zone=spec.get("zone"), labels={HOSTNAME_LABEL: name})
+    return node(
+        name,
+        spec["cpu_m"],
+        mem,
+        spec.get("max_pods", 110),
+        zone=spec.get("zone"),
+        labels={HOSTNAME_LABEL: name},
+    )
 
 
 def _group(spec: dict[str, Any], index: int) -> PodGroup:
@@ -79,11 +86,16 @@ def test_binpacking_estimate(case: dict[str, Any]) -> None:
     groups = [_group(g, i) for i, g in enumerate(inp["pod_groups"])]
     limiter = ThresholdLimiter([StaticThreshold(inp["max_nodes_limit"], 0)])
     result = estimate(snap, template, groups, limiter)
-    assert (result.node_count, len(result.scheduled)) == (case["expected"]["node_count"], case["expected"]["pod_count"])
+    assert (result.node_count, len(result.scheduled)) == (
+        case["expected"]["node_count"],
+        case["expected"]["pod_count"],
+    )
     if case["id"] == "ca-binpack-decreasing-order":
         assert {p.requests["cpu"] for p in result.scheduled} == {500}
     pods = [p for g in groups for p in g.pods]
-    count, scheduled = ref_estimate(snap, template, pods, ThresholdLimiter([StaticThreshold(inp["max_nodes_limit"], 0)]))
+    count, scheduled = ref_estimate(
+        snap, template, pods, ThresholdLimiter([StaticThreshold(inp["max_nodes_limit"], 0)])
+    )
     assert (count, len(scheduled)) == (result.node_count, len(result.scheduled))
     assert snap.num_slots == len(inp["existing_snapshot_nodes"])  # the estimate left no trace
 
@@ -109,7 +121,17 @@ def test_fastpath_group_selection(case: dict[str, Any]) -> None:
 
 
 def test_fastpath_ignores_spread_groups() -> None:
-    groups = [_group({"cpu_m": 5, "mem_bytes": 5, "count": 3, "topology_spread": {"key": HOSTNAME_LABEL, "max_skew": 2, "selector": {"app": "estimatee"}}}, 0)]
+    groups = [
+        _group(
+            {
+                "cpu_m": 5,
+                "mem_bytes": 5,
+                "count": 3,
+                "topology_spread": {"key": HOSTNAME_LABEL, "max_skew": 2, "selector": {"app": "estimatee"}},
+            },
+            0,
+        )
+    ]
     assert fastpath_group(groups, node("t", 100, 100)) == -1
 
 
@@ -121,7 +143,8 @@ def test_estimator_limits(case: dict[str, Any]) -> None:
     elif "thresholds" in inp:
         now = [0.0]
         limiter = ThresholdLimiter(
-            [StaticThreshold(t["max_nodes"], t["max_duration_s"]) for t in inp["thresholds"]], clock=lambda: now[0]
+            [StaticThreshold(t["max_nodes"], t["max_duration_s"]) for t in inp["thresholds"]],
+            clock=lambda: now[0],
         )
         limiter.start()
         now[0] += inp.get("elapsed_before_first_request_s", 0)
@@ -157,7 +180,10 @@ def test_estimator_time_budget_uses_the_injected_clock() -> None:
 def test_mixed_groups_match_the_reference() -> None:
     pods: list[Pod] = []
     for i in range(6):
-        pods += [pod(f"g{i}-{k}", 100 + 150 * i, (64 + 200 * i) * 1024 * 1024, owners=owner(f"g{i}")) for k in range(7)]
+        pods += [
+            pod(f"g{i}-{k}", 100 + 150 * i, (64 + 200 * i) * 1024 * 1024, owners=owner(f"g{i}"))
+            for k in range(7)
+        ]
     template = node("t", 2000, 4 * 1024**3, 20)
     snap = ClusterSnapshot([node("old")])
     result = estimate(snap, template, pods)

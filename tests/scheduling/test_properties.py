@@ -21,7 +21,11 @@ from kubetide.scheduling.snapshot import ClusterSnapshot
 
 from .builders import GI, MI, node, owner, pod, selector, spread
 
-SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=int(__import__("os").environ.get("KT_EXAMPLES", "120")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 TAINT = Taint("dedicated", "batch", "NoSchedule")
 
 
@@ -64,7 +68,9 @@ def pods(draw: Any, name: str, simple: bool = False) -> Pod:
         if draw(st.integers(0, 6)) == 0:
             kw["affine"] = (PodAffinityTerm(selector(app=app), ZONE_LABEL),)
         if draw(st.integers(0, 5)) == 0:
-            kw["spread"] = (spread(draw(st.sampled_from([HOSTNAME_LABEL, ZONE_LABEL])), draw(st.integers(1, 2)), app=app),)
+            kw["spread"] = (
+                spread(draw(st.sampled_from([HOSTNAME_LABEL, ZONE_LABEL])), draw(st.integers(1, 2)), app=app),
+            )
     return pod(
         name,
         draw(st.sampled_from([0, 100, 250, 500, 900])),

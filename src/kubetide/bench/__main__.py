@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 # suite name -> module with a ``run() -> list[dict]``
-SUITES: dict[str, str] = {"hpa": "kubetide.bench.hpa"}
+SUITES: dict[str, str] = {"hpa": "kubetide.bench.hpa", "scheduling": "kubetide.bench.scheduling"}
 
 
 def _load(name: str) -> Callable[[], list[dict[str, Any]]]:
@@ -26,7 +26,9 @@ def _table(records: list[dict[str, Any]]) -> str:
     lines = [f"{'workload':<24} {'median':>12} {'target':>12} {'runs':>5}  decision"]
     for r in records:
         target = r.get("target_seconds")
-        decision = {k: v for k, v in r.items() if k not in ("workload", "median_seconds", "runs", "target_seconds")}
+        decision = {
+            k: v for k, v in r.items() if k not in ("workload", "median_seconds", "runs", "target_seconds")
+        }
         verdict = "" if target is None else ("  ok" if r["median_seconds"] <= target else "  SLOW")
         lines.append(
             f"{r['workload']:<24} {_fmt(r['median_seconds']):>12} {_fmt(target) if target else '-':>12} "

@@ -60,7 +60,11 @@ class _Ports:
         raise MetricsError("not used")
 
     def object_metric(
-        self, namespace: str, name: str, described: CrossVersionObjectReference, selector: LabelSelector | None
+        self,
+        namespace: str,
+        name: str,
+        described: CrossVersionObjectReference,
+        selector: LabelSelector | None,
     ) -> int:
         raise MetricsError("not used")
 
@@ -77,7 +81,13 @@ def run(runs: int = 5, iterations: int = 2000) -> list[dict[str, Any]]:
                 "minReplicas": 1,
                 "maxReplicas": 300,
                 "metrics": [
-                    {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}}}
+                    {
+                        "type": "Resource",
+                        "resource": {
+                            "name": "cpu",
+                            "target": {"type": "Utilization", "averageUtilization": 50},
+                        },
+                    }
                 ],
             },
         }

@@ -70,7 +70,9 @@ class PodIndex:
             tuple(timed),
         )
 
-    def group(self, metrics: Mapping[str, PodMetric], resource: str, now: float, init_period: float) -> PodGroups:
+    def group(
+        self, metrics: Mapping[str, PodMetric], resource: str, now: float, init_period: float
+    ) -> PodGroups:
         """Same result as ``podgroups.group_pods`` for these pods."""
         missing = self.active.difference(metrics.keys())
         sampled = self.active - missing if missing else self.active

@@ -12,7 +12,6 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from operator import attrgetter
-from operator import attrgetter
 
 from kubetide.hpa.podgroups import PodGroups
 from kubetide.hpa.ports import PodMetric

@@ -14,10 +14,13 @@ bounds upstream's comparison cost, not its answers.
 
 from __future__ import annotations
 
+import operator
 import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from kubetide.model.pod import Pod
 
@@ -94,13 +97,33 @@ class PodGroup:
         return self.pods[0]
 
 
+_cached_key = operator.attrgetter(_CACHE_ATTR)
+
+
 def group_pods(pods: Iterable[Pod]) -> list[PodGroup]:
-    """Groups in order of their first pod."""
-    groups: dict[EquivalenceKey, PodGroup] = {}
-    for pod in pods:
-        key = pod.__dict__.get(_CACHE_ATTR) or equivalence_key(pod)
-        group = groups.get(key)
-        if group is None:
-            group = groups[key] = PodGroup(key)
-        group.pods.append(pod)
-    return list(groups.values())
+    """Groups in order of their first pod, each keeping its pods' order.
+
+    Written for 10^4-10^5 pods: keys are fetched and numbered by C-level ``map`` calls and pods are
+    gathered per group with a stable argsort, so no Python statement runs per pod once keys are cached.
+    """
+    pods = list(pods)
+    if not pods:
+        return []
+    try:
+        keys = list(map(_cached_key, pods))
+    except AttributeError:
+        keys = [equivalence_key(p) for p in pods]
+    distinct = list(dict.fromkeys(keys))
+    if len(distinct) == 1:
+        return [PodGroup(distinct[0], pods)]
+    number = {k: i for i, k in enumerate(distinct)}
+    codes = np.fromiter(map(number.__getitem__, keys), np.intp, len(keys))
+    order = np.argsort(codes, kind="stable")
+    ends = np.cumsum(np.bincount(codes, minlength=len(distinct))).tolist()
+    groups, start = [], 0
+    for key, end in zip(distinct, ends, strict=True):
+        members = order[start:end].tolist()
+        picked = operator.itemgetter(*members)(pods)
+        groups.append(PodGroup(key, list(picked) if len(members) > 1 else [picked]))
+        start = end
+    return groups

@@ -56,6 +56,8 @@ class _Run:
         self.template = template
         self.limiter = limiter
         self.checker = FitChecker(snap)
+        for name in template.allocatable:  # columns first, so request rows computed later stay valid
+            snap.column(name)
         self.base = snap.num_slots  # new nodes occupy slots [base, num_slots)
         self.received = np.zeros(0, np.int64)  # pods placed per new node
         self.last: int | None = None

@@ -38,7 +38,7 @@ def round_robin_fill(cap: IntArray, cursor: int, pods: int) -> tuple[IntArray, i
         return np.zeros(n, np.int64), cursor
     if int(cap.sum()) < pods:
         return None
-    order = np.roll(np.arange(n), -cursor)
+    order = np.concatenate((np.arange(cursor, n), np.arange(cursor)))
     c = cap[order]
     lo, hi = 0, int(c.max())  # largest t with sum(min(c, t)) <= pods
     while lo < hi:

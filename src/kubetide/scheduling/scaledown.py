@@ -42,12 +42,10 @@ class RemovalOutcome(StrEnum):
 
 def must_move(pod: Pod) -> bool:
     """Default: everything moves except mirror pods (ignored) and DaemonSet pods (only evicted)."""
-    if MIRROR_ANNOTATION in pod.annotations:
+    notes = pod.annotations
+    if notes and (MIRROR_ANNOTATION in notes or notes.get(DAEMONSET_ANNOTATION) == "true"):
         return False
-    ctrl = pod.controller
-    return not (
-        (ctrl is not None and ctrl.kind == "DaemonSet") or pod.annotations.get(DAEMONSET_ANNOTATION) == "true"
-    )
+    return all(not (o.controller and o.kind == "DaemonSet") for o in pod.owners)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +54,7 @@ class RemovalResult:
 
     node: str
     outcome: RemovalOutcome
-    moves: tuple[tuple[str, str], ...] = ()  # (pod namespace/name, destination node)
+    moves: tuple[tuple[str, tuple[Pod, ...]], ...] = ()  # (destination node, pods moved there)
     unplaced_pod: str | None = None
 
     @property
@@ -99,7 +97,7 @@ class _Simulation:
         pods = [p for p in snap.take_pods(i) if move(p)]
         within = self.dest.copy()
         within[i] = False
-        moves: list[tuple[str, str]] = []
+        moves: list[tuple[str, tuple[Pod, ...]]] = []
         for group in group_pods(pods):
             facts = self.checker.facts(group.representative)
             vec = facts.vector(snap)
@@ -122,7 +120,7 @@ class _Simulation:
                     snap.revert()
                     return RemovalResult(name, RemovalOutcome.NO_PLACE_TO_MOVE_PODS, unplaced_pod=pod.key)
                 snap.add_pod(pod, pick, vec)
-                moves.append((pod.key, snap.name(pick)))
+                moves.append((snap.name(pick), (pod,)))
                 cursor = (pick + 1) % snap.num_slots
         snap.remove_node(i)
         snap.commit()
@@ -141,12 +139,11 @@ def _next_true(mask: NDArray[np.bool_], cursor: int) -> int | None:
 
 def _moves(
     snap: ClusterSnapshot, pods: Sequence[Pod], slots: NDArray[np.intp], counts: NDArray[np.int64]
-) -> list[tuple[str, str]]:
-    out: list[tuple[str, str]] = []
+) -> list[tuple[str, tuple[Pod, ...]]]:
+    out: list[tuple[str, tuple[Pod, ...]]] = []
     start = 0
     for slot, count in zip(slots.tolist(), counts.tolist(), strict=True):
-        node = snap.name(slot)
-        out.extend((p.key, node) for p in pods[start : start + count])
+        out.append((snap.name(slot), tuple(pods[start : start + count])))
         start += count
     return out
 

@@ -59,6 +59,7 @@ class ClusterSnapshot:
         self._used: Int64Array = np.zeros((self._cap, len(self.resources)), np.int64)
         self._active = np.zeros(self._cap, np.bool_)
         self._class = np.zeros(self._cap, np.int32)
+        self._anti = np.zeros(self._cap, np.int64)  # bound pods with required anti-affinity, per slot
         self._names: list[str] = []
         self._views: list[NodeView] = []
         self._own_view: list[bool] = []  # False for template copies whose view must be renamed
@@ -73,8 +74,13 @@ class ClusterSnapshot:
         self.constrained_pods = 0  # bound pods with required anti-affinity (they constrain others)
         for node in nodes:
             self.add_node(node)
+        rows: dict[Resources, Int64Array] = {}  # pods of one template share their request vector
         for pod in pods:
-            self.add_pod(pod, self._index[pod.node_name])
+            req = pod.requests
+            vec = rows.get(req)
+            if vec is None or len(vec) != len(self.resources):
+                vec = rows[req] = self.vector(req)
+            self.add_pods([pod], self._index[pod.node_name], vec)
 
     # ----------------------------------------------------------------- reading
     @property
@@ -186,10 +192,10 @@ class ClusterSnapshot:
         op, i = entry[0], entry[1]
         if op == "bulk+":
             slots, counts, vec = entry[1], entry[2], entry[3]
-            for slot, count in zip(slots.tolist(), counts.tolist(), strict=True):
-                if slot < n_keep:  # slots at or past n_keep are truncated away
-                    del self._pods[slot][len(self._pods[slot]) - count :]
-                    self._used[slot] -= vec * count
+            kept = slots < n_keep  # slots at or past n_keep are truncated away
+            for slot, count in zip(slots[kept].tolist(), counts[kept].tolist(), strict=True):
+                del self._pods[slot][len(self._pods[slot]) - count :]
+            self._used[slots[kept]] -= counts[kept, None] * vec
             self.pods_epoch += 1
             return
         if i >= n_keep and op != "node-":
@@ -197,18 +203,21 @@ class ClusterSnapshot:
         if op == "clear":
             self._pods[i] = entry[2]
             self._used[i] = entry[3]
-            self.constrained_pods += sum(1 for p in entry[2] if p.pod_anti_affinity)
+            self._anti[i] = entry[4]
+            self.constrained_pods += entry[4]
             self.pods_epoch += 1
         elif op == "pods+":
             count, total = entry[2], entry[3]
             del self._pods[i][len(self._pods[i]) - count :]
             self._used[i] -= total
+            self._anti[i] -= entry[4]
             self.constrained_pods -= entry[4]
             self.pods_epoch += 1
         elif op == "pod-":
             pod, pos, vec = entry[2], entry[3], entry[4]
             self._pods[i].insert(pos, pod)
             self._used[i] += vec
+            self._anti[i] += bool(pod.pod_anti_affinity)
             self.constrained_pods += bool(pod.pod_anti_affinity)
             self.pods_epoch += 1
         elif op == "node-":
@@ -218,8 +227,8 @@ class ClusterSnapshot:
     def _truncate(self, n: int) -> None:
         for name in self._names[n:]:
             del self._index[name]
-        for pods in self._pods[n:]:
-            self.constrained_pods -= sum(1 for p in pods if p.pod_anti_affinity)
+        self.constrained_pods -= int(self._anti[n : self._n].sum())
+        self._anti[n : self._n] = 0
         del self._names[n:], self._views[n:], self._own_view[n:], self._pods[n:]
         self._active[n : self._n] = False
         self._used[n : self._n] = 0
@@ -237,7 +246,7 @@ class ClusterSnapshot:
             new = np.zeros((cap, old.shape[1]), np.int64)
             new[: self._n] = old[: self._n]
             setattr(self, attr, new)
-        for attr, dtype in (("_active", np.bool_), ("_class", np.int32)):
+        for attr, dtype in (("_active", np.bool_), ("_class", np.int32), ("_anti", np.int64)):
             old = getattr(self, attr)
             new = np.zeros(cap, dtype)
             new[: self._n] = old[: self._n]
@@ -317,6 +326,7 @@ class ClusterSnapshot:
         self._pods[i].extend(pods)
         self._used[i] += total
         constrained = sum(1 for p in pods if p.pod_anti_affinity)
+        self._anti[i] += constrained
         self.constrained_pods += constrained
         self.pods_epoch += 1
         self._record(("pods+", i, count, total, constrained))
@@ -325,7 +335,7 @@ class ClusterSnapshot:
         self, slots: NDArray[np.intp], counts: NDArray[np.int64], pods: Sequence[Pod], vec: Int64Array
     ) -> None:
         """Bind identical pods without inter-pod constraints: ``counts[k]`` of them (taken from ``pods``
-        in order) to ``slots[k]``. Slots must be distinct."""
+        in order) to ``slots[k]``. Slots must be distinct; the pods must carry no anti-affinity."""
         start = 0
         for slot, count in zip(slots.tolist(), counts.tolist(), strict=True):
             self._pods[slot].extend(pods[start : start + count])
@@ -337,10 +347,12 @@ class ClusterSnapshot:
     def take_pods(self, i: int) -> list[Pod]:
         """Unbind every pod of slot ``i`` at once and return them (in binding order)."""
         pods = self._pods[i]
-        self._record(("clear", i, pods, self._used[i].copy()))
+        anti = int(self._anti[i])
+        self._record(("clear", i, pods, self._used[i].copy(), anti))
         self._pods[i] = []
         self._used[i] = 0
-        self.constrained_pods -= sum(1 for p in pods if p.pod_anti_affinity)
+        self._anti[i] = 0
+        self.constrained_pods -= anti
         self.pods_epoch += 1
         return pods
 
@@ -351,6 +363,7 @@ class ClusterSnapshot:
         del pods[pos]
         v = vec if vec is not None else self.vector(pod.requests)
         self._used[i] -= v
+        self._anti[i] -= bool(pod.pod_anti_affinity)
         self.constrained_pods -= bool(pod.pod_anti_affinity)
         self.pods_epoch += 1
         self._record(("pod-", i, pod, pos, v))
