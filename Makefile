@@ -15,8 +15,8 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check src tests
+	$(BIN)/ruff format --check src tests
 	$(BIN)/lint-imports
 
 typecheck: $(STAMP)

@@ -7,7 +7,10 @@ import importlib
 import click
 
 # (module, attribute) of each top-level command, in the order ``--help`` lists them.
-_COMMANDS: tuple[tuple[str, str], ...] = (("kubetide.commands.hpa", "hpa"),)
+_COMMANDS: tuple[tuple[str, str], ...] = (
+    ("kubetide.commands.hpa", "hpa"),
+    ("kubetide.commands.validate", "validate"),
+)
 
 
 def registered_commands() -> list[click.Command]:

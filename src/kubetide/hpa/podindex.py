@@ -81,7 +81,7 @@ class PodIndex:
         unready = (self.no_condition | self.never_ready) & sampled
         young_until = now - init_period  # a pod is initializing if start > now - period
         if self.by_start and self.by_start[0].start > young_until:
-            unready = set(unready)
+            changed = set(unready)
             for y in self.by_start:
                 if y.start <= young_until:
                     break
@@ -89,10 +89,10 @@ class PodIndex:
                     continue
                 metric = metrics[y.name]
                 if y.ready is False or metric.timestamp < y.transition + metric.window:
-                    unready.add(y.name)
+                    changed.add(y.name)
                 else:
-                    unready.discard(y.name)  # initializing pods don't use the never-ready rule
-            unready = frozenset(unready)
+                    changed.discard(y.name)  # initializing pods don't use the never-ready rule
+            unready = frozenset(changed)
         return PodGroups(len(sampled) - len(unready), self.pending | unready, missing, self.ignored)
 
     def requests_milli(self, resource: str, container: str, pod_level: bool) -> dict[str, int]:

@@ -1,0 +1,237 @@
+"""Checks across sections, run once the scenario's structure is valid: an ordered tuple of small rules.
+
+Each rule takes the :class:`Scenario` and yields :class:`FieldError` s with full paths. The order is the
+order problems are listed in: the cloud first (catalog, groups), then objects, traffic, actions and
+autoscalers, as a reader goes down the file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterator
+
+from kubetide.model.errors import FieldError
+from kubetide.model.resources import CPU, MEMORY
+from kubetide.model.workloads import SCALABLE_KINDS
+from kubetide.sim.durations import format_duration
+from kubetide.sim.scenario.catalog import BUILTIN_CATALOG
+from kubetide.sim.scenario.csvdata import CsvError, load_csv
+from kubetide.sim.scenario.model import Scenario
+from kubetide.sim.scenario.objects import object_key
+from kubetide.sim.scenario.paths import join
+from kubetide.sim.scenario.resolved import resolve_node_group
+from kubetide.sim.scenario.series_spec import CsvSeries, RampSeries, SeriesSpec, StepSeries
+
+__all__ = ["CHECKS", "run_checks", "unimplemented_autoscalers"]
+
+Check = Callable[[Scenario], Iterator[FieldError]]
+
+TRAFFIC_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "Pod")
+
+
+def _new_instance_types(s: Scenario) -> Iterator[FieldError]:
+    for name, spec in s.spec.instanceTypes.items():
+        if name not in BUILTIN_CATALOG:
+            for field in ("cpu", "memory"):
+                if getattr(spec, field) is None:
+                    yield FieldError(
+                        join(join("spec.instanceTypes", name), field), "is required for a new instance type"
+                    )
+
+
+def _group_names_unique(s: Scenario) -> Iterator[FieldError]:
+    seen: dict[str, int] = {}
+    for i, group in enumerate(s.spec.nodeGroups):
+        if group.name in seen:
+            yield FieldError(
+                f"spec.nodeGroups[{i}].name",
+                f"duplicate name {group.name!r} (also spec.nodeGroups[{seen[group.name]}])",
+            )
+        seen.setdefault(group.name, i)
+
+
+def _group_machines(s: Scenario) -> Iterator[FieldError]:
+    catalog = s.catalog
+    for i, group in enumerate(s.spec.nodeGroups):
+        path = f"spec.nodeGroups[{i}]"
+        if group.instanceType is not None and group.instanceType not in catalog:
+            yield FieldError(
+                f"{path}.instanceType",
+                f"unknown instance type {group.instanceType!r} (known: {', '.join(sorted(catalog))}; "
+                "or add it under spec.instanceTypes)",
+            )
+            continue
+        resolved = resolve_node_group(group, catalog)
+        for resource in (CPU, MEMORY):
+            if resolved.capacity[resource] <= 0:
+                yield FieldError(
+                    f"{path}.capacity.{resource}", "is required (and > 0) when no instanceType gives it"
+                )
+        for resource, amount in resolved.allocatable.items():
+            if amount > resolved.capacity[resource]:
+                yield FieldError(join(f"{path}.allocatable", resource), "must be <= the node's capacity")
+
+
+def _objects_unique(s: Scenario) -> Iterator[FieldError]:
+    seen: dict[str, int] = {}
+    for i, manifest in enumerate(s.spec.objects):
+        key = object_key(manifest)
+        if key in seen:
+            yield FieldError(f"spec.objects[{i}]", f"duplicate object {key} (also spec.objects[{seen[key]}])")
+        seen.setdefault(key, i)
+
+
+def _within(s: Scenario, path: str, t: float | None) -> Iterator[FieldError]:
+    if t is not None and t > s.spec.duration:
+        yield FieldError(
+            path,
+            f"must be within the simulation (0..{format_duration(s.spec.duration)}), got {format_duration(t)}",
+        )
+
+
+def _series_times(s: Scenario, path: str, series: SeriesSpec) -> Iterator[FieldError]:
+    if isinstance(series, StepSeries):
+        for j, step in enumerate(series.steps):
+            yield from _within(s, f"{path}.steps[{j}].at", step.at)
+    elif isinstance(series, RampSeries):
+        yield from _within(s, f"{path}.start", series.start)
+        yield from _within(s, f"{path}.end", series.end)
+    elif isinstance(series, CsvSeries):
+        try:
+            load_csv(s.base_dir / series.path, series.column, series.timeColumn)
+        except CsvError as exc:
+            yield FieldError(f"{path}.{exc.field}", str(exc))
+
+
+def _times(s: Scenario) -> Iterator[FieldError]:
+    for i, group in enumerate(s.spec.nodeGroups):
+        for j, fault in enumerate(group.faults):
+            yield from _within(s, f"spec.nodeGroups[{i}].faults[{j}].at", fault.at)
+            yield from _within(s, f"spec.nodeGroups[{i}].faults[{j}].until", fault.until)
+    for i, traffic in enumerate(s.spec.traffic):
+        yield from _series_times(s, f"spec.traffic[{i}].rps", traffic.rps)
+        for j, feed in enumerate(traffic.metrics):
+            if feed.series is not None:
+                yield from _series_times(s, f"spec.traffic[{i}].metrics[{j}].series", feed.series)
+    for i, action in enumerate(s.spec.actions):
+        yield from _within(s, f"spec.actions[{i}].at", action.at)
+
+
+def _known_objects(s: Scenario, before: float | None = None) -> set[str]:
+    """Objects at t=0 plus those applied by actions (up to ``before``, when given)."""
+    keys = set(s.objects_by_key())
+    for action in s.spec.actions:
+        if action.apply is not None and (before is None or action.at <= before):
+            keys.add(object_key(action.apply))
+    return keys
+
+
+def _traffic_targets(s: Scenario) -> Iterator[FieldError]:
+    known = _known_objects(s)
+    seen: dict[str, int] = {}
+    for i, traffic in enumerate(s.spec.traffic):
+        kind = traffic.target.split("/")[0]
+        if kind not in TRAFFIC_KINDS:
+            yield FieldError(
+                f"spec.traffic[{i}].target",
+                f"must be a {', '.join(TRAFFIC_KINDS)} (pods serve traffic), got a {kind}",
+            )
+        elif traffic.target not in known:
+            yield FieldError(
+                f"spec.traffic[{i}].target",
+                f"no object {traffic.target} in spec.objects (or applied by an action)",
+            )
+        elif traffic.target in seen:
+            yield FieldError(
+                f"spec.traffic[{i}].target",
+                f"{traffic.target} already has traffic (spec.traffic[{seen[traffic.target]}])",
+            )
+        seen.setdefault(traffic.target, i)
+
+
+def _hpa_targets(s: Scenario) -> Iterator[FieldError]:
+    known = _known_objects(s)
+    for i, manifest in enumerate(s.spec.objects):
+        if manifest.get("kind") == "HorizontalPodAutoscaler":
+            ref = (manifest.get("spec") or {}).get("scaleTargetRef") or {}
+            namespace = (manifest.get("metadata") or {}).get("namespace") or "default"
+            key = f"{ref.get('kind')}/{namespace}/{ref.get('name')}"
+            if key not in known:
+                yield FieldError(
+                    f"spec.objects[{i}].spec.scaleTargetRef",
+                    f"no object {key} in spec.objects (or applied by an action)",
+                )
+
+
+def _action_refs(s: Scenario) -> Iterator[FieldError]:
+    groups = {g.name for g in s.spec.nodeGroups}
+    running = s.enabled_autoscalers()
+    for i, action in enumerate(s.spec.actions):
+        path = f"spec.actions[{i}]"
+        known = _known_objects(s, before=action.at)
+        if action.delete is not None and action.delete not in known:
+            yield FieldError(f"{path}.delete", f"no object {action.delete} exists at that time")
+        if action.scale is not None:
+            kind = action.scale.target.split("/")[0]
+            if kind not in SCALABLE_KINDS:
+                yield FieldError(
+                    f"{path}.scale.target", f"must be a {', '.join(SCALABLE_KINDS)}, got a {kind}"
+                )
+            elif action.scale.target not in known:
+                yield FieldError(
+                    f"{path}.scale.target", f"no object {action.scale.target} exists at that time"
+                )
+        if action.deleteNode is not None and action.deleteNode.group not in groups:
+            yield FieldError(
+                f"{path}.deleteNode.group",
+                f"no node group {action.deleteNode.group!r} (known: {', '.join(sorted(groups))})",
+            )
+        if action.restart is not None and action.restart not in running:
+            yield FieldError(f"{path}.restart", f"{action.restart} is not enabled in this scenario")
+
+
+def _escalator_groups(s: Scenario) -> Iterator[FieldError]:
+    escalator = s.spec.autoscalers.escalator
+    groups = {g.name for g in s.spec.nodeGroups}
+    seen: set[str] = set()
+    for i, ng in enumerate(escalator.nodeGroups if escalator else []):
+        path = f"spec.autoscalers.escalator.nodeGroups[{i}]"
+        if ng.cloud_provider_group_name not in groups:
+            yield FieldError(
+                f"{path}.cloud_provider_group_name",
+                f"no node group {ng.cloud_provider_group_name!r} in spec.nodeGroups (known: {', '.join(sorted(groups))})",
+            )
+        if ng.name in seen:
+            yield FieldError(f"{path}.name", f"duplicate name {ng.name!r}")
+        seen.add(ng.name)
+
+
+# Order: as a reader goes down the file.
+CHECKS: tuple[Check, ...] = (
+    _new_instance_types,
+    _group_names_unique,
+    _group_machines,
+    _objects_unique,
+    _times,
+    _traffic_targets,
+    _hpa_targets,
+    _action_refs,
+    _escalator_groups,
+)
+
+
+def run_checks(scenario: Scenario) -> list[FieldError]:
+    return [problem for check in CHECKS for problem in check(scenario)]
+
+
+def unimplemented_autoscalers(scenario: Scenario, implemented: Collection[str]) -> list[FieldError]:
+    """Enabled autoscalers the simulator cannot run yet (``kubetide simulate`` reports these).
+
+    Not part of :func:`run_checks`: whether an autoscaler is implemented is a property of the
+    simulator build, not of the file, and ``validate`` should accept a file written for later.
+    """
+    sections = {"hpa": "hpa", "cluster-autoscaler": "clusterAutoscaler", "escalator": "escalator"}
+    return [
+        FieldError(f"spec.autoscalers.{sections[name]}", f"{name} is not implemented in the simulator yet")
+        for name in scenario.enabled_autoscalers()
+        if name not in implemented
+    ]

@@ -1,0 +1,154 @@
+"""Reading a scenario file: YAML or JSON, ``--set`` overrides, then every check, all problems at once.
+
+The pipeline: parse the document (syntax errors with line and column) -> apply overrides -> check the
+header (a wrong ``kind`` stops here: the rest would be noise) -> validate the model (pydantic, errors
+translated to field paths) and, independently, every Kubernetes manifest -> if all that passed, the
+cross-section checks. Anything wrong ends in one :class:`ManifestError` listing every problem.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from kubetide.model.errors import FieldError, ManifestError
+from kubetide.sim.scenario.checks import run_checks
+from kubetide.sim.scenario.model import API_VERSION, KIND, Scenario
+from kubetide.sim.scenario.objects import check_object
+from kubetide.sim.scenario.overrides import apply_overrides
+from kubetide.sim.scenario.paths import PathError, parse_path
+from kubetide.sim.scenario.translate import translate_errors
+
+__all__ = ["load_scenario", "parse_document", "parse_scenario"]
+
+
+def load_scenario(path: str | Path, overrides: Iterable[str] = ()) -> Scenario:
+    """The scenario in ``path`` with ``overrides`` (``KEY=VALUE``) applied; raises :class:`ManifestError`."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ManifestError.at("", f"cannot read {str(path)!r}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ManifestError.at("", f"cannot read {str(path)!r}: not UTF-8 text") from None
+    data = parse_document(text, path.name, json_syntax=path.suffix.lower() == ".json")
+    return parse_scenario(data, base_dir=path.parent, overrides=overrides)
+
+
+def parse_document(text: str, name: str = "<scenario>", *, json_syntax: bool = False) -> Any:
+    """One YAML (or JSON) document as plain data; syntax errors name the line and column."""
+    if json_syntax:
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ManifestError.at("", f"{name}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+        except RecursionError:
+            raise ManifestError.at("", f"{name}: invalid JSON: nested too deeply") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{name}:{mark.line + 1}:{mark.column + 1}" if mark is not None else name
+        problem = exc.problem or exc.context or "syntax error"
+        raise ManifestError.at("", f"{where}: invalid YAML: {problem}") from None
+    except yaml.YAMLError as exc:
+        raise ManifestError.at("", f"{name}: invalid YAML: {exc}") from None
+    except (ValueError, OverflowError, RecursionError) as exc:  # e.g. a timestamp out of range
+        raise ManifestError.at("", f"{name}: invalid YAML: {exc}") from None
+
+
+def _header(data: Mapping[str, Any]) -> list[FieldError]:
+    problems = []
+    for key, want in (("apiVersion", API_VERSION), ("kind", KIND)):
+        got = data.get(key)
+        if got is None:
+            problems.append(FieldError(key, f"is required ({key}: {want})"))
+        elif got != want:
+            problems.append(FieldError(key, f"must be {want}, got {got!r}"))
+    return problems
+
+
+def _manifests(data: Mapping[str, Any]) -> Iterable[tuple[Any, str]]:
+    spec = data.get("spec")
+    if not isinstance(spec, Mapping):
+        return
+    objects = spec.get("objects")
+    for i, manifest in enumerate(objects if isinstance(objects, list) else []):
+        yield manifest, f"spec.objects[{i}]"
+    actions = spec.get("actions")
+    for i, action in enumerate(actions if isinstance(actions, list) else []):
+        if isinstance(action, Mapping) and isinstance(action.get("apply"), Mapping):
+            yield action["apply"], f"spec.actions[{i}].apply"
+
+
+def _check_manifests(data: Mapping[str, Any]) -> list[FieldError]:
+    problems: list[FieldError] = []
+    for manifest, path in _manifests(data):
+        try:
+            check_object(manifest, path)
+        except ManifestError as exc:
+            problems.extend(exc.errors)
+        except Exception as exc:  # a view that tripped on odd input: still a message, never a traceback
+            problems.append(FieldError(path, f"cannot be read ({type(exc).__name__}: {exc})"))
+    return problems
+
+
+def _position(data: Any, path: str) -> tuple[int, ...]:
+    """Where ``path`` is in the document: key and item indices along it (unknown parts last)."""
+    try:
+        parts = parse_path(path)
+    except PathError:
+        return (1 << 30,)
+    out: list[int] = []
+    node = data
+    for part in parts:
+        if isinstance(node, dict) and part in node:
+            out.append(list(node).index(part))
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+            out.append(part)
+            node = node[part]
+        else:
+            out.append(1 << 30)
+            node = None
+    return tuple(out)
+
+
+def _in_document_order(data: Any, problems: list[FieldError]) -> list[FieldError]:
+    """Problems sorted as a reader meets them going down the file (stable for equal positions)."""
+    return sorted(problems, key=lambda p: _position(data, p.path))
+
+
+def parse_scenario(
+    data: Any, *, base_dir: str | Path | None = None, overrides: Iterable[str] = ()
+) -> Scenario:
+    """Validate plain data (as loaded from YAML/JSON); ``base_dir`` resolves csv paths (default cwd)."""
+    if data is None:
+        raise ManifestError.at("", "the scenario is empty (expected apiVersion, kind, metadata and spec)")
+    if not isinstance(data, dict):
+        kind = "a list" if isinstance(data, list) else f"{type(data).__name__} {data!r}"[:80]
+        raise ManifestError.at(
+            "", f"the scenario must be a mapping (apiVersion, kind, metadata, spec), got {kind}"
+        )
+    data = apply_overrides(data, overrides)
+    problems = _header(data)
+    if problems:
+        raise ManifestError(problems)
+    scenario: Scenario | None = None
+    try:
+        scenario = Scenario.model_validate(data)
+    except ValidationError as exc:
+        problems.extend(translate_errors(exc, Scenario))
+    problems.extend(_check_manifests(data))
+    if scenario is not None and not problems:
+        scenario._base_dir = Path(base_dir) if base_dir is not None else Path.cwd()
+        problems.extend(run_checks(scenario))
+    if problems:
+        raise ManifestError(_in_document_order(data, problems))
+    assert scenario is not None
+    return scenario

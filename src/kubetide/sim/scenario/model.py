@@ -1,0 +1,130 @@
+"""The scenario document (§1): header, metadata and spec, tying the section models together.
+
+Checks that need more than one section (references, the catalog, the duration) are not here but in
+:mod:`kubetide.sim.scenario.checks`, run by the loader after this model validates; build scenarios
+with :func:`kubetide.sim.scenario.load_scenario` or :func:`~kubetide.sim.scenario.parse_scenario`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import cached_property
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, PrivateAttr
+
+from kubetide.sim.scenario.actions import Action
+from kubetide.sim.scenario.autoscalers import Autoscalers
+from kubetide.sim.scenario.base import FILE_NAME, Duration, NonNegativeInt, QuantityValue, SpecModel
+from kubetide.sim.scenario.catalog import BUILTIN_CATALOG, InstanceType, override
+from kubetide.sim.scenario.nodegroups import NodeGroup
+from kubetide.sim.scenario.objects import object_key
+from kubetide.sim.scenario.traffic import Traffic
+
+__all__ = [
+    "API_VERSION",
+    "KIND",
+    "InstanceTypeSpec",
+    "Metadata",
+    "MetricsSettings",
+    "Scenario",
+    "ScenarioSpec",
+]
+
+API_VERSION = "kubetide.io/v1alpha1"
+KIND = "Scenario"
+
+
+class Metadata(SpecModel):
+    # Used as a directory name for outputs: no slashes, no leading dot.
+    name: Annotated[str, Field(pattern=FILE_NAME, max_length=253)]
+    labels: dict[str, str] = Field(default_factory=dict)
+    annotations: dict[str, str] = Field(default_factory=dict)
+
+
+class InstanceTypeSpec(SpecModel):
+    """An addition to the catalog, or the fields of a built-in entry to override."""
+
+    cpu: QuantityValue | None = None
+    memory: QuantityValue | None = None
+    pods: NonNegativeInt | None = None
+    gpu: NonNegativeInt | None = None
+    pricePerHour: Annotated[float, Field(ge=0)] | None = None
+    zone: str | None = None
+
+
+class MetricsSettings(SpecModel):
+    resolution: Annotated[Duration, Field(gt=0)] = 15.0  # metrics-server scrape interval
+    window: Annotated[Duration, Field(gt=0)] = 30.0  # usage averaging window of each sample
+
+
+class ScenarioSpec(SpecModel):
+    duration: Annotated[Duration, Field(gt=0)]
+    seed: Annotated[int, Field(ge=0)] = 0
+    instanceTypes: dict[str, InstanceTypeSpec] = Field(default_factory=dict)
+    nodeGroups: list[NodeGroup] = Field(default_factory=list)
+    objects: list[dict[str, Any]] = Field(default_factory=list)  # checked by objects.check_object
+    traffic: list[Traffic] = Field(default_factory=list)
+    actions: list[Action] = Field(default_factory=list)
+    metrics: MetricsSettings = Field(default_factory=MetricsSettings)
+    autoscalers: Autoscalers = Field(default_factory=Autoscalers)
+
+
+class Scenario(SpecModel):
+    apiVersion: Literal["kubetide.io/v1alpha1"]
+    kind: Literal["Scenario"]
+    metadata: Metadata
+    spec: ScenarioSpec
+
+    # Directory of the scenario file: csv series paths are relative to it.
+    _base_dir: Path = PrivateAttr(default_factory=Path.cwd)
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name
+
+    @property
+    def base_dir(self) -> Path:
+        return self._base_dir
+
+    @cached_property
+    def catalog(self) -> Mapping[str, InstanceType]:
+        """The built-in catalog with ``spec.instanceTypes`` applied."""
+        merged = dict(BUILTIN_CATALOG)
+        for name, spec in self.spec.instanceTypes.items():
+            fields: dict[str, Any] = {}
+            for ours, theirs in (
+                ("cpu", "cpu"),
+                ("memory", "memory"),
+                ("pods", "pods"),
+                ("gpu", "gpu"),
+                ("pricePerHour", "price_per_hour"),
+                ("zone", "zone"),
+            ):
+                value = getattr(spec, ours)
+                if value is not None:
+                    fields[theirs] = str(value) if ours in ("cpu", "memory") else value
+            merged[name] = override(merged.get(name), name, fields)
+        return merged
+
+    def enabled_autoscalers(self) -> tuple[str, ...]:
+        """Which autoscalers run, by their event-source names (``hpa``, ``cluster-autoscaler``, ``escalator``)."""
+        autoscalers = self.spec.autoscalers
+        has_hpa = any(m.get("kind") == "HorizontalPodAutoscaler" for m in self.spec.objects)
+        out = ["hpa"] if autoscalers.hpa.is_enabled(has_hpa) else []
+        if autoscalers.clusterAutoscaler is not None and autoscalers.clusterAutoscaler.enabled:
+            out.append("cluster-autoscaler")
+        if autoscalers.escalator is not None and autoscalers.escalator.enabled:
+            out.append("escalator")
+        return tuple(out)
+
+    def objects_by_key(self) -> dict[str, dict[str, Any]]:
+        """The t=0 objects by ``Kind/namespace/name``."""
+        return {object_key(m): m for m in self.spec.objects}
+
+    def node_group(self, name: str) -> NodeGroup:
+        for group in self.spec.nodeGroups:
+            if group.name == name:
+                return group
+        raise KeyError(name)

@@ -1,0 +1,174 @@
+"""Kubernetes objects in a scenario (§4): which kinds are supported and how each is checked.
+
+:data:`OBJECT_VALIDATORS` is the one place that maps a kind to its check. A check receives the manifest
+and its path (``spec.objects[3]``), builds the typed view where one exists (so its errors carry the full
+path) and raises :class:`ManifestError`. Unknown fields inside manifests are ignored, as Kubernetes does.
+
+HorizontalPodAutoscalers are read with ``kubetide.model.hpa`` (any autoscaling/ version) and checked
+with the API server's rules (``validate_hpa``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from kubetide.model.errors import ManifestError
+from kubetide.model.fields import Node
+from kubetide.model.hpa import HPA, validate_hpa
+from kubetide.model.pod import Pod
+from kubetide.model.selectors import LabelSelector
+from kubetide.model.workloads import ScaleTarget
+from kubetide.sim.durations import DurationError, parse_duration
+
+__all__ = [
+    "API_VERSIONS",
+    "DURATION_ANNOTATION",
+    "OBJECT_VALIDATORS",
+    "STARTUP_DELAY_ANNOTATION",
+    "ObjectValidator",
+    "check_object",
+    "object_key",
+    "register_object_validator",
+]
+
+# (manifest, path) -> anything (a typed view, or None); raises ManifestError naming the field.
+ObjectValidator = Callable[[Mapping[str, Any], str], object]
+
+DURATION_ANNOTATION = "kubetide.io/duration"  # Job pods: how long each runs
+STARTUP_DELAY_ANNOTATION = "kubetide.io/startup-delay"  # bound -> Running (default 5s)
+
+API_VERSIONS: dict[str, tuple[str, ...]] = {
+    "Deployment": ("apps/v1",),
+    "ReplicaSet": ("apps/v1",),
+    "StatefulSet": ("apps/v1",),
+    "DaemonSet": ("apps/v1",),
+    "HorizontalPodAutoscaler": (
+        "autoscaling/v2",
+        "autoscaling/v2beta2",
+        "autoscaling/v2beta1",
+        "autoscaling/v1",
+    ),
+    "PodDisruptionBudget": ("policy/v1",),
+    "Job": ("batch/v1",),
+    "Pod": ("v1",),
+    "ConfigMap": ("v1",),
+}
+
+
+def object_key(manifest: Mapping[str, Any]) -> str:
+    """``Kind/namespace/name`` of a manifest that passed :func:`check_object`."""
+    meta = manifest.get("metadata") or {}
+    return f"{manifest['kind']}/{meta.get('namespace') or 'default'}/{meta['name']}"
+
+
+def check_object(manifest: Any, path: str) -> None:
+    """Check one manifest: a supported kind and apiVersion, a name, then the kind's own check."""
+    root = Node(manifest, path)
+    kind = root.get("kind").str()
+    if kind not in OBJECT_VALIDATORS:
+        raise root.get("kind").error(f"unsupported kind {kind!r} (supported: {', '.join(OBJECT_VALIDATORS)})")
+    version = root.get("apiVersion").str()
+    if version not in API_VERSIONS.get(kind, (version,)):
+        raise root.get("apiVersion").error(
+            f"must be {' or '.join(API_VERSIONS[kind])} for a {kind}, got {version!r}"
+        )
+    meta = root.get("metadata")
+    meta.get("name").str()
+    meta.get("namespace").str("default")
+    OBJECT_VALIDATORS[kind](manifest, path)
+
+
+def _annotation_duration(annotations: Node, key: str) -> None:
+    raw = annotations.mapping().get(key)
+    if raw is not None:
+        try:
+            parse_duration(raw)
+        except DurationError as exc:
+            raise ManifestError.at(f'{annotations.path}["{key}"]', str(exc)) from None
+
+
+def _pod_template(root: Node) -> None:
+    """A workload's ``spec.template`` read as the Pod it stamps out."""
+    template = root.get("spec").get("template")
+    meta = dict(template.get("metadata").mapping())
+    meta.setdefault("name", "template")
+    Pod.from_manifest({"metadata": meta, "spec": template.get("spec").mapping()}, template.path)
+    _annotation_duration(template.get("metadata").get("annotations"), STARTUP_DELAY_ANNOTATION)
+    _annotation_duration(template.get("metadata").get("annotations"), DURATION_ANNOTATION)
+
+
+def _scale_target(manifest: Mapping[str, Any], path: str) -> None:
+    ScaleTarget.from_manifest(manifest, path)
+    _pod_template(Node(manifest, path))
+
+
+def _daemon_set(manifest: Mapping[str, Any], path: str) -> None:
+    root = Node(manifest, path)
+    LabelSelector.parse(root.get("spec").get("selector"))
+    _pod_template(root)
+
+
+def _job(manifest: Mapping[str, Any], path: str) -> None:
+    root = Node(manifest, path)
+    spec = root.get("spec")
+    spec.get("parallelism").int(1, minimum=0)
+    spec.get("completions").int(None, minimum=0)
+    _annotation_duration(root.get("metadata").get("annotations"), DURATION_ANNOTATION)
+    _pod_template(root)
+
+
+def _pod(manifest: Mapping[str, Any], path: str) -> None:
+    Pod.from_manifest(manifest, path)
+    _annotation_duration(Node(manifest, path).get("metadata").get("annotations"), STARTUP_DELAY_ANNOTATION)
+
+
+def _int_or_percent(node: Node) -> None:
+    if isinstance(node.value, str):
+        if not (node.value.endswith("%") and node.value[:-1].isdigit()):
+            raise node.error(f"must be an integer or a percentage like 50%, got {node.value!r}")
+    else:
+        node.int(None, minimum=0)
+
+
+def _pdb(manifest: Mapping[str, Any], path: str) -> None:
+    spec = Node(manifest, path).get("spec")
+    if spec.has("minAvailable") and spec.has("maxUnavailable"):
+        raise spec.error("minAvailable and maxUnavailable cannot both be set")
+    _int_or_percent(spec.get("minAvailable"))
+    _int_or_percent(spec.get("maxUnavailable"))
+    LabelSelector.parse(spec.get("selector"))
+
+
+def _config_map(manifest: Mapping[str, Any], path: str) -> None:
+    Node(manifest, path).get("data").string_map()
+
+
+def _hpa(manifest: Mapping[str, Any], path: str) -> HPA:
+    hpa = HPA.from_manifest(manifest, path)
+    problems = validate_hpa(hpa, path=path)
+    if problems:
+        raise ManifestError(problems)
+    return hpa
+
+
+OBJECT_VALIDATORS: dict[str, ObjectValidator] = {
+    "Deployment": _scale_target,
+    "ReplicaSet": _scale_target,
+    "StatefulSet": _scale_target,
+    "HorizontalPodAutoscaler": _hpa,
+    "PodDisruptionBudget": _pdb,
+    "DaemonSet": _daemon_set,
+    "Job": _job,
+    "Pod": _pod,
+    "ConfigMap": _config_map,
+}
+
+
+def register_object_validator(
+    kind: str, validator: ObjectValidator, api_versions: tuple[str, ...] = ()
+) -> None:
+    """Support (or re-check) a kind; ``api_versions`` empty keeps the known ones (or accepts any)."""
+    OBJECT_VALIDATORS[kind] = validator
+    if api_versions:
+        API_VERSIONS[kind] = api_versions

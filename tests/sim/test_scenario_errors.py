@@ -1,0 +1,288 @@
+"""Invalid scenarios: every problem is reported, each with its field path and a plain message."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from scenario_builders import deployment, doc, load, problems
+
+from kubetide.model.errors import ManifestError
+from kubetide.sim.scenario import load_scenario
+
+
+def test_max_below_min_uses_the_contract_message() -> None:
+    data = doc()
+    data["spec"]["nodeGroups"][1].update(minSize=2, maxSize=0)
+    assert problems(data) == ["spec.nodeGroups[1].maxSize: must be >= minSize (got 0 < 2)"]
+
+
+def test_every_problem_is_reported_not_just_the_first() -> None:
+    data = doc(duration="6hours", seed=-1)
+    data["spec"]["nodeGroups"][0]["maxSize"] = "ten"
+    data["spec"]["nodeGroups"][1]["capacity"] = {"memory": "16GB"}
+    data["spec"]["objects"].append({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}})
+    found = problems(data)
+    assert len(found) == 5
+    assert found[0].startswith("spec.duration: must be a duration like 90s")
+    assert found[1] == "spec.seed: must be >= 0, got -1"
+    assert found[2] == "spec.nodeGroups[0].maxSize: must be an integer, got 'ten'"
+    assert found[3].startswith("spec.nodeGroups[1].capacity.memory: '16GB' is not a valid quantity")
+    assert found[4].startswith("spec.objects[1].kind: unsupported kind 'Secret' (supported: Deployment,")
+
+
+def test_unknown_keys_in_kubetide_sections_suggest_the_closest_name() -> None:
+    data = doc()
+    data["spec"]["nodeGroups"][0]["maxsize"] = 3
+    data["spec"]["metrics"] = {"resolutoin": "15s"}
+    assert problems(data) == [
+        "spec.nodeGroups[0].maxsize: unknown field (did you mean 'maxSize'?)",
+        "spec.metrics.resolutoin: unknown field (did you mean 'resolution'?)",
+    ]
+
+
+def test_unknown_fields_inside_manifests_are_ignored() -> None:
+    data = doc()
+    data["spec"]["objects"][0]["spec"]["strategy"] = {"type": "RollingUpdate", "whatever": 1}
+    data["spec"]["objects"][0]["status"] = {"anything": True}
+    data["spec"]["objects"][0]["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx"
+    assert load(data).spec.objects[0]["status"] == {"anything": True}
+
+
+def test_unknown_autoscaler_is_named() -> None:
+    data = doc(autoscalers={"karpenter": {}})
+    assert problems(data) == [
+        "spec.autoscalers.karpenter: unknown autoscaler (not implemented in kubetide) (known: hpa, clusterAutoscaler, escalator)"
+    ]
+
+
+def test_manifest_errors_carry_the_object_path() -> None:
+    bad = deployment()
+    bad["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "lots"
+    data = doc(objects=[deployment("ok"), bad])
+    data["spec"]["traffic"] = []
+    assert problems(data) == [
+        "spec.objects[1].spec.template.spec.containers[0].resources.requests.cpu: "
+        "'lots' is not a valid quantity: unexpected 'l' at position 0"
+    ]
+
+
+def test_scale_target_view_errors_surface_with_the_path() -> None:
+    bad = deployment()
+    del bad["spec"]["selector"]
+    data = doc(objects=[bad])
+    assert problems(data) == ["spec.objects[0].spec.selector: is required"]
+
+
+def test_unknown_instance_type_lists_the_known_ones() -> None:
+    data = doc()
+    data["spec"]["nodeGroups"][0]["instanceType"] = "m9.huge"
+    (found,) = problems(data)
+    assert found.startswith("spec.nodeGroups[0].instanceType: unknown instance type 'm9.huge' (known: ")
+    assert "m5.large" in found and "e2-standard-8" in found
+
+
+def test_group_needs_an_instance_type_or_capacity() -> None:
+    data = doc()
+    del data["spec"]["nodeGroups"][0]["instanceType"]
+    assert problems(data) == ["spec.nodeGroups[0]: needs `instanceType` (from the catalog) or `capacity`"]
+
+
+def test_initial_size_must_be_within_the_range() -> None:
+    data = doc()
+    data["spec"]["nodeGroups"][0]["initialSize"] = 11
+    assert problems(data) == [
+        "spec.nodeGroups[0].initialSize: must be between minSize and maxSize (1..10), got 11"
+    ]
+
+
+def test_duplicate_group_names() -> None:
+    data = doc()
+    data["spec"]["nodeGroups"][1]["name"] = "general"
+    assert problems(data) == ["spec.nodeGroups[1].name: duplicate name 'general' (also spec.nodeGroups[0])"]
+
+
+def test_time_windows_must_fit_the_duration() -> None:
+    data = doc(duration="1h", actions=[{"at": "2h", "restart": "cluster-autoscaler"}])
+    data["spec"]["nodeGroups"][0]["faults"] = [{"type": "apiError", "at": "30m", "until": "90m"}]
+    assert problems(data) == [
+        "spec.nodeGroups[0].faults[0].until: must be within the simulation (0..1h), got 1h30m",
+        "spec.traffic[0].rps.steps[1].at: must be within the simulation (0..1h), got 2h",
+        "spec.actions[0].at: must be within the simulation (0..1h), got 2h",
+    ]
+
+
+def test_fault_window_in_order_and_types_checked() -> None:
+    data = doc()
+    data["spec"]["nodeGroups"][0]["faults"] = [
+        {"type": "stockout", "at": "2h", "until": "1h"},
+        {"type": "meteor"},
+        {"count": 1},
+        {"type": "unregistered"},
+    ]
+    assert problems(data) == [
+        "spec.nodeGroups[0].faults[0].until: must be >= at (got 3600s < 7200s)",
+        "spec.nodeGroups[0].faults[1].type: must be one of stockout, apiError, unregistered, missingProviderID, nodeNotReady, got 'meteor'",
+        "spec.nodeGroups[0].faults[2].type: is required (one of stockout, apiError, unregistered, missingProviderID, nodeNotReady)",
+        "spec.nodeGroups[0].faults[3].count: is required",
+    ]
+
+
+def test_traffic_target_must_exist() -> None:
+    data = doc()
+    data["spec"]["traffic"][0]["target"] = "Deployment/default/api"
+    assert problems(data) == [
+        "spec.traffic[0].target: no object Deployment/default/api in spec.objects (or applied by an action)"
+    ]
+
+
+def test_traffic_needs_a_workload_and_quantities_are_not_negative() -> None:
+    data = doc()
+    data["spec"]["traffic"][0]["target"] = "ConfigMap/default/web"
+    assert problems(data) == [
+        "spec.traffic[0].target: must be a Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, Pod (pods serve traffic), got a ConfigMap"
+    ]
+    data["spec"]["traffic"][0].update(target="Deployment/default/web", baseCpu="-50m")
+    assert problems(data) == ["spec.traffic[0].baseCpu: must not be negative, got '-50m'"]
+
+
+def test_series_errors() -> None:
+    data = doc()
+    data["spec"]["traffic"][0]["rps"] = {
+        "type": "step",
+        "steps": [{"at": "2h", "value": 1}, {"at": "1h", "value": 2}],
+    }
+    data["spec"]["traffic"][0]["metrics"] = [
+        {"name": "q", "kind": "Custom"},
+        {"name": "d", "kind": "External", "series": {"type": "sine", "base": 1}},
+    ]
+    assert problems(data) == [
+        "spec.traffic[0].rps.steps[1].at: must be >= steps[0].at (steps are listed in increasing time)",
+        "spec.traffic[0].metrics[0].kind: must be one of Pods, Object, External, got 'Custom'",
+        "spec.traffic[0].metrics[1].series.amplitude: is required",
+        "spec.traffic[0].metrics[1].series.period: is required",
+    ]
+
+
+def test_csv_series_problems_name_the_field(tmp_path: Path) -> None:
+    (tmp_path / "load.csv").write_text("t,requests\n0,10\n60,20\n")
+    data = doc()
+    data["spec"]["traffic"][0]["rps"] = {"type": "csv", "path": "load.csv", "column": "rps"}
+    assert problems(data, base_dir=tmp_path) == [
+        "spec.traffic[0].rps.column: no column 'rps' in load.csv (columns: t, requests)"
+    ]
+    data["spec"]["traffic"][0]["rps"] = {"type": "csv", "path": "missing.csv", "column": "rps"}
+    (found,) = problems(data, base_dir=tmp_path)
+    assert found.startswith("spec.traffic[0].rps.path: cannot read")
+
+
+def test_action_problems() -> None:
+    data = doc(
+        actions=[
+            {"at": "1h"},
+            {"at": "1h", "restart": "hpa", "delete": "Deployment/default/web"},
+            {"at": "1h", "scale": {"target": "Deployment/default/nope", "replicas": 2}},
+            {"at": "1h", "scale": {"target": "ConfigMap/default/web", "replicas": 2}},
+            {"at": "1h", "deleteNode": {"group": "gpu"}},
+            {"at": "1h", "restart": "escalator"},
+            {"at": "1h", "restart": "kubelet"},
+        ]
+    )
+    assert problems(data) == [
+        "spec.actions[0]: must have exactly one of apply, delete, scale, restart, deleteNode (got none)",
+        "spec.actions[1]: must have exactly one of apply, delete, scale, restart, deleteNode (got delete, restart)",
+        "spec.actions[6].restart: must be one of cluster-autoscaler, hpa, escalator, got 'kubelet'",
+    ]
+    del data["spec"]["actions"][6]
+    del data["spec"]["actions"][1]
+    del data["spec"]["actions"][0]
+    assert problems(data) == [
+        "spec.actions[0].scale.target: no object Deployment/default/nope exists at that time",
+        "spec.actions[1].scale.target: must be a Deployment, ReplicaSet, StatefulSet, ReplicationController, got a ConfigMap",
+        "spec.actions[2].deleteNode.group: no node group 'gpu' (known: general, spot)",
+        "spec.actions[3].restart: escalator is not enabled in this scenario",
+    ]
+
+
+def test_cluster_autoscaler_flags_are_checked_against_the_registry() -> None:
+    data = doc(
+        autoscalers={
+            "clusterAutoscaler": {
+                "flags": {"scan-intervall": "10s", "expander": "cheapest", "max-nodes-total": "5"}
+            }
+        }
+    )
+    assert problems(data) == [
+        "spec.autoscalers.clusterAutoscaler.flags.scan-intervall: unknown Cluster Autoscaler flag (did you mean 'scan-interval'?)",
+        "spec.autoscalers.clusterAutoscaler.flags.expander: must be one of random, most-pods, least-waste, price, priority, grpc, least-nodes (comma-separated), got 'cheapest'",
+        "spec.autoscalers.clusterAutoscaler.flags.max-nodes-total: must be an integer, got '5'",
+    ]
+
+
+def test_escalator_groups_follow_escalator_rules_and_reference_node_groups() -> None:
+    group = {
+        "name": "batch",
+        "label_key": "team",
+        "label_value": "batch",
+        "cloud_provider_group_name": "nope",
+        "taint_upper_capacity_threshold_percent": 40,
+        "taint_lower_capacity_threshold_percent": 10,
+        "scale_up_threshold_percent": 30,
+        "slow_node_removal_rate": 1,
+        "fast_node_removal_rate": 2,
+        "soft_delete_grace_period": "1m",
+        "hard_delete_grace_period": "10m",
+    }
+    data = doc(autoscalers={"escalator": {"nodeGroups": [group]}})
+    assert problems(data) == [
+        "spec.autoscalers.escalator.nodeGroups[0].scale_up_threshold_percent: must be > taint_upper_capacity_threshold_percent (got 30 <= 40)"
+    ]
+    group["scale_up_threshold_percent"] = 70
+    data = doc(autoscalers={"escalator": {"nodeGroups": [group]}})
+    assert problems(data) == [
+        "spec.autoscalers.escalator.nodeGroups[0].cloud_provider_group_name: no node group 'nope' in spec.nodeGroups (known: general, spot)"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (None, ": the scenario is empty"),
+        ([1, 2], ": the scenario must be a mapping (apiVersion, kind, metadata, spec), got a list"),
+        ("hello", ": the scenario must be a mapping (apiVersion, kind, metadata, spec), got str 'hello'"),
+    ],
+)
+def test_documents_that_are_not_scenarios(data: object, message: str) -> None:
+    found = problems(data)
+    assert len(found) == 1 and found[0].startswith(message.lstrip(": "))
+
+
+def test_wrong_kind_stops_before_the_noise() -> None:
+    assert problems({"apiVersion": "apps/v1", "kind": "Deployment", "spec": {"replicas": 1}}) == [
+        "apiVersion: must be kubetide.io/v1alpha1, got 'apps/v1'",
+        "kind: must be Scenario, got 'Deployment'",
+    ]
+
+
+def test_yaml_syntax_errors_give_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "broken.yaml"
+    path.write_text("apiVersion: kubetide.io/v1alpha1\nmetadata:\n  name: x\n  bad: a: b\n")
+    with pytest.raises(ManifestError) as info:
+        load_scenario(path)
+    (error,) = info.value.errors
+    assert str(error) == "broken.yaml:4:9: invalid YAML: mapping values are not allowed here"
+
+
+def test_json_syntax_errors_give_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "broken.json"
+    path.write_text('{"apiVersion": "kubetide.io/v1alpha1",\n "kind": }')
+    with pytest.raises(ManifestError, match=r"broken.json:2:10: invalid JSON"):
+        load_scenario(path)
+
+
+def test_empty_and_missing_files(tmp_path: Path) -> None:
+    (tmp_path / "empty.yaml").write_text("# nothing\n")
+    with pytest.raises(ManifestError, match="the scenario is empty"):
+        load_scenario(tmp_path / "empty.yaml")
+    with pytest.raises(ManifestError, match="cannot read"):
+        load_scenario(tmp_path / "absent.yaml")

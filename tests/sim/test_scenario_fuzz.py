@@ -1,0 +1,119 @@
+"""Fuzzing the loader: whatever the input, the outcome is a Scenario or a ManifestError, nothing else."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+from pathlib import Path
+from typing import Any
+
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kubetide.model.errors import ManifestError
+from kubetide.sim.scenario import Scenario, load_scenario, parse_document, parse_scenario
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "scenario-minimal.yaml"
+VALID: dict[str, Any] = yaml.safe_load(EXAMPLE.read_text())
+
+_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(),
+    st.text(max_size=12),
+    st.sampled_from(
+        ["90s", "1h30m", "500m", "16Gi", "m5.large", "Deployment/default/web", "step", "csv", "-1", "1e400"]
+    ),
+)
+_values = st.recursive(
+    _scalars,
+    lambda children: st.one_of(
+        st.lists(children, max_size=4),
+        st.dictionaries(st.one_of(st.text(max_size=10), st.integers()), children, max_size=4),
+    ),
+    max_leaves=20,
+)
+
+
+def outcome(data: Any) -> Scenario | ManifestError:
+    try:
+        return parse_scenario(data, base_dir=EXAMPLE.parent)
+    except ManifestError as exc:
+        assert exc.errors and all(str(e) for e in exc.errors)
+        return exc
+
+
+def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    out = [prefix]
+    if isinstance(node, dict):
+        for key, value in node.items():
+            out += _paths(value, (*prefix, key))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            out += _paths(value, (*prefix, i))
+    return out
+
+
+_ALL_PATHS = _paths(VALID)[1:]
+
+
+def _mutate(doc: dict[str, Any], path: tuple[Any, ...], action: str, value: Any) -> dict[str, Any]:
+    doc = copy.deepcopy(doc)
+    parent = doc
+    for part in path[:-1]:
+        parent = parent[part]
+    last = path[-1]
+    if action == "delete":
+        del parent[last]
+    elif action == "replace":
+        parent[last] = value
+    elif action == "add" and isinstance(parent[last], dict):
+        parent[last]["fuzz"] = value
+    elif action == "add" and isinstance(parent[last], list):
+        parent[last].append(value)
+    return doc
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_values)
+def test_random_structures(data: Any) -> None:
+    outcome(data)
+    outcome({"apiVersion": "kubetide.io/v1alpha1", "kind": "Scenario", "metadata": data, "spec": data})
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(_ALL_PATHS), st.sampled_from(["delete", "replace", "add"]), _values),
+        min_size=1,
+        max_size=3,
+    )
+)
+def test_random_mutations_of_a_valid_scenario(mutations: list[tuple[tuple[Any, ...], str, Any]]) -> None:
+    doc = VALID
+    for path, action, value in mutations:
+        try:
+            doc = _mutate(doc, path, action, value)
+        except (KeyError, IndexError, TypeError):
+            continue  # an earlier mutation removed the path
+    outcome(doc)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=200))
+def test_random_text_as_yaml(text: str) -> None:
+    with contextlib.suppress(ManifestError):
+        outcome(parse_document(text))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(max_size=30), max_size=3))
+def test_random_overrides(overrides: list[str]) -> None:
+    with contextlib.suppress(ManifestError):
+        parse_scenario(VALID, base_dir=EXAMPLE.parent, overrides=overrides)
+
+
+def test_the_example_itself_is_valid() -> None:
+    assert isinstance(load_scenario(EXAMPLE), Scenario)
