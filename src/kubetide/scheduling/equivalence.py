@@ -1,0 +1,129 @@
+"""Equivalence groups: pods the scheduling simulation may decide once for all.
+
+As Cluster Autoscaler groups pending pods, two pods are equivalent when they share the controller
+(owner reference with ``controller: true``, compared by UID, else kind and name) and everything the
+filters read: namespace, labels, effective requests, node selection, tolerations, (anti-)affinity,
+topology spread, host ports, priority and scheduler. A pod without a controller, and a DaemonSet pod,
+is a group of its own.
+
+Grouping must be cheap (30 000 pods in a few milliseconds), so each pod's key is computed once and
+interned: the cached key object is shared by all equivalent pods, and grouping is one dict lookup per
+pod that hits on identity. Unlike upstream we do not cap groups per controller at 10: the cap only
+bounds upstream's comparison cost, not its answers.
+"""
+
+from __future__ import annotations
+
+import operator
+import weakref
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from kubetide.model.pod import Pod
+
+__all__ = ["EquivalenceKey", "PodGroup", "equivalence_key", "group_pods"]
+
+_CACHE_ATTR = "_kubetide_equivalence_key"  # kept in the (frozen) pod's __dict__, like cached_property
+
+
+class EquivalenceKey:
+    """An interned, hashable scheduling signature; equal signatures are the same object."""
+
+    __slots__ = ("__weakref__", "_hash", "value")
+
+    def __init__(self, value: tuple[Any, ...]) -> None:
+        self.value = value
+        self._hash = hash(value)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (isinstance(other, EquivalenceKey) and self.value == other.value)
+
+
+_INTERNED: weakref.WeakValueDictionary[tuple[Any, ...], EquivalenceKey] = weakref.WeakValueDictionary()
+
+
+def _signature(pod: Pod) -> tuple[Any, ...]:
+    ctrl = pod.controller
+    if ctrl is None or ctrl.kind == "DaemonSet":
+        owner: tuple[str, ...] = ("pod", pod.namespace, pod.name, pod.uid)
+    else:
+        owner = ("ctrl", ctrl.uid) if ctrl.uid else ("ctrl", ctrl.kind, ctrl.name)
+    return (
+        owner,
+        pod.namespace,
+        tuple(sorted(pod.labels.items())),
+        pod.requests,
+        tuple(sorted(pod.node_selector.items())),
+        pod.required_node_affinity,
+        pod.pod_affinity,
+        pod.pod_anti_affinity,
+        pod.tolerations,
+        pod.topology_spread,
+        pod.host_ports,
+        pod.priority,
+        pod.scheduler_name,
+    )
+
+
+def equivalence_key(pod: Pod) -> EquivalenceKey:
+    """The pod's interned key (computed on first use, then read from the pod)."""
+    cached: EquivalenceKey | None = pod.__dict__.get(_CACHE_ATTR)
+    if cached is not None:
+        return cached
+    sig = _signature(pod)
+    key = _INTERNED.get(sig)
+    if key is None:
+        key = EquivalenceKey(sig)
+        _INTERNED[sig] = key
+    pod.__dict__[_CACHE_ATTR] = key
+    return key
+
+
+@dataclass(slots=True)
+class PodGroup:
+    """Equivalent pods, in the order they were given; ``pods[0]`` stands for all of them."""
+
+    key: EquivalenceKey
+    pods: list[Pod] = field(default_factory=list)
+
+    @property
+    def representative(self) -> Pod:
+        return self.pods[0]
+
+
+_cached_key = operator.attrgetter(_CACHE_ATTR)
+
+
+def group_pods(pods: Iterable[Pod]) -> list[PodGroup]:
+    """Groups in order of their first pod, each keeping its pods' order.
+
+    Written for 10^4-10^5 pods: keys are fetched and numbered by C-level ``map`` calls and pods are
+    gathered per group with a stable argsort, so no Python statement runs per pod once keys are cached.
+    """
+    pods = list(pods)
+    if not pods:
+        return []
+    try:
+        keys = list(map(_cached_key, pods))
+    except AttributeError:
+        keys = [equivalence_key(p) for p in pods]
+    distinct = list(dict.fromkeys(keys))
+    if len(distinct) == 1:
+        return [PodGroup(distinct[0], pods)]
+    number = {k: i for i, k in enumerate(distinct)}
+    codes = np.fromiter(map(number.__getitem__, keys), np.intp, len(keys))
+    order = np.argsort(codes, kind="stable")
+    ends = np.cumsum(np.bincount(codes, minlength=len(distinct))).tolist()
+    groups, start = [], 0
+    for key, end in zip(distinct, ends, strict=True):
+        members = order[start:end].tolist()
+        picked = operator.itemgetter(*members)(pods)
+        groups.append(PodGroup(key, list(picked) if len(members) > 1 else [picked]))
+        start = end
+    return groups

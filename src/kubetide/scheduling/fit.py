@@ -1,0 +1,146 @@
+"""Which nodes can take a pod, and how many identical pods each node can take: the filter pipeline
+evaluated over all nodes at once.
+
+A :class:`FitChecker` is bound to one snapshot and caches, per equivalence key, the facts that do not
+change while pods are placed: the request row and the static filters' answer per node class (or per
+node, for pods whose node selection names nodes). Dynamic filters run only when they apply: a pod
+without host ports, inter-pod (anti-)affinity or hard topology spread, in a snapshot where no bound pod
+carries anti-affinity, needs nothing but the vectorized resource check; for such *simple* pods
+:meth:`FitChecker.capacity` answers "how many more of these fit on each node" in one division.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from kubetide.model.pod import Pod
+from kubetide.scheduling.equivalence import equivalence_key
+from kubetide.scheduling.predicates import DYNAMIC_FILTERS, STATIC_FILTERS
+from kubetide.scheduling.predicates.base import name_dependent, uses_inter_pod_constraints
+from kubetide.scheduling.predicates.node_resources import pods_that_fit
+from kubetide.scheduling.reasons import FilterFailure
+from kubetide.scheduling.snapshot import ClusterSnapshot
+
+__all__ = ["FitChecker", "PodFacts"]
+
+BoolArray = NDArray[np.bool_]
+
+
+class PodFacts:
+    """What the filters need about one pod (standing for its equivalence group)."""
+
+    def __init__(self, pod: Pod) -> None:
+        self.pod = pod
+        self.name_dependent = name_dependent(pod)
+        self.inter_pod = uses_inter_pod_constraints(pod)
+        self._vec: NDArray[np.int64] | None = None
+        self.class_failures: list[FilterFailure | None] = []
+        self.class_ok = np.zeros(0, np.bool_)
+        self.node_cache: tuple[int, BoolArray, list[FilterFailure | None]] | None = None
+
+    def vector(self, snap: ClusterSnapshot) -> NDArray[np.int64]:
+        if self._vec is None or len(self._vec) != len(snap.resources):
+            self._vec = snap.vector(self.pod.requests)
+        return self._vec
+
+
+def static_failure(
+    pod: Pod, node_name: str, labels: dict[str, str], snap: ClusterSnapshot, cid: int
+) -> FilterFailure | None:
+    cls = snap.classes[cid]
+    for f in STATIC_FILTERS:
+        failure = f.check(pod, node_name, labels, cls.taints, cls.unschedulable)
+        if failure is not None:
+            return failure
+    return None
+
+
+class FitChecker:
+    """Filters evaluated against one snapshot (which may change between calls)."""
+
+    def __init__(self, snap: ClusterSnapshot) -> None:
+        self.snap = snap
+        self._facts: dict[object, PodFacts] = {}
+
+    def facts(self, pod: Pod) -> PodFacts:
+        key = equivalence_key(pod)
+        facts = self._facts.get(key)
+        if facts is None:
+            facts = self._facts[key] = PodFacts(pod)
+        return facts
+
+    def is_simple(self, facts: PodFacts) -> bool:
+        """True when only resources and static filters decide, so identical pods can be batched."""
+        return not facts.inter_pod and self.snap.constrained_pods == 0
+
+    # ------------------------------------------------------------------ static
+    def static_mask(self, facts: PodFacts) -> BoolArray:
+        snap = self.snap
+        if facts.name_dependent:
+            return self._per_node_static(facts)[0] & snap.active
+        classes = snap.classes
+        if len(facts.class_ok) < len(classes):
+            for cid in range(len(facts.class_ok), len(classes)):
+                facts.class_failures.append(static_failure(facts.pod, "", classes[cid].label_map, snap, cid))
+            facts.class_ok = np.array([f is None for f in facts.class_failures], np.bool_)
+        result: BoolArray = facts.class_ok[snap.node_class_ids] & snap.active
+        return result
+
+    def _per_node_static(self, facts: PodFacts) -> tuple[BoolArray, list[FilterFailure | None]]:
+        snap = self.snap
+        if facts.node_cache is None or facts.node_cache[0] != snap.node_epoch:
+            failures = [
+                static_failure(facts.pod, snap.name(i), snap.labels(i), snap, int(snap.node_class_ids[i]))
+                for i in range(snap.num_slots)
+            ]
+            ok = np.array([f is None for f in failures], np.bool_)
+            facts.node_cache = (snap.node_epoch, ok, failures)
+        return facts.node_cache[1], facts.node_cache[2]
+
+    def _static_failure_at(self, facts: PodFacts, i: int) -> FilterFailure | None:
+        if facts.name_dependent:
+            return self._per_node_static(facts)[1][i]
+        self.static_mask(facts)
+        return facts.class_failures[int(self.snap.node_class_ids[i])]
+
+    # ------------------------------------------------------------------ full
+    def feasible(self, facts: PodFacts, within: BoolArray | None = None) -> BoolArray:
+        """Nodes passing every filter for one more pod like ``facts.pod``, optionally restricted."""
+        snap = self.snap
+        ok = self.static_mask(facts)
+        if within is not None:
+            ok = ok & within
+        if not ok.any():
+            return ok
+        vec = facts.vector(snap)
+        for f in DYNAMIC_FILTERS:
+            if f.applies(facts.pod, snap):
+                ok = ok & f.mask(facts.pod, snap, vec)
+                if not ok.any():
+                    break
+        return ok
+
+    def capacity(self, facts: PodFacts, within: BoolArray | None = None) -> NDArray[np.int64]:
+        """How many more identical pods fit per node; only valid when :meth:`is_simple` holds."""
+        ok = self.static_mask(facts)
+        if within is not None:
+            ok = ok & within
+        counts = pods_that_fit(self.snap, facts.vector(self.snap))
+        result: NDArray[np.int64] = np.where(ok, counts, 0)
+        return result
+
+    def diagnose(self, facts: PodFacts, nodes: NDArray[np.intp]) -> list[FilterFailure | None]:
+        """The first failing filter per node, with its reasons (None where the pod fits)."""
+        snap = self.snap
+        out: list[FilterFailure | None] = [self._static_failure_at(facts, int(i)) for i in nodes]
+        vec = facts.vector(snap)
+        for f in DYNAMIC_FILTERS:
+            pending = np.array([k for k, r in enumerate(out) if r is None], np.intp)
+            if len(pending) == 0:
+                break
+            if not f.applies(facts.pod, snap):
+                continue
+            for k, failure in zip(pending, f.failures(facts.pod, snap, vec, nodes[pending]), strict=True):
+                out[int(k)] = failure
+        return out

@@ -1,0 +1,171 @@
+"""Can these nodes be removed: Cluster Autoscaler's removal simulation (``SimulateNodeRemoval``).
+
+Candidates are tried in the given order. For each, the pods that must move (all but DaemonSet and
+mirror pods, unless the caller says otherwise) are unbound and placed on destinations: nodes that are
+destinations, still present, not cordoned, and not the candidate. If every pod finds a place, the moves
+are kept for the next candidates and the node is removed, so it is no longer a destination either;
+otherwise the attempt is reverted and the node is kept with ``NoPlaceToMovePods``.
+
+Placement follows upstream's ``FitsAnyNodeMatching``: each pod goes to the first fitting destination
+at or after a cursor that starts at slot 0 and moves past every node that receives a pod (round robin
+from the last success), pods taken equivalence group by equivalence group in order of first
+appearance. Groups of simple pods are placed in bulk (:func:`round_robin_fill`). The whole check runs
+in a fork that is reverted at the end unless ``keep`` is set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+import numpy as np
+from numpy.typing import NDArray
+
+from kubetide.model.pod import Pod
+from kubetide.scheduling.equivalence import group_pods
+from kubetide.scheduling.fit import FitChecker
+from kubetide.scheduling.placement import round_robin_fill
+from kubetide.scheduling.snapshot import ClusterSnapshot
+
+__all__ = ["RemovalOutcome", "RemovalResult", "ScaleDownCheck", "must_move", "simulate_removals"]
+
+MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+DAEMONSET_ANNOTATION = "cluster-autoscaler.kubernetes.io/daemonset-pod"
+
+
+class RemovalOutcome(StrEnum):
+    REMOVABLE = "Removable"
+    NO_PLACE_TO_MOVE_PODS = "NoPlaceToMovePods"
+    NODE_NOT_FOUND = "NodeNotFound"
+
+
+def must_move(pod: Pod) -> bool:
+    """Default: everything moves except mirror pods (ignored) and DaemonSet pods (only evicted)."""
+    notes = pod.annotations
+    if notes and (MIRROR_ANNOTATION in notes or notes.get(DAEMONSET_ANNOTATION) == "true"):
+        return False
+    return all(not (o.controller and o.kind == "DaemonSet") for o in pod.owners)
+
+
+@dataclass(frozen=True, slots=True)
+class RemovalResult:
+    """The decision for one candidate, with where each moved pod went or which pod found no place."""
+
+    node: str
+    outcome: RemovalOutcome
+    moves: tuple[tuple[str, tuple[Pod, ...]], ...] = ()  # (destination node, pods moved there)
+    unplaced_pod: str | None = None
+
+    @property
+    def removable(self) -> bool:
+        return self.outcome is RemovalOutcome.REMOVABLE
+
+
+@dataclass(frozen=True, slots=True)
+class ScaleDownCheck:
+    results: tuple[RemovalResult, ...]
+
+    @property
+    def removable(self) -> tuple[str, ...]:
+        return tuple(r.node for r in self.results if r.removable)
+
+
+class _Simulation:
+    def __init__(self, snap: ClusterSnapshot, destinations: Collection[str] | None) -> None:
+        self.snap = snap
+        self.checker = FitChecker(snap)
+        n = snap.num_slots
+        if destinations is None:
+            self.dest = snap.active.copy()
+        else:
+            self.dest = np.zeros(n, np.bool_)
+            for name in destinations:
+                if snap.has_node(name):
+                    self.dest[snap.index_of(name)] = True
+        cordoned = np.array([c.unschedulable for c in snap.classes], np.bool_)
+        self.dest &= ~cordoned[snap.node_class_ids]  # upstream skips cordoned nodes outright
+        self.cursor = 0
+
+    def try_remove(self, name: str, move: Callable[[Pod], bool]) -> RemovalResult:
+        snap = self.snap
+        if not snap.has_node(name):
+            return RemovalResult(name, RemovalOutcome.NODE_NOT_FOUND)
+        i = snap.index_of(name)
+        snap.fork()
+        cursor = self.cursor
+        pods = [p for p in snap.take_pods(i) if move(p)]
+        within = self.dest.copy()
+        within[i] = False
+        moves: list[tuple[str, tuple[Pod, ...]]] = []
+        for group in group_pods(pods):
+            facts = self.checker.facts(group.representative)
+            vec = facts.vector(snap)
+            if self.checker.is_simple(facts):
+                filled = round_robin_fill(self.checker.capacity(facts, within), cursor, len(group.pods))
+                if filled is None:
+                    snap.revert()
+                    return RemovalResult(
+                        name, RemovalOutcome.NO_PLACE_TO_MOVE_PODS, unplaced_pod=group.representative.key
+                    )
+                counts, cursor = filled
+                slots = np.flatnonzero(counts)
+                snap.add_pods_bulk(slots, counts[slots], group.pods, vec)
+                moves.extend(_moves(snap, group.pods, slots, counts[slots]))
+                continue
+            for pod in group.pods:
+                ok = self.checker.feasible(facts, within)
+                pick = _next_true(ok, cursor)
+                if pick is None:
+                    snap.revert()
+                    return RemovalResult(name, RemovalOutcome.NO_PLACE_TO_MOVE_PODS, unplaced_pod=pod.key)
+                snap.add_pod(pod, pick, vec)
+                moves.append((snap.name(pick), (pod,)))
+                cursor = (pick + 1) % snap.num_slots
+        snap.remove_node(i)
+        snap.commit()
+        self.dest[i] = False
+        self.cursor = cursor
+        return RemovalResult(name, RemovalOutcome.REMOVABLE, tuple(moves))
+
+
+def _next_true(mask: NDArray[np.bool_], cursor: int) -> int | None:
+    hits = np.flatnonzero(mask)
+    if len(hits) == 0:
+        return None
+    k = int(np.searchsorted(hits, cursor))
+    return int(hits[k]) if k < len(hits) else int(hits[0])
+
+
+def _moves(
+    snap: ClusterSnapshot, pods: Sequence[Pod], slots: NDArray[np.intp], counts: NDArray[np.int64]
+) -> list[tuple[str, tuple[Pod, ...]]]:
+    out: list[tuple[str, tuple[Pod, ...]]] = []
+    start = 0
+    for slot, count in zip(slots.tolist(), counts.tolist(), strict=True):
+        out.append((snap.name(slot), tuple(pods[start : start + count])))
+        start += count
+    return out
+
+
+def simulate_removals(
+    snap: ClusterSnapshot,
+    candidates: Sequence[str],
+    destinations: Collection[str] | None = None,
+    *,
+    move: Callable[[Pod], bool] = must_move,
+    keep: bool = False,
+) -> ScaleDownCheck:
+    """Try to remove ``candidates`` in order (``destinations`` default to every node present)."""
+    snap.fork()
+    try:
+        sim = _Simulation(snap, destinations)
+        results = tuple(sim.try_remove(name, move) for name in candidates)
+    except BaseException:
+        snap.revert()
+        raise
+    if keep:
+        snap.commit()
+    else:
+        snap.revert()
+    return ScaleDownCheck(results)

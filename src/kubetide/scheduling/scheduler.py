@@ -1,0 +1,154 @@
+"""The simulator's kube-scheduler: binds pending pods to nodes with the same filters the autoscalers
+simulate, and explains the pods it cannot bind in kube-scheduler's words.
+
+Pods are taken in scheduling-queue order (higher priority first, then older first, then input order).
+For each pod: filter every node, score the feasible ones with ``LeastAllocated`` over cpu and memory
+(integer math as upstream, zero requests counted as 100m / 200Mi as upstream's non-zero defaults), and
+pick the best, ties broken by a seeded random choice, so a run is reproducible for a seed. Bindings go
+straight into the snapshot, so calls compose incrementally.
+
+A pod that fits nowhere gets upstream's ``FitError`` message, ``0/N nodes are available: <counts>.``,
+followed by the default preemption plugin's verdict when preemption could not help any node
+(``preemption: 0/N nodes are available: ...``). Where evicting lower-priority pods *would* make room,
+upstream would nominate a node and its message has no preemption part; we produce that message, but
+we do not evict (preemption is not simulated).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from kubetide.model.pod import Pod
+from kubetide.model.resources import CPU, MEMORY
+from kubetide.scheduling.fit import FitChecker, PodFacts
+from kubetide.scheduling.reasons import FilterFailure, Reason, count_reasons, unschedulable_message
+from kubetide.scheduling.snapshot import ClusterSnapshot
+
+__all__ = ["Placement", "ScheduleResult", "Scheduler", "Unschedulable"]
+
+_DEFAULT_CPU = 100  # millicores, upstream's DefaultMilliCPURequest (scoring only)
+_DEFAULT_MEMORY = 200 * 1024 * 1024  # upstream's DefaultMemoryRequest (scoring only)
+_MAX_SCORE = 100
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    pod: Pod
+    node: str
+
+
+@dataclass(frozen=True, slots=True)
+class Unschedulable:
+    """A pod left pending, with its ``PodScheduled=False, reason=Unschedulable`` message."""
+
+    pod: Pod
+    message: str
+    reasons: tuple[tuple[str, int], ...]  # reason → number of nodes, sorted by reason
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleResult:
+    placements: tuple[Placement, ...]
+    unschedulable: tuple[Unschedulable, ...]
+
+
+def queue_order(pods: Iterable[Pod]) -> list[Pod]:
+    """kube-scheduler's ``PrioritySort``: priority descending, then creation time ascending."""
+    return sorted(pods, key=lambda p: (-p.priority, p.creation_time if p.creation_time is not None else 0.0))
+
+
+class Scheduler:
+    def __init__(self, seed: int = 0) -> None:
+        self.rng = random.Random(seed)
+
+    def schedule(self, snap: ClusterSnapshot, pods: Iterable[Pod]) -> ScheduleResult:
+        """Bind what fits (in queue order) into ``snap``; explain the rest."""
+        checker = FitChecker(snap)
+        placements: list[Placement] = []
+        pending: list[Unschedulable] = []
+        failed: dict[object, Unschedulable] = {}  # simple groups fail alike once one pod failed
+        for pod in queue_order(pods):
+            facts = checker.facts(pod)
+            known = failed.get(facts)
+            if known is not None:
+                pending.append(Unschedulable(pod, known.message, known.reasons))
+                continue
+            ok = checker.feasible(facts)
+            if ok.any():
+                slot = self._pick(snap, facts, np.flatnonzero(ok))
+                snap.add_pod(pod, slot, facts.vector(snap))
+                placements.append(Placement(pod, snap.name(slot)))
+                continue
+            verdict = explain(snap, checker, facts, pod)
+            if checker.is_simple(facts):
+                failed[facts] = verdict
+            pending.append(verdict)
+        return ScheduleResult(tuple(placements), tuple(pending))
+
+    def _pick(self, snap: ClusterSnapshot, facts: PodFacts, nodes: NDArray[np.intp]) -> int:
+        if len(nodes) == 1:
+            return int(nodes[0])
+        scores = least_allocated(snap, facts.pod, nodes)
+        best = nodes[scores == scores.max()]
+        return int(best[0]) if len(best) == 1 else int(self.rng.choice(best.tolist()))
+
+
+def least_allocated(snap: ClusterSnapshot, pod: Pod, nodes: NDArray[np.intp]) -> NDArray[np.int64]:
+    """Upstream's ``LeastAllocated`` score (0..100) with equal cpu and memory weights."""
+    total = np.zeros(len(nodes), np.int64)
+    for name, default in ((CPU, _DEFAULT_CPU), (MEMORY, _DEFAULT_MEMORY)):
+        col = snap.column(name)
+        alloc = snap.allocatable[nodes, col]
+        requested = snap.requested[nodes, col] + (pod.requests[name] or default)
+        safe = np.where(alloc > 0, alloc, 1)
+        score = np.where((alloc > 0) & (requested <= alloc), (alloc - requested) * _MAX_SCORE // safe, 0)
+        total += score
+    result: NDArray[np.int64] = total // 2
+    return result
+
+
+def explain(snap: ClusterSnapshot, checker: FitChecker, facts: PodFacts, pod: Pod) -> Unschedulable:
+    """The ``FitError`` for a pod that fits no node, with the preemption dry run's verdict."""
+    nodes = snap.active_indices()
+    failures = checker.diagnose(facts, nodes)
+    counts = count_reasons(failures)
+    preemption = _preemption_counts(snap, checker, facts, pod, nodes, failures)
+    message = unschedulable_message(len(nodes), counts, preemption)
+    return Unschedulable(pod, message, tuple(sorted(counts.items())))
+
+
+def _preemption_counts(
+    snap: ClusterSnapshot,
+    checker: FitChecker,
+    facts: PodFacts,
+    pod: Pod,
+    nodes: NDArray[np.intp],
+    failures: Sequence[FilterFailure | None],
+) -> Counter[str] | None:
+    """Per-node outcome of upstream's preemption dry run; None when evicting would help somewhere."""
+    counts: Counter[str] = Counter()
+    for i, failure in zip(nodes.tolist(), failures, strict=True):
+        if failure is None or failure.unresolvable:
+            counts[Reason.PREEMPTION_NOT_HELPFUL.value] += 1
+            continue
+        victims = [p for p in snap.pods_on(i) if p.priority < pod.priority]
+        if not victims:
+            counts[Reason.NO_PREEMPTION_VICTIMS.value] += 1
+            continue
+        snap.fork()
+        try:
+            for victim in victims:
+                snap.remove_pod(victim, i)
+            after = checker.diagnose(facts, np.array([i], np.intp))[0]
+        finally:
+            snap.revert()
+        if after is None:
+            return None
+        counts.update(after.reasons)
+    return counts

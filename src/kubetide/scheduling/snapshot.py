@@ -1,0 +1,386 @@
+"""The cluster as the scheduling simulation sees it: nodes, the pods bound to them, free resources.
+
+What-if questions (would these pods fit on N new template nodes? can this node's pods move elsewhere?)
+are answered by mutating the snapshot inside :meth:`ClusterSnapshot.fork` and then calling
+:meth:`revert` or :meth:`commit`. Forking costs nothing: every mutation appends its inverse to an undo
+log, so a revert touches only what changed (nodes added inside the fork are simply truncated away).
+
+Resources are columnar (``nodes x resources`` int64 arrays for allocatable and requested; ``pods`` is a
+column too) so filters can compare one request vector against every node at once. Nodes that share
+labels (apart from the hostname), taints and ``unschedulable`` share a *node class*; static filters are
+evaluated once per class. Node copies made from a template (Cluster Autoscaler's ``<template>-e-<i>``
+nodes) keep the template's view and get their own name and hostname label.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from kubetide.model.node import HOSTNAME_LABEL, NodeView
+from kubetide.model.pod import Pod
+from kubetide.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, Resources
+from kubetide.model.scheduling_terms import Taint
+
+__all__ = ["BASE_RESOURCES", "ClusterSnapshot", "NodeClass"]
+
+BASE_RESOURCES = (CPU, MEMORY, EPHEMERAL_STORAGE, PODS)
+_PODS_COL = 3
+
+Int64Array = NDArray[np.int64]
+
+
+@dataclass(frozen=True, slots=True)
+class NodeClass:
+    """What static filters read from a node, apart from its name and hostname label."""
+
+    labels: frozenset[tuple[str, str]]
+    taints: tuple[Taint, ...]
+    unschedulable: bool
+
+    @property
+    def label_map(self) -> dict[str, str]:
+        return dict(self.labels)
+
+
+class ClusterSnapshot:
+    """Nodes (by slot index), their pods and free resources, with an undo log for forks."""
+
+    def __init__(self, nodes: Iterable[NodeView] = (), pods: Iterable[Pod] = ()) -> None:
+        self.resources: list[str] = list(BASE_RESOURCES)
+        self._res_index = {r: i for i, r in enumerate(self.resources)}
+        self._cap = 16
+        self._n = 0
+        self._alloc: Int64Array = np.zeros((self._cap, len(self.resources)), np.int64)
+        self._used: Int64Array = np.zeros((self._cap, len(self.resources)), np.int64)
+        self._active = np.zeros(self._cap, np.bool_)
+        self._class = np.zeros(self._cap, np.int32)
+        self._anti = np.zeros(self._cap, np.int64)  # bound pods with required anti-affinity, per slot
+        self._names: list[str] = []
+        self._views: list[NodeView] = []
+        self._own_view: list[bool] = []  # False for template copies whose view must be renamed
+        self._pods: list[list[Pod]] = []
+        self._index: dict[str, int] = {}
+        self.classes: list[NodeClass] = []
+        self._class_index: dict[NodeClass, int] = {}
+        self._log: list[tuple[Any, ...]] = []
+        self._marks: list[tuple[int, int]] = []
+        self.node_epoch = 0  # changes whenever the node set changes (caches key on it)
+        self.pods_epoch = 0  # changes whenever any pod is bound or unbound
+        self.constrained_pods = 0  # bound pods with required anti-affinity (they constrain others)
+        for node in nodes:
+            self.add_node(node)
+        rows: dict[Resources, Int64Array] = {}  # pods of one template share their request vector
+        for pod in pods:
+            req = pod.requests
+            vec = rows.get(req)
+            if vec is None or len(vec) != len(self.resources):
+                vec = rows[req] = self.vector(req)
+            self.add_pods([pod], self._index[pod.node_name], vec)
+
+    # ----------------------------------------------------------------- reading
+    @property
+    def num_slots(self) -> int:
+        """Slots in use, including removed nodes (their ``active`` flag is False)."""
+        return self._n
+
+    @property
+    def active(self) -> NDArray[np.bool_]:
+        return self._active[: self._n]
+
+    @property
+    def allocatable(self) -> Int64Array:
+        return self._alloc[: self._n]
+
+    @property
+    def requested(self) -> Int64Array:
+        return self._used[: self._n]
+
+    @property
+    def node_class_ids(self) -> NDArray[np.int32]:
+        return self._class[: self._n]
+
+    def free(self) -> Int64Array:
+        return self._alloc[: self._n] - self._used[: self._n]
+
+    def active_indices(self) -> NDArray[np.intp]:
+        return np.flatnonzero(self._active[: self._n])
+
+    def num_active(self) -> int:
+        return int(self._active[: self._n].sum())
+
+    def index_of(self, name: str) -> int:
+        return self._index[name]
+
+    def has_node(self, name: str) -> bool:
+        i = self._index.get(name)
+        return i is not None and bool(self._active[i])
+
+    def name(self, i: int) -> str:
+        return self._names[i]
+
+    def node(self, i: int) -> NodeView:
+        """The node's view; a template copy is renamed (and relabelled) on first access."""
+        if not self._own_view[i]:
+            view = self._views[i]
+            labels = {**view.labels, HOSTNAME_LABEL: self._names[i]}
+            self._views[i] = replace(view, name=self._names[i], labels=labels)
+            self._own_view[i] = True
+        return self._views[i]
+
+    def labels(self, i: int) -> dict[str, str]:
+        return self.node(i).labels
+
+    def pods_on(self, i: int) -> Sequence[Pod]:
+        return self._pods[i]
+
+    def all_pods(self) -> Iterable[tuple[int, Pod]]:
+        for i in range(self._n):
+            if self._active[i]:
+                for pod in self._pods[i]:
+                    yield i, pod
+
+    def column(self, resource: str) -> int:
+        """The column of ``resource``, adding an all-zero column the first time a name is seen."""
+        col = self._res_index.get(resource)
+        if col is None:
+            col = len(self.resources)
+            self.resources.append(resource)
+            self._res_index[resource] = col
+            pad = np.zeros((self._cap, 1), np.int64)
+            self._alloc = np.hstack([self._alloc, pad])
+            self._used = np.hstack([self._used, pad.copy()])
+        return col
+
+    def vector(self, requests: Resources, pods: int = 1) -> Int64Array:
+        """A request as a row over the snapshot's columns; ``pods`` counts against the pod limit."""
+        cols = [self.column(r) for r in requests]  # may widen the arrays, so before allocating
+        vec = np.zeros(len(self.resources), np.int64)
+        for r, c in zip(requests, cols, strict=True):
+            vec[c] = requests[r]
+        vec[_PODS_COL] = pods
+        return vec
+
+    # ----------------------------------------------------------------- forks
+    def fork(self) -> None:
+        """Start a what-if; nest freely. End it with :meth:`revert` or :meth:`commit`."""
+        self._marks.append((len(self._log), self._n))
+
+    def commit(self) -> None:
+        """Keep the changes of the innermost fork (they stay revertible by an outer fork)."""
+        self._marks.pop()
+        if not self._marks:
+            self._log.clear()
+
+    def revert(self) -> None:
+        """Undo every change since the innermost :meth:`fork`."""
+        log_len, n_keep = self._marks.pop()
+        while len(self._log) > log_len:
+            self._undo(self._log.pop(), n_keep)
+        if self._n > n_keep:
+            self._truncate(n_keep)
+
+    def _record(self, entry: tuple[Any, ...]) -> None:
+        if self._marks:
+            self._log.append(entry)
+
+    def _undo(self, entry: tuple[Any, ...], n_keep: int) -> None:
+        op, i = entry[0], entry[1]
+        if op == "bulk+":
+            slots, counts, vec = entry[1], entry[2], entry[3]
+            kept = slots < n_keep  # slots at or past n_keep are truncated away
+            for slot, count in zip(slots[kept].tolist(), counts[kept].tolist(), strict=True):
+                del self._pods[slot][len(self._pods[slot]) - count :]
+            self._used[slots[kept]] -= counts[kept, None] * vec
+            self.pods_epoch += 1
+            return
+        if i >= n_keep and op != "node-":
+            return  # the node itself is truncated away
+        if op == "clear":
+            self._pods[i] = entry[2]
+            self._used[i] = entry[3]
+            self._anti[i] = entry[4]
+            self.constrained_pods += entry[4]
+            self.pods_epoch += 1
+        elif op == "pods+":
+            count, total = entry[2], entry[3]
+            del self._pods[i][len(self._pods[i]) - count :]
+            self._used[i] -= total
+            self._anti[i] -= entry[4]
+            self.constrained_pods -= entry[4]
+            self.pods_epoch += 1
+        elif op == "pod-":
+            pod, pos, vec = entry[2], entry[3], entry[4]
+            self._pods[i].insert(pos, pod)
+            self._used[i] += vec
+            self._anti[i] += bool(pod.pod_anti_affinity)
+            self.constrained_pods += bool(pod.pod_anti_affinity)
+            self.pods_epoch += 1
+        elif op == "node-":
+            self._active[i] = True
+            self.node_epoch += 1
+
+    def _truncate(self, n: int) -> None:
+        for name in self._names[n:]:
+            del self._index[name]
+        self.constrained_pods -= int(self._anti[n : self._n].sum())
+        self._anti[n : self._n] = 0
+        del self._names[n:], self._views[n:], self._own_view[n:], self._pods[n:]
+        self._active[n : self._n] = False
+        self._used[n : self._n] = 0
+        self._n = n
+        self.node_epoch += 1
+        self.pods_epoch += 1
+
+    # ----------------------------------------------------------------- nodes
+    def _grow(self, need: int) -> None:
+        if need <= self._cap:
+            return
+        cap = max(need, self._cap * 2)
+        for attr in ("_alloc", "_used"):
+            old = getattr(self, attr)
+            new = np.zeros((cap, old.shape[1]), np.int64)
+            new[: self._n] = old[: self._n]
+            setattr(self, attr, new)
+        for attr, dtype in (("_active", np.bool_), ("_class", np.int32), ("_anti", np.int64)):
+            old = getattr(self, attr)
+            new = np.zeros(cap, dtype)
+            new[: self._n] = old[: self._n]
+            setattr(self, attr, new)
+        self._cap = cap
+
+    def _class_of(self, node: NodeView) -> int:
+        labels = frozenset((k, v) for k, v in node.labels.items() if k != HOSTNAME_LABEL)
+        key = NodeClass(labels, node.taints, node.unschedulable)
+        cid = self._class_index.get(key)
+        if cid is None:
+            cid = len(self.classes)
+            self.classes.append(key)
+            self._class_index[key] = cid
+        return cid
+
+    def class_id(self, node: NodeView) -> int:
+        """The node class ``node`` belongs (or would belong) to."""
+        return self._class_of(node)
+
+    def add_node(self, node: NodeView) -> int:
+        """Add a node (with no pods); returns its slot."""
+        if node.name in self._index:
+            raise ValueError(f"node {node.name} is already in the snapshot")
+        if HOSTNAME_LABEL not in node.labels:
+            node = replace(node, labels={**node.labels, HOSTNAME_LABEL: node.name})
+        return self._append_nodes(node, [node.name], own_view=True)
+
+    def add_template_nodes(self, template: NodeView, names: Sequence[str]) -> int:
+        """Add copies of ``template`` named ``names``; returns the first new slot."""
+        for name in names:
+            if name in self._index:
+                raise ValueError(f"node {name} is already in the snapshot")
+        return self._append_nodes(template, names, own_view=False)
+
+    def _append_nodes(self, view: NodeView, names: Sequence[str], own_view: bool) -> int:
+        first, count = self._n, len(names)
+        cols = [self.column(r) for r in view.allocatable]
+        self._grow(first + count)
+        row = np.zeros(len(self.resources), np.int64)
+        for r, c in zip(view.allocatable, cols, strict=True):
+            row[c] = view.allocatable[r]
+        end = first + count
+        self._alloc[first:end] = row
+        self._used[first:end] = 0
+        self._active[first:end] = True
+        self._class[first:end] = self._class_of(view)
+        for k, name in enumerate(names):
+            self._index[name] = first + k
+        self._names.extend(names)
+        self._views.extend([view] * count)
+        self._own_view.extend([own_view] * count)
+        self._pods.extend([] for _ in range(count))
+        self._n = end
+        self.node_epoch += 1
+        return first
+
+    def remove_node(self, i: int) -> None:
+        """Take a node (which must hold no pods) out of every answer; its slot stays for a revert."""
+        if self._pods[i]:
+            raise ValueError(f"node {self._names[i]} still has {len(self._pods[i])} pods")
+        self._active[i] = False
+        self.node_epoch += 1
+        self._record(("node-", i))
+
+    # ----------------------------------------------------------------- pods
+    def add_pod(self, pod: Pod, i: int, vec: Int64Array | None = None) -> None:
+        """Bind one pod to slot ``i`` (no fit check: the caller decided)."""
+        self.add_pods([pod], i, vec if vec is not None else self.vector(pod.requests))
+
+    def add_pods(self, pods: Sequence[Pod], i: int, vec: Int64Array) -> None:
+        """Bind identical pods (each requesting ``vec``) to slot ``i`` in one step."""
+        count = len(pods)
+        if count == 0:
+            return
+        total = vec * count
+        self._pods[i].extend(pods)
+        self._used[i] += total
+        constrained = sum(1 for p in pods if p.pod_anti_affinity)
+        self._anti[i] += constrained
+        self.constrained_pods += constrained
+        self.pods_epoch += 1
+        self._record(("pods+", i, count, total, constrained))
+
+    def add_pods_bulk(
+        self, slots: NDArray[np.intp], counts: NDArray[np.int64], pods: Sequence[Pod], vec: Int64Array
+    ) -> None:
+        """Bind identical pods without inter-pod constraints: ``counts[k]`` of them (taken from ``pods``
+        in order) to ``slots[k]``. Slots must be distinct; the pods must carry no anti-affinity."""
+        start = 0
+        for slot, count in zip(slots.tolist(), counts.tolist(), strict=True):
+            self._pods[slot].extend(pods[start : start + count])
+            start += count
+        self._used[slots] += counts[:, None] * vec
+        self.pods_epoch += 1
+        self._record(("bulk+", slots, counts, vec))
+
+    def take_pods(self, i: int) -> list[Pod]:
+        """Unbind every pod of slot ``i`` at once and return them (in binding order)."""
+        pods = self._pods[i]
+        anti = int(self._anti[i])
+        self._record(("clear", i, pods, self._used[i].copy(), anti))
+        self._pods[i] = []
+        self._used[i] = 0
+        self._anti[i] = 0
+        self.constrained_pods -= anti
+        self.pods_epoch += 1
+        return pods
+
+    def remove_pod(self, pod: Pod, i: int, vec: Int64Array | None = None) -> None:
+        """Unbind ``pod`` (found by identity) from slot ``i``."""
+        pods = self._pods[i]
+        pos = next(k for k, p in enumerate(pods) if p is pod)
+        del pods[pos]
+        v = vec if vec is not None else self.vector(pod.requests)
+        self._used[i] -= v
+        self._anti[i] -= bool(pod.pod_anti_affinity)
+        self.constrained_pods -= bool(pod.pod_anti_affinity)
+        self.pods_epoch += 1
+        self._record(("pod-", i, pod, pos, v))
+
+    def topology_values(self, key: str) -> list[str | None]:
+        """The value of label ``key`` per slot (None where missing or the node is removed)."""
+        cache = self.__dict__.setdefault("_topo_cache", {})
+        hit = cache.get(key)
+        if hit is not None and hit[0] == self.node_epoch:
+            return list(hit[1])
+        values: list[str | None] = []
+        for i in range(self._n):
+            if not self._active[i]:
+                values.append(None)
+            elif key == HOSTNAME_LABEL and not self._own_view[i]:
+                values.append(self._names[i])
+            else:
+                values.append(self.node(i).labels.get(key))
+        cache[key] = (self.node_epoch, tuple(values))
+        return values

@@ -1,0 +1,83 @@
+"""How busy a node is, as Cluster Autoscaler's scale-down eligibility measures it (``utilization.Calculate``).
+
+Without a GPU: for cpu and memory, the sum of the pods' effective requests over allocatable; the
+larger ratio is the node's utilization and names the resource. DaemonSet and mirror pods can be left
+out (their requests then also come off allocatable), and long-terminating pods never count. With a GPU
+(the provider names the GPU resource), only GPU requests over GPU allocatable count, and a GPU node
+whose GPUs are not (yet) allocatable reports 0 so it can be removed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from kubetide.model.node import NodeView
+from kubetide.model.pod import Pod
+from kubetide.model.resources import CPU, MEMORY
+
+__all__ = ["Utilization", "is_daemonset_pod", "is_long_terminating", "is_mirror_pod", "node_utilization"]
+
+MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+DAEMONSET_ANNOTATION = "cluster-autoscaler.kubernetes.io/daemonset-pod"
+DEFAULT_GRACE_S = 30.0
+LONG_TERMINATING_EXTRA_S = 30.0
+
+
+def is_mirror_pod(pod: Pod) -> bool:
+    return MIRROR_ANNOTATION in pod.annotations
+
+
+def is_daemonset_pod(pod: Pod) -> bool:
+    ctrl = pod.controller
+    return (ctrl is not None and ctrl.kind == "DaemonSet") or pod.annotations.get(
+        DAEMONSET_ANNOTATION
+    ) == "true"
+
+
+def is_long_terminating(pod: Pod, now: float, grace_s: float | None = None) -> bool:
+    """Deleted longer ago than its grace period (default 30 s) plus 30 s."""
+    if pod.deletion_time is None:
+        return False
+    grace = DEFAULT_GRACE_S if grace_s is None else grace_s
+    return pod.deletion_time + grace + LONG_TERMINATING_EXTRA_S < now
+
+
+@dataclass(frozen=True, slots=True)
+class Utilization:
+    utilization: float
+    cpu: float
+    memory: float
+    resource: str  # the resource that sets ``utilization``
+
+
+def node_utilization(
+    node: NodeView,
+    pods: Iterable[Pod],
+    now: float,
+    *,
+    gpu_resource: str | None = None,
+    ignore_daemonsets: bool = False,
+    ignore_mirror: bool = False,
+) -> Utilization:
+    """Raises ValueError when cpu or memory allocatable is missing or zero (upstream's error)."""
+    pods = [p for p in pods if not is_long_terminating(p, now)]
+    if gpu_resource is not None:
+        alloc = node.allocatable[gpu_resource]
+        used = sum(p.requests[gpu_resource] for p in pods)
+        util = used / alloc if alloc > 0 else 0.0
+        return Utilization(util, 0.0, 0.0, gpu_resource)
+    ratios = {}
+    for name in (CPU, MEMORY):
+        alloc = node.allocatable[name]
+        if alloc <= 0:
+            raise ValueError(f"node {node.name} has no allocatable {name}")
+        used = skipped = 0
+        for p in pods:
+            if (ignore_daemonsets and is_daemonset_pod(p)) or (ignore_mirror and is_mirror_pod(p)):
+                skipped += p.requests[name]
+            else:
+                used += p.requests[name]
+        ratios[name] = used / (alloc - skipped)
+    cpu, mem = ratios[CPU], ratios[MEMORY]
+    return Utilization(max(cpu, mem), cpu, mem, CPU if cpu > mem else MEMORY)

@@ -1,0 +1,84 @@
+"""Cluster Autoscaler's utilization conformance cases (``kind: utilization``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kubetide.model.pod import Container, Pod
+from kubetide.model.resources import Resources
+from kubetide.scheduling.utilization import node_utilization
+
+from .builders import node, owner, pod
+
+CASES = [
+    c
+    for c in json.loads((Path(__file__).parent / "data" / "ca_cases.json").read_text())
+    if c["kind"] == "utilization"
+]
+NOW = 10_000.0
+
+
+def _container(spec: dict[str, Any], name: str) -> Container:
+    req = {"cpu": spec.get("cpu_m") or 0, "memory": spec.get("mem_bytes") or 0}
+    return Container(name, Resources(req), restartable=spec.get("restart_policy") == "Always")
+
+
+def _pod(spec: dict[str, Any], k: int) -> Pod:
+    if "containers" in spec:
+        return Pod(
+            f"p{k}",
+            containers=tuple(_container(c, f"c{i}") for i, c in enumerate(spec["containers"])),
+            init_containers=tuple(
+                _container(c, f"i{i}") for i, c in enumerate(spec.get("init_containers", []))
+            ),
+        )
+    extra = {"nvidia.com/gpu": spec["gpu"]} if "gpu" in spec else None
+    owners, annotations = owner(), {}
+    if spec.get("daemonset", "").startswith("owner"):
+        owners = owner("ds", "DaemonSet")
+    elif spec.get("daemonset"):
+        annotations["cluster-autoscaler.kubernetes.io/daemonset-pod"] = "true"
+    if spec.get("mirror"):
+        annotations["kubernetes.io/config.mirror"] = "x"
+    p = pod(
+        f"p{k}",
+        spec.get("cpu_m") or 0,
+        spec.get("mem_bytes") or 0,
+        owners=owners,
+        annotations=annotations,
+        extra=extra,
+    )
+    if "deletion_timestamp_s_ago" in spec:
+        object.__setattr__(p, "deletion_time", NOW - spec["deletion_timestamp_s_ago"])
+    return p
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c["id"]) for c in CASES])
+def test_utilization(case: dict[str, Any]) -> None:
+    inp, exp = case["input"], case["expected"]
+    alloc = inp["node_allocatable"]
+    extra = {"nvidia.com/gpu": alloc["gpu"]} if "gpu" in alloc else None
+    n = node("n", alloc["cpu_m"] or 0, alloc["mem_bytes"] or 0, extra=extra)
+    pods = [_pod(p, k) for k, p in enumerate(inp["pods"])]
+    flags = inp["flags"]
+    kwargs: dict[str, Any] = {
+        "gpu_resource": "nvidia.com/gpu" if "gpu_config" in flags else None,
+        "ignore_daemonsets": flags.get("ignore_daemonsets", False),
+        "ignore_mirror": flags.get("ignore_mirror", False),
+    }
+    if exp.get("error"):
+        with pytest.raises(ValueError):
+            node_utilization(n, pods, NOW, **kwargs)
+        return
+    u = node_utilization(n, pods, NOW, **kwargs)
+    assert u.utilization == pytest.approx(exp["utilization"])
+    if "cpu_util" in exp:
+        assert u.cpu == pytest.approx(exp["cpu_util"])
+    if "resource" in exp:
+        assert u.resource == exp["resource"]
+    if "pod_effective_requests" in exp:
+        assert [[p.requests["cpu"], p.requests["memory"]] for p in pods] == exp["pod_effective_requests"]
