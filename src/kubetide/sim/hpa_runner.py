@@ -54,13 +54,20 @@ class SimScaleTargets:
                 return views
         # Not one workload's selector: every live pod in the namespace that matches.
         return tuple(
-            p.view() for p in self.cluster.pods.values() if p.spec.namespace == namespace and selector.matches(p.spec.labels)
+            p.view()
+            for p in self.cluster.pods.values()
+            if p.spec.namespace == namespace and selector.matches(p.spec.labels)
         )
 
 
 class HPARunner:
     def __init__(
-        self, engine: Engine, cluster: SimCluster, metrics: MetricsPipeline, config: HPAConfig, events: EventSink
+        self,
+        engine: Engine,
+        cluster: SimCluster,
+        metrics: MetricsPipeline,
+        config: HPAConfig,
+        events: EventSink,
     ) -> None:
         self.engine = engine
         self.cluster = cluster

@@ -103,7 +103,9 @@ class MetricsPipeline:
         if load is not None:
             for feed in load.feeds:
                 if feed.kind == "Pods":
-                    per_pod = (feed.series.at(now) if feed.series is not None else rps / max(len(ready), 1)) * 1000
+                    per_pod = (
+                        feed.series.at(now) if feed.series is not None else rps / max(len(ready), 1)
+                    ) * 1000
                     sample = PodMetric(int(per_pod), now, window)
                     values = dict(zip(ready, repeat(sample)))
                     values.update(zip(unready, repeat(PodMetric(0, now, window))))
@@ -136,7 +138,12 @@ class MetricsPipeline:
         return samples
 
     def _container_share(
-        self, namespace: str, selector: LabelSelector, samples: Mapping[str, PodMetric], resource: str, container: str
+        self,
+        namespace: str,
+        selector: LabelSelector,
+        samples: Mapping[str, PodMetric],
+        resource: str,
+        container: str,
     ) -> Mapping[str, PodMetric]:
         """A container's part of its pod's usage, in proportion to its request."""
         key = self.cluster_workload_for(namespace, selector)
@@ -160,16 +167,26 @@ class MetricsPipeline:
         return scrape.per_pod[name]
 
     def object_metric(
-        self, namespace: str, name: str, described_object: CrossVersionObjectReference, metric_selector: LabelSelector | None
+        self,
+        namespace: str,
+        name: str,
+        described_object: CrossVersionObjectReference,
+        metric_selector: LabelSelector | None,
     ) -> int:
         value = self.values.get(("Object", name))
         if value is None:
             raise MetricsError(f"unable to fetch metrics from custom metrics API: {name} not found")
         return int(value * 1000)
 
-    def external_metric(self, namespace: str, name: str, metric_selector: LabelSelector | None) -> Sequence[int]:
+    def external_metric(
+        self, namespace: str, name: str, metric_selector: LabelSelector | None
+    ) -> Sequence[int]:
         series = self.external_labels.get(name, [])
-        values = [int(v * 1000) for labels, v in series if metric_selector is None or metric_selector.matches(labels)]
+        values = [
+            int(v * 1000)
+            for labels, v in series
+            if metric_selector is None or metric_selector.matches(labels)
+        ]
         if not values:
             raise MetricsError("no metrics returned from external metrics API")
         return values

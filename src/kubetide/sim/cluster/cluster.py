@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, Protocol
 
 from kubetide.model.hpa import HPA
@@ -37,7 +38,13 @@ _SCHEDULE_PRIORITY = 50  # after everything else that happens at the same instan
 
 class EventSink(Protocol):
     def emit(
-        self, t: float, source: str, reason: str, object: str, message: str, data: dict[str, Any] | None = None
+        self,
+        t: float,
+        source: str,
+        reason: str,
+        object: str,
+        message: str,
+        data: dict[str, Any] | None = None,
     ) -> None: ...
 
 
@@ -158,11 +165,25 @@ class SimCluster:
     # --- pods -------------------------------------------------------------------------------------
 
     def create_pod(
-        self, owner: Workload, template: PodTemplate, name: str, now: float, node: str | None = None, ordinal: int = -1
+        self,
+        owner: Workload,
+        template: PodTemplate,
+        name: str,
+        now: float,
+        node: str | None = None,
+        ordinal: int = -1,
     ) -> SimPod:
         self._uid += 1
         spec = template.stamp(name, owner.namespace, owner.owner_ref, f"uid-{self._uid}")
-        pod = SimPod(spec, owner.key, now, template.startup_delay, template.readiness_delay, template.run_for, ordinal=ordinal)
+        pod = SimPod(
+            spec,
+            owner.key,
+            now,
+            template.startup_delay,
+            template.readiness_delay,
+            template.run_for,
+            ordinal=ordinal,
+        )
         owner.pods[name] = pod
         owner.version += 1
         self._add_pod(pod, now, node)
@@ -180,6 +201,8 @@ class SimCluster:
     def _add_pod(self, pod: SimPod, now: float, node: str | None) -> None:
         self.pods[pod.key] = pod
         if node is not None and node in self.nodes:
+            # Bound at creation (DaemonSet pods, pods with spec.nodeName): no scheduler involved.
+            self.snapshot.add_pod(pod.spec, self.nodes[node].slot)
             self._bind(pod, node, now, emit=False)
         else:
             self._pending[pod.key] = pod
@@ -207,6 +230,7 @@ class SimCluster:
                 self._kick(now)
 
     def _bind(self, pod: SimPod, node_name: str, now: float, emit: bool = True) -> None:
+        """Record a binding already reflected in the scheduling snapshot."""
         node = self.nodes[node_name]
         pod.node = node_name
         pod.bound_at = now
@@ -220,10 +244,14 @@ class SimCluster:
         self._touch(pod)
         if emit:
             self.events.emit(
-                now, "scheduler", "Scheduled", f"Pod/{pod.key}",
-                f"Successfully assigned {pod.key} to {node_name}", {"node": node_name},
+                now,
+                "scheduler",
+                "Scheduled",
+                f"Pod/{pod.key}",
+                f"Successfully assigned {pod.key} to {node_name}",
+                {"node": node_name},
             )
-        self.engine.schedule_in(pod.startup_delay, lambda t, p=pod: self._start(p, t), name="pod-start")
+        self.engine.schedule_in(pod.startup_delay, partial(self._start, pod), name="pod-start")
 
     def _start(self, pod: SimPod, now: float) -> None:
         if pod.deleted or pod.node not in self.nodes:
@@ -232,9 +260,9 @@ class SimCluster:
         pod.running_at = now
         pod.changed()
         self._touch(pod)
-        self.engine.schedule_in(pod.readiness_delay, lambda t, p=pod: self._ready(p, t), name="pod-ready")
+        self.engine.schedule_in(pod.readiness_delay, partial(self._ready, pod), name="pod-ready")
         if pod.run_for is not None:
-            self.engine.schedule_in(pod.run_for, lambda t, p=pod: self._succeed(p, t), name="pod-done")
+            self.engine.schedule_in(pod.run_for, partial(self._succeed, pod), name="pod-done")
         self._reconcile_owner(pod, now)
 
     def _ready(self, pod: SimPod, now: float) -> None:
@@ -296,12 +324,16 @@ class SimCluster:
         slot = self.snapshot.add_node(view)
         self.nodes[node.name] = SimNode(node, group, instance, t, slot)
         self.events.emit(
-            t, "kubelet", "NodeRegistered", f"Node/{node.name}", f"Node {node.name} registered",
+            t,
+            "kubelet",
+            "NodeRegistered",
+            f"Node/{node.name}",
+            f"Node {node.name} registered",
             {"group": group, "node": node.name, "instance": instance},
         )
         for workload in self.workloads.values():
             if isinstance(workload, DaemonSetWorkload):
-                workload.reconcile_nodes(self, {node.name: node}, t)
+                workload.reconcile_nodes(self, {node.name: node}, t, prune=False)
 
     def set_node_ready(self, t: float, name: str, ready: bool) -> None:
         node = self.nodes.get(name)
@@ -311,7 +343,10 @@ class SimCluster:
         taints = node.view.taints if ready else (*node.view.taints, NOT_READY_TAINT)
         self.snapshot.replace_node(node.slot, replace(node.view, taints=taints))
         self.events.emit(
-            t, "kubelet", "NodeReady" if ready else "NodeNotReady", f"Node/{name}",
+            t,
+            "kubelet",
+            "NodeReady" if ready else "NodeNotReady",
+            f"Node/{name}",
             f"Node {name} status is now: {'NodeReady' if ready else 'NodeNotReady'}",
             {"group": node.group, "node": name, "instance": node.instance},
         )

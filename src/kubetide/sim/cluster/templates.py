@@ -26,7 +26,9 @@ class PodTemplate:
         return replace(self.view, name=name, namespace=namespace, uid=uid, owners=(owner,) if owner else ())
 
 
-def parse_template(template: Mapping[str, Any], namespace: str, path: str, job_duration: str | None = None) -> PodTemplate:
+def parse_template(
+    template: Mapping[str, Any], namespace: str, path: str, job_duration: str | None = None
+) -> PodTemplate:
     """A pod template (``spec.template`` of a workload, or a bare Pod manifest)."""
     meta = dict(template.get("metadata") or {})
     meta.setdefault("name", "template")

@@ -23,8 +23,15 @@ _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # Kubernetes' random-suffix alphabet
 
 
 class ClusterOps(Protocol):
-    def create_pod(self, owner: Workload, template: PodTemplate, name: str, now: float, node: str | None = None,
-                   ordinal: int = -1) -> SimPod: ...
+    def create_pod(
+        self,
+        owner: Workload,
+        template: PodTemplate,
+        name: str,
+        now: float,
+        node: str | None = None,
+        ordinal: int = -1,
+    ) -> SimPod: ...
 
     def delete_pod(self, pod: SimPod, now: float, reason: str) -> None: ...
 
@@ -86,7 +93,7 @@ class ReplicatedWorkload(Workload):
             for p in alive:
                 if p.node is not None:
                     colocated[p.node] = colocated.get(p.node, 0) + 1
-            for pod in deletion_order(alive, colocated)[: -diff]:
+            for pod in deletion_order(alive, colocated)[:-diff]:
                 ops.delete_pod(pod, now, "ScaleDown")
 
     def _reconcile_ordinals(self, ops: ClusterOps, now: float, alive: list[SimPod]) -> None:
@@ -123,14 +130,19 @@ class DaemonSetWorkload(Workload):
             for taint in node.taints
         )
 
-    def reconcile_nodes(self, ops: ClusterOps, nodes: Mapping[str, NodeView], now: float) -> None:
+    def reconcile_nodes(
+        self, ops: ClusterOps, nodes: Mapping[str, NodeView], now: float, prune: bool = True
+    ) -> None:
+        """Create the missing pods on ``nodes``; with ``prune`` (``nodes`` is every node), delete pods
+        whose node is gone."""
         have = {p.node: p for p in self.pods.values()}
         for name, node in nodes.items():
             if name not in have and self.eligible(node):
                 ops.create_pod(self, self.template, self.random_name(self.name), now, node=name)
-        for node_name, pod in have.items():
-            if node_name not in nodes:
-                ops.delete_pod(pod, now, "NodeGone")
+        if prune:
+            for node_name, pod in have.items():
+                if node_name not in nodes:
+                    ops.delete_pod(pod, now, "NodeGone")
 
 
 @dataclass(eq=False)
@@ -164,23 +176,43 @@ def build_workload(manifest: Mapping[str, Any], rng: np.random.Generator) -> Wor
     if kind in ("Deployment", "ReplicaSet", "StatefulSet"):
         target = ScaleTarget.from_manifest(manifest)
         template = parse_template(target.template, namespace, "spec.template")
-        prefix = f"{name}-{''.join(_ALPHABET[i] for i in rng.integers(0, len(_ALPHABET), 10))}" if kind == "Deployment" else name
+        prefix = (
+            f"{name}-{''.join(_ALPHABET[i] for i in rng.integers(0, len(_ALPHABET), 10))}"
+            if kind == "Deployment"
+            else name
+        )
         return ReplicatedWorkload(
-            kind, namespace, name, template, target.selector, rng,
+            kind,
+            namespace,
+            name,
+            template,
+            target.selector,
+            rng,
             replicas=target.replicas,
-            ordered=kind == "StatefulSet" and spec.get("podManagementPolicy").str("OrderedReady") == "OrderedReady",
+            ordered=kind == "StatefulSet"
+            and spec.get("podManagementPolicy").str("OrderedReady") == "OrderedReady",
             pod_prefix=prefix,
         )
     if kind == "DaemonSet":
         template = parse_template(spec.get("template").mapping(), namespace, "spec.template")
-        return DaemonSetWorkload(kind, namespace, name, template, LabelSelector.parse(spec.get("selector")), rng)
+        return DaemonSetWorkload(
+            kind, namespace, name, template, LabelSelector.parse(spec.get("selector")), rng
+        )
     if kind == "Job":
         template = parse_template(
-            spec.get("template").mapping(), namespace, "spec.template", meta.get("annotations").get("kubetide.io/duration").str(None)
+            spec.get("template").mapping(),
+            namespace,
+            "spec.template",
+            meta.get("annotations").get("kubetide.io/duration").str(None),
         )
         parallelism = spec.get("parallelism").int(1, minimum=0)
         return JobWorkload(
-            kind, namespace, name, template, LabelSelector(), rng,
+            kind,
+            namespace,
+            name,
+            template,
+            LabelSelector(),
+            rng,
             parallelism=parallelism,
             completions=spec.get("completions").int(parallelism, minimum=0),
         )
