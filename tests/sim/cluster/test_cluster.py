@@ -62,7 +62,7 @@ def test_scale_down_deletes_pending_and_unready_pods_first() -> None:
 
 
 def test_deleting_a_node_garbage_collects_its_pods_and_owners_replace_them() -> None:
-    engine, c, events = cluster()
+    engine, c, _ = cluster()
     add_ready_node(c, node("n1"))
     add_ready_node(c, node("n2"))
     c.apply(deployment("web", 4), 0.0)

@@ -305,9 +305,12 @@ class SimCluster:
     def evict(self, pod: SimPod, now: float) -> bool:
         """The eviction API: refused (False) when a PodDisruptionBudget allows no disruption."""
         for pdb in self.pdbs.values():
-            if pdb.namespace == pod.spec.namespace and pdb.selector.matches(pod.spec.labels):
-                if pdb.disruptions_allowed(self._pods_in(pdb.namespace)) <= 0:
-                    return False
+            if (
+                pdb.namespace == pod.spec.namespace
+                and pdb.selector.matches(pod.spec.labels)
+                and pdb.disruptions_allowed(self._pods_in(pdb.namespace)) <= 0
+            ):
+                return False
         self.delete_pod(pod, now, "Evicted")
         owner = self.workloads.get(pod.owner or "")
         if owner is not None:
