@@ -34,8 +34,10 @@ from kubetide.cloud.sim_nodegroup import SimNodeGroup
 from kubetide.model.node import NodeView
 from kubetide.sim.engine import Engine
 from kubetide.sim.rng import RngFactory
+from kubetide.sim.scenario.catalog import InstanceType
 from kubetide.sim.scenario.nodegroups import Fault
-from kubetide.sim.scenario.resolved import ResolvedNodeGroup
+from kubetide.sim.scenario.nodegroups import NodeGroup as ScenarioNodeGroup
+from kubetide.sim.scenario.resolved import ResolvedNodeGroup, resolve_node_group
 
 __all__ = ["DEFAULT_TERMINATION_DELAY", "PROVIDER_NAME", "SimulatedCloud"]
 
@@ -81,6 +83,21 @@ class SimulatedCloud:
         caller: str = "api",
     ) -> None:
         self._attach(_Cloud(engine, groups, rngs, listener, termination_delay), caller)
+
+    @classmethod
+    def from_scenario(
+        cls,
+        engine: Engine,
+        groups: Sequence[ScenarioNodeGroup],
+        catalog: Mapping[str, InstanceType],
+        rngs: RngFactory,
+        listener: CloudListener,
+        *,
+        termination_delay: float = DEFAULT_TERMINATION_DELAY,
+    ) -> SimulatedCloud:
+        """From ``scenario.spec.nodeGroups`` and ``scenario.catalog``: resolves each group."""
+        resolved = [(resolve_node_group(g, catalog), g.faults) for g in groups]
+        return cls(engine, resolved, rngs, listener, termination_delay=termination_delay)
 
     def _attach(self, cloud: _Cloud, caller: str) -> None:
         self._cloud = cloud
