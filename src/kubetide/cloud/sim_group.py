@@ -159,7 +159,7 @@ class SimGroup:
         self._register(now, inst, ready=False, with_provider_id=with_id)
         inst.pending = self._engine.schedule_at(
             now + self.spec.provisioning.readyDelay,
-            lambda t: self.set_ready(t, inst, True),
+            lambda t: self._ready_step(t, inst),
             name=f"cloud/ready/{inst.short_id}",
         )
 
@@ -169,9 +169,12 @@ class SimGroup:
         self._listener.register_node(now, node, self.spec.name, inst.provider_id, inst.addresses)
         self._kubelet(now, ev.KubeletReason.NODE_REGISTERED, inst, ev.registered_message(inst.node_name))
 
+    def _ready_step(self, now: float, inst: SimInstance) -> None:
+        inst.pending = None
+        self.set_ready(now, inst, True)
+
     def set_ready(self, now: float, inst: SimInstance, ready: bool) -> None:
         """Flip the Node's Ready condition (start-up, or a nodeNotReady fault and its end)."""
-        inst.pending = None
         inst.node_ready = ready
         self._listener.set_node_ready(now, inst.node_name, ready)
         reason = ev.KubeletReason.NODE_READY if ready else ev.KubeletReason.NODE_NOT_READY
@@ -179,7 +182,8 @@ class SimGroup:
 
     def remove_node_object(self, now: float, inst: SimInstance) -> None:
         """The Node object goes (``kubectl delete node``); the machine keeps running, unregistered."""
-        inst.cancel_pending()  # a pending step can only be the Ready flip of this Node
+        if inst.state is not InstanceState.Deleting:
+            inst.cancel_pending()  # then a pending step can only be the Ready flip of this Node
         inst.has_node = inst.node_ready = False
         self._listener.node_deleted(now, inst.node_name)
 
