@@ -136,7 +136,8 @@ def test_missing_provider_id_nodes_register_without_it() -> None:
     assert broken.provider_id == "" and fine.provider_id.startswith("sim:///")
     assert w.listener.instance_of["ng-1"] == w.ng().nodes()[0].id
     assert w.cloud.node_group_for_node(broken) is None
-    assert w.cloud.node_group_for_node(fine).id() == "ng"
+    found = w.cloud.node_group_for_node(fine)
+    assert found is not None and found.id() == "ng"
     with pytest.raises(CloudProviderError, match="no sim:// providerID"):
         w.cloud.has_instance(broken)
     # CA sees the instance as unregistered and deletes it through a fake node: the Node goes too.
@@ -153,7 +154,7 @@ def test_node_not_ready_hits_ready_nodes_for_its_window() -> None:
     not_ready = sorted(n for n, ok in w.listener.ready.items() if not ok)
     assert len(not_ready) == 2
     events = w.listener.of("NodeNotReady")
-    assert sorted(e.data["node"] for e in events) == not_ready and {e.t for e in events} == {600}
+    assert sorted(str(e.data["node"]) for e in events) == not_ready and {e.t for e in events} == {600}
     w.run(1200)
     assert len(w.listener.ready_nodes()) == 4
     assert [e.data["node"] for e in w.listener.of("NodeReady") if e.t == 1200] == sorted(not_ready)
@@ -173,7 +174,7 @@ def test_node_not_ready_picks_are_seeded() -> None:
     def picks(seed: int) -> list[str]:
         w = world(group(initialSize=10, faults=[{"type": "nodeNotReady", "at": 1, "count": 3}]), seed=seed)
         w.run(1)
-        return [e.data["node"] for e in w.listener.of("NodeNotReady")]
+        return [str(e.data["node"]) for e in w.listener.of("NodeNotReady")]
 
     assert picks(1) == picks(1)
     assert len({tuple(picks(s)) for s in range(8)}) > 1

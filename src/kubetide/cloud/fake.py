@@ -28,7 +28,7 @@ from kubetide.cloud.instance import (
     NodeTemplate,
     NotImplementedByProvider,
 )
-from kubetide.cloud.provider import NodeGroup, PricingModel
+from kubetide.cloud.provider import CloudProvider, NodeGroup, PricingModel
 from kubetide.model.node import NodeView
 
 __all__ = ["Call", "RecordingCloud", "RecordingNodeGroup"]
@@ -250,3 +250,7 @@ class RecordingCloud:
 
     def cleanup(self) -> None:
         self._record("cleanup", None)
+
+
+def _conforms(cloud: RecordingCloud, group: RecordingNodeGroup) -> tuple[CloudProvider, NodeGroup]:
+    return cloud, group  # mypy checks that both implement the port

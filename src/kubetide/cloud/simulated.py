@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from kubetide.cloud.instance import CloudProviderError, NotImplementedByProvider
-from kubetide.cloud.provider import NodeGroup, PricingModel
+from kubetide.cloud.provider import CloudProvider, NodeGroup, PricingModel
 from kubetide.cloud.sim_disruptions import arm_not_ready_faults, delete_node_objects
 from kubetide.cloud.sim_faults import FaultBook
 from kubetide.cloud.sim_group import SimGroup
@@ -186,3 +186,7 @@ class SimulatedCloud:
 
     def prices(self) -> Mapping[str, float]:
         return {name: group.spec.price_per_hour for name, group in self._cloud.groups.items()}
+
+
+def _conforms(cloud: SimulatedCloud, group: SimNodeGroup) -> tuple[CloudProvider, NodeGroup]:
+    return cloud, group  # mypy checks that both implement the port
