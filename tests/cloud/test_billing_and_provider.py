@@ -7,6 +7,8 @@ import pytest
 from kubetide.cloud import CloudProviderError, InstanceState, NotImplementedByProvider
 from kubetide.cloud.provider import CloudProvider, NodeGroupAutoscalingOptions
 from kubetide.model.node import NodeView
+from kubetide.model.pod import Container, Pod
+from kubetide.model.resources import Resources
 
 from .builders import fake_node, group, world
 
@@ -99,8 +101,6 @@ def test_static_groups_and_the_provider_basics() -> None:
     assert ng.get_options(defaults) is None
     with pytest.raises(NotImplementedByProvider):
         ng.create()
-    with pytest.raises(NotImplementedByProvider):
-        cloud.pricing()
     cloud.refresh()
     cloud.cleanup()
     assert "target: 0" in ng.debug()
@@ -143,3 +143,17 @@ def test_client_handles_share_the_cloud() -> None:
     assert w.cloud.target_sizes() == {"ng": 2}
     with pytest.raises(CloudProviderError):
         ca.node_group("ng").decrease_target_size(-1)
+
+
+def test_pricing_for_the_price_expander() -> None:
+    w = world(group("a", initialSize=1), group("b", instanceType="p3.2xlarge"))
+    pricing = w.cloud.pricing()
+    assert pricing.node_price(w.listener.nodes["a-1"], 0, 3600) == pytest.approx(M5_LARGE)
+    template = w.ng("b").template_node_info().node
+    assert pricing.node_price(template, 0, 1800) == pytest.approx(3.06 / 2)
+    by_type = NodeView("copy", labels={"node.kubernetes.io/instance-type": "m5.large"})
+    assert pricing.node_price(by_type, 0, 3600) == pytest.approx(M5_LARGE)
+    with pytest.raises(CloudProviderError, match="no price"):
+        pricing.node_price(NodeView("elsewhere"), 0, 3600)
+    pod = Pod("p", containers=(Container("c", requests=Resources({"cpu": 2000, "memory": 4 * 2**30})),))
+    assert pricing.pod_price(pod, 0, 7200) == pytest.approx(2 * (2 * 0.033174 + 4 * 0.004446))

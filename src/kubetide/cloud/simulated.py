@@ -13,6 +13,8 @@ Decisions:
 - **Billing.** An instance is billed from the moment it runs (``InstanceCreated``) until it is
   terminated, whether or not its Node registered; failed or held-back creations cost nothing.
   ``cost = node_seconds × pricePerHour / 3600`` per group.
+- **Pricing.** ``pricing()`` prices nodes at their group's ``pricePerHour`` and pods per requested
+  resource (:mod:`kubetide.cloud.sim_pricing`), for the price expander.
 - **Callers.** ``client(name)`` gives a handle whose deletions are attributed to ``name`` (the
   ``reason`` of ``InstanceTerminated``); the cloud itself is a handle for caller ``"api"``.
 - **Deletions** take ``termination_delay`` (default 30s) from the call to the instance's termination,
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from kubetide.cloud.instance import CloudProviderError, NotImplementedByProvider
+from kubetide.cloud.instance import CloudProviderError
 from kubetide.cloud.provider import CloudProvider, NodeGroup, PricingModel
 from kubetide.cloud.sim_disruptions import arm_not_ready_faults, delete_node_objects
 from kubetide.cloud.sim_faults import FaultBook
@@ -31,6 +33,7 @@ from kubetide.cloud.sim_group import SimGroup
 from kubetide.cloud.sim_instances import InstanceNamer, parse_provider_id
 from kubetide.cloud.sim_listener import CloudListener
 from kubetide.cloud.sim_nodegroup import SimNodeGroup
+from kubetide.cloud.sim_pricing import SimPricing
 from kubetide.model.node import NodeView
 from kubetide.sim.engine import Engine
 from kubetide.sim.rng import RngFactory
@@ -150,7 +153,7 @@ class SimulatedCloud:
         return any(short_id in group.live for group in self._cloud.groups.values())
 
     def pricing(self) -> PricingModel:
-        raise NotImplementedByProvider("the simulated cloud has no pricing model yet")
+        return SimPricing(self._cloud.groups)
 
     def refresh(self) -> None:
         pass  # no caches: every answer is read from the live state
