@@ -2,7 +2,9 @@
 
 A fault is active in ``[at, until)`` (``until`` None: to the end of the simulation). Counted faults
 (``unregistered``, ``missingProviderID``) apply to the next ``count`` instances while their window is
-open; overlapping faults of one type are used in the order the scenario lists them.
+open; overlapping faults of one type are used in the order the scenario lists them. ``unregistered`` is
+decided when an instance starts running (it runs, is billed and listed, but never registers), and
+``missingProviderID`` when its Node registers. Machines present at t=0 are never affected.
 """
 
 from __future__ import annotations

@@ -17,6 +17,12 @@ Decisions:
   resource (:mod:`kubetide.cloud.sim_pricing`), for the price expander.
 - **Callers.** ``client(name)`` gives a handle whose deletions are attributed to ``name`` (the
   ``reason`` of ``InstanceTerminated``); the cloud itself is a handle for caller ``"api"``.
+- **Faults.** Requests held back by a silent stockout count in the target and are launched when it
+  ends (an ASG keeps working towards its desired size) unless withdrawn by ``decrease_target_size``;
+  failed creations of an error stockout stay listed until deleted or dropped by a target decrease.
+- **Nodes** are named ``<group>-<n>`` (stable across seeds); instance ids are seeded. The cloud
+  sets the Ready condition only; taints that follow from it (``node.kubernetes.io/not-ready``) are
+  the cluster's node lifecycle controller's business.
 - **Deletions** take ``termination_delay`` (default 30s) from the call to the instance's termination,
   during which it is listed as Deleting and still billed.
 """
