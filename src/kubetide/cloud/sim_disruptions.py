@@ -43,7 +43,7 @@ def _begin(group: SimGroup, engine: Engine, fault: NotReadyWindow, now: float) -
         group.set_ready(now, inst, False)
     if math.isfinite(fault.window.until):
         engine.schedule_at(
-            fault.window.until,
+            max(fault.window.until, now),
             lambda t: _end(group, hit, t),
             name=f"cloud/nodeNotReady-end/{group.spec.name}",
         )
