@@ -1,0 +1,179 @@
+"""The cloud-provider port: what Cluster Autoscaler (and Escalator) may ask of the cloud, and nothing more.
+
+Cluster Autoscaler's ``CloudProvider`` / ``NodeGroup`` interfaces (CA spec §9) in Python naming. The core
+depends on these protocols only; the simulator passes :class:`~kubetide.cloud.simulated.SimulatedCloud`,
+tests pass :class:`~kubetide.cloud.fake.RecordingCloud`, a live adapter would wrap a real cloud's API.
+
+Error contract, for every method: :class:`CloudProviderError` means the call failed and changed nothing
+the caller can rely on (CA logs it, backs the group off after a failed ``increase_size``, emits
+``DeleteUnregisteredFailed`` etc.); :class:`NotImplementedByProvider` means an optional method is not
+offered and the caller takes its documented fallback. Pure types; no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from kubetide.cloud.instance import (
+    CloudProviderError,
+    ErrorClass,
+    Instance,
+    InstanceErrorInfo,
+    InstanceState,
+    InstanceStatus,
+    NodeGroupAutoscalingOptions,
+    NodeTemplate,
+    NotImplementedByProvider,
+)
+from kubetide.model.node import NodeView
+from kubetide.model.pod import Pod
+
+__all__ = [
+    "CloudProvider",
+    "CloudProviderError",
+    "ErrorClass",
+    "Instance",
+    "InstanceErrorInfo",
+    "InstanceState",
+    "InstanceStatus",
+    "NodeGroup",
+    "NodeGroupAutoscalingOptions",
+    "NodeTemplate",
+    "NotImplementedByProvider",
+    "PricingModel",
+]
+
+
+class PricingModel(Protocol):
+    """Prices for the price expander (upstream ``PricingModel``); amounts in the cloud's currency."""
+
+    def node_price(self, node: NodeView, start: float, end: float) -> float:
+        """What running ``node`` costs from ``start`` to ``end`` (seconds). CloudProviderError if unknown."""
+        ...
+
+    def pod_price(self, pod: Pod, start: float, end: float) -> float:
+        """The theoretical cost of ``pod``'s requests over the interval (used to rank expansion options)."""
+        ...
+
+
+class NodeGroup(Protocol):
+    """A set of identical machines whose size the autoscaler controls (an ASG, a MIG, a simulated group)."""
+
+    def id(self) -> str:
+        """A unique, stable key: CA keys backoff, templates, priorities and events by it."""
+        ...
+
+    def min_size(self) -> int: ...
+
+    def max_size(self) -> int: ...
+
+    def target_size(self) -> int:
+        """The desired size. It may differ from the registered nodes: it counts instances still booting,
+        never-registered ones, and requests the cloud has accepted but not fulfilled yet."""
+        ...
+
+    def increase_size(self, delta: int) -> None:
+        """Raise the target by ``delta > 0``; returns once the new target is visible in ``target_size()``.
+
+        CloudProviderError when ``delta <= 0``, when the target would exceed ``max_size()``, or when the
+        cloud rejects the call. The instances may still fail later: they are then listed by ``nodes()`` in
+        state Creating with an :class:`InstanceErrorInfo`.
+        """
+        ...
+
+    def atomic_increase_size(self, delta: int) -> None:
+        """Like ``increase_size`` but all-or-nothing. NotImplementedByProvider: CA falls back."""
+        ...
+
+    def delete_nodes(self, nodes: Sequence[NodeView]) -> None:
+        """Delete these nodes' instances and lower the target by their number.
+
+        Nodes are matched by ``spec.providerID`` (CA passes fake nodes for unregistered or failed
+        instances, with the instance id as providerID). CloudProviderError, with nothing deleted, if a
+        node is not in this group or the target would drop below ``min_size()``.
+        """
+        ...
+
+    def force_delete_nodes(self, nodes: Sequence[NodeView]) -> None:
+        """``delete_nodes`` without the min-size check. NotImplementedByProvider: CA uses delete_nodes."""
+        ...
+
+    def decrease_target_size(self, delta: int) -> None:
+        """Lower the target by ``-delta`` (``delta < 0``) by dropping requests not yet fulfilled.
+
+        Never deletes an existing instance: CloudProviderError if the new target would be below the
+        number of instances the group has, or below ``min_size()``, or if ``delta >= 0``.
+        """
+        ...
+
+    def nodes(self) -> list[Instance]:
+        """Every instance of the group, registered or not, including failed creations and deletions in
+        progress. Ids equal the providerID of the instances' Nodes."""
+        ...
+
+    def template_node_info(self) -> NodeTemplate:
+        """What the cloud claims a new node of this group looks like (for scale-from-zero).
+
+        It may differ from the real machines (CA corrects it from real nodes when it can).
+        NotImplementedByProvider: CA skips the group when it has no real node to copy.
+        """
+        ...
+
+    def exist(self) -> bool:
+        """False for a group that autoprovisioning proposed but that was not created yet."""
+        ...
+
+    def create(self) -> NodeGroup:
+        """Create an autoprovisioned group in the cloud. NotImplementedByProvider for static groups."""
+        ...
+
+    def delete(self) -> None:
+        """Delete an autoprovisioned group of size 0. NotImplementedByProvider for static groups."""
+        ...
+
+    def autoprovisioned(self) -> bool: ...
+
+    def get_options(self, defaults: NodeGroupAutoscalingOptions) -> NodeGroupAutoscalingOptions | None:
+        """This group's overrides of ``defaults``; None means "use the defaults".
+        NotImplementedByProvider means the same."""
+        ...
+
+    def debug(self) -> str:
+        """A one-line dump for logs."""
+        ...
+
+
+class CloudProvider(Protocol):
+    """The cloud as a whole: its node groups and how Nodes map to them."""
+
+    def name(self) -> str: ...
+
+    def node_groups(self) -> list[NodeGroup]:
+        """The groups the autoscaler manages; the list may change after ``refresh()``."""
+        ...
+
+    def node_group_for_node(self, node: NodeView) -> NodeGroup | None:
+        """The group of ``node`` (by providerID). None: the node is not autoscaled; CA never removes it
+        but counts it in cluster totals and health. CloudProviderError if the lookup itself failed."""
+        ...
+
+    def has_instance(self, node: NodeView) -> bool:
+        """Whether the node's cloud instance still exists (False: deleted in the cloud).
+
+        CloudProviderError if it cannot tell (e.g. the node has no providerID); NotImplementedByProvider
+        makes CA treat a node as deleted when it carries the ToBeDeleted taint.
+        """
+        ...
+
+    def pricing(self) -> PricingModel:
+        """Prices for the price expander. NotImplementedByProvider: that expander cannot be used."""
+        ...
+
+    def refresh(self) -> None:
+        """Called at the start of every autoscaler loop, before any other call; refreshes caches."""
+        ...
+
+    def cleanup(self) -> None:
+        """Called once when the autoscaler stops."""
+        ...

@@ -1,0 +1,211 @@
+"""The machine lifecycle of one simulated group: requested → running → registered → Ready → terminated.
+
+:class:`SimGroup` owns the target size and the instances, and drives each instance through its steps on
+the engine (``provisioning.delay``, ``registerDelay``, ``readyDelay``, then ``termination_delay`` after a
+deletion), applying the group's faults on the way. It trusts its caller: the API checks (min/max, which
+nodes, api errors) are in :mod:`kubetide.cloud.sim_nodegroup`.
+
+Invariant: ``target >= `` the instances not being deleted (failed creations included); the difference
+is the requests the cloud accepted but has not fulfilled (a silent stockout held them back). They are
+launched as soon as no stockout stops them: on the next size change or when a stockout ends, as an
+ASG keeps working towards its desired capacity.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from functools import partial
+
+import numpy as np
+
+from kubetide.cloud import sim_events as ev
+from kubetide.cloud.instance import ErrorClass, Instance, InstanceErrorInfo, InstanceState
+from kubetide.cloud.sim_faults import FaultBook
+from kubetide.cloud.sim_instances import InstanceNamer, SimInstance
+from kubetide.cloud.sim_listener import CloudListener
+from kubetide.cloud.sim_nodes import build_node
+from kubetide.sim.engine import Engine
+from kubetide.sim.scenario.resolved import ResolvedNodeGroup
+
+__all__ = ["STOCKOUT_CODE", "SimGroup"]
+
+STOCKOUT_CODE = "STOCKOUT"
+EMPTY: Mapping[str, object] = {}
+
+
+class SimGroup:
+    def __init__(
+        self,
+        spec: ResolvedNodeGroup,
+        faults: FaultBook,
+        namer: InstanceNamer,
+        engine: Engine,
+        listener: CloudListener,
+        rng: np.random.Generator,
+        termination_delay: float,
+    ) -> None:
+        self.spec = spec
+        self.faults = faults
+        self._namer = namer
+        self._engine = engine
+        self._listener = listener
+        self.rng = rng
+        self._termination_delay = termination_delay
+        self.target = 0
+        self.live: dict[str, SimInstance] = {}  # by instance id, in creation order; not yet terminated
+        self.closed_seconds = 0.0  # billed seconds of terminated instances
+
+    # --- queries
+
+    def instances(self) -> list[Instance]:
+        return [inst.to_instance() for inst in self.live.values()]
+
+    def not_deleting(self) -> list[SimInstance]:
+        return [i for i in self.live.values() if i.state is not InstanceState.Deleting]
+
+    def failed(self) -> list[SimInstance]:
+        return [i for i in self.live.values() if i.error_info is not None]
+
+    def unfulfilled(self) -> int:
+        return self.target - len(self.not_deleting())
+
+    def running_count(self) -> int:
+        return sum(1 for i in self.live.values() if i.running_at is not None)
+
+    def node_seconds(self, now: float) -> float:
+        return self.closed_seconds + sum(i.up_seconds(now) for i in self.live.values())
+
+    # --- start
+
+    def start_initial(self, now: float) -> None:
+        """``initialSize`` machines, running, registered and Ready at ``now``; faults do not touch them
+        (they existed before the simulation)."""
+        for _ in range(self.spec.initial_size):
+            inst = self._new_instance(now)
+            inst.state, inst.running_at = InstanceState.Running, now
+            self._register(now, inst, ready=True, with_provider_id=True)
+            inst.node_ready = True
+            self._kubelet(now, ev.KubeletReason.NODE_READY, inst, ev.readiness_message(inst.node_name, True))
+        self.target = self.spec.initial_size
+
+    # --- size changes (checked by the caller)
+
+    def reconcile(self, now: float) -> None:
+        """Launch the unfulfilled requests unless a silent stockout holds them back."""
+        missing = self.unfulfilled()
+        if missing <= 0 or self.faults.stockout(now) == "silent":
+            return
+        for _ in range(missing):
+            self._launch(now)
+
+    def delete(self, instances: Iterable[SimInstance], now: float, requested_by: str) -> None:
+        """Start deleting these (not yet deleting) instances; failed creations vanish at once."""
+        for inst in instances:
+            inst.cancel_pending()
+            if inst.error_info is not None:
+                self._terminate(now, inst, requested_by)
+                continue
+            inst.state = InstanceState.Deleting
+            inst.pending = self._engine.schedule_at(
+                now + self._termination_delay,
+                partial(self._terminate, inst=inst, requested_by=requested_by),
+                name=f"cloud/terminate/{inst.short_id}",
+            )
+
+    def drop_failed(self, count: int, now: float, requested_by: str) -> None:
+        """Forget ``count`` failed creations, oldest first (a target decrease that reached them)."""
+        for inst in self.failed()[:count]:
+            self._terminate(now, inst, requested_by)
+
+    # --- lifecycle steps
+
+    def _new_instance(self, now: float) -> SimInstance:
+        short_id, pid, name, addresses = self._namer.next()
+        inst = SimInstance(short_id, pid, self.spec.name, name, addresses, requested_at=now)
+        self.live[short_id] = inst
+        return inst
+
+    def _launch(self, now: float) -> None:
+        inst = self._new_instance(now)
+        if self.faults.stockout(now) == "error":
+            detail = (
+                f"We currently do not have sufficient {self.spec.instance_type} capacity in the "
+                f"Availability Zone you requested ({self.spec.zone})."
+            )
+            inst.error_info = InstanceErrorInfo(ErrorClass.OutOfResources, STOCKOUT_CODE, detail)
+            message = ev.failed_message(inst.short_id, self.spec.name, STOCKOUT_CODE, detail)
+            self._cloud(now, ev.CloudReason.INSTANCE_FAILED, inst, message)
+            return
+        inst.pending = self._engine.schedule_at(
+            now + self.spec.provisioning.delay,
+            lambda t: self._run(t, inst),
+            name=f"cloud/run/{inst.short_id}",
+        )
+
+    def _run(self, now: float, inst: SimInstance) -> None:
+        inst.state, inst.running_at, inst.pending = InstanceState.Running, now, None
+        message = ev.created_message(inst.short_id, self.spec.name, self.spec.instance_type)
+        self._cloud(now, ev.CloudReason.INSTANCE_CREATED, inst, message)
+        if self.faults.take_unregistered(now):
+            return  # runs (and is billed) but its kubelet never registers
+        inst.pending = self._engine.schedule_at(
+            now + self.spec.provisioning.registerDelay,
+            lambda t: self._register_step(t, inst),
+            name=f"cloud/register/{inst.short_id}",
+        )
+
+    def _register_step(self, now: float, inst: SimInstance) -> None:
+        with_id = not self.faults.take_missing_provider_id(now)
+        self._register(now, inst, ready=False, with_provider_id=with_id)
+        inst.pending = self._engine.schedule_at(
+            now + self.spec.provisioning.readyDelay,
+            lambda t: self._ready_step(t, inst),
+            name=f"cloud/ready/{inst.short_id}",
+        )
+
+    def _register(self, now: float, inst: SimInstance, *, ready: bool, with_provider_id: bool) -> None:
+        node = build_node(self.spec, inst, now, ready=ready, with_provider_id=with_provider_id)
+        inst.has_node = inst.ever_registered = True
+        self._listener.register_node(now, node, self.spec.name, inst.provider_id, inst.addresses)
+        self._kubelet(now, ev.KubeletReason.NODE_REGISTERED, inst, ev.registered_message(inst.node_name))
+
+    def _ready_step(self, now: float, inst: SimInstance) -> None:
+        inst.pending = None
+        self.set_ready(now, inst, True)
+
+    def set_ready(self, now: float, inst: SimInstance, ready: bool) -> None:
+        """Flip the Node's Ready condition (start-up, or a nodeNotReady fault and its end)."""
+        inst.node_ready = ready
+        self._listener.set_node_ready(now, inst.node_name, ready)
+        reason = ev.KubeletReason.NODE_READY if ready else ev.KubeletReason.NODE_NOT_READY
+        self._kubelet(now, reason, inst, ev.readiness_message(inst.node_name, ready))
+
+    def remove_node_object(self, now: float, inst: SimInstance) -> None:
+        """The Node object goes (``kubectl delete node``); the machine keeps running, unregistered."""
+        if inst.state is not InstanceState.Deleting:
+            inst.cancel_pending()  # then a pending step can only be the Ready flip of this Node
+        inst.has_node = inst.node_ready = False
+        self._listener.node_deleted(now, inst.node_name)
+
+    def _terminate(self, now: float, inst: SimInstance, requested_by: str) -> None:
+        inst.pending = None
+        inst.terminated_at = now
+        del self.live[inst.short_id]
+        self.closed_seconds += inst.up_seconds(now)
+        if inst.has_node:
+            inst.has_node = inst.node_ready = False
+            self._listener.node_deleted(now, inst.node_name)
+        message = ev.terminated_message(inst.short_id, self.spec.name, requested_by)
+        self._cloud(now, ev.CloudReason.INSTANCE_TERMINATED, inst, message, {"reason": requested_by})
+
+    # --- events
+
+    def _cloud(
+        self, now: float, reason: str, inst: SimInstance, message: str, extra: Mapping[str, object] = EMPTY
+    ) -> None:
+        data = {"group": self.spec.name, "instance": inst.provider_id, **extra}
+        self._listener.cloud_event(now, reason, ev.instance_object(inst.short_id), message, data)
+
+    def _kubelet(self, now: float, reason: str, inst: SimInstance, message: str) -> None:
+        data = {"group": self.spec.name, "node": inst.node_name, "instance": inst.provider_id}
+        self._listener.kubelet_event(now, reason, ev.node_object(inst.node_name), message, data)
