@@ -323,17 +323,10 @@ class SimCluster:
     # --- nodes (the cloud's listener) -----------------------------------------------------------
 
     def register_node(self, t: float, node: NodeView, group: str, instance: str) -> None:
+        """A Node object appears, NotReady (the kubelet's events are the cloud's to emit)."""
         view = replace(node, taints=(*node.taints, NOT_READY_TAINT))
         slot = self.snapshot.add_node(view)
         self.nodes[node.name] = SimNode(node, group, instance, t, slot)
-        self.events.emit(
-            t,
-            "kubelet",
-            "NodeRegistered",
-            f"Node/{node.name}",
-            f"Node {node.name} registered",
-            {"group": group, "node": node.name, "instance": instance},
-        )
         for workload in self.workloads.values():
             if isinstance(workload, DaemonSetWorkload):
                 workload.reconcile_nodes(self, {node.name: node}, t, prune=False)
@@ -345,14 +338,6 @@ class SimCluster:
         node.ready = ready
         taints = node.view.taints if ready else (*node.view.taints, NOT_READY_TAINT)
         self.snapshot.replace_node(node.slot, replace(node.view, taints=taints))
-        self.events.emit(
-            t,
-            "kubelet",
-            "NodeReady" if ready else "NodeNotReady",
-            f"Node/{name}",
-            f"Node {name} status is now: {'NodeReady' if ready else 'NodeNotReady'}",
-            {"group": node.group, "node": name, "instance": node.instance},
-        )
         if ready:
             self._capacity_changed = True
             self._kick(t)
