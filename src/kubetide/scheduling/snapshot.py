@@ -228,6 +228,9 @@ class ClusterSnapshot:
         elif op == "node-":
             self._active[i] = True
             self.node_epoch += 1
+        elif op == "view":
+            self._views[i], self._own_view[i], self._class[i] = entry[2], entry[3], entry[4]
+            self.node_epoch += 1
 
     def _truncate(self, n: int) -> None:
         for name in self._names[n:]:
@@ -308,6 +311,17 @@ class ClusterSnapshot:
         self._n = end
         self.node_epoch += 1
         return first
+
+    def replace_node(self, i: int, node: NodeView) -> None:
+        """Swap slot ``i``'s view (new taints, labels or unschedulable) keeping its pods; the
+        allocatable must not change (a resized machine is a new node)."""
+        if HOSTNAME_LABEL not in node.labels:
+            node = replace(node, labels={**node.labels, HOSTNAME_LABEL: node.name})
+        self._record(("view", i, self._views[i], self._own_view[i], int(self._class[i])))
+        self._views[i] = node
+        self._own_view[i] = True
+        self._class[i] = self._class_of(node)
+        self.node_epoch += 1
 
     def remove_node(self, i: int) -> None:
         """Take a node (which must hold no pods) out of every answer; its slot stays for a revert."""

@@ -1,0 +1,426 @@
+"""``SimCluster``: the simulated API server and controllers, on the engine's virtual clock.
+
+It owns the objects (workloads, bare pods, PDBs, HPAs, ConfigMaps), the Nodes the cloud registers,
+and every pod's lifecycle: created Pending, bound by the scheduler (or directly, for DaemonSet pods),
+Running after its start-up delay, Ready after its readiness delay, Succeeded when a Job pod's run
+time is over, deleted by its controller, by eviction or by garbage collection when its Node goes.
+Scheduling runs as one batch per instant in which something changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from functools import partial
+from typing import Any, Protocol
+
+from kubetide.model.hpa import HPA
+from kubetide.model.node import NodeView
+from kubetide.model.scheduling_terms import Taint
+from kubetide.scheduling.scheduler import Scheduler
+from kubetide.scheduling.snapshot import ClusterSnapshot
+from kubetide.sim.cluster.pdb import DisruptionBudget
+from kubetide.sim.cluster.pods import SimPod
+from kubetide.sim.cluster.templates import PodTemplate, parse_template
+from kubetide.sim.cluster.workloads import (
+    DaemonSetWorkload,
+    JobWorkload,
+    ReplicatedWorkload,
+    Workload,
+    build_workload,
+)
+from kubetide.sim.engine import Engine
+from kubetide.sim.rng import RngFactory
+
+NOT_READY_TAINT = Taint("node.kubernetes.io/not-ready", "", "NoSchedule")
+_SCHEDULE_PRIORITY = 50  # after everything else that happens at the same instant
+
+
+class EventSink(Protocol):
+    def emit(
+        self,
+        t: float,
+        source: str,
+        reason: str,
+        object: str,
+        message: str,
+        data: dict[str, Any] | None = None,
+    ) -> None: ...
+
+
+@dataclass(eq=False)
+class SimNode:
+    view: NodeView  # as registered (no lifecycle taints)
+    group: str
+    instance: str
+    registered_at: float
+    slot: int
+    ready: bool = False
+    pods: dict[str, SimPod] = field(default_factory=dict)
+
+
+@dataclass
+class PodStats:
+    """Accounting for the summary: pending time integrated exactly over every change."""
+
+    pending: int = 0
+    max_pending: int = 0
+    pending_seconds: float = 0.0
+    last_change: float = 0.0
+    time_to_schedule: list[float] = field(default_factory=list)
+
+    def update(self, now: float, delta: int) -> None:
+        self.pending_seconds += self.pending * (now - self.last_change)
+        self.last_change = now
+        self.pending += delta
+        self.max_pending = max(self.max_pending, self.pending)
+
+
+class SimCluster:
+    def __init__(self, engine: Engine, events: EventSink, rngs: RngFactory) -> None:
+        self.engine = engine
+        self.events = events
+        self.rngs = rngs
+        self.nodes: dict[str, SimNode] = {}
+        self.pods: dict[str, SimPod] = {}  # every live pod by namespace/name
+        self.workloads: dict[str, Workload] = {}
+        self.hpas: dict[str, HPA] = {}
+        self.pdbs: dict[str, DisruptionBudget] = {}
+        self.config_maps: dict[str, dict[str, str]] = {}
+        self.snapshot = ClusterSnapshot()
+        self.scheduler = Scheduler(seed=int(rngs.stream("scheduler").integers(0, 2**31)))
+        self.stats = PodStats()
+        self._pending: dict[str, SimPod] = {}
+        self._schedule_armed = False
+        self._capacity_changed = True
+        self._uid = 0
+        self.listeners: list[Any] = []  # objects with workload_scaled(key, old, new, now)
+
+    # --- objects ----------------------------------------------------------------------------------
+
+    def apply(self, manifest: Mapping[str, Any], now: float) -> None:
+        """Create or replace an object (``kubectl apply``)."""
+        kind = manifest["kind"]
+        meta = manifest.get("metadata") or {}
+        key = f"{kind}/{meta.get('namespace') or 'default'}/{meta['name']}"
+        if kind == "HorizontalPodAutoscaler":
+            hpa = HPA.from_manifest(manifest)
+            old = self.hpas.get(key)
+            self.hpas[key] = hpa if old is None else hpa.with_status(old.status)
+        elif kind == "PodDisruptionBudget":
+            self.pdbs[key] = DisruptionBudget.from_manifest(manifest)
+        elif kind == "ConfigMap":
+            self.config_maps[key] = {str(k): str(v) for k, v in (manifest.get("data") or {}).items()}
+        elif kind == "Pod":
+            self._create_bare_pod(manifest, now)
+        else:
+            workload = build_workload(manifest, self.rngs.stream(f"workload/{key}"))
+            assert workload is not None
+            old_workload = self.workloads.get(key)
+            if old_workload is not None:
+                if isinstance(old_workload, ReplicatedWorkload) and isinstance(workload, ReplicatedWorkload):
+                    # A re-apply keeps the running pods (no rollout is simulated), updates replicas.
+                    old_workload.replicas = workload.replicas
+                    old_workload.template = workload.template
+                    self._reconcile(old_workload, now)
+                    return
+                self.delete(key, now)
+            self.workloads[key] = workload
+            self._reconcile(workload, now)
+
+    def delete(self, key: str, now: float) -> None:
+        kind = key.split("/", 1)[0]
+        if kind == "HorizontalPodAutoscaler":
+            self.hpas.pop(key, None)
+        elif kind == "PodDisruptionBudget":
+            self.pdbs.pop(key, None)
+        elif kind == "ConfigMap":
+            self.config_maps.pop(key, None)
+        elif kind == "Pod":
+            pod = self.pods.get(key.split("/", 1)[1])
+            if pod is not None:
+                self.delete_pod(pod, now, "Deleted")
+        else:
+            workload = self.workloads.pop(key, None)
+            if workload is not None:
+                for pod in list(workload.pods.values()):
+                    self.delete_pod(pod, now, "OwnerDeleted")
+
+    def scale(self, key: str, replicas: int, now: float) -> None:
+        workload = self.workloads.get(key)
+        if not isinstance(workload, ReplicatedWorkload):
+            raise KeyError(f"{key} is not a scalable workload in the cluster")
+        old = workload.replicas
+        workload.replicas = replicas
+        self._reconcile(workload, now)
+        for listener in self.listeners:
+            listener.workload_scaled(key, old, replicas, now)
+
+    def _reconcile(self, workload: Workload, now: float) -> None:
+        if isinstance(workload, DaemonSetWorkload):
+            workload.reconcile_nodes(self, {n: s.view for n, s in self.nodes.items()}, now)
+        else:
+            workload.reconcile(self, now)
+
+    # --- pods -------------------------------------------------------------------------------------
+
+    def create_pod(
+        self,
+        owner: Workload,
+        template: PodTemplate,
+        name: str,
+        now: float,
+        node: str | None = None,
+        ordinal: int = -1,
+    ) -> SimPod:
+        self._uid += 1
+        spec = template.stamp(name, owner.namespace, owner.owner_ref, f"uid-{self._uid}")
+        pod = SimPod(
+            spec,
+            owner.key,
+            now,
+            template.startup_delay,
+            template.readiness_delay,
+            template.run_for,
+            ordinal=ordinal,
+        )
+        owner.pods[name] = pod
+        owner.version += 1
+        self._add_pod(pod, now, node)
+        return pod
+
+    def _create_bare_pod(self, manifest: Mapping[str, Any], now: float) -> None:
+        meta = manifest.get("metadata") or {}
+        namespace = meta.get("namespace") or "default"
+        template = parse_template(manifest, namespace, "pod")
+        self._uid += 1
+        spec = replace(template.view, name=meta["name"], uid=f"uid-{self._uid}")
+        pod = SimPod(spec, None, now, template.startup_delay, template.readiness_delay, template.run_for)
+        self._add_pod(pod, now, spec.node_name or None)
+
+    def _add_pod(self, pod: SimPod, now: float, node: str | None) -> None:
+        self.pods[pod.key] = pod
+        if node is not None and node in self.nodes:
+            # Bound at creation (DaemonSet pods, pods with spec.nodeName): no scheduler involved.
+            self.snapshot.add_pod(pod.spec, self.nodes[node].slot)
+            self._bind(pod, node, now, emit=False)
+        else:
+            self._pending[pod.key] = pod
+            self.stats.update(now, +1)
+            self._kick(now)
+
+    def delete_pod(self, pod: SimPod, now: float, reason: str) -> None:
+        if pod.deleted:
+            return
+        pod.deleted = True
+        pod.changed()
+        self.pods.pop(pod.key, None)
+        owner = self.workloads.get(pod.owner) if pod.owner else None
+        if owner is not None:
+            owner.pods.pop(pod.name, None)
+            owner.version += 1
+        if pod.key in self._pending:
+            del self._pending[pod.key]
+            self.stats.update(now, -1)
+        if pod.node is not None and pod.node in self.nodes:
+            node = self.nodes[pod.node]
+            if node.pods.pop(pod.key, None) is not None and pod.phase not in ("Succeeded", "Failed"):
+                self.snapshot.remove_pod(pod.spec, node.slot)
+                self._capacity_changed = True
+                self._kick(now)
+
+    def _bind(self, pod: SimPod, node_name: str, now: float, emit: bool = True) -> None:
+        """Record a binding already reflected in the scheduling snapshot."""
+        node = self.nodes[node_name]
+        pod.node = node_name
+        pod.bound_at = now
+        pod.unschedulable = None
+        pod.changed()
+        node.pods[pod.key] = pod
+        if pod.key in self._pending:
+            del self._pending[pod.key]
+            self.stats.update(now, -1)
+            self.stats.time_to_schedule.append(now - pod.created)
+        self._touch(pod)
+        if emit:
+            self.events.emit(
+                now,
+                "scheduler",
+                "Scheduled",
+                f"Pod/{pod.key}",
+                f"Successfully assigned {pod.key} to {node_name}",
+                {"node": node_name},
+            )
+        self.engine.schedule_in(pod.startup_delay, partial(self._start, pod), name="pod-start")
+
+    def _start(self, pod: SimPod, now: float) -> None:
+        if pod.deleted or pod.node not in self.nodes:
+            return
+        pod.phase = "Running"
+        pod.running_at = now
+        pod.changed()
+        self._touch(pod)
+        self.engine.schedule_in(pod.readiness_delay, partial(self._ready, pod), name="pod-ready")
+        if pod.run_for is not None:
+            self.engine.schedule_in(pod.run_for, partial(self._succeed, pod), name="pod-done")
+        self._reconcile_owner(pod, now)
+
+    def _ready(self, pod: SimPod, now: float) -> None:
+        if pod.deleted or pod.phase != "Running":
+            return
+        pod.ready = True
+        pod.ready_at = now
+        pod.changed()
+        self._touch(pod)
+        self._reconcile_owner(pod, now)  # StatefulSets wait for Ready
+
+    def _succeed(self, pod: SimPod, now: float) -> None:
+        if pod.deleted or pod.phase != "Running":
+            return
+        pod.phase, pod.ready = "Succeeded", False
+        pod.changed()
+        node = self.nodes.get(pod.node or "")
+        if node is not None and node.pods.pop(pod.key, None) is not None:
+            self.snapshot.remove_pod(pod.spec, node.slot)
+            self._capacity_changed = True
+            self._kick(now)
+        owner = self.workloads.get(pod.owner or "")
+        self.pods.pop(pod.key, None)
+        if isinstance(owner, JobWorkload):
+            owner.pods.pop(pod.name, None)
+            owner.version += 1
+            owner.succeeded += 1
+            owner.reconcile(self, now)
+
+    def _touch(self, pod: SimPod) -> None:
+        owner = self.workloads.get(pod.owner or "")
+        if owner is not None:
+            owner.version += 1
+
+    def _reconcile_owner(self, pod: SimPod, now: float) -> None:
+        owner = self.workloads.get(pod.owner or "")
+        if isinstance(owner, ReplicatedWorkload) and owner.kind == "StatefulSet":
+            owner.reconcile(self, now)
+
+    def evict(self, pod: SimPod, now: float) -> bool:
+        """The eviction API: refused (False) when a PodDisruptionBudget allows no disruption."""
+        for pdb in self.pdbs.values():
+            if (
+                pdb.namespace == pod.spec.namespace
+                and pdb.selector.matches(pod.spec.labels)
+                and pdb.disruptions_allowed(self._pods_in(pdb.namespace)) <= 0
+            ):
+                return False
+        self.delete_pod(pod, now, "Evicted")
+        owner = self.workloads.get(pod.owner or "")
+        if owner is not None:
+            self._reconcile(owner, now)
+        return True
+
+    def _pods_in(self, namespace: str) -> Iterator[SimPod]:
+        return (p for p in self.pods.values() if p.spec.namespace == namespace)
+
+    # --- nodes (the cloud's listener) -----------------------------------------------------------
+
+    def register_node(self, t: float, node: NodeView, group: str, instance: str) -> None:
+        view = replace(node, taints=(*node.taints, NOT_READY_TAINT))
+        slot = self.snapshot.add_node(view)
+        self.nodes[node.name] = SimNode(node, group, instance, t, slot)
+        self.events.emit(
+            t,
+            "kubelet",
+            "NodeRegistered",
+            f"Node/{node.name}",
+            f"Node {node.name} registered",
+            {"group": group, "node": node.name, "instance": instance},
+        )
+        for workload in self.workloads.values():
+            if isinstance(workload, DaemonSetWorkload):
+                workload.reconcile_nodes(self, {node.name: node}, t, prune=False)
+
+    def set_node_ready(self, t: float, name: str, ready: bool) -> None:
+        node = self.nodes.get(name)
+        if node is None or node.ready == ready:
+            return
+        node.ready = ready
+        taints = node.view.taints if ready else (*node.view.taints, NOT_READY_TAINT)
+        self.snapshot.replace_node(node.slot, replace(node.view, taints=taints))
+        self.events.emit(
+            t,
+            "kubelet",
+            "NodeReady" if ready else "NodeNotReady",
+            f"Node/{name}",
+            f"Node {name} status is now: {'NodeReady' if ready else 'NodeNotReady'}",
+            {"group": node.group, "node": name, "instance": node.instance},
+        )
+        if ready:
+            self._capacity_changed = True
+            self._kick(t)
+
+    def node_deleted(self, t: float, name: str) -> None:
+        """The Node object is gone: its pods are garbage-collected and their owners replace them."""
+        node = self.nodes.get(name)
+        if node is None:
+            return
+        owners = set()
+        for pod in list(node.pods.values()):
+            self.delete_pod(pod, t, "NodeDeleted")
+            if pod.owner:
+                owners.add(pod.owner)
+        self.snapshot.remove_node(node.slot)
+        del self.nodes[name]
+        for key in sorted(owners):
+            workload = self.workloads.get(key)
+            if workload is not None and not isinstance(workload, DaemonSetWorkload):
+                self._reconcile(workload, t)
+
+    def set_node_taints(self, name: str, taints: tuple[Taint, ...], now: float) -> None:
+        """Replace a node's own taints (cordon-like taints from autoscalers)."""
+        node = self.nodes[name]
+        node.view = replace(node.view, taints=taints)
+        lifecycle = () if node.ready else (NOT_READY_TAINT,)
+        self.snapshot.replace_node(node.slot, replace(node.view, taints=(*taints, *lifecycle)))
+        self._capacity_changed = True
+        self._kick(now)
+
+    # --- scheduling -------------------------------------------------------------------------------
+
+    def _kick(self, now: float) -> None:
+        if not self._schedule_armed:
+            self._schedule_armed = True
+            self.engine.schedule_at(now, self._schedule, priority=_SCHEDULE_PRIORITY, name="schedule")
+
+    def _schedule(self, now: float) -> None:
+        self._schedule_armed = False
+        if not self._pending:
+            return
+        if self._capacity_changed:
+            candidates = list(self._pending.values())
+        else:  # nothing freed up: only pods not tried yet can succeed
+            candidates = [p for p in self._pending.values() if p.unschedulable is None]
+        self._capacity_changed = False
+        if not candidates:
+            return
+        by_spec = {id(p.spec): p for p in candidates}
+        result = self.scheduler.schedule(self.snapshot, [p.spec for p in candidates])
+        for placement in result.placements:
+            self._bind(by_spec[id(placement.pod)], placement.node, now)
+        for failure in result.unschedulable:
+            pod = by_spec[id(failure.pod)]
+            if pod.unschedulable != failure.message:
+                pod.unschedulable = failure.message
+                pod.changed()
+                self.events.emit(now, "scheduler", "FailedScheduling", f"Pod/{pod.key}", failure.message, {})
+
+    # --- queries ------------------------------------------------------------------------------
+
+    @property
+    def pending_pods(self) -> Mapping[str, SimPod]:
+        return self._pending
+
+    def workload(self, key: str) -> Workload | None:
+        return self.workloads.get(key)
+
+    def finish(self, now: float) -> None:
+        """Close the pending-time integral at the end of the run."""
+        self.stats.update(now, 0)

@@ -1,0 +1,161 @@
+"""The simulated cluster: controllers keep their pods, the scheduler binds them, lifecycles advance."""
+
+from __future__ import annotations
+
+from kubetide.sim.cluster.workloads import JobWorkload
+
+from .builders import add_ready_node, cluster, deployment, node
+
+
+def test_deployment_pods_are_scheduled_then_run_and_become_ready() -> None:
+    engine, c, events = cluster()
+    add_ready_node(c, node("n1"))
+    c.apply(deployment("web", 3), 0.0)
+    engine.run(0.0)
+    pods = list(c.workloads["Deployment/default/web"].pods.values())
+    assert len(pods) == 3 and all(p.node == "n1" for p in pods)
+    assert events.reasons("scheduler") == ["Scheduled"] * 3
+    engine.run(5.0)  # default start-up delay 5s, no readiness delay
+    assert all(p.phase == "Running" and p.ready for p in pods)
+    assert c.stats.pending == 0 and c.stats.time_to_schedule == [0.0, 0.0, 0.0]
+
+
+def test_pods_that_do_not_fit_stay_pending_with_the_scheduler_message() -> None:
+    engine, c, events = cluster()
+    add_ready_node(c, node("n1", cpu=1000))
+    c.apply(deployment("web", 3), 0.0)
+    engine.run(1.0)
+    assert len(c.pending_pods) == 1
+    failed = [e for e in events.items if e[2] == "FailedScheduling"]
+    assert len(failed) == 1 and failed[0][4].startswith("0/1 nodes are available: 1 Insufficient cpu.")
+    # A new node makes room: the pending pod is bound at once.
+    add_ready_node(c, node("n2"), t=1.0)
+    engine.run(1.0)
+    assert not c.pending_pods
+    assert c.stats.time_to_schedule[-1] == 1.0
+    c.finish(10.0)
+    assert c.stats.pending_seconds == 1.0 and c.stats.max_pending == 3
+
+
+def test_not_ready_nodes_receive_no_pods() -> None:
+    engine, c, _ = cluster()
+    c.register_node(0.0, node("n1"), "g", "i-1")
+    c.apply(deployment("web", 1), 0.0)
+    engine.run(0.0)
+    assert len(c.pending_pods) == 1
+    c.set_node_ready(3.0, "n1", True)
+    engine.run(3.0)
+    assert not c.pending_pods
+
+
+def test_scale_down_deletes_pending_and_unready_pods_first() -> None:
+    engine, c, _ = cluster()
+    add_ready_node(c, node("n1", cpu=1000))
+    c.apply(deployment("web", 2), 0.0)
+    engine.run(10.0)
+    c.scale("Deployment/default/web", 3, 10.0)  # the third cannot fit: pending
+    engine.run(10.0)
+    pending = next(iter(c.pending_pods.values()))
+    c.scale("Deployment/default/web", 2, 20.0)
+    assert pending.deleted and not c.pending_pods
+    assert len(c.workloads["Deployment/default/web"].pods) == 2
+
+
+def test_deleting_a_node_garbage_collects_its_pods_and_owners_replace_them() -> None:
+    engine, c, _ = cluster()
+    add_ready_node(c, node("n1"))
+    add_ready_node(c, node("n2"))
+    c.apply(deployment("web", 4), 0.0)
+    engine.run(10.0)
+    on_n1 = [p for p in c.workloads["Deployment/default/web"].pods.values() if p.node == "n1"]
+    c.node_deleted(10.0, "n1")
+    engine.run(10.0)
+    assert all(p.deleted for p in on_n1)
+    pods = c.workloads["Deployment/default/web"].pods.values()
+    assert len(pods) == 4 and all(p.node == "n2" for p in pods)
+
+
+def test_daemonset_runs_one_pod_per_eligible_node() -> None:
+    engine, c, _ = cluster()
+    ds = {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "agent", "namespace": "kube-system"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "agent"}},
+            "template": {
+                "metadata": {"labels": {"app": "agent"}},
+                "spec": {
+                    "nodeSelector": {"os": "linux"},
+                    "containers": [{"name": "a", "resources": {"requests": {"cpu": "100m"}}}],
+                },
+            },
+        },
+    }
+    c.apply(ds, 0.0)
+    add_ready_node(c, node("n1", labels={"os": "linux"}))
+    add_ready_node(c, node("n2", labels={"os": "windows"}))
+    engine.run(1.0)
+    pods = list(c.workloads["DaemonSet/kube-system/agent"].pods.values())
+    assert [p.node for p in pods] == ["n1"]
+
+
+def test_job_runs_pods_to_completion() -> None:
+    engine, c, _ = cluster()
+    add_ready_node(c, node("n1", cpu=1000))
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "batch", "namespace": "default"},
+        "spec": {
+            "parallelism": 2,
+            "completions": 4,
+            "template": {
+                "metadata": {"annotations": {"kubetide.io/duration": "60s"}},
+                "spec": {"containers": [{"name": "w", "resources": {"requests": {"cpu": "500m"}}}]},
+            },
+        },
+    }
+    c.apply(job, 0.0)
+    engine.run(64.0)  # 5s start + 60s run: first two not done yet
+    workload = c.workloads["Job/default/batch"]
+    assert isinstance(workload, JobWorkload) and workload.succeeded == 0
+    engine.run(65.0)
+    assert workload.succeeded == 2
+    engine.run(200.0)
+    assert workload.complete and not workload.pods
+
+
+def test_statefulset_creates_pods_in_order_once_each_is_ready() -> None:
+    engine, c, _ = cluster()
+    add_ready_node(c, node("n1"))
+    sts = deployment("db", 3)
+    sts["kind"] = "StatefulSet"
+    c.apply(sts, 0.0)
+    engine.run(0.0)
+    assert sorted(c.workloads["StatefulSet/default/db"].pods) == ["db-0"]
+    engine.run(5.0)
+    assert sorted(c.workloads["StatefulSet/default/db"].pods) == ["db-0", "db-1"]
+    engine.run(20.0)
+    assert sorted(c.workloads["StatefulSet/default/db"].pods) == ["db-0", "db-1", "db-2"]
+
+
+def test_eviction_honours_the_disruption_budget() -> None:
+    engine, c, _ = cluster()
+    add_ready_node(c, node("n1"))
+    c.apply(deployment("web", 2), 0.0)
+    c.apply(
+        {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": "web", "namespace": "default"},
+            "spec": {"minAvailable": 2, "selector": {"matchLabels": {"app": "web"}}},
+        },
+        0.0,
+    )
+    engine.run(10.0)
+    pod = next(iter(c.workloads["Deployment/default/web"].pods.values()))
+    assert not c.evict(pod, 10.0)
+    c.scale("Deployment/default/web", 3, 10.0)
+    engine.run(20.0)
+    assert c.evict(pod, 20.0) and pod.deleted

@@ -1,0 +1,65 @@
+"""The real HorizontalController inside the simulation, fed by the simulated metrics pipeline."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubetide.hpa.config import HPAConfig
+from kubetide.sim.hpa_runner import HPARunner
+from kubetide.sim.metrics import Load, MetricsPipeline
+from kubetide.sim.scenario.series_spec import StepSeries
+from kubetide.sim.series import compile_series
+
+from .builders import add_ready_node, cluster, deployment, node
+
+
+def hpa(target: int = 50, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "minReplicas": 2,
+            "maxReplicas": 10,
+            "metrics": [
+                {
+                    "type": "Resource",
+                    "resource": {
+                        "name": "cpu",
+                        "target": {"type": "Utilization", "averageUtilization": target},
+                    },
+                }
+            ],
+            **spec,
+        },
+    }
+
+
+def test_hpa_scales_a_deployment_with_its_traffic() -> None:
+    engine, c, events = cluster()
+    for i in range(4):
+        add_ready_node(c, node(f"n{i}", cpu=4000))
+    c.apply(deployment("web", 2), 0.0)
+    c.apply(hpa(50), 0.0)
+    rps = compile_series(
+        StepSeries.model_validate(
+            {"type": "step", "steps": [{"at": 0, "value": 100}, {"at": 600, "value": 400}]}
+        )
+    )
+    # 100 rps x 4m = 400m over 2 pods = 200m each = 40% of 500m; at 400 rps: 1600m -> 4 pods at 80%.
+    metrics = MetricsPipeline(c, [Load("Deployment/default/web", rps, 4.0, 0, None, None)], window=30.0)
+    engine.every(15.0, metrics.scrape, phase=0.0, priority=10)
+    runner = HPARunner(engine, c, metrics, HPAConfig(), events)
+    runner.start(phase=1.0)
+    engine.run(590.0)
+    assert c.workloads["Deployment/default/web"].pods and len(c.workloads["Deployment/default/web"].pods) == 2
+    engine.run(700.0)
+    web = c.workloads["Deployment/default/web"]
+    # 1600m needed at 50% of 500m per pod: 7 pods (ceil(1.6 x 2 / 0.5 ...)) reached in steps.
+    assert len(web.pods) >= 6
+    rescales = [e for e in events.items if e[2] == "SuccessfulRescale"]
+    assert rescales and rescales[0][4].startswith("New size: ")
+    assert rescales[0][5]["from"] == 2
+    status = c.hpas["HorizontalPodAutoscaler/default/web"].status
+    assert status.current_replicas >= 2 and any(cond.type == "ScalingActive" for cond in status.conditions)
