@@ -93,3 +93,15 @@ def test_sd_shapes_small() -> None:
     candidates = ["n0", "n1", "n2"]
     assert simulate_removals(snap, candidates).removable == tuple(candidates)
     assert ref_remove(snap, candidates, must_move) == candidates
+
+
+def test_drainability_rules_can_block_a_node() -> None:
+    from kubetide.scheduling.drainability import DrainContext, drain_node
+
+    snap = cluster([1, 0])
+    snap.add_pod(pod("lonely", owners=(), node_name="n0"), 0)
+    ctx = DrainContext(now=0.0)
+    check = simulate_removals(snap, ["n0"], drain=lambda pods: drain_node(pods, ctx))
+    assert check.results[0].outcome is RemovalOutcome.BLOCKED_BY_POD
+    assert check.results[0].blocking == ("default/lonely", "NotReplicated")
+    assert simulate_removals(snap, ["n1"], drain=lambda pods: drain_node(pods, ctx)).removable == ("n1",)

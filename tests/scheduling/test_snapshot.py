@@ -72,3 +72,15 @@ def test_duplicate_node_is_rejected() -> None:
     s = ClusterSnapshot([node("n0")])
     with pytest.raises(ValueError):
         s.add_node(node("n0"))
+
+
+def test_revert_after_a_resource_column_was_added_inside_the_fork() -> None:
+    s = ClusterSnapshot([node("n0")])
+    s.fork()
+    s.add_pod(pod("a"), 0)
+    s.take_pods(0)
+    s.add_pods_bulk(np.array([0]), np.array([1]), [pod("b")], s.vector(pod("b").requests))
+    s.add_pod(pod("g", extra={"nvidia.com/gpu": 1}), 0)  # widens the arrays
+    s.revert()
+    assert s.requested.tolist() == [[0] * len(s.resources)]
+    assert list(s.pods_on(0)) == []

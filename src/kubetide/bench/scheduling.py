@@ -34,6 +34,8 @@ from kubetide.scheduling.snapshot import ClusterSnapshot
 MI = 1024 * 1024
 GI = 1024 * MI
 RUNS = 7
+# Fairness rule 3: the fixtures only exercise resources, but no filter is switched off.
+_TIER = "resource-only fixture, full filter pipeline"
 
 
 def _pods(prefix: str, count: int, cpu: int, mem: int, rs: str, node_name: str = "") -> list[Pod]:
@@ -110,6 +112,7 @@ def _su(
         "first_run_seconds": times[0],
         "e2e_seconds": built + times[0],
         "pods": len(pods),
+        "tier": _TIER,
     }
 
 
@@ -130,6 +133,7 @@ def _sd(name: str, n: int, low_share: float, high_pods: int, expected: int, targ
         "first_run_seconds": times[0],
         "e2e_seconds": built + times[0],
         "order": "candidates n0.. in index order; round robin from the last success",
+        "tier": _TIER,
     }
 
 

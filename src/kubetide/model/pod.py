@@ -119,6 +119,8 @@ class Pod:
     start_time: float | None = None
     creation_time: float | None = None
     deletion_time: float | None = None
+    restart_policy: str = "Always"  # spec.restartPolicy: Always | OnFailure | Never
+    termination_grace_s: float | None = None  # spec.terminationGracePeriodSeconds (None: unset, 30 s)
 
     @classmethod
     def from_manifest(cls, manifest: Any, path: str = "") -> Pod:
@@ -173,6 +175,8 @@ class Pod:
             start_time=status.get("startTime").time(None),
             creation_time=meta.get("creationTimestamp").time(None),
             deletion_time=meta.get("deletionTimestamp").time(None),
+            restart_policy=spec.get("restartPolicy").enum(("Always", "OnFailure", "Never"), "Always"),
+            termination_grace_s=spec.get("terminationGracePeriodSeconds").number(None),
         )
 
     @property

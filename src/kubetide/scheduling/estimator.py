@@ -147,11 +147,16 @@ class _Run:
             self._place(pods[k], int(np.argmax(ok)), facts)
             k += 1
         hostname_spread = any(c.topology_key == HOSTNAME_LABEL for c in facts.pod.topology_spread)
-        for pod in pods[k:]:
-            if not self._new_node_step(pod, facts, hostname_spread):
-                self.unscheduled.append(pod)
+        for index in range(k, len(pods)):
+            placed = self._new_node_step(pods[index], facts, hostname_spread)
+            if placed is None:  # the rest of the group is identical: it would stop here too
+                self.unscheduled.extend(pods[index:])
+                return
+            if not placed:
+                self.unscheduled.append(pods[index])
 
-    def _new_node_step(self, pod: Pod, facts: PodFacts, hostname_spread: bool) -> bool:
+    def _new_node_step(self, pod: Pod, facts: PodFacts, hostname_spread: bool) -> bool | None:
+        """True: placed; False: left out (a fresh node was added but took no pod); None: stop the group."""
         last = self.last
         if last is not None:
             only_last = np.zeros(self.snap.num_slots, np.bool_)
@@ -167,10 +172,10 @@ class _Run:
                         self._place(pod, int(np.argmax(ok)), facts)
                         return True
             if self._last_is_empty():
-                return False
+                return None
         if not self.limiter.permission_to_add_node():
             self.limited = True
-            return False
+            return None
         slot = self._add_nodes(1)
         only_new = np.zeros(self.snap.num_slots, np.bool_)
         only_new[slot] = True

@@ -23,6 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from kubetide.model.pod import Pod
+from kubetide.scheduling.drainability import BlockReason, NodeDrain
 from kubetide.scheduling.equivalence import group_pods
 from kubetide.scheduling.fit import FitChecker
 from kubetide.scheduling.placement import round_robin_fill
@@ -34,9 +35,13 @@ MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 DAEMONSET_ANNOTATION = "cluster-autoscaler.kubernetes.io/daemonset-pod"
 
 
+Drainer = Callable[[Sequence[Pod]], NodeDrain]
+
+
 class RemovalOutcome(StrEnum):
     REMOVABLE = "Removable"
     NO_PLACE_TO_MOVE_PODS = "NoPlaceToMovePods"
+    BLOCKED_BY_POD = "BlockedByPod"
     NODE_NOT_FOUND = "NodeNotFound"
 
 
@@ -56,6 +61,7 @@ class RemovalResult:
     outcome: RemovalOutcome
     moves: tuple[tuple[str, tuple[Pod, ...]], ...] = ()  # (destination node, pods moved there)
     unplaced_pod: str | None = None
+    blocking: tuple[str, str] | None = None  # (pod namespace/name, drainability reason)
 
     @property
     def removable(self) -> bool:
@@ -87,14 +93,26 @@ class _Simulation:
         self.dest &= ~cordoned[snap.node_class_ids]  # upstream skips cordoned nodes outright
         self.cursor = 0
 
-    def try_remove(self, name: str, move: Callable[[Pod], bool]) -> RemovalResult:
+    def try_remove(self, name: str, move: Callable[[Pod], bool], drain: Drainer | None) -> RemovalResult:
         snap = self.snap
         if not snap.has_node(name):
             return RemovalResult(name, RemovalOutcome.NODE_NOT_FOUND)
         i = snap.index_of(name)
         snap.fork()
         cursor = self.cursor
-        pods = [p for p in snap.take_pods(i) if move(p)]
+        bound = snap.take_pods(i)
+        if drain is not None:
+            plan = drain(bound)
+            if not plan.drainable:
+                snap.revert()
+                pod, why = plan.blocking or (
+                    plan.on_completion_pods[0],
+                    BlockReason.BLOCKED_BY_ON_COMPLETION_POD,
+                )
+                return RemovalResult(name, RemovalOutcome.BLOCKED_BY_POD, blocking=(pod.key, why.value))
+            pods = list(plan.pods_to_move)
+        else:
+            pods = [p for p in bound if move(p)]
         within = self.dest.copy()
         within[i] = False
         moves: list[tuple[str, tuple[Pod, ...]]] = []
@@ -154,13 +172,18 @@ def simulate_removals(
     destinations: Collection[str] | None = None,
     *,
     move: Callable[[Pod], bool] = must_move,
+    drain: Drainer | None = None,
     keep: bool = False,
 ) -> ScaleDownCheck:
-    """Try to remove ``candidates`` in order (``destinations`` default to every node present)."""
+    """Try to remove ``candidates`` in order (``destinations`` default to every node present).
+
+    Which pods must move is ``move`` per pod, or, when ``drain`` is given (for example
+    ``lambda pods: drain_node(pods, ctx)``), the drainability rules, which can also block a node.
+    """
     snap.fork()
     try:
         sim = _Simulation(snap, destinations)
-        results = tuple(sim.try_remove(name, move) for name in candidates)
+        results = tuple(sim.try_remove(name, move, drain) for name in candidates)
     except BaseException:
         snap.revert()
         raise

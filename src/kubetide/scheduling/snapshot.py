@@ -188,10 +188,15 @@ class ClusterSnapshot:
         if self._marks:
             self._log.append(entry)
 
+    def _width(self, row: Int64Array) -> Int64Array:
+        """A logged row, padded with zeros for resource columns added after it was logged."""
+        missing = len(self.resources) - row.shape[-1]
+        return np.pad(row, [(0, 0)] * (row.ndim - 1) + [(0, missing)]) if missing else row
+
     def _undo(self, entry: tuple[Any, ...], n_keep: int) -> None:
         op, i = entry[0], entry[1]
         if op == "bulk+":
-            slots, counts, vec = entry[1], entry[2], entry[3]
+            slots, counts, vec = entry[1], entry[2], self._width(entry[3])
             kept = slots < n_keep  # slots at or past n_keep are truncated away
             for slot, count in zip(slots[kept].tolist(), counts[kept].tolist(), strict=True):
                 del self._pods[slot][len(self._pods[slot]) - count :]
@@ -202,19 +207,19 @@ class ClusterSnapshot:
             return  # the node itself is truncated away
         if op == "clear":
             self._pods[i] = entry[2]
-            self._used[i] = entry[3]
+            self._used[i] = self._width(entry[3])
             self._anti[i] = entry[4]
             self.constrained_pods += entry[4]
             self.pods_epoch += 1
         elif op == "pods+":
-            count, total = entry[2], entry[3]
+            count, total = entry[2], self._width(entry[3])
             del self._pods[i][len(self._pods[i]) - count :]
             self._used[i] -= total
             self._anti[i] -= entry[4]
             self.constrained_pods -= entry[4]
             self.pods_epoch += 1
         elif op == "pod-":
-            pod, pos, vec = entry[2], entry[3], entry[4]
+            pod, pos, vec = entry[2], entry[3], self._width(entry[4])
             self._pods[i].insert(pos, pod)
             self._used[i] += vec
             self._anti[i] += bool(pod.pod_anti_affinity)

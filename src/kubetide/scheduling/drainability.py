@@ -1,0 +1,233 @@
+"""Which pods of a node must move, which are only evicted, and which block the node's removal:
+Cluster Autoscaler's drainability rules (``simulator/drainability/rules``).
+
+Rules run per pod in the order of :data:`RULES` (the order is upstream's, and it matters: the first rule
+with an opinion decides, so ``safe-to-evict: "true"`` overrides every rule after it, and a terminal pod
+is drainable before the "replicated" rule can block it). A node is blocked by its first blocking pod.
+Time is an argument (``now``); nothing here reads a clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from kubetide.model.pod import Pod
+from kubetide.model.selectors import LabelSelector
+from kubetide.scheduling.utilization import is_daemonset_pod, is_long_terminating, is_mirror_pod
+
+__all__ = [
+    "PDB",
+    "RULES",
+    "BlockReason",
+    "DrainContext",
+    "DrainOptions",
+    "NodeDrain",
+    "Outcome",
+    "drain_node",
+]
+
+SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
+SAFE_TO_EVICT_LOCAL_VOLUMES = "cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes"
+_REPLICATED_KINDS = ("ReplicationController", "Job", "ReplicaSet", "StatefulSet")
+_LISTED_KINDS = ("ReplicationController", "ReplicaSet", "Job", "StatefulSet", "DaemonSet")
+
+
+class Outcome(StrEnum):
+    SKIP = "Skip"  # ignored: neither moved nor blocking
+    DRAIN = "Drain"  # must be moved
+    DAEMONSET = "DaemonSet"  # evicted with the node, not moved
+    BLOCK = "Block"
+    WAIT = "Wait"  # the node waits for the pod to complete
+
+
+class BlockReason(StrEnum):
+    NOT_REPLICATED = "NotReplicated"
+    UNMOVABLE_KUBE_SYSTEM_POD = "UnmovableKubeSystemPod"
+    NOT_SAFE_TO_EVICT_ANNOTATION = "NotSafeToEvictAnnotation"
+    LOCAL_STORAGE_REQUESTED = "LocalStorageRequested"
+    NOT_ENOUGH_PDB = "NotEnoughPdb"
+    CONTROLLER_NOT_FOUND = "ControllerNotFound"
+    MIN_REPLICAS_REACHED = "MinReplicasReached"
+    BLOCKED_BY_ON_COMPLETION_POD = "BlockedByOnCompletionPod"
+
+
+@dataclass(frozen=True, slots=True)
+class DrainOptions:
+    skip_nodes_with_system_pods: bool = True
+    skip_nodes_with_local_storage: bool = True
+    skip_nodes_with_custom_controller_pods: bool = True
+    min_replica_count: int = 0
+    blocking_system_pod_timeout_s: float = 3600.0
+
+
+@dataclass(frozen=True, slots=True)
+class PDB:
+    namespace: str
+    selector: LabelSelector  # an empty selector matches every pod of the namespace
+    disruptions_allowed: int
+
+    def covers(self, pod: Pod) -> bool:
+        return pod.namespace == self.namespace and self.selector.matches(pod.labels)
+
+
+@dataclass(frozen=True, slots=True)
+class DrainContext:
+    now: float
+    options: DrainOptions = DrainOptions()
+    pdbs: Sequence[PDB] = ()
+    # Replicas of known controllers by (kind, namespace, name); None when there are no listers.
+    controllers: Mapping[tuple[str, str, str], int] | None = None
+
+
+Verdict = tuple[Outcome, BlockReason | None]
+Rule = Callable[[Pod, DrainContext], Verdict | None]
+
+
+def _mirror(pod: Pod, ctx: DrainContext) -> Verdict | None:
+    return (Outcome.SKIP, None) if is_mirror_pod(pod) else None
+
+
+def _long_terminating(pod: Pod, ctx: DrainContext) -> Verdict | None:
+    return (Outcome.SKIP, None) if is_long_terminating(pod, ctx.now, pod.termination_grace_s) else None
+
+
+def _replica_count(pod: Pod, ctx: DrainContext) -> Verdict | None:
+    ctrl = pod.controller
+    if ctx.controllers is None or not ctx.options.skip_nodes_with_custom_controller_pods or ctrl is None:
+        return None
+    if ctrl.kind not in _LISTED_KINDS:
+        return None
+    replicas = ctx.controllers.get((ctrl.kind, pod.namespace, ctrl.name))
+    if replicas is None:
+        return Outcome.BLOCK, BlockReason.CONTROLLER_NOT_FOUND
+    if ctrl.kind in ("ReplicationController", "ReplicaSet") and replicas < ctx.options.min_replica_count:
+        return Outcome.BLOCK, BlockReason.MIN_REPLICAS_REACHED
+    return None
+
+
+def _daemonset(pod: Pod, ctx: DrainContext) -> Verdict | None:
+    return (Outcome.DAEMONSET, None) if is_daemonset_pod(pod) else None
+
+
+def _safe_to_evict(pod: Pod, ctx: DrainContext) -> Verdict | None:
+    return (Outcome.DRAIN, None) if pod.annotations.get(SAFE_TO_EVICT) == "true" else None
+
+
+def _terminal(pod: Pod, ctx: DrainContext) -> Verdict | None:
+    never = pod.restart_policy == "Never" and pod.phase in ("Succeeded", "Failed")
+    done = pod.restart_policy == "OnFailure" and pod.phase == "Succeeded"
+    return (Outcome.DRAIN, None) if never or done or pod.phase == "Failed" else None
+
+
+def _on_completion(pod: Pod, ctx: DrainContext) -> Verdict | None:
+    if pod.annotations.get(SAFE_TO_EVICT) == "on-completion":
+        return Outcome.WAIT, BlockReason.BLOCKED_BY_ON_COMPLETION_POD
+    return None
+
+
+def _replicated(pod: Pod, ctx: DrainContext) -> Verdict | None:
+    ctrl = pod.controller
+    if ctrl is None:
+        return Outcome.BLOCK, BlockReason.NOT_REPLICATED
+    if ctx.options.skip_nodes_with_custom_controller_pods and ctrl.kind not in _REPLICATED_KINDS:
+        return Outcome.BLOCK, BlockReason.NOT_REPLICATED
+    return None
+
+
+def _system(pod: Pod, ctx: DrainContext) -> Verdict | None:
+    if not ctx.options.skip_nodes_with_system_pods or pod.namespace != "kube-system":
+        return None
+    if any(pdb.covers(pod) for pdb in ctx.pdbs):
+        return None
+    timeout = ctx.options.blocking_system_pod_timeout_s
+    # An unset creation time never counts as old enough.
+    if timeout > 0 and pod.creation_time is not None and pod.creation_time + timeout < ctx.now:
+        return None
+    return Outcome.BLOCK, BlockReason.UNMOVABLE_KUBE_SYSTEM_POD
+
+
+def _not_safe_to_evict(pod: Pod, ctx: DrainContext) -> Verdict | None:
+    if pod.annotations.get(SAFE_TO_EVICT) == "false":
+        return Outcome.BLOCK, BlockReason.NOT_SAFE_TO_EVICT_ANNOTATION
+    return None
+
+
+def _local_storage(pod: Pod, ctx: DrainContext) -> Verdict | None:
+    if not ctx.options.skip_nodes_with_local_storage:
+        return None
+    allowed = {
+        v.strip() for v in pod.annotations.get(SAFE_TO_EVICT_LOCAL_VOLUMES, "").split(",") if v.strip()
+    }
+    for volume in pod.volumes:
+        empty_dir = volume.get("emptyDir")
+        local = "hostPath" in volume or (
+            empty_dir is not None and (empty_dir or {}).get("medium") != "Memory"
+        )
+        if local and volume.get("name") not in allowed:
+            return Outcome.BLOCK, BlockReason.LOCAL_STORAGE_REQUESTED
+    return None
+
+
+def _pdb(pod: Pod, ctx: DrainContext) -> Verdict | None:
+    if any(pdb.covers(pod) and pdb.disruptions_allowed < 1 for pdb in ctx.pdbs):
+        return Outcome.BLOCK, BlockReason.NOT_ENOUGH_PDB
+    return None
+
+
+# Upstream's order; the first rule with a verdict decides. A pod no rule decides must be moved.
+RULES: tuple[tuple[str, Rule], ...] = (
+    ("mirror", _mirror),
+    ("long-terminating", _long_terminating),
+    ("replica-count", _replica_count),
+    ("daemonset", _daemonset),
+    ("safe-to-evict", _safe_to_evict),
+    ("terminal", _terminal),
+    ("on-completion", _on_completion),
+    ("replicated", _replicated),
+    ("system", _system),
+    ("not-safe-to-evict", _not_safe_to_evict),
+    ("local-storage", _local_storage),
+    ("pdb", _pdb),
+)
+
+
+def pod_verdict(pod: Pod, ctx: DrainContext) -> Verdict:
+    for _, rule in RULES:
+        verdict = rule(pod, ctx)
+        if verdict is not None:
+            return verdict
+    return Outcome.DRAIN, None
+
+
+@dataclass(frozen=True, slots=True)
+class NodeDrain:
+    """What draining a node means: pods to move, DaemonSet pods to evict, or the pod that blocks it."""
+
+    pods_to_move: tuple[Pod, ...] = ()
+    daemonset_pods: tuple[Pod, ...] = ()
+    on_completion_pods: tuple[Pod, ...] = ()
+    blocking: tuple[Pod, BlockReason] | None = field(default=None)
+
+    @property
+    def drainable(self) -> bool:
+        return self.blocking is None and not self.on_completion_pods
+
+
+def drain_node(pods: Sequence[Pod], ctx: DrainContext) -> NodeDrain:
+    move: list[Pod] = []
+    daemonsets: list[Pod] = []
+    waiting: list[Pod] = []
+    for pod in pods:
+        outcome, reason = pod_verdict(pod, ctx)
+        if outcome is Outcome.BLOCK:
+            assert reason is not None
+            return NodeDrain(blocking=(pod, reason))
+        if outcome is Outcome.DRAIN:
+            move.append(pod)
+        elif outcome is Outcome.DAEMONSET:
+            daemonsets.append(pod)
+        elif outcome is Outcome.WAIT:
+            waiting.append(pod)
+    return NodeDrain(tuple(move), tuple(daemonsets), tuple(waiting))
