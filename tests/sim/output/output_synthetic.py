@@ -49,6 +49,7 @@ def fake_run(hours: float = 6.0, step: float = 15.0, workloads: int = 1, seed: i
     events.emit(0, "scenario", "ActionApplied", "Scenario/fake", "scenario loaded", {})
 
     replicas = {k: 2 for k in keys}
+    history: dict[str, list[tuple[float, int]]] = {k: [] for k in keys}
     ready = {k: 2 for k in keys}
     created_at: dict[str, list[float]] = {k: [] for k in keys}
     waits: list[float] = []
@@ -86,7 +87,10 @@ def fake_run(hours: float = 6.0, step: float = 15.0, workloads: int = 1, seed: i
             loads[key] = max(0.0, base + float(rng.normal(0, 12)))
             utilization = loads[key] / (max(ready[key], 1) * CAPACITY_PER_POD) * 100
             if i % 4 == 0:  # an HPA sync every minute
-                desired = max(2, math.ceil(ready[key] * utilization / TARGET))
+                recommended = max(2, math.ceil(ready[key] * utilization / TARGET))
+                # The HPA's downscale stabilization: never below the highest recommendation of 5 minutes.
+                history[key] = [(at, r) for at, r in history[key] if t - at < 300] + [(t, recommended)]
+                desired = max(r for _, r in history[key]) if recommended < replicas[key] else recommended
                 if abs(utilization / TARGET - 1) > 0.1 and desired != replicas[key]:
                     events.emit(
                         t,

@@ -51,6 +51,7 @@ h2{font-size:16px;margin:28px 0 10px;font-weight:650}
 .key{display:inline-flex;align-items:center;gap:6px}
 .sw{display:inline-block;width:22px;height:0;border-top:3px solid;border-color:inherit}
 .sw.dash{border-top-style:dashed}
+.sw.dot{border-top-style:dotted}
 .sw.marker-key{border-top:2px dotted #9ca3af}
 .plot{position:relative}
 .plot-svg{display:block;width:100%;height:auto;overflow:visible}
@@ -71,12 +72,16 @@ h2{font-size:16px;margin:28px 0 10px;font-weight:650}
  border-radius:6px;padding:6px 9px;font-size:12px;line-height:1.5;white-space:nowrap;z-index:2}
 .tip i{display:inline-block;width:10px;height:3px;margin-right:6px;vertical-align:middle}
 .tip span{float:right;margin-left:14px;font-variant-numeric:tabular-nums}
-.tables{display:grid;grid-template-columns:repeat(auto-fit,minmax(420px,1fr));gap:14px;align-items:start}
+.tables{display:grid;grid-template-columns:repeat(3,minmax(0,1fr));gap:14px;align-items:start}
+.span2{grid-column:span 2}.span3{grid-column:1/-1}
+@media (max-width:1000px){.tables{grid-template-columns:minmax(0,1fr)}.span2,.span3{grid-column:auto}}
 .panel{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:12px 14px}
 .panel h3{margin:0 0 8px;font-size:14px}
 table.data{border-collapse:collapse;width:100%;font-size:13px}
 table.data th,table.data td{padding:5px 8px;border-bottom:1px solid var(--line);text-align:left}
-table.data th{color:var(--muted);font-weight:600;font-size:12px}
+table.data th{color:var(--muted);font-weight:600;font-size:12px;white-space:nowrap}
+table.data td:first-child{white-space:nowrap}
+.panel{overflow-x:auto}
 table.data tr:last-child td{border-bottom:none}
 table.data tr.total td{font-weight:650;border-top:2px solid var(--line)}
 .num{text-align:right!important;font-variant-numeric:tabular-nums}
@@ -92,7 +97,9 @@ code{background:#eef0f3;border-radius:4px;padding:0 4px;font-size:12px}
 #event-search{flex:1;min-width:240px;padding:6px 10px;border:1px solid #d1d5db;border-radius:6px;font:inherit}
 .event-scroll{max-height:640px;overflow:auto;background:var(--card);border:1px solid var(--line);
  border-radius:10px}
-table.events{border-collapse:collapse;width:100%;font-size:12.5px}
+table.events{border-collapse:collapse;width:100%;font-size:12.5px;table-layout:fixed}
+table.events col.c-t{width:84px}table.events col.c-src{width:150px}table.events col.c-reason{width:210px}
+table.events col.c-obj{width:28%}
 table.events th{position:sticky;top:0;background:#f9fafb;text-align:left;color:var(--muted);font-weight:600;
  padding:7px 10px;border-bottom:1px solid var(--line);z-index:1}
 table.events td{padding:4px 10px;border-bottom:1px solid #f1f2f4;vertical-align:top}

@@ -128,6 +128,7 @@ def render_event_log(rows: Sequence[EventRow], omitted: int, total: int) -> str:
         '<span id="event-shown" class="muted"></span></div>'
         f'<p class="muted small">{note}</p>'
         '<div class="event-scroll"><table id="events" class="events">'
+        '<colgroup><col class="c-t"><col class="c-src"><col class="c-reason"><col class="c-obj"><col></colgroup>'
         "<thead><tr><th>time</th><th>source</th><th>reason</th><th>object</th><th>message</th></tr></thead>"
         f"<tbody>{''.join(body)}</tbody></table></div>"
     )

@@ -57,8 +57,10 @@ def render_kpis(summary: Summary) -> str:
 
 
 def _table(
-    headers: Sequence[str], rows: Sequence[Sequence[str]], numeric_from: int = 1, total: bool = False
+    headers: Sequence[str] | None, rows: Sequence[Sequence[str]], numeric_from: int = 1, total: bool = False
 ) -> str:
+    """Cells are HTML already; ``headers=None`` makes a key-value table with no header row."""
+
     def cells(row: Sequence[str], tag: str) -> str:
         return "".join(
             f"<{tag}{' class=num' if i >= numeric_from else ''}>{c}</{tag}>" for i, c in enumerate(row)
@@ -68,11 +70,13 @@ def _table(
         f"<tr{' class=total' if total and i == len(rows) - 1 else ''}>{cells(r, 'td')}</tr>"
         for i, r in enumerate(rows)
     ]
-    return f'<table class="data"><thead><tr>{cells(headers, "th")}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+    head = f"<thead><tr>{cells(headers, 'th')}</tr></thead>" if headers is not None else ""
+    return f'<table class="data">{head}<tbody>{"".join(body)}</tbody></table>'
 
 
-def _panel(title: str, content: str) -> str:
-    return f'<div class="panel"><h3>{escape(title)}</h3>{content}</div>'
+def _panel(title: str, content: str, span: int = 1) -> str:
+    css = f"panel span{span}" if span > 1 else "panel"
+    return f'<div class="{css}"><h3>{escape(title)}</h3>{content}</div>'
 
 
 def _dot(color: str) -> str:
@@ -93,7 +97,7 @@ def render_summary_tables(summary: Summary, meta: ReportMeta, event_counts_html:
     ts = s.pods.time_to_schedule_seconds
     speed = f"{s.simulated_seconds / s.wall_seconds:,.0f}× real time" if s.wall_seconds > 0 else "–"
     run = _table(
-        ["", "value"],
+        None,
         [
             ["scenario", escape(s.scenario)],
             ["seed", str(s.seed)],
@@ -102,7 +106,7 @@ def render_summary_tables(summary: Summary, meta: ReportMeta, event_counts_html:
         ],
     )
     pods = _table(
-        ["", "value"],
+        None,
         [
             ["pending pod-seconds", f"{s.pods.pending_pod_seconds:,.0f}"],
             ["max pending", str(s.pods.max_pending)],
@@ -157,13 +161,13 @@ def render_summary_tables(summary: Summary, meta: ReportMeta, event_counts_html:
         f"backoffs, {ca.unregistered_removed} unregistered nodes removed. HPA: {s.hpa.rescales} rescales. "
         f"Escalator: {esc.nodes_tainted} nodes tainted.</p>"
     )
-    panels = [
-        _panel("Run", run),
-        _panel("Pods", pods),
-        _panel("Nodes and cost by group", nodes),
-        _panel("Autoscalers", autoscalers),
-    ]
+    # Three columns: run facts, pods, nodes; the workloads across (their keys are long); then the
+    # autoscalers beside the event counts, the longest table, last so it grows downwards alone.
+    panels = [_panel("Run", run), _panel("Pods", pods), _panel("Nodes and cost by group", nodes)]
     if workload_rows:
-        panels.append(_panel("Workloads", workloads))
-    panels.append(_panel("Events by source and reason", event_counts_html))
+        panels.append(_panel("Workloads", workloads, span=3))
+    panels += [
+        _panel("Autoscalers", autoscalers, span=2),
+        _panel("Events by source and reason", event_counts_html),
+    ]
     return f'<section class="tables">{"".join(panels)}</section>'

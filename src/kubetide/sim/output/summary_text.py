@@ -38,6 +38,11 @@ def render_table(
     return "\n".join([line(headers), *(line(r) for r in rows)])
 
 
+def _pairs(pairs: Sequence[tuple[str, str]], indent: str = "  ") -> str:
+    width = max(len(key) for key, _ in pairs)
+    return "\n".join(f"{indent}{key.ljust(width)}  {value}" for key, value in pairs)
+
+
 def _money(value: float) -> str:
     return f"${value:,.2f}"
 
@@ -60,17 +65,17 @@ def render_summary(summary: Summary) -> str:
     ts = s.pods.time_to_schedule_seconds
     out += [
         "Pods",
-        render_table(
-            ["", "value"],
+        _pairs(
             [
-                ["pending pod-seconds", f"{s.pods.pending_pod_seconds:,.0f}"],
-                ["max pending", str(s.pods.max_pending)],
-                ["time to schedule p50", format_seconds(ts.p50)],
-                ["time to schedule p95", format_seconds(ts.p95)],
-                ["time to schedule p99", format_seconds(ts.p99)],
-                ["time to schedule max", format_seconds(ts.max)],
-                ["unschedulable at end", str(s.pods.unschedulable_at_end)],
-            ],
+                ("pending pod-seconds", f"{s.pods.pending_pod_seconds:,.0f}"),
+                ("max pending", str(s.pods.max_pending)),
+                (
+                    "time to schedule",
+                    f"p50 {format_seconds(ts.p50)}  p95 {format_seconds(ts.p95)}  "
+                    f"p99 {format_seconds(ts.p99)}  max {format_seconds(ts.max)}",
+                ),
+                ("unschedulable at end", str(s.pods.unschedulable_at_end)),
+            ]
         ),
         "",
     ]

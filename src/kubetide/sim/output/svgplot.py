@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from html import escape
 
 import numpy as np
@@ -74,7 +74,6 @@ class Chart:
     note: str = ""
     hover_t: FloatArray | None = None
     max_points: int = 2000
-    extra_legend: Sequence[tuple[str, str, bool]] = field(default=())  # (label, color, dashed)
 
 
 def nice_ticks(lo: float, hi: float, count: int = 5, integer: bool = False) -> list[float]:
@@ -216,7 +215,8 @@ def _series(chart: Chart, frame: _Frame) -> list[str]:
             f'<g class="rule"><title>{escape(rule.label)}</title>'
             f'<line x1="{frame.x0}" x2="{frame.x1}" y1="{ry:.1f}" y2="{ry:.1f}" stroke="{rule.color}"/></g>'
         )
-    for line in chart.lines:
+    # What was asked for (dashed) goes under what is (solid): where they agree, the solid line shows.
+    for line in sorted(chart.lines, key=lambda line: not line.dashed):
         xs, ys = minmax(line.x, line.y, chart.max_points)
         px, py = frame.px(xs), frame.py(ys)
         segments = _segments(np.isfinite(py))
@@ -238,13 +238,11 @@ def _series(chart: Chart, frame: _Frame) -> list[str]:
 
 
 def _legend(chart: Chart) -> str:
-    keys = [(line.label, line.color, line.dashed) for line in chart.lines]
-    keys += [(rule.label, rule.color, True) for rule in chart.rules]
-    keys += list(chart.extra_legend)
+    keys = [(line.label, line.color, " dash" if line.dashed else "") for line in chart.lines]
+    keys += [(rule.label, rule.color, " dot") for rule in chart.rules]
     items = [
-        f'<span class="key"><i class="sw{" dash" if dashed else ""}" style="border-color:{color}"></i>'
-        f"{escape(label)}</span>"
-        for label, color, dashed in keys
+        f'<span class="key"><i class="sw{style}" style="border-color:{color}"></i>{escape(label)}</span>'
+        for label, color, style in keys
     ]
     if chart.markers:
         items.append('<span class="key"><i class="sw marker-key"></i>scenario events</span>')
