@@ -110,7 +110,7 @@ def render_summary(summary: Summary) -> str:
     out += [
         "Autoscalers",
         render_table(
-            ["", "scale-ups", "nodes added", "scale-downs", "nodes removed", "other"],
+            ["", "scale-ups", "+nodes", "scale-downs", "-nodes", "other"],
             [
                 [
                     "cluster-autoscaler",
