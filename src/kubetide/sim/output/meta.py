@@ -1,0 +1,61 @@
+"""What the report needs to know about the scenario that the summary and timeline do not say.
+
+The simulator builds one ``ReportMeta`` from the loaded scenario: which node groups and workloads to plot
+(in the scenario's order, which fixes each one's colour), and each workload's HPA targets so the
+utilization plot can draw the line the HPA steers towards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+__all__ = ["PALETTE", "ReportMeta"]
+
+# Tableau 10, reordered so the first few are far apart; colour-blind friendlier than matplotlib's default
+# cycle and readable on white.
+PALETTE: tuple[str, ...] = (
+    "#4e79a7",
+    "#f28e2b",
+    "#59a14f",
+    "#e15759",
+    "#76b7b2",
+    "#b07aa1",
+    "#edc948",
+    "#ff9da7",
+    "#9c755f",
+    "#bab0ac",
+)
+
+
+@dataclass(frozen=True)
+class ReportMeta:
+    """``hpa_targets[workload]`` maps a metric to its target, e.g. ``{"cpu_utilization": 60}`` (percent of
+    requests) or ``{"rps": 50}`` (average per pod); ``None`` or absent: no HPA scales that workload.
+    ``capacity_per_pod[workload]`` (the traffic's ``capacityPerPod``) lets the rps plot show what the
+    Ready pods can serve, so overload is visible where the load line crosses it."""
+
+    scenario: str
+    seed: int
+    duration: float
+    node_groups: tuple[str, ...] = ()
+    workloads: tuple[str, ...] = ()
+    hpa_targets: Mapping[str, Mapping[str, float] | None] = field(default_factory=dict)
+    capacity_per_pod: Mapping[str, float] = field(default_factory=dict)  # rps one Ready pod serves
+    description: str = ""
+
+    def group_color(self, group: str) -> str:
+        return PALETTE[self.node_groups.index(group) % len(PALETTE)]
+
+    def workload_color(self, workload: str) -> str:
+        # Offset past the groups so a workload never shares a colour with a group on the same page
+        # (while there are fewer than ten of both).
+        offset = len(self.node_groups)
+        return PALETTE[(offset + self.workloads.index(workload)) % len(PALETTE)]
+
+    def cpu_target(self, workload: str) -> float | None:
+        targets = self.hpa_targets.get(workload)
+        if not targets:
+            return None
+        value = targets.get("cpu_utilization")
+        return None if value is None else float(value)

@@ -1,0 +1,191 @@
+"""``report.html``: one self-contained page showing what a run did (contract §10.4).
+
+Headline numbers, then plots over simulated time (nodes per group against the target size, pending
+pods, replicas and Ready pods, CPU utilization against the HPA target, requests per second against
+the capacity of the Ready pods, cost per hour), the summary tables, and the event log filterable by
+source. Everything is inline (CSS, SVG, a little script) and a Content-Security-Policy forbids loading
+anything, so the file opens offline, attached to an issue, or years later, exactly as written.
+
+Colours are fixed per node group and per workload by their order in the scenario (``ReportMeta``), and
+one convention holds on every plot: solid is what is, dashed is what was asked for.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from kubetide import __version__
+from kubetide.sim.durations import format_duration
+from kubetide.sim.output.downsample import stride_indices
+from kubetide.sim.output.events import Event, EventLog
+from kubetide.sim.output.meta import ReportMeta
+from kubetide.sim.output.report_assets import CSP, SCRIPT, STYLE
+from kubetide.sim.output.report_events import event_rows, render_event_counts, render_event_log
+from kubetide.sim.output.report_tables import render_kpis, render_summary_tables
+from kubetide.sim.output.summary import Summary
+from kubetide.sim.output.svgplot import Chart, Line, Marker, Rule, render_chart
+from kubetide.sim.output.timeline import COST_PER_HOUR, PENDING_PODS, FloatArray, Timeline
+
+__all__ = ["build_charts", "render_report", "short_names", "write_report"]
+
+MAX_MARKERS = 60
+HOVER_POINTS = 600
+PENDING_COLOR = "#e15759"
+COST_COLOR = "#4e79a7"
+
+
+def short_names(keys: tuple[str, ...]) -> dict[str, str]:
+    """Legend labels: ``Deployment/default/web`` -> ``web`` while names are unique, else the full key."""
+    names = [key.rsplit("/", 1)[-1] for key in keys]
+    unique = len(set(names)) == len(names)
+    return {key: (name if unique else key) for key, name in zip(keys, names, strict=True)}
+
+
+class _Series:
+    """Columns of the timeline, each with its hover samples; absent columns give no line."""
+
+    def __init__(self, timeline: Timeline) -> None:
+        self.timeline = timeline
+        self.t = timeline.t
+        self.hover = stride_indices(len(timeline), HOVER_POINTS)
+
+    def line(self, column: str, label: str, color: str, **kwargs: bool) -> Line | None:
+        if column not in self.timeline:
+            return None
+        y = self.timeline.column(column)
+        return self.derived(y, label, color, **kwargs)
+
+    def derived(self, y: FloatArray, label: str, color: str, **kwargs: bool) -> Line:
+        return Line(label, color, self.t, y, hover_y=y[self.hover], **kwargs)
+
+
+def _present(*lines: Line | None) -> list[Line]:
+    return [line for line in lines if line is not None]
+
+
+def build_charts(timeline: Timeline, meta: ReportMeta, markers: list[Marker]) -> list[Chart]:
+    """The report's plots, in reading order: capacity, demand on it, then the workloads, then money."""
+    s = _Series(timeline)
+    names = short_names(meta.workloads)
+    x_max = meta.duration if meta.duration > 0 else (float(s.t[-1]) if len(s.t) else 1.0)
+
+    nodes: list[Line] = []
+    for group in meta.node_groups:
+        color = meta.group_color(group)
+        nodes += _present(
+            s.line(f"nodes:{group}", f"{group} Ready", color),
+            s.line(f"target:{group}", f"{group} target", color, dashed=True),
+        )
+    replicas: list[Line] = []
+    utilization: list[Line] = []
+    rps: list[Line] = []
+    rules: list[Rule] = []
+    for key in meta.workloads:
+        color, name = meta.workload_color(key), names[key]
+        replicas += _present(
+            s.line(f"ready:{key}", f"{name} Ready", color),
+            s.line(f"replicas:{key}", f"{name} replicas", color, dashed=True),
+        )
+        utilization += _present(s.line(f"cpu_utilization:{key}", name, color))
+        target = meta.cpu_target(key)
+        if target is not None:
+            rules.append(Rule(target, f"{name} HPA target {target:g}%", color))
+        rps += _present(s.line(f"rps:{key}", name, color))
+        per_pod = meta.capacity_per_pod.get(key)
+        if per_pod and f"ready:{key}" in timeline:
+            capacity = timeline.column(f"ready:{key}") * per_pod
+            rps.append(s.derived(capacity, f"{name} capacity", color, dashed=True))
+
+    hover_t = s.t[s.hover]
+
+    def chart(id: str, title: str, y_label: str, lines: list[Line], **kwargs: Any) -> Chart:
+        return Chart(id, title, y_label, lines, x_max, markers=markers, hover_t=hover_t, **kwargs)
+
+    pending = _present(s.line(PENDING_PODS, "pending pods", PENDING_COLOR, area=True))
+    cost = _present(s.line(COST_PER_HOUR, "cost per hour", COST_COLOR, area=True))
+    rps_note = "dashed: what the Ready pods can serve" if meta.capacity_per_pod else ""
+    charts = [
+        chart(
+            "nodes", "Nodes per group", "nodes", nodes, integer=True, note="Ready nodes; dashed: target size"
+        ),
+        chart("pending", "Pending pods", "pods", pending, integer=True),
+    ]
+    if meta.workloads:
+        charts += [
+            chart(
+                "replicas",
+                "Replicas per workload",
+                "pods",
+                replicas,
+                integer=True,
+                note="Ready pods; dashed: desired replicas",
+            ),
+            chart(
+                "cpu",
+                "CPU utilization",
+                "% of requests",
+                utilization,
+                rules=rules,
+                unit="%",
+                note="Average over Ready pods; dotted: HPA target",
+            ),
+            chart(
+                "rps",
+                "Requests per second",
+                "requests/s",
+                rps,
+                note=f"Offered load{'; ' if rps_note else ''}{rps_note}",
+            ),
+        ]
+    charts.append(chart("cost", "Cost per hour", "$/hour", cost, unit="$"))
+    return charts
+
+
+def _markers(events: EventLog) -> list[Marker]:
+    scenario = [e for e in events.events if e.source == "scenario"]
+    return [Marker(e.t, _marker_label(e)) for e in scenario[:MAX_MARKERS]]
+
+
+def _marker_label(event: Event) -> str:
+    return f"{event.reason}: {event.message or event.object}"
+
+
+def render_report(summary: Summary, timeline: Timeline, events: EventLog, meta: ReportMeta) -> str:
+    charts = build_charts(timeline, meta, _markers(events))
+    rows, omitted = event_rows(events.events)
+    title = f"{meta.scenario} · kubetide simulation"
+    facts = (
+        f"seed <b>{meta.seed}</b> · <b>{escape(format_duration(summary.simulated_seconds))}</b> simulated in "
+        f"<b>{summary.wall_seconds:.2f}s</b> · {len(meta.node_groups)} node groups · "
+        f"{len(meta.workloads)} workloads · {len(events):,} events"
+    )
+    description = f'<div class="sub">{escape(meta.description)}</div>' if meta.description else ""
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{CSP}">
+<meta name="viewport" content="width=device-width,initial-scale=1">
+<title>{escape(title)}</title>
+<style>{STYLE}</style></head>
+<body>
+<header><h1>{escape(meta.scenario)}</h1><div class="sub">{facts}</div>{description}</header>
+<main>
+{render_kpis(summary)}
+<h2>Over simulated time</h2>
+<section class="charts">{"".join(render_chart(c) for c in charts)}</section>
+<h2>Summary</h2>
+{render_summary_tables(summary, meta, render_event_counts(events.counts()))}
+<h2 id="event-log">Event log</h2>
+{render_event_log(rows, omitted, len(events))}
+<footer>kubetide {escape(__version__)} · times are simulated, h:mm from the start of the run</footer>
+</main>
+<script>{SCRIPT}</script>
+</body></html>
+"""
+
+
+def write_report(
+    path: str | Path, summary: Summary, timeline: Timeline, events: EventLog, meta: ReportMeta
+) -> None:
+    Path(path).write_text(render_report(summary, timeline, events, meta), encoding="utf-8")
