@@ -28,7 +28,7 @@ unit: $(STAMP)
 test: lint typecheck unit
 
 demo: $(STAMP)
-	$(BIN)/kubetide simulate examples/quickstart.yaml --output out/quickstart
+	$(BIN)/kubetide simulate examples/quickstart.yaml --output-dir out/quickstart
 
 bench: $(STAMP)
 	$(BIN)/python -m kubetide.bench all

@@ -1,0 +1,256 @@
+"""A whole simulation: the scenario's cluster, cloud, traffic, metrics and autoscalers on one engine.
+
+``Simulation(scenario).run()`` replays ``spec.duration`` of simulated time and returns the summary,
+timeline, event log and report metadata. Everything is driven by the engine's event heap, so idle
+stretches cost nothing; the only periodic work is the metrics scrape / timeline row (every
+``metrics.resolution``) and the controllers' syncs.
+"""
+
+from __future__ import annotations
+
+import time
+from functools import partial
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kubetide.cloud.sim_listener import NodeAddress
+from kubetide.cloud.simulated import SimulatedCloud
+from kubetide.hpa.config import HPAConfig
+from kubetide.model.node import NodeView
+from kubetide.sim.cluster.cluster import SimCluster
+from kubetide.sim.cluster.workloads import ReplicatedWorkload
+from kubetide.sim.engine import Engine
+from kubetide.sim.hpa_runner import HPARunner
+from kubetide.sim.loads import build_loads
+from kubetide.sim.metrics import MetricsPipeline
+from kubetide.sim.output.events import EventLog
+from kubetide.sim.output.meta import ReportMeta
+from kubetide.sim.output.timeline import Timeline, timeline_columns
+from kubetide.sim.rng import RngFactory, deterministic_phase
+from kubetide.sim.scenario.model import Scenario
+from kubetide.sim.summary import SummaryBuilder
+
+__all__ = ["IMPLEMENTED_AUTOSCALERS", "Simulation", "SimulationResult"]
+
+IMPLEMENTED_AUTOSCALERS = ("hpa",)
+
+Progress = Callable[[float], None]
+
+
+@dataclass
+class SimulationResult:
+    summary: Any  # kubetide.sim.output.summary.Summary
+    timeline: Timeline
+    events: EventLog
+    meta: ReportMeta
+    wall_seconds: float = 0.0
+
+
+class _CloudBridge:
+    """The cloud's listener: Node changes go to the cluster, events to the log."""
+
+    def __init__(self, cluster: SimCluster, events: EventLog) -> None:
+        self.cluster = cluster
+        self.events = events
+
+    def cloud_event(
+        self, t: float, reason: str, obj: str, message: str, data: Mapping[str, object], /
+    ) -> None:
+        self.events.emit(t, "cloud", reason, obj, message, dict(data))
+
+    def kubelet_event(
+        self, t: float, reason: str, obj: str, message: str, data: Mapping[str, object], /
+    ) -> None:
+        self.events.emit(t, "kubelet", reason, obj, message, dict(data))
+
+    def register_node(
+        self, t: float, node: NodeView, group: str, instance: str, addresses: Sequence[NodeAddress], /
+    ) -> None:
+        self.cluster.register_node(t, node, group, instance)
+        if node.ready:
+            self.cluster.set_node_ready(t, node.name, True)
+
+    def set_node_ready(self, t: float, node_name: str, ready: bool, /) -> None:
+        self.cluster.set_node_ready(t, node_name, ready)
+
+    def node_deleted(self, t: float, node_name: str, /) -> None:
+        self.cluster.node_deleted(t, node_name)
+
+
+@dataclass
+class _WorkloadWatch:
+    """Per-workload figures the summary needs that no single moment shows."""
+
+    min_replicas: int
+    max_replicas: int
+    scale_events: int = 0
+    overloaded_seconds: float = 0.0
+    capacity_per_pod: float | None = None
+
+
+class Simulation:
+    def __init__(self, scenario: Scenario, seed: int | None = None) -> None:
+        self.scenario = scenario
+        spec = scenario.spec
+        self.seed = spec.seed if seed is None else seed
+        self.duration = float(spec.duration)
+        self.engine = Engine()
+        self.events = EventLog()
+        self.rngs = RngFactory(self.seed)
+        self.cluster = SimCluster(self.engine, self.events, self.rngs)
+        self.cluster.listeners.append(self)
+        self.cloud = SimulatedCloud.from_scenario(
+            self.engine, spec.nodeGroups, scenario.catalog, self.rngs, _CloudBridge(self.cluster, self.events)
+        )
+        self.resolution = float(spec.metrics.resolution)
+        loads = build_loads(scenario, self.seed)
+        self.metrics = MetricsPipeline(self.cluster, loads, float(spec.metrics.window))
+        self.capacity = {load.workload: load.capacity_per_pod for load in loads if load.capacity_per_pod}
+        self.groups = [g.name for g in spec.nodeGroups]
+        self.hpa: HPARunner | None = None
+        settings = spec.autoscalers.hpa
+        has_hpas = any(obj.get("kind") == "HorizontalPodAutoscaler" for obj in spec.objects)
+        if settings.is_enabled(has_hpas):
+            config = HPAConfig(
+                tolerance=settings.tolerance,
+                downscale_stabilization=float(settings.downscaleStabilization),
+                cpu_initialization_period=float(settings.cpuInitializationPeriod),
+                initial_readiness_delay=float(settings.initialReadinessDelay),
+                sync_period=float(settings.syncPeriod),
+            )
+            self.hpa = HPARunner(self.engine, self.cluster, self.metrics, config, self.events)
+        self.watch: dict[str, _WorkloadWatch] = {}
+        self.node_max: dict[str, int] = dict.fromkeys(self.groups, 0)
+        self.workload_keys: list[str] = []
+        self.timeline: Timeline | None = None
+        self._progress: Progress | None = None
+
+    # --- setup ------------------------------------------------------------------------------------
+
+    def _start(self) -> None:
+        self.cloud.start()
+        for manifest in self.scenario.spec.objects:
+            self.cluster.apply(manifest, 0.0)
+        self.workload_keys = [
+            k for k, w in self.cluster.workloads.items() if isinstance(w, ReplicatedWorkload)
+        ]
+        for key in self.workload_keys:
+            workload = self.cluster.workloads[key]
+            assert isinstance(workload, ReplicatedWorkload)
+            self.watch[key] = _WorkloadWatch(
+                workload.replicas, workload.replicas, capacity_per_pod=self.capacity.get(key)
+            )
+        self.timeline = Timeline(timeline_columns(self.groups, self.workload_keys))
+        for i, action in enumerate(self.scenario.spec.actions):
+            self.engine.schedule_at(float(action.at), partial(self._act, action, i), priority=5)
+        # Scrape first, then sample the timeline, at every resolution step from t=0.
+        self.engine.every(self.resolution, self._tick, priority=10, name="metrics")
+        if self.hpa is not None:
+            period = self.hpa.config.sync_period
+            self.hpa.start(phase=deterministic_phase(self.seed, "hpa", period))
+
+    def _act(self, action: Any, index: int, now: float) -> None:
+        kind = action.kind
+        message = f"spec.actions[{index}]: {kind}"
+        data: dict[str, Any] = {"action": kind}
+        if kind == "apply":
+            self.cluster.apply(action.apply, now)
+            message = f"applied {action.apply['kind']}/{(action.apply.get('metadata') or {}).get('name')}"
+        elif kind == "delete":
+            self.cluster.delete(action.delete, now)
+            message = f"deleted {action.delete}"
+        elif kind == "scale":
+            self.cluster.scale(action.scale.target, action.scale.replicas, now)
+            message = f"scaled {action.scale.target} to {action.scale.replicas}"
+            data.update(target=action.scale.target, replicas=action.scale.replicas)
+        elif kind == "restart":
+            if action.restart == "hpa" and self.hpa is not None:
+                self.hpa.restart()
+            self.events.emit(
+                now,
+                "scenario",
+                "AutoscalerRestarted",
+                f"Autoscaler/{action.restart}",
+                f"{action.restart} restarted",
+                {"autoscaler": action.restart},
+            )
+            return
+        elif kind == "deleteNode":
+            names = self.cloud.delete_node_objects(action.deleteNode.group, action.deleteNode.count)
+            message = f"deleted Node objects {', '.join(names)}"
+            data.update(group=action.deleteNode.group, nodes=names)
+        self.events.emit(now, "scenario", "ActionApplied", f"Scenario/{self.scenario.name}", message, data)
+
+    # --- listeners --------------------------------------------------------------------------------
+
+    def workload_scaled(self, key: str, old: int, new: int, now: float) -> None:
+        watch = self.watch.get(key)
+        if watch is not None and old != new:
+            watch.scale_events += 1
+            watch.min_replicas = min(watch.min_replicas, new)
+            watch.max_replicas = max(watch.max_replicas, new)
+
+    # --- sampling ---------------------------------------------------------------------------------
+
+    def _tick(self, now: float) -> None:
+        self.metrics.scrape(now)
+        assert self.timeline is not None
+        row: list[float] = [now]
+        ready_by_group = dict.fromkeys(self.groups, 0)
+        for node in self.cluster.nodes.values():
+            if node.ready and node.group in ready_by_group:
+                ready_by_group[node.group] += 1
+        targets = self.cloud.target_sizes()
+        for group in self.groups:
+            row += [float(ready_by_group[group]), float(targets.get(group, 0))]
+            self.node_max[group] = max(self.node_max[group], ready_by_group[group])
+        for key in self.workload_keys:
+            workload = self.cluster.workloads.get(key)
+            replicas = workload.replicas if isinstance(workload, ReplicatedWorkload) else 0
+            ready = sum(1 for p in workload.pods.values() if p.ready) if workload is not None else 0
+            rps, utilization = self.metrics.workload_figures(key)
+            row += [float(replicas), float(ready), float("nan") if utilization is None else utilization, rps]
+            watch = self.watch[key]
+            if watch.capacity_per_pod is not None and rps > watch.capacity_per_pod * ready:
+                watch.overloaded_seconds += self.resolution
+        row += [float(len(self.cluster.pending_pods)), self.cloud.cost_per_hour()]
+        self.timeline.append(row)
+        if self._progress is not None:
+            self._progress(now)
+
+    # --- run --------------------------------------------------------------------------------------
+
+    def run(self, progress: Progress | None = None) -> SimulationResult:
+        start = time.perf_counter()
+        self._progress = progress
+        self._start()
+        self.engine.run(self.duration)
+        self.cluster.finish(self.duration)
+        wall = time.perf_counter() - start
+        assert self.timeline is not None
+        summary = SummaryBuilder(self).build(wall)
+        meta = ReportMeta(
+            scenario=self.scenario.name,
+            seed=self.seed,
+            duration=self.duration,
+            node_groups=tuple(self.groups),
+            workloads=tuple(self.workload_keys),
+            hpa_targets=self._hpa_targets(),
+            capacity_per_pod={k: v for k, v in self.capacity.items() if v is not None},
+        )
+        return SimulationResult(summary, self.timeline, self.events, meta, wall)
+
+    def _hpa_targets(self) -> dict[str, dict[str, float] | None]:
+        out: dict[str, dict[str, float] | None] = {}
+        for hpa in self.cluster.hpas.values():
+            key = f"{hpa.scale_target_ref.kind}/{hpa.namespace}/{hpa.scale_target_ref.name}"
+            for m in hpa.metrics:
+                if (
+                    m.type == "Resource"
+                    and m.resource == "cpu"
+                    and m.target is not None
+                    and m.target.average_utilization
+                ):
+                    out[key] = {"cpu_utilization": float(m.target.average_utilization)}
+        return out
