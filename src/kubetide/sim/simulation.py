@@ -9,9 +9,9 @@ stretches cost nothing; the only periodic work is the metrics scrape / timeline 
 from __future__ import annotations
 
 import time
-from functools import partial
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from kubetide.cloud.sim_listener import NodeAddress

@@ -1,0 +1,105 @@
+"""``kubetide simulate`` end to end: the examples run, outputs follow the contract, bad input exits 2."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kubetide.cli import main
+
+EXAMPLES = Path(__file__).parents[2] / "examples"
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args))
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_quickstart_writes_the_four_outputs(tmp_path: Path) -> None:
+    code, out, _ = run("simulate", str(EXAMPLES / "quickstart.yaml"), "--output-dir", str(tmp_path))
+    assert code == 0, out
+    assert "Report:" in out and "Deployment/shop/web" in out
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["scenario"] == "quickstart" and summary["simulated_seconds"] == 86400
+    web = summary["workloads"]["Deployment/shop/web"]
+    assert web["max_replicas"] > web["min_replicas"] >= 3  # the HPA followed the daily curve
+    assert summary["autoscalers"]["hpa"]["rescales"] > 0
+    with (tmp_path / "timeline.csv").open() as f:
+        rows = list(csv.reader(f))
+    header = rows[0]
+    assert header[:5] == ["t", "nodes:general", "target:general", "nodes:compute", "target:compute"]
+    assert header[-2:] == ["pending_pods", "cost_per_hour"]
+    assert len(rows) - 1 == 86400 // 15 + 1  # one row per resolution step, both ends included
+    events = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
+    assert [e["t"] for e in events] == sorted(e["t"] for e in events)
+    rescale = next(e for e in events if e["reason"] == "SuccessfulRescale")
+    assert rescale["source"] == "hpa" and rescale["message"].startswith("New size: ")
+    assert set(rescale["data"]) == {"from", "to"}
+    html = (tmp_path / "report.html").read_text()
+    assert "<svg" in html and "http://" not in html.split("</head>")[0]
+
+
+def test_json_prints_exactly_the_summary(tmp_path: Path) -> None:
+    code, out, _ = run("simulate", str(EXAMPLES / "quickstart.yaml"), "--json", "--output-dir", str(tmp_path))
+    assert code == 0
+    assert json.loads(out) == json.loads((tmp_path / "summary.json").read_text())
+
+
+def test_same_seed_same_result_and_seed_override(tmp_path: Path) -> None:
+    def summary(*extra: str) -> dict[str, object]:
+        code, out, _ = run(
+            "simulate", str(EXAMPLES / "quickstart.yaml"), "--json", "--output-dir", str(tmp_path), *extra
+        )
+        assert code == 0
+        data: dict[str, object] = json.loads(out)
+        data.pop("wall_seconds")
+        data.pop("simulated_seconds_per_wall_second")
+        return data
+
+    assert summary() == summary()
+    assert summary("--seed", "7")["seed"] == 7
+
+
+def test_set_overrides_a_field(tmp_path: Path) -> None:
+    code, out, _ = run(
+        "simulate",
+        str(EXAMPLES / "quickstart.yaml"),
+        "--json",
+        "--output-dir",
+        str(tmp_path),
+        "--set",
+        "spec.duration=20h",
+    )
+    assert code == 0 and json.loads(out)["simulated_seconds"] == 72000
+    code, _, err = run("simulate", str(EXAMPLES / "quickstart.yaml"), "--set", "spec.duration=1h")
+    assert code == 2 and "spec.actions[0].at: must be within the simulation (0..1h), got 18h" in err
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("spec.nodeGroups[0].maxSize=1", "spec.nodeGroups[0].maxSize: must be >= minSize (got 1 < 2)"),
+        ("spec.nodeGroups[1].instanceType=m9.huge", "spec.nodeGroups[1].instanceType"),
+        ("spec.autoscalers.escalator.enabled=true", "escalator"),
+    ],
+)
+def test_bad_scenarios_exit_2_naming_the_field(tmp_path: Path, override: str, message: str) -> None:
+    code, _, err = run(
+        "simulate", str(EXAMPLES / "quickstart.yaml"), "--output-dir", str(tmp_path), "--set", override
+    )
+    assert code == 2
+    assert message in err
+
+
+def test_minimal_example_validates_and_names_the_autoscaler_not_implemented_yet(tmp_path: Path) -> None:
+    code, _, _ = run("validate", str(EXAMPLES / "scenario-minimal.yaml"))
+    assert code == 0
+    code, _, err = run("simulate", str(EXAMPLES / "scenario-minimal.yaml"), "--output-dir", str(tmp_path))
+    assert code == 2
+    assert "cluster-autoscaler" in err and "not implemented" in err
