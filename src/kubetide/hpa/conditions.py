@@ -31,6 +31,8 @@ def set_condition(
     changes only when the status does."""
     for i, c in enumerate(conditions):
         if c.type == type_:
+            if c.status == status and c.reason == reason and c.message == message:
+                return  # unchanged: keep the very same object
             transition = now if c.status != status else c.last_transition_time
             conditions[i] = Condition(type_, status, reason, message, transition)
             return

@@ -74,8 +74,13 @@ class PodIndex:
         self, metrics: Mapping[str, PodMetric], resource: str, now: float, init_period: float
     ) -> PodGroups:
         """Same result as ``podgroups.group_pods`` for these pods."""
-        missing = self.active.difference(metrics.keys())
-        sampled = self.active - missing if missing else self.active
+        keys = metrics.keys()
+        if self.active <= keys:  # the common case: every counted pod has a sample (no copy made)
+            missing: frozenset[str] = frozenset()
+            sampled = self.active
+        else:
+            missing = self.active.difference(keys)
+            sampled = self.active - missing
         if resource != CPU:
             return PodGroups(len(sampled), self.pending, missing, self.ignored)
         unready = (self.no_condition | self.never_ready) & sampled

@@ -76,6 +76,7 @@ def _trunc_div(a: int, b: int) -> int:
 
 
 _value = attrgetter("value")
+_NONE: frozenset[str] = frozenset()
 
 
 def _samples(metrics: Mapping[str, PodMetric], groups: PodGroups) -> dict[str, int]:
@@ -118,7 +119,7 @@ def utilization_replicas(
     tolerances: Tolerances,
 ) -> tuple[Calculation, int, int]:
     """``GetResourceReplicas``: returns the calculation, utilization % and raw average (first pass)."""
-    excluded = (groups.ignored | groups.unready) & metrics.keys()
+    excluded = (groups.ignored | groups.unready) & metrics.keys() if groups.ignored or groups.unready else _NONE
     if not excluded and metrics and metrics.keys() <= requests.keys():
         # Common case: every sample counts, so sum straight from the samples without copying them.
         total_usage = sum(map(_value, metrics.values()))

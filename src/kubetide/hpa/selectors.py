@@ -35,13 +35,21 @@ class SelectorRegistry:
 
     def __init__(self) -> None:
         self._by_namespace: dict[str, dict[str, LabelSelector | None]] = {}
+        self._version = 0  # bumped whenever any selector is added, changed or removed
+        # Per HPA: the verdict for (pod list object, registry version), reused while neither changes.
+        self._verdicts: dict[str, tuple[Sequence[Pod], int, SelectorProblem | None]] = {}
 
     def register(self, key: str, namespace: str) -> None:
-        self._by_namespace.setdefault(namespace, {}).setdefault(key, None)
+        selectors = self._by_namespace.setdefault(namespace, {})
+        if key not in selectors:
+            selectors[key] = None
+            self._version += 1
 
     def remove(self, key: str) -> None:
         for selectors in self._by_namespace.values():
-            selectors.pop(key, None)
+            if selectors.pop(key, None) is not None:
+                self._version += 1
+        self._verdicts.pop(key, None)
 
     def validate(self, key: str, namespace: str, text: str, targets: ScaleTargetPort) -> LabelSelector:
         if text == "":
@@ -57,13 +65,23 @@ class SelectorRegistry:
             message = f"couldn't convert selector into a corresponding internal selector object: {exc}"
             raise SelectorProblem(EventReason.INVALID_SELECTOR, message, "InvalidSelector", message) from None
         selectors = self._by_namespace.setdefault(namespace, {})
-        selectors[key] = selector
+        if selectors.get(key) != selector:
+            selectors[key] = selector
+            self._version += 1
         if len(selectors) > 1:
-            self._check_ambiguity(text, selectors, targets.list_pods(namespace, selector))
+            pods = targets.list_pods(namespace, selector)
+            cached = self._verdicts.get(key)
+            if cached is not None and cached[0] is pods and cached[1] == self._version:
+                problem = cached[2]
+            else:
+                problem = self._ambiguity(text, selectors, pods)
+                self._verdicts[key] = (pods, self._version, problem)
+            if problem is not None:
+                raise problem
         return selector
 
     @staticmethod
-    def _check_ambiguity(text: str, selectors: dict[str, LabelSelector | None], pods: Sequence[Pod]) -> None:
+    def _ambiguity(text: str, selectors: dict[str, LabelSelector | None], pods: Sequence[Pod]) -> SelectorProblem | None:
         # Distinct label sets are few (one per pod template); match those, not every pod.
         label_sets = {tuple(sorted(p.labels.items())) for p in pods}
         owners = sorted(
@@ -73,4 +91,5 @@ class SelectorRegistry:
         )
         if len(owners) > 1:
             message = f"pods by selector {text} are controlled by multiple HPAs: {owners}"
-            raise SelectorProblem(EventReason.AMBIGUOUS_SELECTOR, message, "AmbiguousSelector", message)
+            return SelectorProblem(EventReason.AMBIGUOUS_SELECTOR, message, "AmbiguousSelector", message)
+        return None

@@ -9,7 +9,8 @@ only malformed structure (a string where an integer belongs) is an error, naming
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+import copy
+from dataclasses import dataclass, field
 from typing import Any
 
 from kubetide.model.errors import FieldError, ManifestError
@@ -150,7 +151,11 @@ class HPA:
         return f"{self.namespace}/{self.name}"
 
     def with_status(self, status: HPAStatus) -> HPA:
-        return replace(self, status=status)
+        # A shallow copy with one field swapped: dataclasses.replace re-runs __init__ and is ~10x slower,
+        # which shows when thousands of HPAs sync every 15 s.
+        clone = copy.copy(self)
+        object.__setattr__(clone, "status", status)
+        return clone
 
     @classmethod
     def from_manifest(cls, manifest: Any, path: str = "") -> HPA:

@@ -37,21 +37,21 @@ class SimScaleTargets:
 
     def get_scale(self, namespace: str, ref: CrossVersionObjectReference) -> Scale:
         w = self._workload(namespace, ref)
-        return Scale(w.replicas, len(w.pods), str(w.selector))
+        return Scale(w.replicas, len(w.pods), w.selector_text)
 
     def update_scale(self, namespace: str, ref: CrossVersionObjectReference, replicas: int) -> None:
         w = self._workload(namespace, ref)
         self.cluster.scale(w.key, replicas, self.cluster.engine.now)
 
     def list_pods(self, namespace: str, selector: LabelSelector) -> Sequence[Pod]:
-        for key, workload in self.cluster.workloads.items():
-            if workload.namespace == namespace and workload.selector == selector:
-                cached = self._views.get(key)
-                if cached is not None and cached[0] == workload.version:
-                    return cached[1]
-                views = tuple(p.view() for p in workload.pods.values())
-                self._views[key] = (workload.version, views)
-                return views
+        workload = self.cluster.workload_for_selector(namespace, selector)
+        if workload is not None:
+            cached = self._views.get(workload.key)
+            if cached is not None and cached[0] == workload.version:
+                return cached[1]
+            views = tuple(p.view() for p in workload.pods.values())
+            self._views[workload.key] = (workload.version, views)
+            return views
         # Not one workload's selector: every live pod in the namespace that matches.
         return tuple(
             p.view()

@@ -64,6 +64,7 @@ class MetricsPipeline:
         self.scrapes: dict[str, _Scrape] = {}
         self.values: dict[tuple[str, str], float] = {}  # (kind, metric name) -> object/external value
         self.external_labels: dict[str, list[tuple[Mapping[str, str], float]]] = {}
+        self._name_cache: dict[str, tuple[int, tuple[str, ...], tuple[str, ...]]] = {}
 
     # --- scraping -------------------------------------------------------------------------------
 
@@ -81,10 +82,18 @@ class MetricsPipeline:
                 if feed.kind == "External":
                     self.external_labels.setdefault(feed.name, []).append((feed.labels, value))
 
+    def _names(self, workload: Workload) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(Ready, Running-but-not-Ready) pod names, recomputed only when the workload's pods change."""
+        cached = self._name_cache.get(workload.key)
+        if cached is not None and cached[0] == workload.version:
+            return cached[1], cached[2]
+        ready = tuple(p.spec.name for p in workload.pods.values() if p.phase == "Running" and p.ready)
+        unready = tuple(p.spec.name for p in workload.pods.values() if p.phase == "Running" and not p.ready)
+        self._name_cache[workload.key] = (workload.version, ready, unready)
+        return ready, unready
+
     def _scrape_workload(self, workload: Workload, load: Load | None, now: float) -> _Scrape:
-        running = [p for p in workload.pods.values() if p.phase == "Running"]
-        ready = [p.name for p in running if p.ready]
-        unready = [p.name for p in running if not p.ready]
+        ready, unready = self._names(workload)
         scrape = _Scrape(ready=len(ready))
         rps = load.rps.at(now) if load is not None else 0.0
         scrape.rps = rps
@@ -95,7 +104,7 @@ class MetricsPipeline:
         scrape.cpu.update(zip(unready, repeat(PodMetric(base, now, window))))
         if load is not None and load.memory is not None:
             sample = PodMetric(load.memory * 1000, now, window)
-            scrape.memory = dict(zip([p.name for p in running], repeat(sample)))
+            scrape.memory = dict(zip((*ready, *unready), repeat(sample)))
         if ready:
             request = workload.template.view.requests[CPU]
             if request > 0:
@@ -119,10 +128,8 @@ class MetricsPipeline:
         return self.scrapes.get(key) if key is not None else None
 
     def cluster_workload_for(self, namespace: str, selector: LabelSelector) -> str | None:
-        for key, workload in self.cluster.workloads.items():
-            if workload.namespace == namespace and workload.selector == selector:
-                return key
-        return None
+        workload = self.cluster.workload_for_selector(namespace, selector)
+        return workload.key if workload is not None else None
 
     def resource_metrics(
         self, namespace: str, selector: LabelSelector, resource: str, container: str
@@ -193,9 +200,9 @@ class MetricsPipeline:
 
     # --- for the timeline ---------------------------------------------------------------------
 
-    def workload_figures(self, key: str) -> tuple[float, float | None]:
-        """(rps, cpu utilization % over Ready pods) at the last scrape."""
+    def workload_figures(self, key: str) -> tuple[float, float | None, int]:
+        """(rps, cpu utilization % over Ready pods, Ready pods) at the last scrape."""
         scrape = self.scrapes.get(key)
         if scrape is None:
-            return 0.0, None
-        return scrape.rps, scrape.utilization
+            return 0.0, None, 0
+        return scrape.rps, scrape.utilization, scrape.ready

@@ -208,8 +208,7 @@ class Simulation:
         for key in self.workload_keys:
             workload = self.cluster.workloads.get(key)
             replicas = workload.replicas if isinstance(workload, ReplicatedWorkload) else 0
-            ready = sum(1 for p in workload.pods.values() if p.ready) if workload is not None else 0
-            rps, utilization = self.metrics.workload_figures(key)
+            rps, utilization, ready = self.metrics.workload_figures(key)
             row += [float(replicas), float(ready), float("nan") if utilization is None else utilization, rps]
             watch = self.watch[key]
             if watch.capacity_per_pod is not None and rps > watch.capacity_per_pod * ready:

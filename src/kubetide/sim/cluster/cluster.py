@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from kubetide.model.hpa import HPA
 from kubetide.model.node import NodeView
 from kubetide.model.scheduling_terms import Taint
+from kubetide.model.selectors import LabelSelector
 from kubetide.scheduling.scheduler import Scheduler
 from kubetide.scheduling.snapshot import ClusterSnapshot
 from kubetide.sim.cluster.pdb import DisruptionBudget
@@ -95,6 +96,9 @@ class SimCluster:
         self._capacity_changed = True
         self._uid = 0
         self.listeners: list[Any] = []  # objects with workload_scaled(key, old, new, now)
+        self._selector_index: dict[tuple[str, LabelSelector], Workload] = {}
+        self._selector_index_size = -1
+        self._selector_index_dirty = True
 
     # --- objects ----------------------------------------------------------------------------------
 
@@ -126,6 +130,7 @@ class SimCluster:
                     return
                 self.delete(key, now)
             self.workloads[key] = workload
+            self._selector_index_dirty = True
             self._reconcile(workload, now)
 
     def delete(self, key: str, now: float) -> None:
@@ -142,6 +147,7 @@ class SimCluster:
                 self.delete_pod(pod, now, "Deleted")
         else:
             workload = self.workloads.pop(key, None)
+            self._selector_index_dirty = True
             if workload is not None:
                 for pod in list(workload.pods.values()):
                     self.delete_pod(pod, now, "OwnerDeleted")
@@ -405,6 +411,15 @@ class SimCluster:
 
     def workload(self, key: str) -> Workload | None:
         return self.workloads.get(key)
+
+    def workload_for_selector(self, namespace: str, selector: LabelSelector) -> Workload | None:
+        """The workload in ``namespace`` whose selector is exactly ``selector`` (what an HPA's scale
+        target reports), found through an index rebuilt when the set of workloads changes."""
+        if self._selector_index_size != len(self.workloads) or self._selector_index_dirty:
+            self._selector_index = {(w.namespace, w.selector): w for w in self.workloads.values()}
+            self._selector_index_size = len(self.workloads)
+            self._selector_index_dirty = False
+        return self._selector_index.get((namespace, selector))
 
     def finish(self, now: float) -> None:
         """Close the pending-time integral at the end of the run."""

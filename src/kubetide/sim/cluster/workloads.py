@@ -48,10 +48,12 @@ class Workload:
     rng: np.random.Generator
     pods: dict[str, SimPod] = field(default_factory=dict)  # alive (not deleted) pods by name
     version: int = 0  # bumped on every change of its pods, for caches
+    key: str = field(init=False)  # "Kind/namespace/name"
+    selector_text: str = field(init=False)  # the scale subresource's status.selector
 
-    @property
-    def key(self) -> str:
-        return f"{self.kind}/{self.namespace}/{self.name}"
+    def __post_init__(self) -> None:
+        self.key = f"{self.kind}/{self.namespace}/{self.name}"
+        self.selector_text = str(self.selector)  # the scale subresource's status.selector
 
     @property
     def owner_ref(self) -> OwnerRef:
