@@ -144,7 +144,7 @@ def build_charts(timeline: Timeline, meta: ReportMeta, markers: list[Marker]) ->
 
 
 def _markers(events: EventLog) -> list[Marker]:
-    scenario = [e for e in events.events if e.source == "scenario"]
+    scenario = [Event._make(row) for row in events.rows() if row[1] == "scenario"]
     return [Marker(e.t, _marker_label(e)) for e in scenario[:MAX_MARKERS]]
 
 
@@ -154,7 +154,7 @@ def _marker_label(event: Event) -> str:
 
 def render_report(summary: Summary, timeline: Timeline, events: EventLog, meta: ReportMeta) -> str:
     charts = build_charts(timeline, meta, _markers(events))
-    rows, omitted = event_rows(events.events)
+    rows, omitted = event_rows(events.rows())
     title = f"{meta.scenario} · kubetide simulation"
     facts = (
         f"seed <b>{meta.seed}</b> · <b>{escape(format_duration(summary.simulated_seconds))}</b> simulated in "

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from html import escape
 
-from kubetide.sim.output.events import SOURCES, Event
+from kubetide.sim.output.events import SOURCES, EventTuple
 from kubetide.sim.output.svgplot import format_clock
 
 __all__ = ["GROUPED", "EventRow", "event_rows", "render_event_counts", "render_event_log"]
@@ -49,27 +49,26 @@ class EventRow:
 
 
 def event_rows(
-    events: Iterable[Event], *, group_seconds: float = 60.0, max_rows: int = 5000
+    events: Iterable[EventTuple], *, group_seconds: float = 60.0, max_rows: int = 5000
 ) -> tuple[list[EventRow], int]:
     """Rows for the table, and how many rows were left out in the middle (0 if none)."""
     rows: list[EventRow] = []
     open_groups: dict[tuple[str, str, int], EventRow] = {}
-    for event in events:
-        key = (event.source, event.reason)
-        if key not in GROUPED:
-            rows.append(EventRow(event.t, event.source, event.reason, event.object, event.message))
+    for t, source, reason, obj, message, data in events:
+        if (source, reason) not in GROUPED:
+            rows.append(EventRow(t, source, reason, obj, message))
             continue
-        bucket = (event.source, event.reason, int(event.t // group_seconds))
+        bucket = (source, reason, int(t // group_seconds))
         row = open_groups.get(bucket)
         if row is None:
-            row = EventRow(event.t, event.source, event.reason, event.object, event.message)
+            row = EventRow(t, source, reason, obj, message)
             open_groups[bucket] = row
             rows.append(row)
         else:
             row.count += 1
         if len(row.objects) < 4:
-            row.objects.append(event.object)
-        node = event.data.get("node")
+            row.objects.append(obj)
+        node = data.get("node")
         if isinstance(node, str):
             row.nodes.add(node)
     for row in rows:
