@@ -177,7 +177,7 @@ def render_report(summary: Summary, timeline: Timeline, events: EventLog, meta: 
 <h2>Summary</h2>
 {render_summary_tables(summary, meta, render_event_counts(events.counts()))}
 <h2 id="event-log">Event log</h2>
-{render_event_log(rows, omitted, len(events))}
+{render_event_log(rows, omitted, events.by_source())}
 <footer>kubetide {escape(__version__)} · times are simulated, h:mm from the start of the run</footer>
 </main>
 <script>{SCRIPT}</script>

@@ -8,7 +8,7 @@ than ``max_rows``, the page shows its start and its end with a row saying how ma
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from html import escape
 
@@ -91,10 +91,12 @@ def _describe_group(row: EventRow) -> None:
     row.object = f"{shown}{more}"
 
 
-def render_event_log(rows: Sequence[EventRow], omitted: int, total: int) -> str:
-    """The filter controls and the table; the page's script does the filtering."""
-    present = [s for s in SOURCES if any(r.source == s for r in rows)]
-    counts = {s: sum(r.count for r in rows if r.source == s) for s in present}
+def render_event_log(rows: Sequence[EventRow], omitted: int, by_source: Mapping[str, int]) -> str:
+    """The filter controls (each source with its number of events) and the table; the page's script
+    does the filtering."""
+    counts = dict(by_source)
+    present = [s for s in SOURCES if s in counts]
+    total = sum(counts.values())
     boxes = "".join(
         f'<label class="src-filter"><input type="checkbox" value="{s}" checked>'
         f'<span class="src src-{s}">{s}</span> <small>{counts[s]:,}</small></label>'
