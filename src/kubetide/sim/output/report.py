@@ -25,7 +25,7 @@ from kubetide.sim.output.report_assets import CSP, SCRIPT, STYLE
 from kubetide.sim.output.report_events import event_rows, render_event_counts, render_event_log
 from kubetide.sim.output.report_tables import render_kpis, render_summary_tables
 from kubetide.sim.output.summary import Summary
-from kubetide.sim.output.svgplot import Chart, Line, Marker, Rule, render_chart
+from kubetide.sim.output.svgplot import Chart, Line, Marker, Rule, marker_key, render_chart
 from kubetide.sim.output.timeline import COST_PER_HOUR, PENDING_PODS, FloatArray, Timeline
 
 __all__ = ["build_charts", "render_report", "short_names", "write_report"]
@@ -153,7 +153,9 @@ def _marker_label(event: Event) -> str:
 
 
 def render_report(summary: Summary, timeline: Timeline, events: EventLog, meta: ReportMeta) -> str:
-    charts = build_charts(timeline, meta, _markers(events))
+    markers = _markers(events)
+    charts = build_charts(timeline, meta, markers)
+    markers_note = f'<div class="legend charts-legend">{marker_key()}</div>' if markers else ""
     rows, omitted = event_rows(events.rows())
     title = f"{meta.scenario} · kubetide simulation"
     facts = (
@@ -173,7 +175,7 @@ def render_report(summary: Summary, timeline: Timeline, events: EventLog, meta: 
 <main>
 {render_kpis(summary)}
 <h2>Over simulated time</h2>
-<section class="charts">{"".join(render_chart(c) for c in charts)}</section>
+{markers_note}<section class="charts">{"".join(render_chart(c) for c in charts)}</section>
 <h2>Summary</h2>
 {render_summary_tables(summary, meta, render_event_counts(events.counts()))}
 <h2 id="event-log">Event log</h2>

@@ -51,6 +51,7 @@ h2{font-size:16px;margin:28px 0 10px;font-weight:650}
 .chart .note{margin:2px 0 0;color:var(--muted);font-size:12px}
 .legend{display:flex;flex-wrap:wrap;gap:4px 14px;margin:8px 0 2px;font-size:12px;color:#374151}
 .key{display:inline-flex;align-items:center;gap:6px}
+.charts-legend{margin:-4px 0 10px;color:var(--muted)}
 .sw{display:inline-block;flex:none}
 .plot{position:relative}
 .plot-svg{display:block;width:100%;height:auto;overflow:visible}

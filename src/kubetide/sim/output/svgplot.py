@@ -20,7 +20,17 @@ import numpy.typing as npt
 
 from kubetide.sim.output.downsample import minmax
 
-__all__ = ["Chart", "Line", "Marker", "Rule", "format_clock", "nice_ticks", "render_chart", "time_ticks"]
+__all__ = [
+    "Chart",
+    "Line",
+    "Marker",
+    "Rule",
+    "format_clock",
+    "marker_key",
+    "nice_ticks",
+    "render_chart",
+    "time_ticks",
+]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -241,6 +251,11 @@ def _series(chart: Chart, frame: _Frame) -> list[str]:
 _DASHED, _DOTTED, _MARKER = "6 4", "2 4", "1 3"
 
 
+def marker_key() -> str:
+    """The legend entry for event markers, said once for all charts (the report puts it above them)."""
+    return f'<span class="key">{_swatch("#9ca3af", _MARKER, 1.5)}scenario events (actions, faults, restarts): hover a marker for details</span>'
+
+
 def _swatch(color: str, dash: str, width: float = 2.5) -> str:
     """A short piece of the line itself: the legend shows exactly the stroke the plot draws."""
     dasharray = f' stroke-dasharray="{dash}"' if dash else ""
@@ -254,8 +269,6 @@ def _legend(chart: Chart) -> str:
     keys = [(line.label, line.color, _DASHED if line.dashed else "") for line in chart.lines]
     keys += [(rule.label, rule.color, _DOTTED) for rule in chart.rules]
     items = [f'<span class="key">{_swatch(color, dash)}{escape(label)}</span>' for label, color, dash in keys]
-    if chart.markers:
-        items.append(f'<span class="key">{_swatch("#9ca3af", _MARKER, 1.5)}scenario events</span>')
     return f'<div class="legend">{"".join(items)}</div>'
 
 
