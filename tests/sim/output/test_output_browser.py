@@ -82,7 +82,7 @@ class Dom(HTMLParser):
             self.chart = (a["id"] or "")[len("chart-") :]
             self.lines[self.chart] = 0
             self.svgs[self.chart] = 0
-        if self.chart and tag == "svg":
+        if self.chart and tag == "svg" and a.get("class") == "plot-svg":
             self.svgs[self.chart] += 1
         if self.chart and tag == "path" and a.get("class") == "line" and "L" in (a.get("d") or ""):
             self.lines[self.chart] += 1

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kubetide.sim.output import SOURCES, EventContractError, EventLog
 
@@ -137,3 +140,37 @@ def test_a_million_events_are_cheap(tmp_path: Path) -> None:
     log.write_jsonl(path)
     with path.open() as f:
         assert sum(1 for _ in f) == 200_000
+
+
+@given(st.lists(st.tuples(st.integers(0, 20), st.sampled_from(["A", "B"]), st.booleans()), max_size=60))
+def test_counts_and_order_hold_whatever_the_emission_order(ops: list[tuple[int, str, bool]]) -> None:
+    log = EventLog()
+    emitted: list[tuple[int, str, int]] = []
+    for seq, (t, reason, read) in enumerate(ops):
+        log.emit(t, "hpa", reason, f"o{seq}", "m")
+        emitted.append((t, reason, seq))
+        if read:  # reading (counting, sorting) mid-run must not lose or double-count anything
+            assert log.count("hpa", reason) == sum(1 for e in emitted if e[1] == reason)
+            assert [r[0] for r in log.rows()] == sorted(e[0] for e in emitted)
+    assert log.counts() == dict(Counter(("hpa", e[1]) for e in emitted))
+    expected = [f"o{e[2]}" for e in sorted(emitted, key=lambda e: e[0])]  # stable: ties by emission
+    assert [e.object for e in log] == expected
+
+
+def test_times_that_are_not_json_are_written_as_null(tmp_path: Path) -> None:
+    log = EventLog()
+    log.emit(1, "scenario", "ActionApplied", "x", "m")
+    log.emit(float("inf"), "scenario", "ActionApplied", "x", "never")
+    path = tmp_path / "e.jsonl"
+    log.write_jsonl(path)
+    assert [json.loads(line)["t"] for line in path.read_text().splitlines()] == [1.0, None]
+
+
+def test_text_is_escaped_in_jsonl(tmp_path: Path) -> None:
+    log = EventLog()
+    log.emit(1, "scenario", "ActionApplied", 'Pod/"q"', "line\nbreak, tab\t, café ✓")
+    path = tmp_path / "e.jsonl"
+    log.write_jsonl(path)
+    (line,) = path.read_text(encoding="utf-8").splitlines()
+    assert json.loads(line)["message"] == "line\nbreak, tab\t, café ✓"
+    assert json.loads(line)["object"] == 'Pod/"q"'

@@ -3,13 +3,14 @@ printed on stdout), the self-contained HTML report, and the progress bar on stde
 
 A run makes an ``EventLog`` and a ``Timeline`` (columns from ``timeline_columns``), emits and appends as
 it goes, ticks a ``Progress``, fills a ``Summary`` at the end, and hands all of it with a ``ReportMeta``
-to ``write_outputs``; ``render_summary`` gives the stdout text.
+to ``write_outputs`` (``meta_from_scenario`` builds the meta); ``render_summary`` gives the stdout text.
 """
 
 from kubetide.sim.output.events import SOURCES, Event, EventContractError, EventLog, Source
 from kubetide.sim.output.meta import ReportMeta
 from kubetide.sim.output.progress import Progress
 from kubetide.sim.output.report import render_report, write_report
+from kubetide.sim.output.scenario_meta import meta_from_scenario
 from kubetide.sim.output.summary import (
     ClusterAutoscalerSummary,
     EscalatorSummary,
@@ -46,6 +47,7 @@ __all__ = [
     "TimeToSchedule",
     "Timeline",
     "WorkloadSummary",
+    "meta_from_scenario",
     "render_report",
     "render_summary",
     "time_to_schedule",

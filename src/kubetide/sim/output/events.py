@@ -11,9 +11,9 @@ log: the log notes it and sorts stably (same-time events keep their emission ord
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Iterator, Mapping
 from enum import StrEnum
+from json.encoder import encode_basestring
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -23,6 +23,7 @@ __all__ = [
     "Event",
     "EventContractError",
     "EventLog",
+    "EventTuple",
     "Source",
 ]
 
@@ -106,6 +107,11 @@ class Event(NamedTuple):
         }
 
 
+# What the log stores per event: Event's fields as a plain tuple (building a NamedTuple costs 3x more,
+# and a big run emits a million of these). An ``Event`` is one too, so readers take either.
+EventTuple = tuple[float, str, str, str, str, Mapping[str, Any]]
+
+
 class EventLog:
     """Append-only, time-ordered events with counts by (source, reason).
 
@@ -115,11 +121,13 @@ class EventLog:
     """
 
     def __init__(self, *, strict: bool = False) -> None:
-        self._events: list[Event] = []
-        self._counts: Counter[tuple[str, str]] = Counter()
+        self._rows: list[EventTuple] = []
         self._last_t = float("-inf")
         self._sorted = True
         self._strict = strict
+        # Counted lazily, from where the last count stopped: emit stays a check and an append.
+        self._counts: dict[tuple[str, str], int] = {}
+        self._counted = 0
 
     def emit(
         self,
@@ -132,58 +140,91 @@ class EventLog:
     ) -> None:
         if source not in _SOURCE_SET:
             raise EventContractError(f"unknown event source {source!r}; one of {', '.join(SOURCES)}")
-        t = float(t)
         if t < self._last_t:
             self._sorted = False
         else:
             self._last_t = t
-        payload = _EMPTY if data is None else data
+        if data is None:
+            data = _EMPTY
         if self._strict:
-            _check_data(source, reason, payload)
-        self._events.append(Event(t, str(source), reason, object, message, payload))
-        self._counts[(str(source), reason)] += 1
+            _check_data(source, reason, data)
+        self._rows.append((float(t), source, reason, object, message, data))
 
     def __len__(self) -> int:
-        return len(self._events)
+        return len(self._rows)
 
     def __iter__(self) -> Iterator[Event]:
-        return iter(self.events)
+        return map(Event._make, self._ordered())
 
     @property
     def events(self) -> list[Event]:
-        """All events in time order (same-time events in emission order)."""
+        """All events in time order (same-time events in emission order). Builds a named tuple per
+        event: on big logs prefer ``rows()``."""
+        return list(self)
+
+    def rows(self) -> list[EventTuple]:
+        """All events in time order as plain tuples ``(t, source, reason, object, message, data)``;
+        the log's own list: do not modify it."""
+        return self._ordered()
+
+    def _ordered(self) -> list[EventTuple]:
         if not self._sorted:
-            self._events.sort(key=lambda e: e.t)  # list.sort is stable
+            self.counts()  # count first: the lazy count goes by position, which sorting changes
+            self._rows.sort(key=_time)  # list.sort is stable: same-time events keep emission order
             self._sorted = True
-            self._last_t = self._events[-1].t
-        return self._events
+            self._last_t = self._rows[-1][0]
+        return self._rows
 
     def counts(self) -> dict[tuple[str, str], int]:
         """How many events each (source, reason) emitted."""
-        return dict(self._counts)
+        counts, rows = self._counts, self._rows
+        for i in range(self._counted, len(rows)):
+            key = (str(rows[i][1]), rows[i][2])
+            counts[key] = counts.get(key, 0) + 1
+        self._counted = len(rows)
+        return dict(counts)
 
     def count(self, source: str, reason: str) -> int:
-        return self._counts[(source, reason)]
+        return self.counts().get((source, reason), 0)
 
     def by_source(self) -> dict[str, int]:
-        totals: Counter[str] = Counter()
-        for (source, _), n in self._counts.items():
-            totals[source] += n
-        return {s: totals[s] for s in SOURCES if totals[s]}
+        totals: dict[str, int] = {}
+        for (source, _), n in self.counts().items():
+            totals[source] = totals.get(source, 0) + n
+        return {s: totals[s] for s in SOURCES if s in totals}
 
     def write_jsonl(self, path: str | Path) -> None:
         """One JSON object per line with exactly the contract's fields, in time order."""
-        encode = json.JSONEncoder(ensure_ascii=False, default=_json_default).encode
+        encode_data = json.JSONEncoder(ensure_ascii=False, default=_json_default).encode
+        text: dict[str, str] = {}  # sources and reasons repeat: encode each once
+
+        def encoded(value: str) -> str:
+            out = text.get(value)
+            if out is None:
+                out = text[value] = _encode_string(str(value))
+            return out
+
+        # repr of a finite float is JSON ("612.0", "1e-05"); NaN and infinities (t - t != 0) are not: null.
         with open(path, "w", encoding="utf-8") as out:
-            # Writing in chunks keeps memory flat without a syscall per line.
-            chunk: list[str] = []
-            for event in self.events:
-                chunk.append(encode(event.to_json()))
+            chunk: list[str] = []  # written in chunks: flat memory, no syscall per line
+            for t, source, reason, obj, message, data in self._ordered():
+                chunk.append(
+                    f'{{"t": {repr(t) if t - t == 0 else "null"}, "source": {encoded(source)}, "reason": {encoded(reason)}, '
+                    f'"object": {_encode_string(obj)}, "message": {_encode_string(message)}, '
+                    f'"data": {encode_data(data) if data else "{}"}}}'
+                )
                 if len(chunk) >= 4096:
                     out.write("\n".join(chunk) + "\n")
                     chunk.clear()
             if chunk:
                 out.write("\n".join(chunk) + "\n")
+
+
+def _time(row: EventTuple) -> float:
+    return row[0]
+
+
+_encode_string = encode_basestring  # C-accelerated, quotes included, non-ASCII kept as is
 
 
 def _check_data(source: str, reason: str, data: Mapping[str, Any]) -> None:

@@ -25,7 +25,7 @@ from kubetide.sim.output.report_assets import CSP, SCRIPT, STYLE
 from kubetide.sim.output.report_events import event_rows, render_event_counts, render_event_log
 from kubetide.sim.output.report_tables import render_kpis, render_summary_tables
 from kubetide.sim.output.summary import Summary
-from kubetide.sim.output.svgplot import Chart, Line, Marker, Rule, render_chart
+from kubetide.sim.output.svgplot import Chart, Line, Marker, Rule, marker_key, render_chart
 from kubetide.sim.output.timeline import COST_PER_HOUR, PENDING_PODS, FloatArray, Timeline
 
 __all__ = ["build_charts", "render_report", "short_names", "write_report"]
@@ -144,7 +144,7 @@ def build_charts(timeline: Timeline, meta: ReportMeta, markers: list[Marker]) ->
 
 
 def _markers(events: EventLog) -> list[Marker]:
-    scenario = [e for e in events.events if e.source == "scenario"]
+    scenario = [Event._make(row) for row in events.rows() if row[1] == "scenario"]
     return [Marker(e.t, _marker_label(e)) for e in scenario[:MAX_MARKERS]]
 
 
@@ -153,8 +153,10 @@ def _marker_label(event: Event) -> str:
 
 
 def render_report(summary: Summary, timeline: Timeline, events: EventLog, meta: ReportMeta) -> str:
-    charts = build_charts(timeline, meta, _markers(events))
-    rows, omitted = event_rows(events.events)
+    markers = _markers(events)
+    charts = build_charts(timeline, meta, markers)
+    markers_note = f'<div class="legend charts-legend">{marker_key()}</div>' if markers else ""
+    rows, omitted = event_rows(events.rows())
     title = f"{meta.scenario} · kubetide simulation"
     facts = (
         f"seed <b>{meta.seed}</b> · <b>{escape(format_duration(summary.simulated_seconds))}</b> simulated in "
@@ -173,11 +175,11 @@ def render_report(summary: Summary, timeline: Timeline, events: EventLog, meta: 
 <main>
 {render_kpis(summary)}
 <h2>Over simulated time</h2>
-<section class="charts">{"".join(render_chart(c) for c in charts)}</section>
+{markers_note}<section class="charts">{"".join(render_chart(c) for c in charts)}</section>
 <h2>Summary</h2>
 {render_summary_tables(summary, meta, render_event_counts(events.counts()))}
 <h2 id="event-log">Event log</h2>
-{render_event_log(rows, omitted, len(events))}
+{render_event_log(rows, omitted, events.by_source())}
 <footer>kubetide {escape(__version__)} · times are simulated, h:mm from the start of the run</footer>
 </main>
 <script>{SCRIPT}</script>

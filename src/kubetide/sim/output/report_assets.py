@@ -44,15 +44,15 @@ h2{font-size:16px;margin:28px 0 10px;font-weight:650}
 .kpi .value{font-size:24px;font-weight:650;margin-top:2px;font-variant-numeric:tabular-nums}
 .kpi .detail{color:var(--muted);font-size:12px;margin-top:2px}
 .charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(520px,1fr));gap:14px}
-.chart{margin:0;background:var(--card);border:1px solid var(--line);border-radius:10px;padding:12px 14px 6px}
+.chart{margin:0;background:var(--card);border:1px solid var(--line);border-radius:10px;padding:12px 14px 6px;
+ display:flex;flex-direction:column}
+.chart .plot{margin-top:auto}
 .chart figcaption h3{margin:0;font-size:14px;font-weight:650}
 .chart .note{margin:2px 0 0;color:var(--muted);font-size:12px}
 .legend{display:flex;flex-wrap:wrap;gap:4px 14px;margin:8px 0 2px;font-size:12px;color:#374151}
 .key{display:inline-flex;align-items:center;gap:6px}
-.sw{display:inline-block;width:22px;height:0;border-top:3px solid;border-color:inherit}
-.sw.dash{border-top-style:dashed}
-.sw.dot{border-top-style:dotted}
-.sw.marker-key{border-top:2px dotted #9ca3af}
+.charts-legend{margin:-4px 0 10px;color:var(--muted)}
+.sw{display:inline-block;flex:none}
 .plot{position:relative}
 .plot-svg{display:block;width:100%;height:auto;overflow:visible}
 .plot-svg text{font-size:11px;fill:#6b7280;font-family:inherit}
@@ -64,7 +64,8 @@ h2{font-size:16px;margin:28px 0 10px;font-weight:650}
 .ylabel{text-anchor:middle;font-size:11px}
 .line{fill:none;stroke-width:2;stroke-linejoin:round;stroke-linecap:round}
 .area{opacity:.13;stroke:none}
-.rule line{stroke-width:1.5;stroke-dasharray:2 4;opacity:.9}
+.rule line{stroke-width:2;stroke-dasharray:2 4}
+.tip i.dash{background:none!important;height:0;border-top:2px dashed}
 .marker line{stroke:#9ca3af;stroke-width:1;stroke-dasharray:1 3}
 .marker path{fill:#9ca3af}
 .guide{stroke:#111827;stroke-width:1;opacity:.35}
@@ -148,7 +149,8 @@ document.querySelectorAll(".plot[data-hover]").forEach(function(plot){
     guide.setAttribute("x1", gx); guide.setAttribute("x2", gx); guide.setAttribute("visibility", "visible");
     var html = "<b>" + clock(d.t[i]) + "</b>";
     d.s.forEach(function(s){
-      html += "<div><i style=\"background:" + s.c + "\"></i>" + esc(s.l) + "<span>" + fmt(s.v[i], d.u) + "</span></div>";
+      var key = "<i" + (s.d ? " class=\"dash\"" : "") + " style=\"background:" + s.c + ";border-color:" + s.c + "\"></i>";
+      html += "<div>" + key + esc(s.l) + "<span>" + fmt(s.v[i], d.u) + "</span></div>";
     });
     tip.innerHTML = html; tip.hidden = false;
     var px = (gx / vbw) * r.width, w = tip.offsetWidth;

@@ -8,11 +8,11 @@ than ``max_rows``, the page shows its start and its end with a row saying how ma
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from html import escape
 
-from kubetide.sim.output.events import SOURCES, Event
+from kubetide.sim.output.events import SOURCES, EventTuple
 from kubetide.sim.output.svgplot import format_clock
 
 __all__ = ["GROUPED", "EventRow", "event_rows", "render_event_counts", "render_event_log"]
@@ -49,27 +49,26 @@ class EventRow:
 
 
 def event_rows(
-    events: Iterable[Event], *, group_seconds: float = 60.0, max_rows: int = 5000
+    events: Iterable[EventTuple], *, group_seconds: float = 60.0, max_rows: int = 5000
 ) -> tuple[list[EventRow], int]:
     """Rows for the table, and how many rows were left out in the middle (0 if none)."""
     rows: list[EventRow] = []
     open_groups: dict[tuple[str, str, int], EventRow] = {}
-    for event in events:
-        key = (event.source, event.reason)
-        if key not in GROUPED:
-            rows.append(EventRow(event.t, event.source, event.reason, event.object, event.message))
+    for t, source, reason, obj, message, data in events:
+        if (source, reason) not in GROUPED:
+            rows.append(EventRow(t, source, reason, obj, message))
             continue
-        bucket = (event.source, event.reason, int(event.t // group_seconds))
+        bucket = (source, reason, int(t // group_seconds))
         row = open_groups.get(bucket)
         if row is None:
-            row = EventRow(event.t, event.source, event.reason, event.object, event.message)
+            row = EventRow(t, source, reason, obj, message)
             open_groups[bucket] = row
             rows.append(row)
         else:
             row.count += 1
         if len(row.objects) < 4:
-            row.objects.append(event.object)
-        node = event.data.get("node")
+            row.objects.append(obj)
+        node = data.get("node")
         if isinstance(node, str):
             row.nodes.add(node)
     for row in rows:
@@ -92,10 +91,12 @@ def _describe_group(row: EventRow) -> None:
     row.object = f"{shown}{more}"
 
 
-def render_event_log(rows: Sequence[EventRow], omitted: int, total: int) -> str:
-    """The filter controls and the table; the page's script does the filtering."""
-    present = [s for s in SOURCES if any(r.source == s for r in rows)]
-    counts = {s: sum(r.count for r in rows if r.source == s) for s in present}
+def render_event_log(rows: Sequence[EventRow], omitted: int, by_source: Mapping[str, int]) -> str:
+    """The filter controls (each source with its number of events) and the table; the page's script
+    does the filtering."""
+    counts = dict(by_source)
+    present = [s for s in SOURCES if s in counts]
+    total = sum(counts.values())
     boxes = "".join(
         f'<label class="src-filter"><input type="checkbox" value="{s}" checked>'
         f'<span class="src src-{s}">{s}</span> <small>{counts[s]:,}</small></label>'

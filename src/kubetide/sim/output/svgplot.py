@@ -20,7 +20,17 @@ import numpy.typing as npt
 
 from kubetide.sim.output.downsample import minmax
 
-__all__ = ["Chart", "Line", "Marker", "Rule", "format_clock", "nice_ticks", "render_chart", "time_ticks"]
+__all__ = [
+    "Chart",
+    "Line",
+    "Marker",
+    "Rule",
+    "format_clock",
+    "marker_key",
+    "nice_ticks",
+    "render_chart",
+    "time_ticks",
+]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -209,12 +219,6 @@ def _markers(chart: Chart, frame: _Frame) -> list[str]:
 
 def _series(chart: Chart, frame: _Frame) -> list[str]:
     out = ['<g class="series">']
-    for rule in chart.rules:
-        ry = float(frame.py(rule.y))
-        out.append(
-            f'<g class="rule"><title>{escape(rule.label)}</title>'
-            f'<line x1="{frame.x0}" x2="{frame.x1}" y1="{ry:.1f}" y2="{ry:.1f}" stroke="{rule.color}"/></g>'
-        )
     # What was asked for (dashed) goes under what is (solid): where they agree, the solid line shows.
     for line in sorted(chart.lines, key=lambda line: not line.dashed):
         xs, ys = minmax(line.x, line.y, chart.max_points)
@@ -228,24 +232,43 @@ def _series(chart: Chart, frame: _Frame) -> list[str]:
             )
             out.append(f'<path class="area" d="{d}" fill="{line.color}"/>')
         d = "".join(f"M{_points(px, py, s, e)}" for s, e in segments)
-        dash = ' stroke-dasharray="6 4"' if line.dashed else ""
+        dash = f' stroke-dasharray="{_DASHED}"' if line.dashed else ""
         out.append(
             f'<path class="line" data-label="{escape(line.label)}" d="{d}" stroke="{line.color}"{dash}>'
             f"<title>{escape(line.label)}</title></path>"
+        )
+    # Reference rules last: a target line must stay visible through a noisy series.
+    for rule in chart.rules:
+        ry = float(frame.py(rule.y))
+        out.append(
+            f'<g class="rule"><title>{escape(rule.label)}</title>'
+            f'<line x1="{frame.x0}" x2="{frame.x1}" y1="{ry:.1f}" y2="{ry:.1f}" stroke="{rule.color}"/></g>'
         )
     out.append("</g>")
     return out
 
 
+_DASHED, _DOTTED, _MARKER = "6 4", "2 4", "1 3"
+
+
+def marker_key() -> str:
+    """The legend entry for event markers, said once for all charts (the report puts it above them)."""
+    return f'<span class="key">{_swatch("#9ca3af", _MARKER, 1.5)}scenario events (actions, faults, restarts): hover a marker for details</span>'
+
+
+def _swatch(color: str, dash: str, width: float = 2.5) -> str:
+    """A short piece of the line itself: the legend shows exactly the stroke the plot draws."""
+    dasharray = f' stroke-dasharray="{dash}"' if dash else ""
+    return (
+        f'<svg class="sw" width="26" height="8" aria-hidden="true"><line x1="1" y1="4" x2="25" y2="4" '
+        f'stroke="{color}" stroke-width="{width}"{dasharray}/></svg>'
+    )
+
+
 def _legend(chart: Chart) -> str:
-    keys = [(line.label, line.color, " dash" if line.dashed else "") for line in chart.lines]
-    keys += [(rule.label, rule.color, " dot") for rule in chart.rules]
-    items = [
-        f'<span class="key"><i class="sw{style}" style="border-color:{color}"></i>{escape(label)}</span>'
-        for label, color, style in keys
-    ]
-    if chart.markers:
-        items.append('<span class="key"><i class="sw marker-key"></i>scenario events</span>')
+    keys = [(line.label, line.color, _DASHED if line.dashed else "") for line in chart.lines]
+    keys += [(rule.label, rule.color, _DOTTED) for rule in chart.rules]
+    items = [f'<span class="key">{_swatch(color, dash)}{escape(label)}</span>' for label, color, dash in keys]
     return f'<div class="legend">{"".join(items)}</div>'
 
 
