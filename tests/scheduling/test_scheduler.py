@@ -3,11 +3,17 @@ messages for pods that fit nowhere."""
 
 from __future__ import annotations
 
+from unittest.mock import patch
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from kubetide.model.scheduling_terms import Taint
+from kubetide.scheduling import scheduler as scheduler_module
 from kubetide.scheduling.scheduler import Scheduler, queue_order
 from kubetide.scheduling.snapshot import ClusterSnapshot
 
-from .builders import node, pod
+from .builders import node, owner, pod
 
 
 def test_prefers_the_least_allocated_node() -> None:
@@ -68,3 +74,31 @@ def test_queue_order_is_priority_then_age() -> None:
     object.__setattr__(a, "creation_time", 20.0)
     object.__setattr__(c, "creation_time", 10.0)
     assert [p.name for p in queue_order([a, b, c])] == ["b", "c", "a"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    node_cpus=st.lists(st.sampled_from([1000, 2000, 4000]), min_size=1, max_size=12),
+    groups=st.lists(
+        st.tuples(st.sampled_from([100, 250, 500, 900]), st.integers(1, 25)), min_size=1, max_size=4
+    ),
+    seed=st.integers(0, 5),
+)
+def test_kept_scores_choose_exactly_as_rescoring_every_pod(
+    node_cpus: list[int], groups: list[tuple[int, int]], seed: int
+) -> None:
+    """The back-to-back fast path (scores kept and refreshed for one node) places identically."""
+    pods = [
+        pod(f"g{g}-{k}", cpu=cpu, owners=owner(f"rs-{g}"))
+        for g, (cpu, count) in enumerate(groups)
+        for k in range(count)
+    ]
+
+    def placements(fast: bool) -> list[tuple[str, str]]:
+        snap = ClusterSnapshot([node(f"n{i}", cpu=c) for i, c in enumerate(node_cpus)])
+        with patch.object(scheduler_module, "_resources_only", lambda *a: fast and original(*a)):
+            result = Scheduler(seed=seed).schedule(snap, pods)
+        return [(p.pod.name, p.node) for p in result.placements]
+
+    original = scheduler_module._resources_only
+    assert placements(True) == placements(False)

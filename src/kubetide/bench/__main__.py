@@ -14,7 +14,11 @@ from collections.abc import Callable
 from typing import Any
 
 # suite name -> module with a ``run() -> list[dict]``
-SUITES: dict[str, str] = {"hpa": "kubetide.bench.hpa", "scheduling": "kubetide.bench.scheduling"}
+SUITES: dict[str, str] = {
+    "hpa": "kubetide.bench.hpa",
+    "scheduling": "kubetide.bench.scheduling",
+    "sim": "kubetide.bench.sim",
+}
 
 
 def _load(name: str) -> Callable[[], list[dict[str, Any]]]:

@@ -7,16 +7,20 @@ at most 120 s of wall time on one core (>= 720x real time).
 
 from __future__ import annotations
 
+import statistics
 import time
+from pathlib import Path
 from typing import Any
 
-from kubetide.sim.scenario import parse_scenario
+from kubetide.sim.scenario import load_scenario, parse_scenario
 from kubetide.sim.simulation import Simulation
 
 TARGET_SECONDS = 120.0
 
 
-def scenario(nodes: int = 1000, workloads: int = 200, pods_per_workload: int = 150, hours: float = 24) -> dict[str, Any]:
+def scenario(
+    nodes: int = 1000, workloads: int = 200, pods_per_workload: int = 150, hours: float = 24
+) -> dict[str, Any]:
     objects: list[dict[str, Any]] = []
     traffic = []
     for i in range(workloads):
@@ -31,7 +35,11 @@ def scenario(nodes: int = 1000, workloads: int = 200, pods_per_workload: int = 1
                     "selector": {"matchLabels": {"app": name}},
                     "template": {
                         "metadata": {"labels": {"app": name}},
-                        "spec": {"containers": [{"name": "app", "resources": {"requests": {"cpu": "200m", "memory": "256Mi"}}}]},
+                        "spec": {
+                            "containers": [
+                                {"name": "app", "resources": {"requests": {"cpu": "200m", "memory": "256Mi"}}}
+                            ]
+                        },
                     },
                 },
             }
@@ -45,7 +53,15 @@ def scenario(nodes: int = 1000, workloads: int = 200, pods_per_workload: int = 1
                     "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
                     "minReplicas": pods_per_workload // 2,
                     "maxReplicas": pods_per_workload * 2,
-                    "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 70}}}],
+                    "metrics": [
+                        {
+                            "type": "Resource",
+                            "resource": {
+                                "name": "cpu",
+                                "target": {"type": "Utilization", "averageUtilization": 70},
+                            },
+                        }
+                    ],
                 },
             }
         )
@@ -53,8 +69,13 @@ def scenario(nodes: int = 1000, workloads: int = 200, pods_per_workload: int = 1
         traffic.append(
             {
                 "target": f"Deployment/default/{name}",
-                "rps": {"type": "sine", "base": pods_per_workload * 20, "amplitude": pods_per_workload * 8,
-                        "period": "24h", "phase": f"{(i * 7) % 24}h"},
+                "rps": {
+                    "type": "sine",
+                    "base": pods_per_workload * 20,
+                    "amplitude": pods_per_workload * 8,
+                    "period": "24h",
+                    "phase": f"{(i * 7) % 24}h",
+                },
                 "cpuPerRequest": "5m",
             }
         )
@@ -65,11 +86,39 @@ def scenario(nodes: int = 1000, workloads: int = 200, pods_per_workload: int = 1
         "spec": {
             "duration": int(hours * 3600),
             "seed": 1,
-            "nodeGroups": [{"name": "general", "instanceType": "m5.2xlarge", "minSize": nodes, "maxSize": nodes, "initialSize": nodes}],
+            "nodeGroups": [
+                {
+                    "name": "general",
+                    "instanceType": "m5.2xlarge",
+                    "minSize": nodes,
+                    "maxSize": nodes,
+                    "initialSize": nodes,
+                }
+            ],
             "objects": objects,
             "traffic": traffic,
             "metrics": {"resolution": "15s", "window": "30s"},
         },
+    }
+
+
+QUICKSTART = Path(__file__).parents[3] / "examples" / "quickstart.yaml"
+QUICKSTART_TARGET_SECONDS = 10.0
+
+
+def run_quickstart(runs: int = 5) -> dict[str, Any]:
+    """The quickstart as ``make demo`` runs it (simulation only; writing the report is extra)."""
+    loaded = load_scenario(QUICKSTART)
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        Simulation(loaded).run()
+        times.append(time.perf_counter() - start)
+    return {
+        "workload": "SIM-quickstart-24h",
+        "median_seconds": statistics.median(times),
+        "runs": runs,
+        "target_seconds": QUICKSTART_TARGET_SECONDS,
     }
 
 
@@ -85,6 +134,7 @@ def run(runs: int = 1, **size: Any) -> list[dict[str, Any]]:
     wall = min(times)
     summary = result.summary.to_json()
     return [
+        *([run_quickstart()] if QUICKSTART.exists() else []),
         {
             "workload": "SIM-day-1000n-30kpods-200hpa",
             "median_seconds": sorted(times)[len(times) // 2],
@@ -93,5 +143,5 @@ def run(runs: int = 1, **size: Any) -> list[dict[str, Any]]:
             "simulated_seconds_per_wall_second": round(summary["simulated_seconds"] / wall, 1),
             "pods_max_pending": summary["pods"]["max_pending"],
             "hpa_rescales": summary["autoscalers"]["hpa"]["rescales"],
-        }
+        },
     ]

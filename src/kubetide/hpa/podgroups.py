@@ -23,6 +23,8 @@ class PodGroups:
     unready: frozenset[str]
     missing: frozenset[str]
     ignored: frozenset[str]
+    # True when the samples are exactly the counted pods: none missing, none extra, none excluded.
+    exact: bool = False
 
 
 def group_pods(

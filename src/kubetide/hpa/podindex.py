@@ -40,6 +40,7 @@ class PodIndex:
     never_ready: frozenset[str]  # active, not Ready and never been Ready (counts once initialized)
     by_start: tuple[_Young, ...]  # active with condition and start, newest first
     requests: dict[tuple[str, str, bool], dict[str, int] | str] = field(default_factory=dict)
+    active_totals: dict[tuple[str, str, bool], int] = field(default_factory=dict)
 
     @classmethod
     def build(cls, pods: Sequence[Pod], readiness_delay: float) -> PodIndex:
@@ -81,8 +82,9 @@ class PodIndex:
         else:
             missing = self.active.difference(keys)
             sampled = self.active - missing
+        exact = not missing and len(keys) == len(self.active)
         if resource != CPU:
-            return PodGroups(len(sampled), self.pending, missing, self.ignored)
+            return PodGroups(len(sampled), self.pending, missing, self.ignored, exact)
         unready = (self.no_condition | self.never_ready) & sampled
         young_until = now - init_period  # a pod is initializing if start > now - period
         if self.by_start and self.by_start[0].start > young_until:
@@ -98,7 +100,9 @@ class PodIndex:
                 else:
                     changed.discard(y.name)  # initializing pods don't use the never-ready rule
             unready = frozenset(changed)
-        return PodGroups(len(sampled) - len(unready), self.pending | unready, missing, self.ignored)
+        return PodGroups(
+            len(sampled) - len(unready), self.pending | unready, missing, self.ignored, exact and not unready
+        )
 
     def requests_milli(self, resource: str, container: str, pod_level: bool) -> dict[str, int]:
         key = (resource, container, pod_level)
@@ -112,3 +116,13 @@ class PodIndex:
         if isinstance(cached, str):
             raise RequestError(cached)
         return cached
+
+    def active_request_total(self, resource: str, container: str, pod_level: bool) -> int:
+        """Sum of the counted (active) pods' requests, for syncs whose samples are exactly those pods."""
+        key = (resource, container, pod_level)
+        total = self.active_totals.get(key)
+        if total is None:
+            requests = self.requests_milli(resource, container, pod_level)
+            total = sum(requests[name] for name in self.active)
+            self.active_totals[key] = total
+        return total

@@ -117,10 +117,26 @@ def utilization_replicas(
     requests: Mapping[str, int],
     groups: PodGroups,
     tolerances: Tolerances,
+    request_total: int | None = None,
 ) -> tuple[Calculation, int, int]:
-    """``GetResourceReplicas``: returns the calculation, utilization % and raw average (first pass)."""
-    excluded = (groups.ignored | groups.unready) & metrics.keys() if groups.ignored or groups.unready else _NONE
-    if not excluded and metrics and metrics.keys() <= requests.keys():
+    """``GetResourceReplicas``: returns the calculation, utilization % and raw average (first pass).
+
+    ``request_total``, when the caller knows it, is the requests' sum over exactly the sampled pods
+    (``groups.exact``); it saves summing the requests again.
+    """
+    excluded = (
+        (groups.ignored | groups.unready) & metrics.keys() if groups.ignored or groups.unready else _NONE
+    )
+    if groups.exact and request_total is not None and metrics:
+        total_usage = sum(map(_value, metrics.values()))
+        total_request = request_total
+        if total_request == 0:
+            raise CalculationError("no metrics returned matched known pods")
+        utilization = _trunc_div(total_usage * 100, total_request)
+        ratio = fdiv(float(utilization), float(target_utilization))
+        raw = _trunc_div(total_usage, len(metrics))
+        samples: dict[str, int] | None = None
+    elif not excluded and metrics and metrics.keys() <= requests.keys():
         # Common case: every sample counts, so sum straight from the samples without copying them.
         total_usage = sum(map(_value, metrics.values()))
         total_request = sum(map(requests.__getitem__, metrics))
@@ -129,7 +145,7 @@ def utilization_replicas(
         utilization = _trunc_div(total_usage * 100, total_request)
         ratio = fdiv(float(utilization), float(target_utilization))
         raw = _trunc_div(total_usage, len(metrics))
-        samples: dict[str, int] | None = None
+        samples = None
     else:
         samples = _samples(metrics, groups)
         if not samples:

@@ -81,7 +81,9 @@ class SelectorRegistry:
         return selector
 
     @staticmethod
-    def _ambiguity(text: str, selectors: dict[str, LabelSelector | None], pods: Sequence[Pod]) -> SelectorProblem | None:
+    def _ambiguity(
+        text: str, selectors: dict[str, LabelSelector | None], pods: Sequence[Pod]
+    ) -> SelectorProblem | None:
         # Distinct label sets are few (one per pod template); match those, not every pod.
         label_sets = {tuple(sorted(p.labels.items())) for p in pods}
         owners = sorted(

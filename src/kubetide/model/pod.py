@@ -9,7 +9,7 @@ everything after them, plus the pod overhead; pod-level requests replace cpu/mem
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 from typing import Any
 
@@ -183,6 +183,16 @@ class Pod:
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
 
+    def evolve(self, **changes: Any) -> Pod:
+        """A copy with ``changes`` (like ``dataclasses.replace``, ~10x cheaper: no ``__init__``).
+
+        Cached derived values (effective requests, equivalence keys) are not carried over."""
+        clone = object.__new__(Pod)
+        state = {k: v for k, v in self.__dict__.items() if k in _POD_FIELDS}
+        state.update(changes)
+        clone.__dict__.update(state)
+        return clone
+
     @property
     def controller(self) -> OwnerRef | None:
         for owner in self.owners:
@@ -235,3 +245,6 @@ def pod_requests(pod: Pod, *, pod_level_resources: bool = False, overhead: bool 
     if overhead and pod.overhead:
         reqs = reqs + pod.overhead
     return reqs
+
+
+_POD_FIELDS = frozenset(f.name for f in fields(Pod))

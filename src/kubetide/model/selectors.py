@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kubetide.model.errors import ManifestError
 from kubetide.model.fields import Node
@@ -55,6 +55,14 @@ class LabelSelector:
     """A parsed selector; ``requirements`` are ANDed. No requirements matches every object."""
 
     requirements: tuple[Requirement, ...] = ()
+    # Selectors key lookup tables on hot paths: hash once.
+    _hash: int = field(init=False, repr=False, compare=False, default=0)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash(self.requirements))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     def matches(self, labels: Mapping[str, str]) -> bool:
         return all(r.matches(labels) for r in self.requirements)

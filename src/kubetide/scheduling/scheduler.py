@@ -73,23 +73,44 @@ class Scheduler:
         placements: list[Placement] = []
         pending: list[Unschedulable] = []
         failed: dict[object, Unschedulable] = {}  # simple groups fail alike once one pod failed
+        run = _Run()  # feasibility and scores kept across consecutive identical simple pods
         for pod in queue_order(pods):
             facts = checker.facts(pod)
             known = failed.get(facts)
             if known is not None:
                 pending.append(Unschedulable(pod, known.message, known.reasons))
                 continue
-            ok = checker.feasible(facts)
+            if run.facts is facts and run.valid(snap):
+                ok, scores = run.refresh(snap, facts)
+            else:
+                ok = checker.feasible(facts)
+                scores = None
+                run.reset()
+                if ok.any() and _resources_only(facts, checker, snap):
+                    scores = np.full(len(ok), -1, np.int64)
+                    nodes = np.flatnonzero(ok)
+                    scores[nodes] = least_allocated(snap, pod, nodes)
+                    run.start(facts, snap, ok, scores)
             if ok.any():
-                slot = self._pick(snap, facts, np.flatnonzero(ok))
+                if scores is not None:
+                    slot = self._pick_scored(scores)
+                else:
+                    slot = self._pick(snap, facts, np.flatnonzero(ok))
                 snap.add_pod(pod, slot, facts.vector(snap))
+                run.placed(slot, snap)
                 placements.append(Placement(pod, snap.name(slot)))
                 continue
+            run.reset()
             verdict = explain(snap, checker, facts, pod)
             if checker.is_simple(facts):
                 failed[facts] = verdict
             pending.append(verdict)
         return ScheduleResult(tuple(placements), tuple(pending))
+
+    def _pick_scored(self, scores: NDArray[np.int64]) -> int:
+        """The same choice as :meth:`_pick` from kept scores (-1 marks infeasible nodes)."""
+        best = np.flatnonzero(scores == scores.max())
+        return int(best[0]) if len(best) == 1 else int(self.rng.choice(best.tolist()))
 
     def _pick(self, snap: ClusterSnapshot, facts: PodFacts, nodes: NDArray[np.intp]) -> int:
         if len(nodes) == 1:
@@ -97,6 +118,56 @@ class Scheduler:
         scores = least_allocated(snap, facts.pod, nodes)
         best = nodes[scores == scores.max()]
         return int(best[0]) if len(best) == 1 else int(self.rng.choice(best.tolist()))
+
+
+def _resources_only(facts: PodFacts, checker: FitChecker, snap: ClusterSnapshot) -> bool:
+    """True when binding one pod changes nothing but that node's free resources for the next one
+    (no host ports, no inter-pod constraints, none in the cluster): its feasibility and score can
+    then be kept and refreshed for just that node."""
+    return checker.is_simple(facts) and not facts.pod.host_ports
+
+
+class _Run:
+    """Feasibility and scores of one equivalence group while its pods are scheduled back to back."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.facts: PodFacts | None = None
+        self.ok: NDArray[np.bool_] | None = None
+        self.scores: NDArray[np.int64] | None = None
+        self.slot = -1
+        self.epoch = (-1, -1)
+
+    def start(
+        self, facts: PodFacts, snap: ClusterSnapshot, ok: NDArray[np.bool_], scores: NDArray[np.int64]
+    ) -> None:
+        self.facts, self.ok, self.scores = facts, ok.copy(), scores
+        self.epoch = (snap.node_epoch, snap.pods_epoch)
+
+    def valid(self, snap: ClusterSnapshot) -> bool:
+        # Only our own binding may have changed the snapshot since the last pod.
+        return self.ok is not None and self.epoch == (snap.node_epoch, snap.pods_epoch)
+
+    def placed(self, slot: int, snap: ClusterSnapshot) -> None:
+        if self.ok is not None:
+            self.slot = slot
+            self.epoch = (snap.node_epoch, snap.pods_epoch)
+
+    def refresh(
+        self, snap: ClusterSnapshot, facts: PodFacts
+    ) -> tuple[NDArray[np.bool_], NDArray[np.int64] | None]:
+        """Recompute the one node the previous pod went to: fit (requested resources) and score."""
+        assert self.ok is not None and self.scores is not None
+        i = self.slot
+        vec = facts.vector(snap)
+        cols = np.flatnonzero(vec)
+        free = snap.allocatable[i, cols] - snap.requested[i, cols]
+        fits = bool(np.all(free >= vec[cols]))
+        self.ok[i] = fits
+        self.scores[i] = least_allocated(snap, facts.pod, np.array([i], np.intp))[0] if fits else -1
+        return self.ok, self.scores
 
 
 def least_allocated(snap: ClusterSnapshot, pod: Pod, nodes: NDArray[np.intp]) -> NDArray[np.int64]:

@@ -25,7 +25,7 @@ class SchedulingError(ValueError):
     """An event scheduled in the past, at a non-finite time, or with a non-positive period."""
 
 
-@dataclass(order=True)
+@dataclass(eq=False)
 class Event:
     """A scheduled callback; ``cancel()`` it to drop it (it stays in the heap, skipped when reached)."""
 
@@ -80,7 +80,8 @@ class Engine:
 
     def __init__(self, start: float = 0.0) -> None:
         self._now = float(start)
-        self._heap: list[Event] = []
+        # Entries are (time, priority, sequence, event): tuples compare in C, much faster than dataclasses.
+        self._heap: list[tuple[float, int, int, Event]] = []
         self._sequence = 0
         self.processed = 0
 
@@ -97,8 +98,8 @@ class Engine:
                 f"cannot schedule {name or 'an event'} at {time:g}, before now ({self._now:g})"
             )
         event = Event(float(time), priority, self._sequence, callback, name)
+        heapq.heappush(self._heap, (event.time, priority, self._sequence, event))
         self._sequence += 1
-        heapq.heappush(self._heap, event)
         return event
 
     def schedule_in(self, delay: float, callback: Callback, *, priority: int = 0, name: str = "") -> Event:
@@ -121,15 +122,15 @@ class Engine:
 
     def peek(self) -> float:
         """Time of the next live event, or ``inf`` when none is left."""
-        while self._heap and self._heap[0].cancelled:
+        while self._heap and self._heap[0][3].cancelled:
             heapq.heappop(self._heap)
-        return self._heap[0].time if self._heap else math.inf
+        return self._heap[0][0] if self._heap else math.inf
 
     def step(self) -> bool:
         """Run the next live event; False when there is none."""
         if self.peek() == math.inf:
             return False
-        event = heapq.heappop(self._heap)
+        event = heapq.heappop(self._heap)[3]
         self._now = event.time
         self.processed += 1
         event.callback(event.time)

@@ -9,9 +9,9 @@ missing). Samples carry the scrape time and the averaging window, as metrics-ser
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, KeysView, Mapping, Sequence, ValuesView
 from dataclasses import dataclass, field
-from itertools import repeat
+from typing import cast
 
 from kubetide.hpa.ports import MetricsError, PodMetric
 from kubetide.model.hpa import CrossVersionObjectReference
@@ -46,11 +46,49 @@ class Load:
     feeds: tuple[MetricFeed, ...] = ()
 
 
+class UniformSamples(Mapping[str, PodMetric]):
+    """One scrape's samples of a workload: every Ready pod has the same usage, every other Running pod
+    the base usage. O(1) to build per scrape; its key set is shared while the pods don't change."""
+
+    __slots__ = ("_base", "_names", "_ready", "_sample", "_unready_count")
+
+    def __init__(
+        self, names: frozenset[str], ready: frozenset[str], sample: PodMetric, base: PodMetric
+    ) -> None:
+        self._names, self._ready, self._sample, self._base = names, ready, sample, base
+        self._unready_count = len(names) - len(ready)
+
+    def __getitem__(self, name: str) -> PodMetric:
+        if name in self._ready:
+            return self._sample
+        if name in self._names:
+            return self._base
+        raise KeyError(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def keys(self) -> KeysView[str]:
+        # A frozenset is a set-like view of the keys; set algebra on it stays in C.
+        return cast(KeysView[str], self._names)
+
+    def values(self) -> ValuesView[PodMetric]:
+        return cast(
+            ValuesView[PodMetric], [self._sample] * len(self._ready) + [self._base] * self._unready_count
+        )
+
+
 @dataclass
 class _Scrape:
-    cpu: dict[str, PodMetric] = field(default_factory=dict)
-    memory: dict[str, PodMetric] = field(default_factory=dict)
-    per_pod: dict[str, dict[str, PodMetric]] = field(default_factory=dict)  # Pods metrics by name
+    cpu: Mapping[str, PodMetric] = field(default_factory=dict)
+    memory: Mapping[str, PodMetric] = field(default_factory=dict)
+    per_pod: dict[str, Mapping[str, PodMetric]] = field(default_factory=dict)  # Pods metrics by name
     rps: float = 0.0
     ready: int = 0
     utilization: float | None = None  # average cpu % of request over Ready pods
@@ -64,7 +102,7 @@ class MetricsPipeline:
         self.scrapes: dict[str, _Scrape] = {}
         self.values: dict[tuple[str, str], float] = {}  # (kind, metric name) -> object/external value
         self.external_labels: dict[str, list[tuple[Mapping[str, str], float]]] = {}
-        self._name_cache: dict[str, tuple[int, tuple[str, ...], tuple[str, ...]]] = {}
+        self._name_cache: dict[str, tuple[int, frozenset[str], frozenset[str]]] = {}
 
     # --- scraping -------------------------------------------------------------------------------
 
@@ -82,29 +120,30 @@ class MetricsPipeline:
                 if feed.kind == "External":
                     self.external_labels.setdefault(feed.name, []).append((feed.labels, value))
 
-    def _names(self, workload: Workload) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """(Ready, Running-but-not-Ready) pod names, recomputed only when the workload's pods change."""
+    def _names(self, workload: Workload) -> tuple[frozenset[str], frozenset[str]]:
+        """(Running, Ready) pod names, recomputed only when the workload's pods change."""
         cached = self._name_cache.get(workload.key)
         if cached is not None and cached[0] == workload.version:
             return cached[1], cached[2]
-        ready = tuple(p.spec.name for p in workload.pods.values() if p.phase == "Running" and p.ready)
-        unready = tuple(p.spec.name for p in workload.pods.values() if p.phase == "Running" and not p.ready)
-        self._name_cache[workload.key] = (workload.version, ready, unready)
-        return ready, unready
+        running = frozenset(p.spec.name for p in workload.pods.values() if p.phase == "Running")
+        ready = frozenset(p.spec.name for p in workload.pods.values() if p.phase == "Running" and p.ready)
+        self._name_cache[workload.key] = (workload.version, running, ready)
+        return running, ready
 
     def _scrape_workload(self, workload: Workload, load: Load | None, now: float) -> _Scrape:
-        ready, unready = self._names(workload)
+        running, ready = self._names(workload)
         scrape = _Scrape(ready=len(ready))
         rps = load.rps.at(now) if load is not None else 0.0
         scrape.rps = rps
         base = load.base_cpu if load is not None else 0
         share = int(rps * load.cpu_per_request / len(ready)) if load is not None and ready else 0
         window = self.window
-        scrape.cpu = dict(zip(ready, repeat(PodMetric(base + share, now, window))))
-        scrape.cpu.update(zip(unready, repeat(PodMetric(base, now, window))))
+        scrape.cpu = UniformSamples(
+            running, ready, PodMetric(base + share, now, window), PodMetric(base, now, window)
+        )
         if load is not None and load.memory is not None:
             sample = PodMetric(load.memory * 1000, now, window)
-            scrape.memory = dict(zip((*ready, *unready), repeat(sample)))
+            scrape.memory = UniformSamples(running, running, sample, sample)
         if ready:
             request = workload.template.view.requests[CPU]
             if request > 0:
@@ -115,10 +154,9 @@ class MetricsPipeline:
                     per_pod = (
                         feed.series.at(now) if feed.series is not None else rps / max(len(ready), 1)
                     ) * 1000
-                    sample = PodMetric(int(per_pod), now, window)
-                    values = dict(zip(ready, repeat(sample)))
-                    values.update(zip(unready, repeat(PodMetric(0, now, window))))
-                    scrape.per_pod[feed.name] = values
+                    scrape.per_pod[feed.name] = UniformSamples(
+                        running, ready, PodMetric(int(per_pod), now, window), PodMetric(0, now, window)
+                    )
         return scrape
 
     # --- the HPA's metrics port -----------------------------------------------------------------

@@ -68,6 +68,19 @@ class Series:
     _noise: _NoiseSource | None = None
 
     def at(self, t: float) -> float:
+        spec = self.spec
+        if isinstance(spec, SineSeries | ConstantSeries):
+            # The same float64 operations as ``over``, on a scalar (no array round trip).
+            if isinstance(spec, ConstantSeries):
+                value = float(spec.value)
+            else:
+                value = float(
+                    spec.base
+                    + spec.amplitude * np.sin(2 * np.pi * (np.float64(t) + spec.phase) / spec.period)
+                )
+            if self._noise is not None:
+                value = max(value + float(self._noise.over(np.array([t], dtype=np.float64))[0]), 0.0)
+            return value
         return float(self.over(np.array([t], dtype=np.float64))[0])
 
     def over(self, times: npt.ArrayLike) -> FloatArray:

@@ -50,9 +50,17 @@ def _compute(ctx: MetricContext, spec: MetricSpec, reason: str, type_: str, key:
             value, utilization = usage, None
         else:
             assert target.average_utilization is not None
-            requests = index.requests_milli(name, container, cfg.gates.pod_level_resources)
+            gate = cfg.gates.pod_level_resources
+            requests = index.requests_milli(name, container, gate)
+            total = index.active_request_total(name, container, gate) if groups.exact else None
             calc, utilization, raw = utilization_replicas(
-                ctx.spec_replicas, target.average_utilization, samples, requests, groups, ctx.tolerances
+                ctx.spec_replicas,
+                target.average_utilization,
+                samples,
+                requests,
+                groups,
+                ctx.tolerances,
+                total,
             )
             current = {"averageUtilization": utilization, "averageValue": format_milli(raw)}
             value = raw

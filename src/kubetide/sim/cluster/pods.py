@@ -7,7 +7,7 @@ until the pod changes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from kubetide.model.pod import Pod
 
@@ -45,8 +45,7 @@ class SimPod:
     def view(self) -> Pod:
         """The Pod as the API server would show it now (cached until the pod changes)."""
         if self._view is None:
-            self._view = replace(
-                self.spec,
+            self._view = self.spec.evolve(
                 node_name=self.node or "",
                 phase=self.phase,
                 ready=self.ready if self.phase == "Running" or self.ready_at is not None else None,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from kubetide.model.fields import Node
@@ -23,7 +23,7 @@ class PodTemplate:
     run_for: float | None  # Job pods
 
     def stamp(self, name: str, namespace: str, owner: OwnerRef | None, uid: str) -> Pod:
-        return replace(self.view, name=name, namespace=namespace, uid=uid, owners=(owner,) if owner else ())
+        return self.view.evolve(name=name, namespace=namespace, uid=uid, owners=(owner,) if owner else ())
 
 
 def parse_template(
