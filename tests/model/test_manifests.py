@@ -116,3 +116,24 @@ def test_effective_request_with_sidecars_init_and_overhead() -> None:
     )
     # init peak: migrate runs beside the sidecar started before it: 500m + 50m = 550m > 150m.
     assert pod.requests == Resources({"cpu": 560, "memory": 64 * 2**20})
+
+
+def test_pod_scheduled_false_unschedulable_is_read() -> None:
+    pod = Pod.from_manifest(
+        {
+            "metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "c"}]},
+            "status": {
+                "phase": "Pending",
+                "conditions": [
+                    {
+                        "type": "PodScheduled",
+                        "status": "False",
+                        "reason": "Unschedulable",
+                        "message": "0/3 nodes are available",
+                    }
+                ],
+            },
+        }
+    )
+    assert pod.unschedulable_message == "0/3 nodes are available"

@@ -119,6 +119,8 @@ class Pod:
     start_time: float | None = None
     creation_time: float | None = None
     deletion_time: float | None = None
+    # PodScheduled=False with reason Unschedulable: kube-scheduler's message (None when not set).
+    unschedulable_message: str | None = None
     restart_policy: str = "Always"  # spec.restartPolicy: Always | OnFailure | Never
     termination_grace_s: float | None = None  # spec.terminationGracePeriodSeconds (None: unset, 30 s)
 
@@ -128,11 +130,15 @@ class Pod:
         meta, spec, status = root.get("metadata"), root.get("spec"), root.get("status")
         affinity = spec.get("affinity")
         required = affinity.get("nodeAffinity").get("requiredDuringSchedulingIgnoredDuringExecution")
-        ready, transition = None, None
+        ready, transition, unschedulable = None, None, None
         for cond in status.get("conditions").list():
-            if cond.get("type").str() == "Ready":
+            kind = cond.get("type").str()
+            if kind == "Ready":
                 ready = cond.get("status").str() == "True"
                 transition = cond.get("lastTransitionTime").time(None)
+            elif kind == "PodScheduled" and cond.get("status").str() == "False":
+                if cond.get("reason").str("") == "Unschedulable":
+                    unschedulable = cond.get("message").str("")
         pod_res = spec.get("resources").get("requests")
         return cls(
             name=meta.get("name").str(),
@@ -177,6 +183,7 @@ class Pod:
             deletion_time=meta.get("deletionTimestamp").time(None),
             restart_policy=spec.get("restartPolicy").enum(("Always", "OnFailure", "Never"), "Always"),
             termination_grace_s=spec.get("terminationGracePeriodSeconds").number(None),
+            unschedulable_message=unschedulable,
         )
 
     @property

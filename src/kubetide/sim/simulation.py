@@ -144,11 +144,35 @@ class Simulation:
         self.timeline = Timeline(timeline_columns(self.groups, self.workload_keys))
         for i, action in enumerate(self.scenario.spec.actions):
             self.engine.schedule_at(float(action.at), partial(self._act, action, i), priority=5)
+        for group in self.scenario.spec.nodeGroups:
+            for j, fault in enumerate(group.faults):
+                self._announce_fault(group.name, j, fault)
         # Scrape first, then sample the timeline, at every resolution step from t=0.
         self.engine.every(self.resolution, self._tick, priority=10, name="metrics")
         if self.hpa is not None:
             period = self.hpa.config.sync_period
             self.hpa.start(phase=deterministic_phase(self.seed, "hpa", period))
+
+    def _announce_fault(self, group: str, index: int, fault: Any) -> None:
+        """``FaultStarted`` / ``FaultEnded`` scenario events around each fault's window."""
+        data = {"group": group, "fault": fault.type, "index": index}
+        obj = f"NodeGroup/{group}"
+        start, end = float(fault.at), fault.until
+        self.engine.schedule_at(
+            start,
+            lambda t: self.events.emit(
+                t, "scenario", "FaultStarted", obj, f"{fault.type} fault on {group} starts", data
+            ),
+            priority=1,
+        )
+        if end is not None and float(end) <= self.duration:
+            self.engine.schedule_at(
+                float(end),
+                lambda t: self.events.emit(
+                    t, "scenario", "FaultEnded", obj, f"{fault.type} fault on {group} ends", data
+                ),
+                priority=1,
+            )
 
     def _act(self, action: Any, index: int, now: float) -> None:
         kind = action.kind

@@ -159,3 +159,15 @@ def test_eviction_honours_the_disruption_budget() -> None:
     c.scale("Deployment/default/web", 3, 10.0)
     engine.run(20.0)
     assert c.evict(pod, 20.0) and pod.deleted
+
+
+def test_unschedulable_pods_carry_the_pod_scheduled_condition() -> None:
+    engine, c, _ = cluster()
+    add_ready_node(c, node("n1", cpu=600))
+    c.apply(deployment("web", 2), 0.0)
+    engine.run(1.0)
+    pending = next(iter(c.pending_pods.values())).view()
+    assert pending.unschedulable_message is not None
+    assert pending.unschedulable_message.startswith("0/1 nodes are available: 1 Insufficient cpu.")
+    bound = next(p for p in c.workloads["Deployment/default/web"].pods.values() if p.node).view()
+    assert bound.unschedulable_message is None and bound.node_name == "n1"

@@ -52,6 +52,7 @@ class SimPod:
                 ready_transition=self.ready_at if self.ready_at is not None else self.running_at,
                 start_time=self.running_at,
                 creation_time=self.created,
+                unschedulable_message=self.unschedulable,
             )
         return self._view
 
