@@ -136,9 +136,12 @@ class Pod:
             if kind == "Ready":
                 ready = cond.get("status").str() == "True"
                 transition = cond.get("lastTransitionTime").time(None)
-            elif kind == "PodScheduled" and cond.get("status").str() == "False":
-                if cond.get("reason").str("") == "Unschedulable":
-                    unschedulable = cond.get("message").str("")
+            elif (
+                kind == "PodScheduled"
+                and cond.get("status").str() == "False"
+                and cond.get("reason").str("") == "Unschedulable"
+            ):
+                unschedulable = cond.get("message").str("")
         pod_res = spec.get("resources").get("requests")
         return cls(
             name=meta.get("name").str(),
