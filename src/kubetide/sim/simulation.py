@@ -26,6 +26,7 @@ from kubetide.sim.loads import build_loads
 from kubetide.sim.metrics import MetricsPipeline
 from kubetide.sim.output.events import EventLog
 from kubetide.sim.output.meta import ReportMeta
+from kubetide.sim.output.summary import Summary
 from kubetide.sim.output.timeline import Timeline, timeline_columns
 from kubetide.sim.rng import RngFactory, deterministic_phase
 from kubetide.sim.scenario.model import Scenario
@@ -40,7 +41,7 @@ Progress = Callable[[float], None]
 
 @dataclass
 class SimulationResult:
-    summary: Any  # kubetide.sim.output.summary.Summary
+    summary: Summary
     timeline: Timeline
     events: EventLog
     meta: ReportMeta
