@@ -152,7 +152,7 @@ class Simulation:
         self.engine.every(self.resolution, self._tick, priority=10, name="metrics")
         if self.hpa is not None:
             period = self.hpa.config.sync_period
-            self.hpa.start(phase=deterministic_phase(self.seed, "hpa", period))
+            self.hpa.start(phase=round(deterministic_phase(self.seed, "hpa", period), 3))
 
     def _announce_fault(self, group: str, index: int, fault: Any) -> None:
         """``FaultStarted`` / ``FaultEnded`` scenario events around each fault's window."""
