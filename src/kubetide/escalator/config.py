@@ -6,6 +6,12 @@ YAML key names, the (few) defaults and the start-up validation messages of Escal
 almost no defaults: a missing number is 0 and a missing duration is "" (which parses to 0), exactly
 what Go's zero values give. Unknown keys are ignored, as Go's JSON decoding ignores them (the
 documented ``scale_up_cool_down_timeout`` is one of them).
+
+Mapping from the scenario model (``kubetide.sim.scenario.autoscalers.EscalatorNodeGroup``, not yet
+converted to reuse this class): same keys, except that the scenario spells
+``max_unhealthy_nodes_percentage`` (Escalator: ``max_unhealthy_nodes_percent``), stores durations
+as seconds (write them back as ``"<n>s"``), takes percents as floats (Escalator: integers), and
+accepts ``scale_up_cool_down_timeout``, which Escalator ignores.
 """
 
 from __future__ import annotations
