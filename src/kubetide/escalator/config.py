@@ -1,0 +1,311 @@
+"""Escalator's node-group options: which keys a group has, their defaults, and whether a group is valid.
+
+This decides what a ``node_groups:`` entry of Escalator's ``nodegroups_config.yaml`` means, with the
+YAML key names, the (few) defaults and the start-up validation messages of Escalator's
+``ValidateNodeGroup``, because a config written for Escalator must behave the same here. The code has
+almost no defaults: a missing number is 0 and a missing duration is "" (which parses to 0), exactly
+what Go's zero values give. Unknown keys are ignored, as Go's JSON decoding ignores them (the
+documented ``scale_up_cool_down_timeout`` is one of them).
+
+Mapping from the scenario model (``kubetide.sim.scenario.autoscalers.EscalatorNodeGroup``, not yet
+converted to reuse this class): same keys, except that the scenario spells
+``max_unhealthy_nodes_percentage`` (Escalator: ``max_unhealthy_nodes_percent``), stores durations
+as seconds (write them back as ``"<n>s"``), takes percents as floats (Escalator: integers), and
+accepts ``scale_up_cool_down_timeout``, which Escalator ignores.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+__all__ = [
+    "DEFAULT_NODE_GROUP",
+    "TAINT_EFFECTS",
+    "AwsOptions",
+    "DurationError",
+    "NodeGroupOptions",
+    "escalator_dry_mode",
+    "node_group_from_yaml",
+    "parse_go_duration",
+    "validate_node_group",
+]
+
+# The group name that switches to the "pods without a selector" filter (upstream DefaultNodeGroup).
+DEFAULT_NODE_GROUP = "default"
+TAINT_EFFECTS = ("NoSchedule", "NoExecute", "PreferNoSchedule")
+AWS_LIFECYCLES = ("on-demand", "spot")
+
+
+class DurationError(ValueError):
+    """A string Go's ``time.ParseDuration`` rejects."""
+
+
+_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+_PART = re.compile(r"(\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
+
+
+def parse_go_duration(text: str) -> float:
+    """Seconds of a Go duration (``90s``, ``1h30m``, ``1.5h``, ``-2m``, ``0``), as ``time.ParseDuration``."""
+    s = text.strip() if isinstance(text, str) else text
+    if not isinstance(s, str) or not s:
+        raise DurationError(f"time: invalid duration {text!r}")
+    sign = -1.0 if s[0] == "-" else 1.0
+    body = s[1:] if s[0] in "+-" else s
+    if body == "0":
+        return 0.0
+    total, pos = 0.0, 0
+    while pos < len(body):
+        match = _PART.match(body, pos)
+        if match is None:
+            raise DurationError(f"time: invalid duration {text!r}")
+        total += float(match.group(1)) * _UNITS[match.group(2)]
+        pos = match.end()
+    if pos == 0:
+        raise DurationError(f"time: invalid duration {text!r}")
+    return sign * total
+
+
+def _duration_or_zero(text: str) -> float:
+    # Escalator's *Duration() getters swallow parse errors and return 0, which then fails "> 0" checks.
+    try:
+        return parse_go_duration(text)
+    except DurationError:
+        return 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class AwsOptions:
+    """The ``aws:`` block. Kept for fidelity; the decision core never reads it (no AWS API here)."""
+
+    launch_template_id: str = ""
+    launch_template_version: str = ""
+    fleet_instance_ready_timeout: str = ""  # "" means 1m
+    lifecycle: str = ""  # "" means on-demand
+    instance_type_overrides: tuple[str, ...] = ()
+    resource_tagging: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class NodeGroupOptions:
+    """One ``node_groups`` entry, field names as Escalator's YAML keys; durations kept as written."""
+
+    name: str = ""
+    label_key: str = ""
+    label_value: str = ""
+    cloud_provider_group_name: str = ""
+    min_nodes: int = 0
+    max_nodes: int = 0
+    dry_mode: bool = False
+    scale_on_starve: bool = False
+    taint_upper_capacity_threshold_percent: int = 0
+    taint_lower_capacity_threshold_percent: int = 0
+    scale_up_threshold_percent: int = 0
+    slow_node_removal_rate: int = 0
+    fast_node_removal_rate: int = 0
+    soft_delete_grace_period: str = ""
+    hard_delete_grace_period: str = ""
+    scale_up_cool_down_period: str = ""
+    taint_effect: str = ""  # "" means NoSchedule
+    max_node_age: str = ""  # "" or "0": off
+    unhealthy_node_grace_period: str = ""  # "": health checks off
+    health_check_newest_nodes_percent: int = 0
+    max_unhealthy_nodes_percent: int = 0
+    aws: AwsOptions = field(default_factory=AwsOptions)
+
+    @property
+    def soft_delete_grace_s(self) -> float:
+        return _duration_or_zero(self.soft_delete_grace_period)
+
+    @property
+    def hard_delete_grace_s(self) -> float:
+        return _duration_or_zero(self.hard_delete_grace_period)
+
+    @property
+    def scale_up_cool_down_s(self) -> float:
+        return _duration_or_zero(self.scale_up_cool_down_period)
+
+    @property
+    def max_node_age_s(self) -> float:
+        return _duration_or_zero(self.max_node_age)
+
+    @property
+    def unhealthy_node_grace_s(self) -> float:
+        return _duration_or_zero(self.unhealthy_node_grace_period)
+
+    @property
+    def health_check_enabled(self) -> bool:
+        """Unhealthy-node tainting and group health only run when the grace period parses to > 0."""
+        return self.unhealthy_node_grace_s > 0
+
+    @property
+    def effective_taint_effect(self) -> str:
+        return self.taint_effect or "NoSchedule"
+
+    @property
+    def auto_discover_min_max(self) -> bool:
+        """Both 0 (or omitted): min and max come from the cloud group, re-read on every run."""
+        return self.min_nodes == 0 and self.max_nodes == 0
+
+    def with_discovered_min_max(self, min_size: int, max_size: int) -> NodeGroupOptions:
+        """The options a run uses: the cloud group's min/max when auto-discovering, else unchanged."""
+        if not self.auto_discover_min_max:
+            return self
+        return replace(self, min_nodes=min_size, max_nodes=max_size)
+
+
+def escalator_dry_mode(global_dry_mode: bool, group: NodeGroupOptions) -> bool:
+    """``--drymode`` or the group's ``dry_mode``: either one turns dry mode on for the group."""
+    return global_dry_mode or group.dry_mode
+
+
+_INT_KEYS = (
+    "min_nodes",
+    "max_nodes",
+    "taint_upper_capacity_threshold_percent",
+    "taint_lower_capacity_threshold_percent",
+    "scale_up_threshold_percent",
+    "slow_node_removal_rate",
+    "fast_node_removal_rate",
+    "health_check_newest_nodes_percent",
+    "max_unhealthy_nodes_percent",
+)
+_STR_KEYS = (
+    "name",
+    "label_key",
+    "label_value",
+    "cloud_provider_group_name",
+    "soft_delete_grace_period",
+    "hard_delete_grace_period",
+    "scale_up_cool_down_period",
+    "taint_effect",
+    "max_node_age",
+    "unhealthy_node_grace_period",
+)
+_BOOL_KEYS = ("dry_mode", "scale_on_starve")
+
+
+def _typed(key: str, value: Any, kind: type) -> Any:
+    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
+        raise ValueError(f"{key}: must be an integer, got {value!r}")
+    if kind is str and not isinstance(value, str):
+        raise ValueError(f"{key}: must be a string, got {value!r}")
+    if kind is bool and not isinstance(value, bool):
+        raise ValueError(f"{key}: must be a boolean, got {value!r}")
+    return value
+
+
+def node_group_from_yaml(entry: Mapping[str, Any]) -> NodeGroupOptions:
+    """One decoded ``node_groups`` entry. Unknown keys are ignored; a value of the wrong type is a
+    ``ValueError`` (Go's decoder fails the whole file on one)."""
+    values: dict[str, Any] = {}
+    for keys, kind in ((_INT_KEYS, int), (_STR_KEYS, str), (_BOOL_KEYS, bool)):
+        for key in keys:
+            if entry.get(key) is not None:
+                values[key] = _typed(key, entry[key], kind)
+    aws = entry.get("aws") or {}
+    if not isinstance(aws, Mapping):
+        raise ValueError(f"aws: must be a mapping, got {aws!r}")
+    overrides = aws.get("instance_type_overrides") or ()
+    values["aws"] = AwsOptions(
+        launch_template_id=str(aws.get("launch_template_id", "")),
+        launch_template_version=str(aws.get("launch_template_version", "")),
+        fleet_instance_ready_timeout=str(aws.get("fleet_instance_ready_timeout", "")),
+        lifecycle=str(aws.get("lifecycle", "")),
+        instance_type_overrides=tuple(str(o) for o in overrides),
+        resource_tagging=bool(aws.get("resource_tagging", False)),
+    )
+    return NodeGroupOptions(**values)
+
+
+def _parses(text: str) -> bool:
+    try:
+        parse_go_duration(text)
+    except DurationError:
+        return False
+    return True
+
+
+def validate_node_group(group: NodeGroupOptions) -> tuple[str, ...]:
+    """Every problem Escalator's ``ValidateNodeGroup`` reports, in its order and wording (any is fatal)."""
+    problems: list[str] = []
+
+    def check(ok: bool, message: str) -> None:
+        if not ok:
+            problems.append(message)
+
+    check(len(group.name) > 0, "name cannot be empty")
+    check(len(group.label_key) > 0, "label_key cannot be empty")
+    check(len(group.label_value) > 0, "label_value cannot be empty")
+    check(len(group.cloud_provider_group_name) > 0, "cloud_provider_group_name cannot be empty")
+
+    upper, lower = group.taint_upper_capacity_threshold_percent, group.taint_lower_capacity_threshold_percent
+    check(upper > 0, "taint_upper_capacity_threshold_percent must be larger than 0")
+    check(lower > 0, "taint_lower_capacity_threshold_percent must be larger than 0")
+    check(group.scale_up_threshold_percent > 0, "scale_up_threshold_percent must be larger than 0")
+    check(
+        lower < upper,
+        "taint_lower_capacity_threshold_percent must be less than taint_upper_capacity_threshold_percent",
+    )
+    check(
+        upper < group.scale_up_threshold_percent,
+        "taint_upper_capacity_threshold_percent must be less than scale_up_threshold_percent",
+    )
+    if not group.auto_discover_min_max:
+        check(group.min_nodes < group.max_nodes, "min_nodes must be less than max_nodes")
+        check(group.max_nodes > 0, "max_nodes must be larger than 0")
+        check(group.min_nodes >= 0, "min_nodes must be not less than 0")
+    # Upstream says "less than" but checks <=: equal rates are accepted.
+    check(
+        group.slow_node_removal_rate <= group.fast_node_removal_rate,
+        "slow_node_removal_rate must be less than fast_node_removal_rate",
+    )
+
+    check(len(group.soft_delete_grace_period) > 0, "soft_delete_grace_period must not be empty")
+    check(len(group.hard_delete_grace_period) > 0, "hard_delete_grace_period must not be empty")
+    check(
+        group.soft_delete_grace_s > 0,
+        "soft_delete_grace_period failed to parse into a time.Duration. check your formatting.",
+    )
+    check(
+        group.hard_delete_grace_s > 0,
+        "hard_delete_grace_period failed to parse into a time.Duration. check your formatting.",
+    )
+    check(
+        group.soft_delete_grace_s < group.hard_delete_grace_s,
+        "soft_delete_grace_period must be less than hard_delete_grace_period",
+    )
+    check(len(group.scale_up_cool_down_period) > 0, "scale_up_cool_down_period must not be empty")
+    # Upstream's message names the wrong option here; kept word for word so logs match.
+    check(
+        group.scale_up_cool_down_s > 0,
+        "soft_delete_grace_period failed to parse into a time.Duration. check your formatting.",
+    )
+    check(
+        group.taint_effect == "" or group.taint_effect in TAINT_EFFECTS,
+        "taint_effect must be valid kubernetes taint",
+    )
+    check(
+        group.max_node_age == "" or _parses(group.max_node_age),
+        "max_node_age failed to parse into a time.Duration. check your formatting.",
+    )
+    if group.unhealthy_node_grace_period != "":
+        check(
+            group.unhealthy_node_grace_s > 0,
+            "unhealthy_node_grace_period failed to parse into a time.Duration. check your formatting.",
+        )
+        check(
+            1 <= group.health_check_newest_nodes_percent <= 100,
+            "health_check_newest_nodes_percent must be between 1 and 100",
+        )
+    check(
+        0 <= group.max_unhealthy_nodes_percent <= 99,
+        "max_unhealthy_nodes_percent must be between 0 and 99",
+    )
+    check(
+        group.aws.lifecycle == "" or group.aws.lifecycle in AWS_LIFECYCLES,
+        "aws.lifecycle must be 'on-demand' or 'spot' if provided.",
+    )
+    return tuple(problems)
