@@ -1,4 +1,7 @@
-"""The Cluster Autoscaler conformance cases this package answers for.
+"""The Cluster Autoscaler conformance cases ``kubetide.cluster`` answers for.
+
+There is no ``__init__.py`` in this directory: ``tests/sim/cluster`` is already a test package named
+``cluster``, so these modules are imported by basename (hence the ``ca_`` prefixes).
 
 ``data/ca_cases.json`` holds the CA cases of ``/work/shared/conformance/ca-escalator-cases.json``
 unchanged, minus the Escalator ones and the kinds ``tests/scheduling`` covers (binpacking_estimate,

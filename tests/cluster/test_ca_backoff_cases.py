@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from ca_cases import cases
 
 from kubetide.cloud.instance import ErrorClass, InstanceErrorInfo
 from kubetide.cluster.backoff import ExponentialBackoff
-
-from .cases import cases
 
 
 def _error(spec: dict[str, Any] | None) -> InstanceErrorInfo | None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from ca_builders import cnode
+from ca_cases import cases
 
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.cluster.scaledown.budgets import Budget, crop_nodes, group_nodes
@@ -14,9 +16,6 @@ from kubetide.cluster.scaledown.unneeded import GroupSizes, UnneededNode, remova
 from kubetide.model.pod import Container, OwnerRef, Pod
 from kubetide.model.resources import Resources
 from kubetide.model.scheduling_terms import Taint
-
-from .builders import cnode
-from .cases import cases
 
 NOW = 1_700_000_000.0
 

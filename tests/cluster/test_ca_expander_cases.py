@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 import yaml
+from ca_cases import cases
 
 from kubetide.cloud.instance import CloudProviderError
 from kubetide.cluster.expander import ExpanderError, ExpansionContext, Option, build_strategy
@@ -25,8 +26,6 @@ from kubetide.cluster.expander.waste import LeastWasteFilter, waste_score
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Container, Pod
 from kubetide.model.resources import Resources
-
-from .cases import cases
 
 
 def _pod(name: str, cpu: int = 0, mem: int = 0) -> Pod:

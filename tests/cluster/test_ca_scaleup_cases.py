@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from ca_cases import by_id, cases
 
 from kubetide.cloud.instance import NodeTemplate
 from kubetide.cluster.expander import ExpansionContext, Option, build_strategy
@@ -22,8 +23,6 @@ from kubetide.cluster.scaleup.orchestrator import (
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Container, OwnerRef, Pod
 from kubetide.model.resources import Resources
-
-from .cases import by_id, cases
 
 
 @pytest.mark.parametrize("case", cases("balance_scale_up"))

@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from ca_builders import cnode
+from ca_cases import by_id, cases
 
 from kubetide.cloud.fake import RecordingCloud
 from kubetide.cloud.instance import Instance, InstanceState, InstanceStatus
@@ -16,9 +18,6 @@ from kubetide.cluster.clusterstate.registry import ClusterStateRegistry
 from kubetide.cluster.clusterstate.requests import register_scale_up
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.model.scheduling_terms import Taint
-
-from .builders import cnode
-from .cases import by_id, cases
 
 NOT_READY = Taint("node.kubernetes.io/not-ready", "", "NoSchedule")
 NOW = 0.0
