@@ -76,3 +76,18 @@ def test_cloud_deleted_nodes_are_not_ready_nor_unready() -> None:
     csr = ClusterStateRegistry(cloud, AutoscalingOptions())
     csr.update_nodes([gone], NOW)
     assert csr.total_readiness.deleted == ("gone",) and csr.total_readiness.unready == ()
+
+
+def test_registry_decides_deletions_and_size_fixes() -> None:
+    cloud = RecordingCloud().with_group("ng1", 1, 10, 4)
+    cloud.with_instance("ng1", Instance("i-1")).with_instance("ng1", _failed("i-2"))
+    ready = cnode("n1")
+    cloud.with_node("ng1", ready)
+    csr = ClusterStateRegistry(cloud, AutoscalingOptions())
+    csr.update_nodes([ready], NOW)
+    assert [i.id for i in csr.instances_with_creation_errors()["ng1"]] == ["i-2"]
+    assert csr.unregistered_to_delete(NOW) == {}
+    csr.update_nodes([ready], NOW + 901)
+    assert [u.instance_id for u in csr.unregistered_to_delete(NOW + 901)["ng1"]] == ["i-1"]
+    # 1 registered of target 4, 1 unregistered: incorrect since NOW; fixed after the provision time.
+    assert csr.size_fixes(NOW + 901) == {"ng1": -3}

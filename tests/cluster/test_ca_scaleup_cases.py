@@ -147,3 +147,25 @@ def test_no_options_when_nothing_fits() -> None:
         big, groups, nodes, ScaleUpSettings(), build_strategy("least-waste"), ExpansionContext()
     )
     assert plan.result == "NoOptionsAvailable" and plan.infos == ()
+
+
+def test_zero_or_max_group_goes_to_its_max_or_is_skipped() -> None:
+    nodes, groups, pods = _world(
+        {"nodes": [{"name": "n1", "cpu_m": 1000, "group": "ng1"}], "pending_pods": [{"cpu_m": 600}]}
+    )
+    template = groups[0].template
+    atomic = GroupState("slice", 0, 4, 0, template, zero_or_max=True)
+    plan = plan_scale_up(
+        pods, [atomic], nodes, ScaleUpSettings(), build_strategy("least-waste"), ExpansionContext()
+    )
+    assert [(i.group, i.delta) for i in plan.infos] == [("slice", 4)]
+    capped = plan_scale_up(
+        pods,
+        [atomic],
+        nodes,
+        ScaleUpSettings(max_nodes_total=3),
+        build_strategy("least-waste"),
+        ExpansionContext(),
+    )
+    assert capped.result == "NoOptionsAvailable"
+    assert capped.skipped == {"slice": ("atomic scale-up exceeds cluster node count limit",)}

@@ -24,7 +24,7 @@ from kubetide.cloud.provider import CloudProvider, NodeGroup
 from kubetide.cluster.backoff import ExponentialBackoff
 from kubetide.cluster.clusterstate.creation_errors import creation_error_groups, scale_up_failed_message
 from kubetide.cluster.clusterstate.health import is_cluster_healthy, is_node_group_healthy
-from kubetide.cluster.clusterstate.incorrect import IncorrectSize, incorrect_size
+from kubetide.cluster.clusterstate.incorrect import IncorrectSize, incorrect_size, size_fix_delta
 from kubetide.cluster.clusterstate.ranges import AcceptableRange, acceptable_range
 from kubetide.cluster.clusterstate.readiness import Readiness, classify_node, unregistered_bucket
 from kubetide.cluster.clusterstate.requests import (
@@ -37,7 +37,7 @@ from kubetide.cluster.clusterstate.requests import (
     timeout_error,
     timeout_event_message,
 )
-from kubetide.cluster.clusterstate.unregistered import UnregisteredNode
+from kubetide.cluster.clusterstate.unregistered import UnregisteredNode, unregistered_to_delete
 from kubetide.cluster.options import AutoscalingOptions, node_group_options
 from kubetide.cluster.reasons import EventReason, ReadinessBucket, ScaleUpActivity
 from kubetide.model.node import NodeView
@@ -317,3 +317,39 @@ class ClusterStateRegistry:
 
     def unregistered_nodes(self) -> list[UnregisteredNode]:
         return list(self.unregistered.values())
+
+    def unregistered_to_delete(self, now: float, force: bool = False) -> dict[str, list[UnregisteredNode]]:
+        """``removeOldUnregisteredNodes``' choice per group (ZeroOrMax override not applied here)."""
+        by_group: dict[str, list[UnregisteredNode]] = {}
+        for u in self.unregistered.values():
+            by_group.setdefault(u.group, []).append(u)
+        out = {}
+        for gid, nodes in by_group.items():
+            group = self._groups.get(gid)
+            if group is None:
+                continue
+            provision = self.group_options(gid).max_node_provision_time
+            chosen = unregistered_to_delete(
+                nodes, self._targets.get(gid, 0), group.min_size(), now, provision, force
+            )
+            if chosen:
+                out[gid] = chosen
+        return out
+
+    def size_fixes(self, now: float) -> dict[str, int]:
+        """``fixNodeGroupSize``: the negative ``DecreaseTargetSize`` delta per group to apply now."""
+        out = {}
+        for gid, incorrect in self.incorrect_sizes.items():
+            delta = size_fix_delta(incorrect, now, self.group_options(gid).max_node_provision_time)
+            if delta is not None:
+                out[gid] = delta
+        return out
+
+    def instances_with_creation_errors(self) -> dict[str, list[Instance]]:
+        """``deleteCreatedNodesWithErrors``' input: every failed instance, per group (retried each loop)."""
+        out: dict[str, list[Instance]] = {}
+        for gid, instances in self._instances.items():
+            failed = [i for i in instances if i.has_creation_error]
+            if failed:
+                out[gid] = failed
+        return out

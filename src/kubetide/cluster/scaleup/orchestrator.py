@@ -53,6 +53,7 @@ class GroupState:
     template: NodeTemplate | None
     unsafe: SkipReason | None = None
     exists: bool = True
+    zero_or_max: bool = False  # ZeroOrMaxNodeScaling: the group is either empty or full
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,14 +99,20 @@ def _estimation_node(template: NodeTemplate) -> NodeView:
 def _skip_reasons(
     group: GroupState, nodes: Sequence[NodeView], settings: ScaleUpSettings, usage: Mapping[str, int]
 ) -> tuple[str, ...]:
+    """Why ``group`` cannot grow now (empty: it can), in CA's order and wording."""
     if group.unsafe is not None:
         return (group.unsafe,)
     if group.template is None:
         return (SkipReason.NOT_READY_FOR_SCALE_UP,)
     if group.target >= group.max_size:
         return (SkipReason.MAX_SIZE_REACHED,)
+    count = 1
+    if group.zero_or_max:
+        count = group.max_size - group.target
+        if settings.max_nodes_total > 0 and len(nodes) + count > settings.max_nodes_total:
+            return (SkipReason.ATOMIC_EXCEEDS_CLUSTER_LIMIT,)
     if settings.limits is not None:
-        check = settings.limits.check_quota(usage, node_resources(group.template.node), 1)
+        check = settings.limits.check_quota(usage, node_resources(group.template.node), count)
         if check.exceeded and check.allowed < 1:
             return (check.message,)
     return ()
@@ -114,7 +121,7 @@ def _skip_reasons(
 def _similar_groups(
     main: GroupState, valid: Sequence[GroupState], helped: Sequence[Pod], settings: ScaleUpSettings
 ) -> tuple[str, ...]:
-    if not settings.balance_similar_node_groups or main.template is None:
+    if not settings.balance_similar_node_groups or main.template is None or main.zero_or_max:
         return ()
     out = []
     for other in valid:
@@ -166,8 +173,13 @@ def expansion_options(
             ]
         )
         est = estimate(ClusterSnapshot(), _estimation_node(g.template), list(pods), limiter)
-        if est.node_count > 0 and est.scheduled:
-            options.append(Option(g.id, est.node_count, est.scheduled, g.template.node, g.exists, similar))
+        node_count = est.node_count
+        if g.zero_or_max and node_count > 0:
+            if node_count > g.max_size:
+                continue  # all or nothing: more than the whole group cannot be had
+            node_count = g.max_size  # an atomic group only ever goes to its max
+        if node_count > 0 and est.scheduled:
+            options.append(Option(g.id, node_count, est.scheduled, g.template.node, g.exists, similar))
     return options, skipped
 
 
