@@ -151,7 +151,10 @@ def test_no_options_when_nothing_fits() -> None:
 
 def test_zero_or_max_group_goes_to_its_max_or_is_skipped() -> None:
     nodes, groups, pods = _world(
-        {"nodes": [{"name": "n1", "cpu_m": 1000, "group": "ng1"}], "pending_pods": [{"cpu_m": 600}]}
+        {
+            "nodes": [{"name": "n1", "cpu_m": 1000, "mem_bytes": 1000, "group": "ng1"}],
+            "pending_pods": [{"cpu_m": 600}],
+        }
     )
     template = groups[0].template
     atomic = GroupState("slice", 0, 4, 0, template, zero_or_max=True)
