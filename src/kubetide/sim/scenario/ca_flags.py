@@ -3,8 +3,9 @@
 ``spec.autoscalers.clusterAutoscaler.flags`` uses CA's own flag names (``scan-interval: 10s``). Each
 known flag is a :class:`FlagSpec` in :data:`CA_FLAGS`; the cluster-autoscaler implementation registers
 what it supports with :func:`register_flag` (or by extending ``_UPSTREAM`` below), and the scenario
-then rejects unknown names (suggesting the closest) and ill-typed values. Defaults are upstream's
-(``cluster-autoscaler/config/flags``) unless a comment says otherwise.
+then rejects unknown names (suggesting the closest) and ill-typed values. Names, kinds and
+defaults come from :data:`kubetide.cluster.options.FLAGS` (upstream's ``config/flags``); this module
+adds the scenario-side checks.
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from kubetide.cluster.options import EXPANDER_NAMES, FLAGS
 from kubetide.sim.durations import DurationError, parse_duration
 
 __all__ = ["CA_FLAGS", "EXPANDERS", "FlagSpec", "parse_flags", "register_flag"]
 
-FlagKind = Literal["duration", "bool", "int", "float", "string"]
-EXPANDERS = ("random", "most-pods", "least-waste", "price", "priority", "grpc", "least-nodes")
+FlagKind = Literal["duration", "bool", "int", "float", "string", "list"]
+EXPANDERS = EXPANDER_NAMES
 
 
 @dataclass(frozen=True)
@@ -40,40 +42,26 @@ def _fraction(value: Any) -> str | None:
     return "must be between 0 and 1" if not 0 <= value <= 1 else None
 
 
-_UPSTREAM = (
-    FlagSpec("scan-interval", "duration", 10.0, "how often the cluster is reevaluated"),
-    FlagSpec("expander", "string", "random", "node group choice for scale-up", EXPANDERS),
-    FlagSpec("max-node-provision-time", "duration", 900.0, "a node not registered by then is removed"),
-    FlagSpec("max-nodes-total", "int", 0, "cluster-wide node cap (0: none)", check=_non_negative),
-    FlagSpec("new-pod-scale-up-delay", "duration", 0.0, "pods younger than this are ignored"),
-    FlagSpec("scale-down-enabled", "bool", True),
-    FlagSpec("scale-down-unneeded-time", "duration", 600.0),
-    FlagSpec("scale-down-unready-time", "duration", 1200.0),
-    FlagSpec("scale-down-delay-after-add", "duration", 600.0),
-    FlagSpec("scale-down-delay-after-delete", "duration", 0.0, "upstream default: scan-interval"),
-    FlagSpec("scale-down-delay-after-failure", "duration", 180.0),
-    FlagSpec("scale-down-utilization-threshold", "float", 0.5, check=_fraction),
-    FlagSpec("scale-down-gpu-utilization-threshold", "float", 0.5, check=_fraction),
-    FlagSpec("scale-down-candidates-pool-ratio", "float", 0.1, check=_fraction),
-    FlagSpec("scale-down-candidates-pool-min-count", "int", 50, check=_non_negative),
-    FlagSpec("max-empty-bulk-delete", "int", 10, check=_non_negative),
-    FlagSpec("max-scale-down-parallelism", "int", 10, check=_non_negative),
-    FlagSpec("max-graceful-termination-sec", "int", 600, check=_non_negative),
-    FlagSpec("unremovable-node-recheck-timeout", "duration", 300.0),
-    FlagSpec("max-total-unready-percentage", "float", 45.0, check=_non_negative),
-    FlagSpec("ok-total-unready-count", "int", 3, check=_non_negative),
-    FlagSpec("initial-node-group-backoff-duration", "duration", 300.0),
-    FlagSpec("max-node-group-backoff-duration", "duration", 1800.0),
-    FlagSpec("node-group-backoff-reset-timeout", "duration", 10800.0),
-    FlagSpec("balance-similar-node-groups", "bool", False),
-    FlagSpec("skip-nodes-with-local-storage", "bool", True),
-    FlagSpec("skip-nodes-with-system-pods", "bool", True),
-    FlagSpec("skip-nodes-with-custom-controller-pods", "bool", True),
-    FlagSpec("expendable-pods-priority-cutoff", "int", -10),
-    FlagSpec("ignore-daemonsets-utilization", "bool", False),
-    FlagSpec("enforce-node-group-min-size", "bool", False),
-    FlagSpec("max-inactivity", "duration", 600.0),
-    FlagSpec("max-failing-time", "duration", 900.0),
+# The flag list itself is :data:`kubetide.cluster.options.FLAGS` (the one source of truth for names,
+# kinds and defaults); this registry adds what only the scenario checks: choices and value ranges.
+_CHOICES: dict[str, tuple[str, ...]] = {"expander": EXPANDERS}
+_CHECKS: dict[str, Callable[[Any], str | None]] = {
+    "max-nodes-total": _non_negative,
+    "scale-down-utilization-threshold": _fraction,
+    "scale-down-gpu-utilization-threshold": _fraction,
+    "scale-down-candidates-pool-ratio": _fraction,
+    "scale-down-candidates-pool-min-count": _non_negative,
+    "max-empty-bulk-delete": _non_negative,
+    "max-scale-down-parallelism": _non_negative,
+    "max-drain-parallelism": _non_negative,
+    "max-graceful-termination-sec": _non_negative,
+    "max-total-unready-percentage": _non_negative,
+    "ok-total-unready-count": _non_negative,
+    "max-nodes-per-scaleup": _non_negative,
+    "max-bulk-soft-taint-count": _non_negative,
+}
+_UPSTREAM = tuple(
+    FlagSpec(f.name, f.kind, f.default, f.help, _CHOICES.get(f.name, ()), _CHECKS.get(f.name)) for f in FLAGS
 )
 
 CA_FLAGS: dict[str, FlagSpec] = {f.name: f for f in _UPSTREAM}
@@ -116,6 +104,12 @@ def _parse(spec: FlagSpec, value: Any) -> Any:
         if isinstance(value, bool) or not isinstance(value, int):
             raise ValueError(f"must be an integer, got {value!r}")
         parsed = value
+    elif spec.kind == "list":
+        # CA's repeatable flags: a YAML list of strings, or one comma-separated string.
+        items = value.split(",") if isinstance(value, str) else value
+        if not isinstance(items, list | tuple) or not all(isinstance(i, str) for i in items):
+            raise ValueError(f"must be a list of strings, got {value!r}")
+        parsed = tuple(i.strip() for i in items if i.strip())
     elif spec.kind == "float":
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ValueError(f"must be a number, got {value!r}")

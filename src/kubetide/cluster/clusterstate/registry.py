@@ -1,0 +1,355 @@
+"""The ClusterStateRegistry: what CA believes about every node group after reading the cloud (CA spec §2).
+
+Each loop :meth:`ClusterStateRegistry.update_nodes` reads target sizes and instances through the cloud
+port, classifies nodes, times scale-up requests out, turns new instance creation errors into backoff,
+and tracks incorrect sizes. It decides but does not act: the events to emit and the target-size
+reverts to apply are returned in an :class:`UpdateResult` for the loop to execute. State kept across
+loops: scale-up / scale-down requests, backoff, first-seen times of unregistered instances, incorrect
+sizes, and which instances were already failing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from kubetide.cloud.instance import (
+    Instance,
+    InstanceErrorInfo,
+    InstanceState,
+    NodeGroupAutoscalingOptions,
+    NotImplementedByProvider,
+)
+from kubetide.cloud.provider import CloudProvider, NodeGroup
+from kubetide.cluster.backoff import ExponentialBackoff
+from kubetide.cluster.clusterstate.creation_errors import creation_error_groups, scale_up_failed_message
+from kubetide.cluster.clusterstate.health import is_cluster_healthy, is_node_group_healthy
+from kubetide.cluster.clusterstate.incorrect import IncorrectSize, incorrect_size, size_fix_delta
+from kubetide.cluster.clusterstate.ranges import AcceptableRange, acceptable_range
+from kubetide.cluster.clusterstate.readiness import Readiness, classify_node, unregistered_bucket
+from kubetide.cluster.clusterstate.requests import (
+    SCALE_DOWN_REQUEST_TTL_S,
+    RequestOutcome,
+    ScaleDownRequest,
+    ScaleUpRequest,
+    register_scale_up,
+    request_outcome,
+    timeout_error,
+    timeout_event_message,
+)
+from kubetide.cluster.clusterstate.unregistered import UnregisteredNode, unregistered_to_delete
+from kubetide.cluster.options import AutoscalingOptions, node_group_options
+from kubetide.cluster.reasons import EventReason, ReadinessBucket, ScaleUpActivity
+from kubetide.model.node import NodeView
+
+__all__ = ["ClusterEvent", "ClusterStateRegistry", "FailedScaleUp", "ScaleUpRevert", "UpdateResult"]
+
+TO_BE_DELETED_TAINT = "ToBeDeletedByClusterAutoscaler"
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterEvent:
+    """An event to record: ``object`` is a node group id, a node, or None for the status ConfigMap."""
+
+    type: str
+    reason: EventReason
+    message: str
+    object: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ScaleUpRevert:
+    """``DecreaseTargetSize(delta)`` to apply after a timed-out scale-up (1.36+): the whole increase."""
+
+    group: str
+    delta: int
+
+
+@dataclass(frozen=True, slots=True)
+class FailedScaleUp:
+    group: str
+    error: InstanceErrorInfo
+    delta: int
+    time: float
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateResult:
+    events: tuple[ClusterEvent, ...] = ()
+    reverts: tuple[ScaleUpRevert, ...] = ()
+    failed_scale_ups: tuple[FailedScaleUp, ...] = ()
+
+
+@dataclass
+class _Loop:
+    events: list[ClusterEvent] = field(default_factory=list)
+    reverts: list[ScaleUpRevert] = field(default_factory=list)
+    failures: list[FailedScaleUp] = field(default_factory=list)
+
+
+class ClusterStateRegistry:
+    def __init__(self, cloud: CloudProvider, options: AutoscalingOptions | None = None) -> None:
+        self.cloud = cloud
+        self.options = options or AutoscalingOptions()
+        self.backoff = ExponentialBackoff(
+            self.options.initial_node_group_backoff_duration,
+            self.options.max_node_group_backoff_duration,
+            self.options.node_group_backoff_reset_timeout,
+        )
+        self.scale_up_requests: dict[str, ScaleUpRequest] = {}
+        self.scale_down_requests: list[ScaleDownRequest] = []
+        self.unregistered: dict[str, UnregisteredNode] = {}
+        self.incorrect_sizes: dict[str, IncorrectSize] = {}
+        self.acceptable_ranges: dict[str, AcceptableRange] = {}
+        self.per_group_readiness: dict[str, Readiness] = {}
+        self.total_readiness = Readiness()
+        self._groups: dict[str, NodeGroup] = {}
+        self._targets: dict[str, int] = {}
+        self._instances: dict[str, list[Instance]] = {}
+        self._failing: frozenset[str] = frozenset()
+
+    # -- options per group -------------------------------------------------------------------------
+    def group_options(self, group_id: str) -> NodeGroupAutoscalingOptions:
+        defaults = self.options.node_group_defaults()
+        group = self._groups.get(group_id)
+        return defaults if group is None else node_group_options(group, defaults)
+
+    # -- requests ----------------------------------------------------------------------------------
+    def register_scale_up(self, group_id: str, delta: int, now: float) -> None:
+        provision = self.group_options(group_id).max_node_provision_time
+        request = register_scale_up(self.scale_up_requests.get(group_id), group_id, delta, now, provision)
+        if request is None:
+            self.scale_up_requests.pop(group_id, None)
+        else:
+            self.scale_up_requests[group_id] = request
+
+    def register_scale_down(self, group_id: str, node: str, now: float) -> None:
+        self.scale_down_requests.append(ScaleDownRequest(group_id, node, now, now + SCALE_DOWN_REQUEST_TTL_S))
+
+    def register_failed_scale_up(self, group_id: str, error: InstanceErrorInfo, now: float) -> None:
+        self.backoff.backoff(group_id, error, now)
+
+    # -- the update --------------------------------------------------------------------------------
+    def update_nodes(self, nodes: Sequence[NodeView], now: float) -> UpdateResult:
+        """``UpdateNodes(allNodes, now)``; CloudProviderError from the port aborts the update."""
+        groups = self.cloud.node_groups()
+        self._groups = {g.id(): g for g in groups}
+        self._targets = {g.id(): g.target_size() for g in groups}
+        self._instances = {g.id(): g.nodes() for g in groups}
+        loop = _Loop()
+        node_group = {n.name: self.cloud.node_group_for_node(n) for n in nodes}
+        self._update_unregistered(nodes, now)
+        self._update_readiness(nodes, node_group, now)
+        self._update_ranges()
+        self._update_scale_requests(now, loop)
+        self._handle_creation_errors(now, loop)
+        self._update_ranges()
+        self._update_incorrect_sizes(now)
+        return UpdateResult(tuple(loop.events), tuple(loop.reverts), tuple(loop.failures))
+
+    def _is_deleted(self, node: NodeView) -> bool:
+        try:
+            return not self.cloud.has_instance(node)
+        except NotImplementedByProvider:
+            return any(t.key == TO_BE_DELETED_TAINT for t in node.taints)
+
+    def _update_unregistered(self, nodes: Sequence[NodeView], now: float) -> None:
+        registered_ids = {n.provider_id for n in nodes if n.provider_id}
+        seen: dict[str, UnregisteredNode] = {}
+        for gid, instances in self._instances.items():
+            for inst in instances:
+                if inst.id in registered_ids:
+                    continue
+                st = inst.status
+                if st is not None and (st.state is InstanceState.Deleting or st.error_info is not None):
+                    continue
+                old = self.unregistered.get(inst.id)
+                # The first-seen time survives as long as the instance stays unregistered.
+                seen[inst.id] = old if old is not None else UnregisteredNode(inst.id, gid, now)
+        self.unregistered = seen
+
+    def _update_readiness(
+        self, nodes: Sequence[NodeView], node_group: dict[str, NodeGroup | None], now: float
+    ) -> None:
+        per_group: dict[str, tuple[list[tuple[str, ReadinessBucket]], list[tuple[str, ReadinessBucket]]]] = {}
+        total: list[tuple[str, ReadinessBucket]] = []
+        for node in nodes:
+            group = node_group.get(node.name)
+            gid = group.id() if group is not None else None
+            startup = (
+                self.group_options(gid).max_node_startup_time if gid else self.options.max_node_startup_time
+            )
+            bucket = classify_node(node, now, startup, self._is_deleted(node))
+            total.append((node.name, bucket))
+            if gid is not None:
+                per_group.setdefault(gid, ([], []))[0].append((node.name, bucket))
+        for u in self.unregistered.values():
+            provision = self.group_options(u.group).max_node_provision_time
+            per_group.setdefault(u.group, ([], []))[1].append(
+                (u.instance_id, unregistered_bucket(u.since, now, provision))
+            )
+        self.per_group_readiness = {gid: Readiness.of(reg, unreg) for gid, (reg, unreg) in per_group.items()}
+        self.total_readiness = Readiness.of(total)
+
+    def _update_ranges(self) -> None:
+        down: dict[str, int] = {}
+        for r in self.scale_down_requests:
+            down[r.group] = down.get(r.group, 0) + 1
+        ranges = {}
+        for gid, target in self._targets.items():
+            readiness = self.per_group_readiness.get(gid, Readiness())
+            request = self.scale_up_requests.get(gid)
+            ranges[gid] = acceptable_range(
+                target, len(readiness.long_unregistered), request.increase if request else 0, down.get(gid, 0)
+            )
+        self.acceptable_ranges = ranges
+
+    def _update_scale_requests(self, now: float, loop: _Loop) -> None:
+        self.backoff.remove_stale(now)
+        for gid, request in list(self.scale_up_requests.items()):
+            outcome = request_outcome(request, self._raw_upcoming(gid), now)
+            if outcome is RequestOutcome.FULFILLED:
+                del self.scale_up_requests[gid]
+            elif outcome is RequestOutcome.TIMED_OUT:
+                error = timeout_error(request, now)
+                loop.events.append(
+                    ClusterEvent(
+                        "Warning", EventReason.SCALE_UP_TIMED_OUT, timeout_event_message(request, now), gid
+                    )
+                )
+                self.register_failed_scale_up(gid, error, now)
+                loop.failures.append(FailedScaleUp(gid, error, request.increase, now))
+                # 1.36+: give back the whole recorded increase, even if some of it came up.
+                loop.reverts.append(ScaleUpRevert(gid, -request.increase))
+                del self.scale_up_requests[gid]
+        self.scale_down_requests = [r for r in self.scale_down_requests if not r.expected_delete_time < now]
+
+    def _handle_creation_errors(self, now: float, loop: _Loop) -> None:
+        failing: set[str] = set()
+        for gid, instances in self._instances.items():
+            for failure in creation_error_groups(instances, self._failing):
+                failing.update(failure.instance_ids)
+                if not failure.unseen_ids or not self.is_node_group_scaling_up(gid):
+                    continue
+                count = len(failure.unseen_ids)
+                message = scale_up_failed_message(gid, failure, count)
+                loop.events.append(ClusterEvent("Warning", EventReason.SCALE_UP_FAILED, message, gid))
+                self.register_scale_up(gid, -count, now)
+                self.register_failed_scale_up(gid, failure.error, now)
+                loop.failures.append(FailedScaleUp(gid, failure.error, count, now))
+        self._failing = frozenset(failing)
+
+    def _update_incorrect_sizes(self, now: float) -> None:
+        out = {}
+        for gid, acceptable in self.acceptable_ranges.items():
+            readiness = self.per_group_readiness.get(gid)
+            if readiness is None:
+                continue
+            found = incorrect_size(self.incorrect_sizes.get(gid), readiness, acceptable, now)
+            if found is not None:
+                out[gid] = found
+        self.incorrect_sizes = out
+
+    def recalculate(self) -> None:
+        """After scale-ups and deletions: fresh target sizes, acceptable ranges recomputed."""
+        self._targets = {gid: g.target_size() for gid, g in self._groups.items()}
+        self._update_ranges()
+
+    # -- queries -----------------------------------------------------------------------------------
+    def _raw_upcoming(self, gid: str) -> int:
+        acceptable = self.acceptable_ranges.get(gid)
+        if acceptable is None:
+            return 0
+        r = self.per_group_readiness.get(gid, Readiness())
+        return acceptable.current_target - (
+            len(r.ready) + len(r.unready) + len(r.suspended) + len(r.long_unregistered)
+        )
+
+    def is_node_group_scaling_up(self, gid: str) -> bool:
+        return self._raw_upcoming(gid) > 0 and gid in self.scale_up_requests
+
+    def upcoming_nodes(self, now: float) -> tuple[dict[str, int], dict[str, tuple[str, ...]]]:
+        """``GetUpcomingNodes``: counts per group and the registered (NotStarted) upcoming node names.
+
+        1.36+: only groups with an open scale-up request and no backoff, so a stockout does not keep
+        phantom placeholders that would stop the next group from being tried.
+        """
+        counts: dict[str, int] = {}
+        registered: dict[str, tuple[str, ...]] = {}
+        for gid in self.acceptable_ranges:
+            n = self._raw_upcoming(gid)
+            if n <= 0 or gid not in self.scale_up_requests or self.backoff.is_backed_off(gid, now):
+                continue
+            counts[gid] = n
+            registered[gid] = self.per_group_readiness.get(gid, Readiness()).not_started
+        return counts, registered
+
+    def is_cluster_healthy(self) -> bool:
+        o = self.options
+        return is_cluster_healthy(
+            self.total_readiness, o.ok_total_unready_count, o.max_total_unready_percentage
+        )
+
+    def is_node_group_healthy(self, gid: str) -> bool:
+        o = self.options
+        return is_node_group_healthy(
+            self.acceptable_ranges.get(gid),
+            self.per_group_readiness.get(gid),
+            o.ok_total_unready_count,
+            o.max_total_unready_percentage,
+        )
+
+    def is_safe_to_scale_up(self, gid: str, now: float) -> bool:
+        """``NodeGroupScaleUpSafety``: healthy and not backed off."""
+        return self.is_node_group_healthy(gid) and not self.backoff.is_backed_off(gid, now)
+
+    def scale_up_activity(self, gid: str, now: float) -> ScaleUpActivity:
+        if self.backoff.is_backed_off(gid, now):
+            return ScaleUpActivity.BACKOFF
+        if self.is_node_group_scaling_up(gid):
+            return ScaleUpActivity.IN_PROGRESS
+        return ScaleUpActivity.NO_ACTIVITY
+
+    def cluster_scale_up_activity(self, now: float) -> ScaleUpActivity:
+        if any(self.is_node_group_scaling_up(gid) for gid in self.acceptable_ranges):
+            return ScaleUpActivity.IN_PROGRESS
+        return ScaleUpActivity.NO_ACTIVITY
+
+    def unregistered_nodes(self) -> list[UnregisteredNode]:
+        return list(self.unregistered.values())
+
+    def unregistered_to_delete(self, now: float, force: bool = False) -> dict[str, list[UnregisteredNode]]:
+        """``removeOldUnregisteredNodes``' choice per group (ZeroOrMax override not applied here)."""
+        by_group: dict[str, list[UnregisteredNode]] = {}
+        for u in self.unregistered.values():
+            by_group.setdefault(u.group, []).append(u)
+        out = {}
+        for gid, nodes in by_group.items():
+            group = self._groups.get(gid)
+            if group is None:
+                continue
+            provision = self.group_options(gid).max_node_provision_time
+            chosen = unregistered_to_delete(
+                nodes, self._targets.get(gid, 0), group.min_size(), now, provision, force
+            )
+            if chosen:
+                out[gid] = chosen
+        return out
+
+    def size_fixes(self, now: float) -> dict[str, int]:
+        """``fixNodeGroupSize``: the negative ``DecreaseTargetSize`` delta per group to apply now."""
+        out = {}
+        for gid, incorrect in self.incorrect_sizes.items():
+            delta = size_fix_delta(incorrect, now, self.group_options(gid).max_node_provision_time)
+            if delta is not None:
+                out[gid] = delta
+        return out
+
+    def instances_with_creation_errors(self) -> dict[str, list[Instance]]:
+        """``deleteCreatedNodesWithErrors``' input: every failed instance, per group (retried each loop)."""
+        out: dict[str, list[Instance]] = {}
+        for gid, instances in self._instances.items():
+            failed = [i for i in instances if i.has_creation_error]
+            if failed:
+                out[gid] = failed
+        return out

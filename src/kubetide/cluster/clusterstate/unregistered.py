@@ -1,0 +1,39 @@
+"""Which long-unregistered instances to delete this loop (``removeOldUnregisteredNodes``, CA spec §2.9).
+
+An instance that never registered within the provision time is broken; deleting it frees the slot so
+the group can try again. Without ``--force-delete-unregistered-nodes`` the group never goes below its
+min size this way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["UnregisteredNode", "unregistered_to_delete"]
+
+
+@dataclass(frozen=True, slots=True)
+class UnregisteredNode:
+    """A cloud instance with no Node (CA builds a fake node named after the instance id)."""
+
+    instance_id: str
+    group: str
+    since: float
+
+
+def unregistered_to_delete(
+    nodes: list[UnregisteredNode],
+    target: int,
+    min_size: int,
+    now: float,
+    max_node_provision_time: float,
+    force: bool = False,
+) -> list[UnregisteredNode]:
+    """The group's long-unregistered instances to delete, capped at ``target - min`` unless forced."""
+    old = [n for n in nodes if n.since + max_node_provision_time < now]
+    if not force:
+        room = target - min_size
+        if room <= 0:
+            return []
+        old = old[:room]
+    return old

@@ -1,0 +1,29 @@
+"""The ``--expander`` chain: filters in flag order, stopping as soon as one option is left.
+
+If several survive every filter, the fallback picks one (random, as upstream). ``random`` may only be
+the last name, and a name may appear once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kubetide.cluster.expander.option import ExpansionContext, Filter, Option
+
+__all__ = ["ChainStrategy"]
+
+
+@dataclass(frozen=True, slots=True)
+class ChainStrategy:
+    filters: tuple[Filter, ...]
+    fallback: Filter
+
+    def best_option(self, options: Sequence[Option], ctx: ExpansionContext) -> Option | None:
+        remaining = list(options)
+        for f in self.filters:
+            remaining = f.best_options(remaining, ctx)
+            if len(remaining) == 1:
+                return remaining[0]
+        picked = self.fallback.best_options(remaining, ctx)
+        return picked[0] if picked else None

@@ -1,0 +1,146 @@
+"""Which nodes may be considered for scale-down at all (``FilterOutUnremovable``, CA spec §7.3).
+
+An ordered tuple of small rules, first match wins, each returning an unremovable reason: cheap,
+side-effect-free checks first, then utilization (computed once), then the thresholds. A node that
+passes is a candidate for the removal simulation; its utilization is returned for the status and
+for ``explain``. At or below the threshold passes: only ``utilization > threshold`` blocks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from kubetide.cloud.instance import NodeGroupAutoscalingOptions
+from kubetide.cluster.clusterstate.readiness import is_node_ready
+from kubetide.cluster.reasons import UnremovableReason
+from kubetide.cluster.scaledown.taints import is_being_deleted
+from kubetide.model.node import NodeView
+from kubetide.model.pod import Pod
+from kubetide.scheduling.utilization import Utilization, node_utilization
+
+__all__ = [
+    "SCALE_DOWN_DISABLED_ANNOTATION",
+    "EligibilityInput",
+    "EligibilityResult",
+    "filter_out_unremovable",
+]
+
+SCALE_DOWN_DISABLED_ANNOTATION = "cluster-autoscaler.kubernetes.io/scale-down-disabled"
+
+
+@dataclass(frozen=True, slots=True)
+class EligibilityInput:
+    """The loop's view: pods per node (None: the node is not in the snapshot), group per node, and
+    each group's options; ``recently_unremovable`` maps node names to when their recheck TTL ends."""
+
+    pods_by_node: Mapping[str, Sequence[Pod]]
+    group_of: Callable[[NodeView], str | None]
+    group_options: Callable[[str], NodeGroupAutoscalingOptions]
+    scale_down_unready_enabled: bool = True
+    ignore_mirror_pods_utilization: bool = False
+    gpu_resource: Callable[[NodeView], str | None] = field(default=lambda node: None)
+    recently_unremovable: Mapping[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class EligibilityResult:
+    candidates: tuple[str, ...]
+    unremovable: dict[str, UnremovableReason]
+    utilization: dict[str, Utilization]
+
+
+@dataclass
+class _Check:
+    node: NodeView
+    now: float
+    inp: EligibilityInput
+    group: str | None = None
+    util: Utilization | None = None
+
+
+Rule = Callable[[_Check], UnremovableReason | None]
+
+
+def _in_snapshot(c: _Check) -> UnremovableReason | None:
+    return None if c.node.name in c.inp.pods_by_node else UnremovableReason.UNEXPECTED_ERROR
+
+
+def _recently_unremovable(c: _Check) -> UnremovableReason | None:
+    until = c.inp.recently_unremovable.get(c.node.name)
+    return UnremovableReason.RECENTLY_UNREMOVABLE if until is not None and until > c.now else None
+
+
+def _being_deleted(c: _Check) -> UnremovableReason | None:
+    return UnremovableReason.CURRENTLY_BEING_DELETED if is_being_deleted(c.node, c.now) else None
+
+
+def _disabled_annotation(c: _Check) -> UnremovableReason | None:
+    disabled = c.node.annotations.get(SCALE_DOWN_DISABLED_ANNOTATION) == "true"
+    return UnremovableReason.SCALE_DOWN_DISABLED_ANNOTATION if disabled else None
+
+
+def _autoscaled(c: _Check) -> UnremovableReason | None:
+    c.group = c.inp.group_of(c.node)
+    return UnremovableReason.NOT_AUTOSCALED if c.group is None else None
+
+
+def _utilization(c: _Check) -> UnremovableReason | None:
+    assert c.group is not None
+    opts = c.inp.group_options(c.group)
+    try:
+        c.util = node_utilization(
+            c.node,
+            c.inp.pods_by_node[c.node.name],
+            c.now,
+            gpu_resource=c.inp.gpu_resource(c.node),
+            ignore_daemonsets=opts.ignore_daemon_sets_utilization,
+            ignore_mirror=c.inp.ignore_mirror_pods_utilization,
+        )
+    except ValueError:
+        return UnremovableReason.UNEXPECTED_ERROR
+    return None
+
+
+def _unready_allowed(c: _Check) -> UnremovableReason | None:
+    if not c.inp.scale_down_unready_enabled and not is_node_ready(c.node):
+        return UnremovableReason.SCALE_DOWN_UNREADY_DISABLED
+    return None
+
+
+def _underutilized(c: _Check) -> UnremovableReason | None:
+    assert c.group is not None and c.util is not None
+    opts = c.inp.group_options(c.group)
+    gpu = c.inp.gpu_resource(c.node) is not None
+    threshold = opts.scale_down_gpu_utilization_threshold if gpu else opts.scale_down_utilization_threshold
+    return UnremovableReason.NOT_UNDERUTILIZED if c.util.utilization > threshold else None
+
+
+# Upstream order: snapshot lookup, recheck TTL, deletion in progress, annotation, group, utilization
+# (which needs the group's options), unready, threshold.
+RULES: tuple[Rule, ...] = (
+    _in_snapshot,
+    _recently_unremovable,
+    _being_deleted,
+    _disabled_annotation,
+    _autoscaled,
+    _utilization,
+    _unready_allowed,
+    _underutilized,
+)
+
+
+def filter_out_unremovable(nodes: Sequence[NodeView], inp: EligibilityInput, now: float) -> EligibilityResult:
+    candidates: list[str] = []
+    unremovable: dict[str, UnremovableReason] = {}
+    utilization: dict[str, Utilization] = {}
+    for node in nodes:
+        check = _Check(node, now, inp)
+        reason = next((r for rule in RULES if (r := rule(check)) is not None), None)
+        if check.util is not None:
+            utilization[node.name] = check.util
+        if reason is None:
+            candidates.append(node.name)
+        else:
+            unremovable[node.name] = reason
+    return EligibilityResult(tuple(candidates), unremovable, utilization)

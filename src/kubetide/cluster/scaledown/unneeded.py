@@ -1,0 +1,109 @@
+"""How long each node has been unneeded, and which unneeded nodes may be removed now (CA spec §7.6).
+
+The unneeded set is replaced each loop by the nodes that passed simulation; a node keeps its original
+``since`` while it stays in the set, so a node that flickers out restarts its timer (no surprise
+deletions). :func:`removable_at` then applies, empty nodes first: the scale-down-disabled annotation,
+the group, the unneeded / unready time (strictly longer than the threshold), and the min size, counting
+deletions in progress and the nodes accepted so far in this pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from kubetide.cloud.instance import NodeGroupAutoscalingOptions
+from kubetide.cluster.clusterstate.readiness import is_node_ready
+from kubetide.cluster.reasons import UnremovableReason
+from kubetide.cluster.scaledown.eligibility import SCALE_DOWN_DISABLED_ANNOTATION
+from kubetide.model.node import NodeView
+
+__all__ = ["GroupSizes", "Removable", "UnneededNode", "removable_at", "update_unneeded"]
+
+
+@dataclass(frozen=True, slots=True)
+class UnneededNode:
+    node: NodeView
+    since: float
+    empty: bool  # nothing to reschedule: it goes in the empty bucket
+
+
+@dataclass(frozen=True, slots=True)
+class GroupSizes:
+    """Per group: target size, min size, deletions in progress."""
+
+    target: int
+    min_size: int
+    deletions_in_progress: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Removable:
+    empty: tuple[str, ...]
+    drain: tuple[str, ...]
+    unremovable: dict[str, UnremovableReason]
+
+
+def update_unneeded(
+    previous: Mapping[str, UnneededNode], found: Iterable[tuple[NodeView, bool]], now: float
+) -> dict[str, UnneededNode]:
+    """The new unneeded set: ``found`` is (node, empty) for each node that passed simulation."""
+    out = {}
+    for node, empty in found:
+        old = previous.get(node.name)
+        out[node.name] = UnneededNode(node, old.since if old is not None else now, empty)
+    return out
+
+
+def removable_at(
+    unneeded: Sequence[UnneededNode],
+    now: float,
+    group_of: Callable[[NodeView], str | None],
+    group_options: Callable[[str], NodeGroupAutoscalingOptions],
+    sizes: Mapping[str, GroupSizes],
+    within_min_limits: Callable[[NodeView], bool] = lambda node: True,
+) -> Removable:
+    """``RemovableAt``; ``within_min_limits`` answers whether removing the node (after the ones
+    accepted before it) keeps every cluster resource at or above its ``--cores-total``/``--memory-total``
+    minimum, and must account for the nodes it already approved."""
+    left = {g: s.target for g, s in sizes.items()}
+    unremovable: dict[str, UnremovableReason] = {}
+    accepted: dict[bool, list[str]] = {True: [], False: []}
+    # Empty nodes first: they are cheaper to remove, so the min size is spent on them first.
+    for u in [u for u in unneeded if u.empty] + [u for u in unneeded if not u.empty]:
+        reason = _reason(u, now, group_of, group_options, sizes, left, within_min_limits)
+        if reason is None:
+            accepted[u.empty].append(u.node.name)
+        else:
+            unremovable[u.node.name] = reason
+    return Removable(tuple(accepted[True]), tuple(accepted[False]), unremovable)
+
+
+def _reason(
+    u: UnneededNode,
+    now: float,
+    group_of: Callable[[NodeView], str | None],
+    group_options: Callable[[str], NodeGroupAutoscalingOptions],
+    sizes: Mapping[str, GroupSizes],
+    left: dict[str, int],
+    within_min_limits: Callable[[NodeView], bool],
+) -> UnremovableReason | None:
+    node = u.node
+    if node.annotations.get(SCALE_DOWN_DISABLED_ANNOTATION) == "true":
+        return UnremovableReason.SCALE_DOWN_DISABLED_ANNOTATION
+    group = group_of(node)
+    if group is None or group not in sizes:
+        return UnremovableReason.NOT_AUTOSCALED
+    opts = group_options(group)
+    if is_node_ready(node):
+        if opts.scale_down_unneeded_time > 0 and u.since + opts.scale_down_unneeded_time >= now:
+            return UnremovableReason.NOT_UNNEEDED_LONG_ENOUGH
+    elif opts.scale_down_unready_time > 0 and u.since + opts.scale_down_unready_time >= now:
+        return UnremovableReason.NOT_UNREADY_LONG_ENOUGH
+    size = sizes[group]
+    if left[group] - size.deletions_in_progress <= size.min_size:
+        return UnremovableReason.NODE_GROUP_MIN_SIZE_REACHED
+    if not within_min_limits(node):
+        return UnremovableReason.MINIMAL_RESOURCE_LIMIT_EXCEEDED
+    left[group] -= 1
+    return None

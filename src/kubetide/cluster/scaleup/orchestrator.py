@@ -1,0 +1,271 @@
+"""The scale-up decision (``ScaleUpOrchestrator.ScaleUp``, CA spec §6.1), as a plan and not an action.
+
+:func:`expansion_options` skips groups that cannot grow (with CA's skip reasons) and asks the binpacking
+estimator how many template nodes each remaining group needs. :func:`finish_scale_up` takes the
+expander's choice and applies, in CA's order, the ``--max-nodes-total`` cap, the resource quotas and
+the balancing across similar groups. :func:`plan_scale_up` chains the two around the expander. The
+result, a :class:`ScaleUpPlan`, names every group's new size and why other groups were left out; the
+loop executes ``IncreaseSize`` and registers the requests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from kubetide.cloud.instance import NodeTemplate
+from kubetide.cluster.clusterstate.registry import ClusterEvent
+from kubetide.cluster.expander import ChainStrategy, ExpansionContext, Option
+from kubetide.cluster.reasons import EventReason, ScaleUpResult, SkipReason
+from kubetide.cluster.scaleup.balance import GroupSize, ScaleUpInfo, balance_scale_up
+from kubetide.cluster.scaleup.limits import ResourceLimits, cap_by_max_nodes_total, node_resources
+from kubetide.cluster.scaleup.similar import SimilarityRules, similar_templates
+from kubetide.model.node import NodeView
+from kubetide.model.pod import Pod
+from kubetide.model.resources import PODS, Resources
+from kubetide.scheduling.estimator import estimate
+from kubetide.scheduling.limiter import (
+    ClusterCapacityThreshold,
+    NodeGroupCapacityThreshold,
+    StaticThreshold,
+    ThresholdLimiter,
+)
+from kubetide.scheduling.snapshot import ClusterSnapshot
+
+__all__ = [
+    "GroupState",
+    "ScaleUpPlan",
+    "ScaleUpSettings",
+    "expansion_options",
+    "finish_scale_up",
+    "plan_scale_up",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class GroupState:
+    """A node group as the scale-up sees it; ``unsafe`` is the CSR's verdict (None: safe to scale)."""
+
+    id: str
+    min_size: int
+    max_size: int
+    target: int
+    template: NodeTemplate | None
+    unsafe: SkipReason | None = None
+    exists: bool = True
+    zero_or_max: bool = False  # ZeroOrMaxNodeScaling: the group is either empty or full
+
+
+@dataclass(frozen=True, slots=True)
+class ScaleUpSettings:
+    max_nodes_total: int = 0
+    max_nodes_per_scaleup: int = 1000
+    balance_similar_node_groups: bool = False
+    similarity: SimilarityRules = field(default_factory=SimilarityRules)
+    limits: ResourceLimits | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ScaleUpPlan:
+    """The decision: ``infos`` to execute, the pods they help, and why everything else was left out."""
+
+    result: ScaleUpResult
+    infos: tuple[ScaleUpInfo, ...] = ()
+    pods_triggered: tuple[Pod, ...] = ()
+    skipped: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    events: tuple[ClusterEvent, ...] = ()
+    error: str | None = None
+
+
+def _estimation_node(template: NodeTemplate) -> NodeView:
+    """The template node with its own pods' (DaemonSets') requests taken off allocatable."""
+    if not template.pods:
+        return template.node
+    used = Resources({PODS: len(template.pods)})
+    for p in template.pods:
+        used = used + p.requests
+    node = template.node
+    return NodeView(
+        node.name,
+        labels=node.labels,
+        annotations=node.annotations,
+        allocatable=node.allocatable - used,
+        capacity=node.capacity,
+        taints=node.taints,
+        unschedulable=node.unschedulable,
+    )
+
+
+def _skip_reasons(
+    group: GroupState, nodes: Sequence[NodeView], settings: ScaleUpSettings, usage: Mapping[str, int]
+) -> tuple[str, ...]:
+    """Why ``group`` cannot grow now (empty: it can), in CA's order and wording."""
+    if group.unsafe is not None:
+        return (group.unsafe,)
+    if group.template is None:
+        return (SkipReason.NOT_READY_FOR_SCALE_UP,)
+    if group.target >= group.max_size:
+        return (SkipReason.MAX_SIZE_REACHED,)
+    count = 1
+    if group.zero_or_max:
+        count = group.max_size - group.target
+        if settings.max_nodes_total > 0 and len(nodes) + count > settings.max_nodes_total:
+            return (SkipReason.ATOMIC_EXCEEDS_CLUSTER_LIMIT,)
+    if settings.limits is not None:
+        check = settings.limits.check_quota(usage, node_resources(group.template.node), count)
+        if check.exceeded and check.allowed < 1:
+            return (check.message,)
+    return ()
+
+
+def _similar_groups(
+    main: GroupState, valid: Sequence[GroupState], helped: Sequence[Pod], settings: ScaleUpSettings
+) -> tuple[str, ...]:
+    if not settings.balance_similar_node_groups or main.template is None or main.zero_or_max:
+        return ()
+    out = []
+    for other in valid:
+        if other.id == main.id or other.template is None:
+            continue
+        if not similar_templates(
+            main.template.node,
+            main.template.pods,
+            other.template.node,
+            other.template.pods,
+            settings.similarity,
+        ):
+            continue
+        # Every pod the main group helps must fit the other group's template as well.
+        if estimate(ClusterSnapshot(), _estimation_node(other.template), list(helped)).unscheduled:
+            continue
+        out.append(other.id)
+    return tuple(out)
+
+
+def expansion_options(
+    pods: Sequence[Pod],
+    groups: Sequence[GroupState],
+    snapshot_nodes: Sequence[NodeView],
+    settings: ScaleUpSettings,
+) -> tuple[list[Option], dict[str, tuple[str, ...]]]:
+    """One option per group that can grow and helps at least one pod, and the skip reasons of the rest."""
+    usage = settings.limits.usage(snapshot_nodes) if settings.limits is not None else {}
+    skipped: dict[str, tuple[str, ...]] = {}
+    valid = []
+    for g in groups:
+        reasons = _skip_reasons(g, snapshot_nodes, settings, usage)
+        if reasons:
+            skipped[g.id] = reasons
+        else:
+            valid.append(g)
+    by_id = {g.id: g for g in groups}
+    options = []
+    for g in valid:
+        assert g.template is not None
+        helped = estimate(ClusterSnapshot(), _estimation_node(g.template), list(pods)).scheduled
+        similar = _similar_groups(g, valid, helped, settings) if helped else ()
+        room = [(g.max_size, g.target)] + [(by_id[s].max_size, by_id[s].target) for s in similar]
+        limiter = ThresholdLimiter(
+            [
+                StaticThreshold(settings.max_nodes_per_scaleup, 0.0),
+                NodeGroupCapacityThreshold(room),
+                ClusterCapacityThreshold(settings.max_nodes_total, len(snapshot_nodes)),
+            ]
+        )
+        est = estimate(ClusterSnapshot(), _estimation_node(g.template), list(pods), limiter)
+        node_count = est.node_count
+        if g.zero_or_max and node_count > 0:
+            if node_count > g.max_size:
+                continue  # all or nothing: more than the whole group cannot be had
+            node_count = g.max_size  # an atomic group only ever goes to its max
+        if node_count > 0 and est.scheduled:
+            options.append(Option(g.id, node_count, est.scheduled, g.template.node, g.exists, similar))
+    return options, skipped
+
+
+def finish_scale_up(
+    best: Option,
+    groups: Sequence[GroupState],
+    snapshot_nodes: Sequence[NodeView],
+    settings: ScaleUpSettings,
+    skipped: Mapping[str, tuple[str, ...]] | None = None,
+) -> ScaleUpPlan:
+    """Caps and balancing after the expander chose ``best`` (CA spec §6.1 steps 9, 10 and 12)."""
+    skipped = dict(skipped or {})
+    by_id = {g.id: g for g in groups}
+    events: list[ClusterEvent] = []
+    new_nodes, capped = cap_by_max_nodes_total(best.node_count, len(snapshot_nodes), settings.max_nodes_total)
+    if capped:
+        events.append(
+            ClusterEvent(
+                "Warning",
+                EventReason.MAX_NODES_TOTAL_REACHED,
+                f"Max total nodes in cluster reached: {settings.max_nodes_total}",
+            )
+        )
+    if new_nodes < 1:
+        return ScaleUpPlan(
+            ScaleUpResult.ERROR, (), (), skipped, tuple(events), "max node total count already reached"
+        )
+    main = by_id[best.group]
+    usage = settings.limits.usage(snapshot_nodes) if settings.limits is not None else {}
+
+    def per_node(g: GroupState) -> dict[str, int]:
+        assert g.template is not None
+        return node_resources(g.template.node)
+
+    if settings.limits is not None:
+        new_nodes = settings.limits.check_quota(usage, per_node(main), new_nodes).allowed
+    if new_nodes < 1:
+        return ScaleUpPlan(ScaleUpResult.ERROR, (), (), skipped, tuple(events), "quota exceeded")
+    members = [main] + [by_id[s] for s in best.similar_groups]
+    if settings.limits is not None:
+        # Similar groups that cannot take even one node within quota drop out first.
+        members = [main] + [
+            g for g in members[1:] if settings.limits.check_quota(usage, per_node(g), 1).allowed >= 1
+        ]
+    infos = balance_scale_up([GroupSize(g.id, g.min_size, g.max_size, g.target) for g in members], new_nodes)
+    if settings.limits is not None:
+        # Each group's share is capped in turn; what one group loses is not given to the others.
+        capped_infos = []
+        for info in infos:
+            allowed = settings.limits.check_quota(usage, per_node(by_id[info.group]), info.delta).allowed
+            if allowed >= 1:
+                capped_infos.append(
+                    ScaleUpInfo(info.group, info.current_size, info.current_size + allowed, info.max_size)
+                )
+                for r, v in per_node(by_id[info.group]).items():
+                    usage = {**usage, r: usage.get(r, 0) + v * allowed}
+        infos = capped_infos
+    return ScaleUpPlan(ScaleUpResult.SUCCESSFUL, tuple(infos), best.pods, skipped, tuple(events))
+
+
+def plan_scale_up(
+    pods: Sequence[Pod],
+    groups: Sequence[GroupState],
+    snapshot_nodes: Sequence[NodeView],
+    settings: ScaleUpSettings,
+    strategy: ChainStrategy,
+    ctx: ExpansionContext,
+) -> ScaleUpPlan:
+    if not pods:
+        return ScaleUpPlan(ScaleUpResult.NOT_NEEDED)
+    options, skipped = expansion_options(pods, groups, snapshot_nodes, settings)
+    if not options:
+        return ScaleUpPlan(ScaleUpResult.NO_OPTIONS_AVAILABLE, skipped=skipped)
+    best = strategy.best_option(options, ctx)
+    if best is None or best.node_count <= 0:
+        return ScaleUpPlan(
+            ScaleUpResult.NO_OPTIONS_AVAILABLE,
+            skipped={**skipped, **{o.group: (SkipReason.FILTERED_OUT,) for o in options}},
+            events=tuple(ctx.events),
+        )
+    plan = finish_scale_up(best, groups, snapshot_nodes, settings, skipped)
+    return ScaleUpPlan(
+        plan.result,
+        plan.infos,
+        plan.pods_triggered,
+        plan.skipped,
+        tuple(ctx.events) + plan.events,
+        plan.error,
+    )
