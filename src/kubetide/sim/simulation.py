@@ -16,8 +16,10 @@ from typing import Any
 
 from kubetide.cloud.sim_listener import NodeAddress
 from kubetide.cloud.simulated import SimulatedCloud
+from kubetide.cluster.options import AutoscalingOptions
 from kubetide.hpa.config import HPAConfig
 from kubetide.model.node import NodeView
+from kubetide.sim.ca_runner import ClusterAutoscalerRunner
 from kubetide.sim.cluster.cluster import SimCluster
 from kubetide.sim.cluster.workloads import ReplicatedWorkload
 from kubetide.sim.engine import Engine
@@ -34,7 +36,7 @@ from kubetide.sim.summary import SummaryBuilder
 
 __all__ = ["IMPLEMENTED_AUTOSCALERS", "Simulation", "SimulationResult"]
 
-IMPLEMENTED_AUTOSCALERS = ("hpa",)
+IMPLEMENTED_AUTOSCALERS = ("hpa", "cluster-autoscaler")
 
 Progress = Callable[[float], None]
 
@@ -121,6 +123,15 @@ class Simulation:
                 sync_period=float(settings.syncPeriod),
             )
             self.hpa = HPARunner(self.engine, self.cluster, self.metrics, config, self.events)
+        self.ca: ClusterAutoscalerRunner | None = None
+        ca_settings = spec.autoscalers.clusterAutoscaler
+        if ca_settings is not None and ca_settings.enabled:
+            options = AutoscalingOptions.from_flags(
+                {name: ca_settings.flag(name) for name in ca_settings.flags}
+            )
+            self.ca = ClusterAutoscalerRunner(
+                self.engine, self.cluster, self.cloud, options, self.events, self.seed
+            )
         self.watch: dict[str, _WorkloadWatch] = {}
         self.node_max: dict[str, int] = dict.fromkeys(self.groups, 0)
         self.workload_keys: list[str] = []
@@ -153,6 +164,9 @@ class Simulation:
         if self.hpa is not None:
             period = self.hpa.config.sync_period
             self.hpa.start(phase=round(deterministic_phase(self.seed, "hpa", period), 3))
+        if self.ca is not None:
+            scan = self.ca.options.scan_interval
+            self.ca.start(phase=round(deterministic_phase(self.seed, "cluster-autoscaler", scan), 3))
 
     def _announce_fault(self, group: str, index: int, fault: Any) -> None:
         """``FaultStarted`` / ``FaultEnded`` scenario events around each fault's window."""
@@ -192,6 +206,8 @@ class Simulation:
         elif kind == "restart":
             if action.restart == "hpa" and self.hpa is not None:
                 self.hpa.restart()
+            if action.restart == "cluster-autoscaler" and self.ca is not None:
+                self.ca.restart()
             self.events.emit(
                 now,
                 "scenario",

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from kubetide.sim.cluster.workloads import ReplicatedWorkload
 from kubetide.sim.output.summary import (
+    ClusterAutoscalerSummary,
     GroupSummary,
     HpaSummary,
     NodesSummary,
@@ -79,6 +80,7 @@ class SummaryBuilder:
             pods=pods,
             nodes=nodes,
             workloads=workloads,
+            cluster_autoscaler=_ca_summary(sim),
             hpa=HpaSummary(rescales=sim.hpa.rescales if sim.hpa is not None else 0),
             extra={
                 "simulated_seconds_per_wall_second": round(end / wall_seconds, 1)
@@ -98,3 +100,19 @@ def _max_total_nodes(sim: Simulation) -> int:
         column = timeline.column(f"nodes:{group}")
         total = column if total is None else total + column
     return int(total.max()) if total is not None else 0
+
+
+def _ca_summary(sim: Simulation) -> ClusterAutoscalerSummary:
+    if sim.ca is None:
+        return ClusterAutoscalerSummary()
+    s = sim.ca.stats
+    return ClusterAutoscalerSummary(
+        scale_ups=s.scale_ups,
+        nodes_added=s.nodes_added,
+        scale_downs=s.scale_downs,
+        nodes_removed=s.nodes_removed,
+        failed_scale_ups=s.failed_scale_ups,
+        backoffs=s.backoffs,
+        unregistered_removed=s.unregistered_removed,
+        extra={"failed_instances_removed": s.failed_removed, "loops": sim.ca.loops},
+    )

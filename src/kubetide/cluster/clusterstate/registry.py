@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from kubetide.cloud.instance import (
+    CloudProviderError,
     Instance,
     InstanceErrorInfo,
     InstanceState,
@@ -107,6 +108,7 @@ class ClusterStateRegistry:
         self._targets: dict[str, int] = {}
         self._instances: dict[str, list[Instance]] = {}
         self._failing: frozenset[str] = frozenset()
+        self._instance_index: dict[str, Instance] = {}
 
     # -- options per group -------------------------------------------------------------------------
     def group_options(self, group_id: str) -> NodeGroupAutoscalingOptions:
@@ -136,6 +138,7 @@ class ClusterStateRegistry:
         self._groups = {g.id(): g for g in groups}
         self._targets = {g.id(): g.target_size() for g in groups}
         self._instances = {g.id(): g.nodes() for g in groups}
+        self._instance_index = {i.id: i for instances in self._instances.values() for i in instances}
         loop = _Loop()
         node_group = {n.name: self.cloud.node_group_for_node(n) for n in nodes}
         self._update_unregistered(nodes, now)
@@ -152,6 +155,9 @@ class ClusterStateRegistry:
             return not self.cloud.has_instance(node)
         except NotImplementedByProvider:
             return any(t.key == TO_BE_DELETED_TAINT for t in node.taints)
+        except CloudProviderError:
+            # Upstream logs the error and does not count the node as deleted (e.g. no providerID).
+            return False
 
     def _update_unregistered(self, nodes: Sequence[NodeView], now: float) -> None:
         registered_ids = {n.provider_id for n in nodes if n.provider_id}
@@ -344,6 +350,25 @@ class ClusterStateRegistry:
             if delta is not None:
                 out[gid] = delta
         return out
+
+    def adopt_in_flight_scale_ups(self, now: float) -> dict[str, int]:
+        """kubetide (restart safety): open a scale-up request for every group whose target is above the
+        nodes it has, as a CA that just started finds them, so the new CA counts those nodes as upcoming
+        instead of asking for them again. The timeout runs from ``now``. Returns the adopted deltas."""
+        adopted = {}
+        for gid in self.acceptable_ranges:
+            upcoming = self._raw_upcoming(gid)
+            if upcoming > 0 and gid not in self.scale_up_requests:
+                self.register_scale_up(gid, upcoming, now)
+                adopted[gid] = upcoming
+        if adopted:
+            self._update_ranges()
+        return adopted
+
+    def instance_state(self, instance_id: str) -> InstanceState | None:
+        """The cloud state of the instance with this id (a Node's providerID), as read this loop."""
+        inst = self._instance_index.get(instance_id) if instance_id else None
+        return inst.status.state if inst is not None and inst.status is not None else None
 
     def instances_with_creation_errors(self) -> dict[str, list[Instance]]:
         """``deleteCreatedNodesWithErrors``' input: every failed instance, per group (retried each loop)."""

@@ -1,0 +1,174 @@
+"""Node templates per node group, as ``MixedTemplateNodeInfoProvider`` builds them (CA spec §5).
+
+A real, stable node of the group is the best template: it is what the machines really look like. It
+is sanitized (new name, CA's and the node lifecycle's taints dropped, only DaemonSet and mirror pods
+kept) and cached, so a group scaled down to zero keeps its real shape. Without a real node or a cache
+entry the provider's claimed template is used. When a group has both, the provider's claim is
+compared with the observed node and every resource that differs is reported once
+(``NodeTemplateMismatch``): that is the scale-from-zero trap users hit when cloud tags go stale.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from kubetide.cloud.instance import CloudProviderError, NodeTemplate, NotImplementedByProvider
+from kubetide.cloud.provider import NodeGroup
+from kubetide.cluster.clusterstate.readiness import NOT_READY_TAINTS, is_node_ready
+from kubetide.cluster.scaledown.taints import DELETION_CANDIDATE_TAINT, TO_BE_DELETED_TAINT
+from kubetide.model.node import HOSTNAME_LABEL, NodeView
+from kubetide.model.pod import Pod
+from kubetide.scheduling.utilization import is_daemonset_pod, is_mirror_pod
+
+__all__ = ["TEMPLATE_STABILIZATION_S", "TemplateMismatch", "TemplateProvider", "sanitize"]
+
+TEMPLATE_STABILIZATION_S = 60.0
+TEMPLATE_NODE_LABEL = "cluster-autoscaler.kubernetes.io/template-node"
+_DROPPED_TAINTS = frozenset(
+    {
+        TO_BE_DELETED_TAINT,
+        DELETION_CANDIDATE_TAINT,
+        *NOT_READY_TAINTS,
+        "node.kubernetes.io/unreachable",
+        "node.kubernetes.io/unschedulable",
+        "node.kubernetes.io/memory-pressure",
+        "node.kubernetes.io/pid-pressure",
+        "node.cloudprovider.kubernetes.io/uninitialized",
+        "node.cloudprovider.kubernetes.io/shutdown",
+        "cloud.google.com/impending-node-termination",
+        "NodeWithImpairedVolumes",
+    }
+)
+_COMPARED = ("cpu", "memory", "pods")
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateMismatch:
+    group: str
+    resource: str  # "allocatable.cpu", "capacity.memory", "labels", "taints"
+    template: str
+    observed: str
+
+
+def sanitize(group: str, node: NodeView, pods: Sequence[Pod], scale_from_unschedulable: bool) -> NodeTemplate:
+    name = f"template-node-for-{group}"
+    taints = tuple(t for t in node.taints if t.key not in _DROPPED_TAINTS)
+    view = replace(
+        node,
+        name=name,
+        labels={**node.labels, HOSTNAME_LABEL: name, TEMPLATE_NODE_LABEL: "true"},
+        taints=taints,
+        ready=True,
+        unschedulable=False if scale_from_unschedulable else node.unschedulable,
+        provider_id="",
+    )
+    kept = tuple(
+        p.evolve(name=f"{p.name}-template", node_name="")
+        for p in pods
+        if p.deletion_time is None and (is_daemonset_pod(p) or is_mirror_pod(p))
+    )
+    return NodeTemplate(view, kept)
+
+
+def _good(node: NodeView, now: float) -> bool:
+    """Ready for over a minute (approximated from creation), not cordoned, not being deleted."""
+    created = node.creation_time if node.creation_time is not None else float("-inf")
+    return (
+        is_node_ready(node)
+        and created + TEMPLATE_STABILIZATION_S < now
+        and not node.unschedulable
+        and not any(t.key == TO_BE_DELETED_TAINT for t in node.taints)
+    )
+
+
+def _fmt(value: object) -> str:
+    return str(value)
+
+
+def compare(group: str, claimed: NodeView, observed: NodeView) -> list[TemplateMismatch]:
+    out = []
+    for part in ("allocatable", "capacity"):
+        a, b = getattr(claimed, part), getattr(observed, part)
+        for r in _COMPARED:
+            if a.get(r, 0) != b.get(r, 0):
+                out.append(TemplateMismatch(group, f"{part}.{r}", _fmt(a.get(r, 0)), _fmt(b.get(r, 0))))
+    ignored = {HOSTNAME_LABEL, TEMPLATE_NODE_LABEL}
+    la = {k: v for k, v in claimed.labels.items() if k not in ignored}
+    lb = {k: v for k, v in observed.labels.items() if k not in ignored}
+    if la != lb:
+        out.append(TemplateMismatch(group, "labels", _fmt(sorted(la.items())), _fmt(sorted(lb.items()))))
+    ta = sorted((t.key, t.value, t.effect) for t in claimed.taints if t.key not in _DROPPED_TAINTS)
+    tb = sorted((t.key, t.value, t.effect) for t in observed.taints if t.key not in _DROPPED_TAINTS)
+    if ta != tb:
+        out.append(TemplateMismatch(group, "taints", _fmt(ta), _fmt(tb)))
+    return out
+
+
+@dataclass
+class TemplateProvider:
+    """Templates per group id, recomputed each loop; the cache of real-node templates survives loops."""
+
+    scale_from_unschedulable: bool = False
+    cache_ttl: float = 87600 * 3600.0
+    cache: dict[str, tuple[NodeTemplate, float]] = field(default_factory=dict)
+    reported: set[tuple[str, str]] = field(default_factory=set)
+
+    def compute(
+        self,
+        groups: Sequence[NodeGroup],
+        nodes: Sequence[NodeView],
+        group_of: Callable[[NodeView], str | None],
+        pods_by_node: Mapping[str, Sequence[Pod]],
+        now: float,
+    ) -> tuple[dict[str, NodeTemplate], list[TemplateMismatch]]:
+        out: dict[str, NodeTemplate] = {}
+        from_nodes: dict[str, NodeView] = {}
+        bad: dict[str, NodeView] = {}
+        for node in nodes:
+            gid = group_of(node)
+            if gid is None:
+                continue
+            if _good(node, now):
+                if gid not in out:
+                    out[gid] = sanitize(
+                        gid, node, pods_by_node.get(node.name, ()), self.scale_from_unschedulable
+                    )
+                    from_nodes[gid] = node
+                    self.cache[gid] = (out[gid], now)
+            elif gid not in bad:
+                bad[gid] = node
+        mismatches: list[TemplateMismatch] = []
+        ids = {g.id() for g in groups}
+        for g in groups:
+            gid = g.id()
+            claimed: NodeTemplate | None = None
+            try:
+                claimed = g.template_node_info()
+            except (NotImplementedByProvider, CloudProviderError):
+                claimed = None
+            if gid in from_nodes and claimed is not None:
+                for m in compare(gid, claimed.node, from_nodes[gid]):
+                    if (gid, m.resource) not in self.reported:
+                        self.reported.add((gid, m.resource))
+                        mismatches.append(m)
+            if gid in out:
+                continue
+            cached = self.cache.get(gid)
+            if cached is not None:
+                if now - cached[1] > self.cache_ttl:
+                    del self.cache[gid]
+                else:
+                    out[gid] = cached[0]
+                    continue
+            if claimed is not None:
+                out[gid] = sanitize(gid, claimed.node, claimed.pods, True)
+                continue
+            if gid in bad:
+                out[gid] = sanitize(
+                    gid, bad[gid], pods_by_node.get(bad[gid].name, ()), self.scale_from_unschedulable
+                )
+        for gid in list(self.cache):
+            if gid not in ids:
+                del self.cache[gid]
+        return out, mismatches
