@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -97,9 +98,52 @@ def test_bad_scenarios_exit_2_naming_the_field(tmp_path: Path, override: str, me
     assert message in err
 
 
-def test_minimal_example_validates_and_names_the_autoscaler_not_implemented_yet(tmp_path: Path) -> None:
+def _events(directory: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (directory / "events.jsonl").read_text().splitlines()]
+
+
+def test_minimal_example_simulates_with_the_cluster_autoscaler(tmp_path: Path) -> None:
     code, _, _ = run("validate", str(EXAMPLES / "scenario-minimal.yaml"))
     assert code == 0
-    code, _, err = run("simulate", str(EXAMPLES / "scenario-minimal.yaml"), "--output-dir", str(tmp_path))
+    code, out, _ = run("simulate", str(EXAMPLES / "scenario-minimal.yaml"), "--output-dir", str(tmp_path))
+    assert code == 0, out
+    ca = json.loads((tmp_path / "summary.json").read_text())["autoscalers"]["cluster-autoscaler"]
+    assert ca["scale_ups"] > 0 and ca["nodes_added"] >= ca["scale_ups"]
+    assert ca["scale_downs"] > 0 and ca["nodes_removed"] > 0
+    assert ca["unregistered_removed"] >= 1  # the never-registering instance, and the deleted Node
+    assert ca["failed_scale_ups"] >= 2 and ca["backoffs"] >= 2  # the stockout and the API errors
+    events = [e for e in _events(tmp_path) if e["source"] == "cluster-autoscaler"]
+    by_reason: dict[str, list[dict[str, Any]]] = {}
+    for e in events:
+        by_reason.setdefault(e["reason"], []).append(e)
+    scaled = by_reason["ScaledUpGroup"][0]
+    assert set(scaled["data"]) == {"group", "from", "to"}
+    assert {"groups"} <= set(by_reason["TriggeredScaleUp"][0]["data"])
+    assert set(by_reason["DeleteUnregistered"][0]["data"]) == {"group", "instance"}
+    # The stockout (1h-2h, error mode) fails the spot-a scale-up at once, backs the group off, and the
+    # same loop scales the other group instead of waiting for max-node-provision-time.
+    failed = next(e for e in by_reason["ScaleUpFailed"] if e["data"]["group"] == "spot-a")
+    assert 3600 <= failed["t"] < 7200 and "OutOfResource.STOCKOUT" in failed["message"]
+    backoff = next(e for e in by_reason["NodeGroupBackoff"] if e["t"] == failed["t"])
+    assert backoff["data"]["group"] == "spot-a" and backoff["data"]["until"] > failed["t"]
+    failover = next(e for e in by_reason["ScaledUpGroup"] if e["t"] >= failed["t"])
+    assert failover["data"]["group"] == "general" and failover["t"] - failed["t"] <= 60
+    assert by_reason["DeleteCreatedWithError"][0]["data"]["group"] == "spot-a"
+    # API errors on IncreaseSize (3h-3h10m) fail over too.
+    api = next(e for e in by_reason["FailedToScaleUpGroup"] if e["data"]["group"] == "spot-a")
+    assert 10800 <= api["t"] < 11400
+    mismatch = by_reason["NodeTemplateMismatch"][0]
+    assert set(mismatch["data"]) == {"group", "resource", "template", "observed"}
+
+
+def test_an_autoscaler_not_implemented_yet_is_named(tmp_path: Path) -> None:
+    code, _, err = run(
+        "simulate",
+        str(EXAMPLES / "scenario-minimal.yaml"),
+        "--output-dir",
+        str(tmp_path),
+        "--set",
+        "spec.autoscalers.escalator.enabled=true",
+    )
     assert code == 2
-    assert "cluster-autoscaler" in err and "not implemented" in err
+    assert "escalator" in err and "not implemented" in err
