@@ -1,0 +1,230 @@
+"""StaticAutoscaler.run_once: scale-up, failures and backoff, unregistered nodes, scale-down, restarts."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ca_loop_harness import Harness, node, pod, template
+
+from kubetide.cloud.fake import Call, RecordingCloud
+from kubetide.cloud.instance import ErrorClass, Instance, InstanceErrorInfo, InstanceState, InstanceStatus
+from kubetide.cluster.options import AutoscalingOptions
+from kubetide.cluster.scaledown.taints import TO_BE_DELETED_TAINT
+from kubetide.model.fields import Node
+from kubetide.model.scheduling_terms import Taint
+from kubetide.model.selectors import LabelSelector
+from kubetide.scheduling.drainability import PDB
+
+PRIORITIES = {
+    "kube-system/cluster-autoscaler-priority-expander": {"priorities": "10:\n  - spot\n1:\n  - general\n"}
+}
+
+
+def two_groups(**flags: object) -> Harness:
+    cloud = (
+        RecordingCloud()
+        .with_group("spot", 0, 10, template=template("spot"))
+        .with_group("general", 1, 10, target=1, template=template("general"))
+    )
+    options = AutoscalingOptions.from_flags({"expander": "priority,least-waste", **flags})
+    h = Harness(cloud, options, config_maps=PRIORITIES)
+    h.add_node(node("general-1", "general"), "general")
+    h.add_pod(pod("busy", 1800, node_name="general-1"))
+    return h
+
+
+def test_scale_up_from_pending_pods_picks_the_group_and_the_count() -> None:
+    h = two_groups()
+    for i in range(5):
+        h.add_pod(pod(f"p{i}"))
+    result = h.run(0.0)
+    assert h.cloud.calls_to("increase_size") == [Call("increase_size", "spot", (2,))]  # 4 x 500m per node
+    assert result.stats.scale_ups == 1 and result.stats.nodes_added == 2
+    scaled = [e for e in result.events if e.reason == "ScaledUpGroup"]
+    assert scaled[-1].message == "Scale-up: group spot size set to 2 instead of 0 (max: 10)"
+    assert scaled[-1].data == {"group": "spot", "from": 0, "to": 2}
+    triggered = [e for e in result.events if e.reason == "TriggeredScaleUp"]
+    assert len(triggered) == 5 and triggered[0].message == "pod triggered scale-up: [{spot 0->2 (max: 10)}]"
+    assert triggered[0].object == "Pod/default/p0" and triggered[0].data["groups"][0]["group"] == "spot"
+    # Next loop: the pods fit on the upcoming nodes, so no second scale-up.
+    h.run(10.0)
+    assert len(h.cloud.calls_to("increase_size")) == 1
+
+
+def test_pods_that_fit_no_group_get_aggregated_not_trigger_reasons() -> None:
+    h = two_groups()
+    h.cloud.groups["spot"].target = 10  # at max
+    h.add_pod(pod("huge", 5000))
+    result = h.run(0.0)
+    assert h.cloud.calls_to("increase_size") == []
+    (event,) = [e for e in result.events if e.reason == "NotTriggerScaleUp"]
+    assert event.message == "pod didn't trigger scale-up: 1 Insufficient cpu, 1 max node group size reached"
+    assert event.data == {"reasons": {"Insufficient cpu": 1, "max node group size reached": 1}}
+    # Repeated every loop upstream; deduplicated for 5 minutes (--record-duplicated-events=false).
+    assert "NotTriggerScaleUp" not in h.reasons(h.run(10.0))
+
+
+def test_stockout_backs_the_group_off_and_fails_over_at_once() -> None:
+    h = two_groups()
+    for i in range(3):
+        h.add_pod(pod(f"p{i}"))
+    h.run(0.0)
+    assert h.cloud.calls_to("increase_size") == [Call("increase_size", "spot", (1,))]
+    error = InstanceErrorInfo(ErrorClass.OutOfResources, "STOCKOUT", "no capacity")
+    h.cloud.with_instance("spot", Instance("i-1", InstanceStatus(InstanceState.Creating, error)))
+    result = h.run(10.0)
+    reasons = h.reasons(result)
+    assert (
+        "ScaleUpFailed" in reasons and "NodeGroupBackoff" in reasons and "DeleteCreatedWithError" in reasons
+    )
+    backoff = next(e for e in result.events if e.reason == "NodeGroupBackoff")
+    assert backoff.data == {"group": "spot", "until": 310.0}
+    assert h.cloud.calls_to("delete_nodes") == [Call("delete_nodes", "spot", ("i-1",))]
+    # The same loop scales the next group by priority instead of waiting for the provision timeout.
+    assert h.cloud.calls_to("increase_size")[-1] == Call("increase_size", "general", (1,))
+    assert result.stats.failed_scale_ups == 1 and result.stats.backoffs == 1
+
+
+def test_increase_size_error_backs_off_and_the_next_loop_tries_another_group() -> None:
+    h = two_groups()
+    h.cloud.with_failure("increase_size", group="spot")
+    h.add_pod(pod("p0"))
+    result = h.run(0.0)
+    assert "FailedToScaleUpGroup" in h.reasons(result) and result.stats.backoffs == 1
+    h.run(10.0)
+    assert h.cloud.calls_to("increase_size")[-1] == Call("increase_size", "general", (1,))
+
+
+def test_scale_up_times_out_after_max_node_provision_time_and_is_reverted() -> None:
+    h = two_groups()
+    h.add_pod(pod("p0"))
+    h.run(0.0)
+    assert h.cloud.groups["spot"].target == 1
+    assert "ScaleUpTimedOut" not in h.reasons(h.run(900.0))
+    result = h.run(901.0)
+    timed_out = next(e for e in result.events if e.reason == "ScaleUpTimedOut")
+    assert timed_out.data == {"group": "spot"}
+    assert timed_out.message == "Nodes added to group spot failed to register within 15m1s"
+    assert Call("decrease_target_size", "spot", (-1,)) in h.cloud.calls
+    assert "NodeGroupBackoff" in h.reasons(result) and result.stats.failed_scale_ups == 1
+
+
+def test_long_unregistered_instance_is_deleted() -> None:
+    h = two_groups()
+    h.cloud.groups["spot"].target = 1
+    h.cloud.with_instance("spot", Instance("i-lost", InstanceStatus(InstanceState.Running)))
+    h.run(0.0)
+    assert h.cloud.calls_to("delete_nodes") == []
+    result = h.run(901.0)
+    assert h.cloud.calls_to("delete_nodes") == [Call("delete_nodes", "spot", ("i-lost",))]
+    event = next(e for e in result.events if e.reason == "DeleteUnregistered")
+    assert event.message == "Removed unregistered node i-lost" and event.data == {
+        "group": "spot",
+        "instance": "i-lost",
+    }
+    assert result.stats.unregistered_removed == 1
+
+
+def drain_setup(**flags: object) -> Harness:
+    cloud = RecordingCloud().with_group("ng", 1, 10, target=3, template=template("ng"))
+    h = Harness(cloud, AutoscalingOptions.from_flags(dict(flags)))
+    for name in ("n1", "n2", "n3"):
+        h.add_node(node(name, "ng"), "ng")
+    h.add_pod(pod("big", 1500, node_name="n1"))
+    h.add_pod(pod("small", 200, node_name="n2"))
+    return h
+
+
+def test_empty_node_is_removed_after_the_unneeded_time_and_never_below_min() -> None:
+    h = drain_setup(**{"max-drain-parallelism": 0})
+    first = h.run(0.0)
+    assert set(first.unneeded) == {"n2", "n3"}  # n2's pod fits on n1
+    assert h.cloud.calls_to("delete_nodes") == []
+    assert h.run(600.0).stats.nodes_removed == 0  # unneeded strictly longer than 10m
+    result = h.run(610.0)
+    assert h.cloud.calls_to("delete_nodes") == [Call("delete_nodes", "ng", ("n3",))]
+    assert [e.message for e in result.events if e.reason == "ScaleDownEmpty"] == [
+        'Scale-down: removing empty node "n3"'
+    ]
+    assert any(t.key == TO_BE_DELETED_TAINT for t in h.taint_calls[0][1])
+    assert result.stats.scale_downs == 1 and result.stats.nodes_removed == 1
+    # n2 would drain, but draining is disabled here; n1 is too busy. Min size 1 is never crossed.
+    for t in range(620, 2000, 10):
+        h.run(float(t))
+    assert h.cloud.groups["ng"].target >= 1
+
+
+def test_drain_evicts_then_deletes_and_pdb_blocks() -> None:
+    h = drain_setup()
+    h.nodes.pop("n3")
+    h.cloud.groups["ng"].instances.pop("n3")
+    h.cloud.groups["ng"].target = 2
+    h.run(0.0)
+    result = h.run(610.0)
+    assert h.evicted == ["small"]
+    assert h.cloud.calls_to("delete_nodes") == [Call("delete_nodes", "ng", ("n2",))]
+    assert "nodes removed by cluster autoscaler" in [e.message for e in result.events]
+
+
+def test_pdb_with_no_disruptions_allowed_keeps_the_node() -> None:
+    h = drain_setup()
+    h.pdbs.append(PDB("default", LabelSelector.parse(Node({"matchLabels": {"app": "web"}})), 0))
+    h.run(0.0)
+    result = h.run(610.0)
+    assert result.unremovable["n2"] == "BlockedByPod"
+    assert h.evicted == [] and [c.args for c in h.cloud.calls_to("delete_nodes")] == [("n3",)]
+
+
+def test_refused_evictions_are_retried_then_the_deletion_is_abandoned() -> None:
+    h = drain_setup(**{"max-scale-down-parallelism": 1})
+    h.nodes.pop("n3")
+    h.cloud.groups["ng"].instances.pop("n3")
+    h.cloud.groups["ng"].target = 2
+    h.refuse_evictions = True
+    h.run(0.0)
+    h.run(610.0)
+    assert any(t.key == TO_BE_DELETED_TAINT for t in h.nodes["n2"].taints)
+    h.run(700.0)
+    assert h.cloud.calls_to("delete_nodes") == []
+    result = h.run(740.0)  # past --max-pod-eviction-time (2m)
+    assert "ScaleDownFailed" in h.reasons(result)
+    assert not any(t.key == TO_BE_DELETED_TAINT for t in h.nodes["n2"].taints)
+
+
+def test_scale_down_waits_after_a_scale_up() -> None:
+    h = drain_setup(**{"max-drain-parallelism": 0})
+    for i in range(3):
+        h.add_pod(pod(f"pending-{i}", 1900, created=0.0))
+    h.run(5.0)
+    assert h.cloud.calls_to("increase_size") == [Call("increase_size", "ng", (2,))]  # one fits on n3
+    for i in range(3):
+        h.pods.pop(f"pending-{i}")
+    result = h.run(300.0)
+    assert result.scale_down_result == "InCooldown" and "n3" in result.unneeded  # timers still run
+    h.run(604.0)
+    assert h.cloud.calls_to("delete_nodes") == []  # 5 + 10m > 604
+    h.run(610.0)
+    assert Call("delete_nodes", "ng", ("n3",)) in h.cloud.calls
+
+
+def test_restart_resumes_a_drain_from_the_taint_instead_of_forgetting_it() -> None:
+    h = drain_setup()
+    h.nodes["n2"] = replace(h.nodes["n2"], taints=(Taint(TO_BE_DELETED_TAINT, "1000", "NoSchedule"),))
+    h.restart()
+    h.run(1100.0)
+    assert h.evicted == ["small"]
+    assert Call("delete_nodes", "ng", ("n2",)) in h.cloud.calls
+
+
+def test_restart_adopts_scale_ups_in_flight_instead_of_repeating_them() -> None:
+    h = two_groups()
+    for i in range(5):
+        h.add_pod(pod(f"p{i}"))
+    h.run(0.0)
+    assert h.cloud.groups["spot"].target == 2
+    h.restart()
+    result = h.run(30.0)
+    assert len(h.cloud.calls_to("increase_size")) == 1, result.events
+    # ...and the adopted request still times out like the original one would.
+    result = h.run(30.0 + 901.0)
+    assert "ScaleUpTimedOut" in h.reasons(result)
