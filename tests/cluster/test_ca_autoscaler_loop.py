@@ -202,8 +202,10 @@ def test_scale_down_waits_after_a_scale_up() -> None:
     result = h.run(300.0)
     assert result.scale_down_result == "InCooldown" and "n3" in result.unneeded  # timers still run
     h.run(604.0)
-    assert h.cloud.calls_to("delete_nodes") == []  # 5 + 10m > 604
-    h.run(610.0)
+    assert h.cloud.calls_to("delete_nodes") == []  # still in cooldown (5s + 10m)
+    h.run(900.0)
+    assert h.cloud.calls_to("delete_nodes") == []  # unneeded since 300s: not strictly longer than 10m
+    h.run(910.0)
     assert Call("delete_nodes", "ng", ("n3",)) in h.cloud.calls
 
 
