@@ -147,3 +147,21 @@ def test_an_autoscaler_not_implemented_yet_is_named(tmp_path: Path) -> None:
     )
     assert code == 2
     assert "escalator" in err and "not implemented" in err
+
+
+def test_cluster_autoscaler_example_scales_up_fails_over_and_scales_down(tmp_path: Path) -> None:
+    code, out, _ = run("simulate", str(EXAMPLES / "cluster-autoscaler.yaml"), "--output-dir", str(tmp_path))
+    assert code == 0, out
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    ca = summary["autoscalers"]["cluster-autoscaler"]
+    assert ca["scale_ups"] >= 3 and ca["scale_downs"] >= 1 and ca["nodes_removed"] >= 1
+    assert ca["failed_scale_ups"] >= 1 and ca["backoffs"] >= 1
+    groups = summary["nodes"]["by_group"]
+    assert groups["spot"]["max"] >= 2 and groups["on-demand"]["max"] > 2  # both groups grew
+    assert summary["pods"]["unschedulable_at_end"] == 0
+    events = [e for e in _events(tmp_path) if e["source"] == "cluster-autoscaler"]
+    failed = next(e for e in events if e["reason"] == "ScaleUpFailed")
+    assert failed["data"]["group"] == "spot" and 36000 <= failed["t"] < 43200  # the stockout window
+    failover = next(e for e in events if e["reason"] == "ScaledUpGroup" and e["t"] >= failed["t"])
+    assert failover["data"]["group"] == "on-demand" and failover["t"] - failed["t"] <= 60
+    assert any(e["reason"] in ("ScaleDown", "ScaleDownEmpty") and e["t"] > 14 * 3600 for e in events)
