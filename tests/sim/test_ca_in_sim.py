@@ -1,0 +1,74 @@
+"""The Cluster Autoscaler loop inside the simulation: wiring, the world it sees, restarts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scenario_builders import deployment, doc, load
+
+from kubetide.sim.simulation import IMPLEMENTED_AUTOSCALERS, Simulation
+
+
+def scenario(actions: list[dict[str, Any]] | None = None, **flags: Any) -> dict[str, Any]:
+    web = deployment(replicas=6)
+    web["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "900m"
+    return doc(
+        duration="1h",
+        nodeGroups=[
+            {"name": "general", "instanceType": "m5.large", "minSize": 1, "maxSize": 10, "initialSize": 1},
+        ],
+        objects=[web],
+        traffic=[],
+        actions=actions or [],
+        autoscalers={"clusterAutoscaler": {"enabled": True, "flags": {"scan-interval": "10s", **flags}}},
+    )
+
+
+def ca_events(sim: Simulation, reason: str) -> list[Any]:
+    return [e for e in sim.events.events if e.source == "cluster-autoscaler" and e.reason == reason]
+
+
+def test_cluster_autoscaler_is_implemented_and_scales_the_pending_pods() -> None:
+    assert "cluster-autoscaler" in IMPLEMENTED_AUTOSCALERS
+    sim = Simulation(load(scenario()))
+    result = sim.run()
+    ca = result.summary.to_json()["autoscalers"]["cluster-autoscaler"]
+    # 6 pods of 900m on 2-CPU nodes: 2 per node, 3 nodes; one exists.
+    assert ca["scale_ups"] == 1 and ca["nodes_added"] == 2
+    assert result.summary.pods.unschedulable_at_end == 0
+    assert ca_events(sim, "ScaledUpGroup")[0].data == {"group": "general", "from": 1, "to": 3}
+
+
+def test_the_world_shows_deployment_pods_owned_by_a_replicaset_and_not_ready_taints() -> None:
+    sim = Simulation(load(scenario()))
+    sim._start()
+    assert sim.ca is not None
+    phase = sim.ca.options.scan_interval  # the first loop runs within one scan interval
+    sim.engine.run(phase + 80.0)  # the new nodes registered (60s + 15s) but are not Ready yet (+10s)
+    world = sim.ca.world()
+    owners = {o.kind for p in world.pods for o in p.owners}
+    assert owners == {"ReplicaSet"}
+    assert any(not view.ready for view in world.nodes)
+    for view in world.nodes:
+        node = sim.cluster.nodes[view.name]
+        has_taint = any(t.key == "node.kubernetes.io/not-ready" for t in view.taints)
+        assert has_taint == (not node.ready) and view.ready == node.ready
+
+
+def test_restart_does_not_repeat_a_scale_up_in_flight() -> None:
+    # Restart 30s after the scale-up, long before the new nodes register.
+    sim = Simulation(load(scenario(actions=[{"at": "40s", "restart": "cluster-autoscaler"}])))
+    result = sim.run()
+    ca = result.summary.to_json()["autoscalers"]["cluster-autoscaler"]
+    assert ca["nodes_added"] == 2, [e.message for e in ca_events(sim, "ScaledUpGroup")]
+    assert sim.cloud.target_sizes()["general"] == 3
+
+
+def test_disabled_cluster_autoscaler_does_not_run() -> None:
+    data = scenario()
+    data["spec"]["autoscalers"]["clusterAutoscaler"]["enabled"] = False
+    sim = Simulation(load(data))
+    result = sim.run()
+    assert sim.ca is None
+    assert result.summary.to_json()["autoscalers"]["cluster-autoscaler"]["scale_ups"] == 0
+    assert sim.cloud.target_sizes()["general"] == 1
