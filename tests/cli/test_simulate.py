@@ -110,7 +110,8 @@ def test_minimal_example_simulates_with_the_cluster_autoscaler(tmp_path: Path) -
     ca = json.loads((tmp_path / "summary.json").read_text())["autoscalers"]["cluster-autoscaler"]
     assert ca["scale_ups"] > 0 and ca["nodes_added"] >= ca["scale_ups"]
     assert ca["scale_downs"] > 0 and ca["nodes_removed"] > 0
-    assert ca["unregistered_removed"] >= 1  # the never-registering instance, and the deleted Node
+    # The never-registering instance, the one whose Node has no providerID, and the deleted Node.
+    assert ca["unregistered_removed"] >= 3
     assert ca["failed_scale_ups"] >= 2 and ca["backoffs"] >= 2  # the stockout and the API errors
     events = [e for e in _events(tmp_path) if e["source"] == "cluster-autoscaler"]
     by_reason: dict[str, list[dict[str, Any]]] = {}
