@@ -109,12 +109,19 @@ class ClusterStateRegistry:
         self._instances: dict[str, list[Instance]] = {}
         self._failing: frozenset[str] = frozenset()
         self._instance_index: dict[str, Instance] = {}
+        self._defaults = self.options.node_group_defaults()
+        self._group_options: dict[str, NodeGroupAutoscalingOptions] = {}
 
     # -- options per group -------------------------------------------------------------------------
     def group_options(self, group_id: str) -> NodeGroupAutoscalingOptions:
-        defaults = self.options.node_group_defaults()
+        cached = self._group_options.get(group_id)
+        if cached is not None:
+            return cached
         group = self._groups.get(group_id)
-        return defaults if group is None else node_group_options(group, defaults)
+        out = self._defaults if group is None else node_group_options(group, self._defaults)
+        if group is not None:
+            self._group_options[group_id] = out  # until the next update re-reads the groups
+        return out
 
     # -- requests ----------------------------------------------------------------------------------
     def register_scale_up(self, group_id: str, delta: int, now: float) -> None:
@@ -136,6 +143,7 @@ class ClusterStateRegistry:
         """``UpdateNodes(allNodes, now)``; CloudProviderError from the port aborts the update."""
         groups = self.cloud.node_groups()
         self._groups = {g.id(): g for g in groups}
+        self._group_options = {}
         self._targets = {g.id(): g.target_size() for g in groups}
         self._instances = {g.id(): g.nodes() for g in groups}
         self._instance_index = {i.id: i for instances in self._instances.values() for i in instances}

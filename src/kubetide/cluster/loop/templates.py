@@ -113,6 +113,7 @@ class TemplateProvider:
     cache_ttl: float = 87600 * 3600.0
     cache: dict[str, tuple[NodeTemplate, float]] = field(default_factory=dict)
     reported: set[tuple[str, str]] = field(default_factory=set)
+    compared: set[tuple[str, str]] = field(default_factory=set)  # (group, node) already compared
 
     def compute(
         self,
@@ -142,13 +143,17 @@ class TemplateProvider:
         ids = {g.id() for g in groups}
         for g in groups:
             gid = g.id()
+            observed = from_nodes.get(gid)
+            compare_now = observed is not None and (gid, observed.name) not in self.compared
             claimed: NodeTemplate | None = None
-            try:
-                claimed = g.template_node_info()
-            except (NotImplementedByProvider, CloudProviderError):
-                claimed = None
-            if gid in from_nodes and claimed is not None:
-                for m in compare(gid, claimed.node, from_nodes[gid]):
+            if compare_now or gid not in out:
+                try:
+                    claimed = g.template_node_info()
+                except (NotImplementedByProvider, CloudProviderError):
+                    claimed = None
+            if compare_now and observed is not None and claimed is not None:
+                self.compared.add((gid, observed.name))
+                for m in compare(gid, claimed.node, observed):
                     if (gid, m.resource) not in self.reported:
                         self.reported.add((gid, m.resource))
                         mismatches.append(m)
