@@ -146,7 +146,7 @@ def test_empty_node_is_removed_after_the_unneeded_time_and_never_below_min() -> 
     assert [e.message for e in result.events if e.reason == "ScaleDownEmpty"] == [
         'Scale-down: removing empty node "n3"'
     ]
-    assert any(t.key == TO_BE_DELETED_TAINT for t in h.taint_calls[0][1])
+    assert any(t.key == TO_BE_DELETED_TAINT for name, taints in h.taint_calls if name == "n3" for t in taints)
     assert result.stats.scale_downs == 1 and result.stats.nodes_removed == 1
     # n2 would drain, but draining is disabled here; n1 is too busy. Min size 1 is never crossed.
     for t in range(620, 2000, 10):
@@ -230,3 +230,30 @@ def test_restart_adopts_scale_ups_in_flight_instead_of_repeating_them() -> None:
     # ...and the adopted request still times out like the original one would.
     result = h.run(30.0 + 901.0)
     assert "ScaleUpTimedOut" in h.reasons(result)
+
+
+def test_unneeded_nodes_get_the_soft_taint_and_timers_survive_a_restart_with_a_candidate_ttl() -> None:
+    h = drain_setup(**{"node-deletion-candidate-ttl": 3600.0, "max-drain-parallelism": 0})
+    h.run(0.0)
+    soft = {
+        n: t
+        for n, node in h.nodes.items()
+        for t in node.taints
+        if t.key == "DeletionCandidateOfClusterAutoscaler"
+    }
+    assert set(soft) == {"n2", "n3"} and soft["n3"].effect == "PreferNoSchedule" and soft["n3"].value == "0"
+    h.restart()
+    h.run(300.0)
+    result = h.run(610.0)  # unneeded since 0, restored from the taint: removable now
+    assert [c.args for c in h.cloud.calls_to("delete_nodes")] == [("n3",)], result.unremovable
+
+
+def test_without_a_candidate_ttl_a_restart_restarts_the_unneeded_timers() -> None:
+    h = drain_setup(**{"max-drain-parallelism": 0})
+    h.run(0.0)
+    h.restart()
+    h.run(300.0)
+    h.run(610.0)
+    assert h.cloud.calls_to("delete_nodes") == []  # no surprise deletion right after a restart
+    h.run(910.0)
+    assert [c.args for c in h.cloud.calls_to("delete_nodes")] == [("n3",)]

@@ -24,7 +24,7 @@ Where kubetide deliberately differs, it is to fix what users hit (``notes/ecosys
 
 Simplifications: drains are not delayed by ``--node-delete-delay-after-taint`` (evictions start in the
 loop that taints the node); utilization-based GPU handling, startup taints, the status ConfigMap,
-soft taints and salvo / graceful-degradation modes are not implemented.
+salvo / graceful-degradation modes are not implemented.
 """
 
 from __future__ import annotations
@@ -60,7 +60,12 @@ from kubetide.cluster.reasons import EventReason, ScaleDownResult, ScaleUpResult
 from kubetide.cluster.scaledown.budgets import Budget, crop_nodes, group_nodes
 from kubetide.cluster.scaledown.cooldown import ScaleDownTimes, scale_down_in_cooldown
 from kubetide.cluster.scaledown.eligibility import EligibilityInput, filter_out_unremovable
-from kubetide.cluster.scaledown.taints import TO_BE_DELETED_TAINT, is_being_deleted, to_be_deleted_time
+from kubetide.cluster.scaledown.taints import (
+    DELETION_CANDIDATE_TAINT,
+    TO_BE_DELETED_TAINT,
+    is_being_deleted,
+    to_be_deleted_time,
+)
 from kubetide.cluster.scaledown.unneeded import GroupSizes, UnneededNode, removable_at, update_unneeded
 from kubetide.cluster.scaleup.limits import ResourceLimits, node_resources
 from kubetide.cluster.scaleup.orchestrator import GroupState, ScaleUpSettings, plan_scale_up
@@ -68,6 +73,7 @@ from kubetide.cluster.scaleup.similar import BASIC_IGNORED_LABELS, SimilarityRul
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
 from kubetide.model.resources import PODS, Resources
+from kubetide.model.scheduling_terms import Taint
 from kubetide.scheduling.drainability import DrainContext, DrainOptions, drain_node
 from kubetide.scheduling.equivalence import group_pods
 from kubetide.scheduling.fit import FitChecker
@@ -239,6 +245,7 @@ class StaticAutoscaler:
         loop = _Loop(now, world, result, list(world.nodes), group_of, groups, pods_by_node)
         if self.first_loop:
             self._startup_cleanup(loop)
+            self._restore_unneeded(loop)
         templates, mismatches = self.templates.compute(
             list(groups.values()), loop.nodes, lambda n: group_of.get(n.name), pods_by_node, now
         )
@@ -762,6 +769,7 @@ class StaticAutoscaler:
                 self.recently_unremovable[r.node] = now + self.options.unremovable_node_recheck_timeout
         self.unneeded = update_unneeded(self.unneeded, found, now)
         result.unneeded = {k: u.since for k, u in self.unneeded.items()}
+        self._update_soft_taints(loop, all_nodes)
         if disabled or scale_down_in_cooldown(
             self.times,
             now,
@@ -874,6 +882,49 @@ class StaticAutoscaler:
             events=loop.result.events,
             stats=result.stats,
         )
+
+    def _update_soft_taints(self, loop: _Loop, nodes: Sequence[NodeView]) -> None:
+        """``DeletionCandidateOfClusterAutoscaler=<unix seconds>:PreferNoSchedule`` on unneeded nodes of
+        autoscaled groups, removed once they are needed again (CA spec §7.9), within the per-loop budget."""
+        budget = self.options.max_bulk_soft_taint_count
+        if budget <= 0:
+            return
+        for node in nodes:
+            if budget <= 0:
+                break
+            if loop.group_of.get(node.name) is None or to_be_deleted_time(node) is not None:
+                continue
+            has = any(t.key == DELETION_CANDIDATE_TAINT for t in node.taints)
+            wanted = node.name in self.unneeded
+            if has == wanted:
+                continue
+            if wanted:
+                since = int(self.unneeded[node.name].since)
+                taints = (*node.taints, Taint(DELETION_CANDIDATE_TAINT, str(since), "PreferNoSchedule"))
+            else:
+                taints = remove_taint(node, DELETION_CANDIDATE_TAINT)
+            self.port.set_node_taints(node.name, taints)
+            budget -= 1
+
+    def _restore_unneeded(self, loop: _Loop) -> None:
+        """At start: with ``--node-deletion-candidate-ttl`` > 0, unneeded timers come back from the soft
+        taints (younger than the TTL); with ``--max-bulk-soft-taint-count=0``, stale soft taints go."""
+        ttl = self.options.node_deletion_candidate_ttl
+        for i, node in enumerate(loop.nodes):
+            since = next((t.value for t in node.taints if t.key == DELETION_CANDIDATE_TAINT), None)
+            if since is None:
+                continue
+            try:
+                when = float(since)
+            except ValueError:
+                when = float("-inf")
+            fresh = ttl > 0 and loop.now - when < ttl
+            if fresh:
+                self.unneeded[node.name] = UnneededNode(node, when, False)
+            elif self.options.max_bulk_soft_taint_count == 0:
+                taints = remove_taint(node, DELETION_CANDIDATE_TAINT)
+                self.port.set_node_taints(node.name, taints)
+                loop.nodes[i] = replace(node, taints=taints)
 
     @staticmethod
     def _must_move(pod: Pod) -> bool:
