@@ -88,6 +88,17 @@ UNSCHEDULABLE_POD_TIME_BUFFER_S = 2.0
 EVENT_DEDUP_WINDOW_S = 300.0
 UPCOMING_ANNOTATION = "cluster-autoscaler.k8s.io/upcoming-node"
 CA_EVENT_OBJECT = "ConfigMap/kube-system/cluster-autoscaler-status"
+DEDUPLICATED_REASONS = frozenset(
+    {
+        EventReason.NOT_TRIGGER_SCALE_UP,
+        EventReason.MAX_NODES_TOTAL_REACHED,
+        EventReason.CLUSTER_UNHEALTHY,
+        EventReason.PRIORITY_CONFIG_MAP_INVALID,
+        EventReason.PRIORITY_CONFIG_MAP_NOT_MATCHED_GROUP,
+        EventReason.PRIORITY_CONFIG_MAP_NO_GROUP_MATCHED,
+        "NodeTemplateMismatch",
+    }
+)
 
 
 def _estimation_node(template: NodeTemplate, name: str) -> NodeView:
@@ -189,7 +200,9 @@ class StaticAutoscaler:
 
     # -- events ----------------------------------------------------------------------------------------
     def _emit(self, loop: _Loop, event: CAEvent) -> None:
-        if not self.options.record_duplicated_events:
+        # Status events repeat every loop while nothing changes; upstream's recorder drops repeats within
+        # 5 minutes. Events that report an action are all kept, so the log accounts for every action.
+        if not self.options.record_duplicated_events and event.reason in DEDUPLICATED_REASONS:
             key = (event.reason, event.object, event.message)
             last = self._recent_events.get(key)
             if last is not None and loop.now - last < EVENT_DEDUP_WINDOW_S:
