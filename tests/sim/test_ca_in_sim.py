@@ -72,3 +72,37 @@ def test_disabled_cluster_autoscaler_does_not_run() -> None:
     assert sim.ca is None
     assert result.summary.to_json()["autoscalers"]["cluster-autoscaler"]["scale_ups"] == 0
     assert sim.cloud.target_sizes()["general"] == 1
+
+
+def test_silent_stockout_times_out_reverts_and_fails_over() -> None:
+    data = scenario()
+    data["spec"]["duration"] = "40m"
+    data["spec"]["nodeGroups"].append(
+        {
+            "name": "spot",
+            "instanceType": "m5.large",
+            "minSize": 0,
+            "maxSize": 5,
+            "faults": [{"type": "stockout", "mode": "silent"}],
+        }
+    )
+    data["spec"]["objects"].append(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "cluster-autoscaler-priority-expander", "namespace": "kube-system"},
+            "data": {"priorities": "10:\n  - spot\n1:\n  - general\n"},
+        }
+    )
+    data["spec"]["autoscalers"]["clusterAutoscaler"]["flags"]["expander"] = "priority"
+    sim = Simulation(load(data))
+    sim.run()
+    first = ca_events(sim, "ScaledUpGroup")[0]
+    assert first.data["group"] == "spot"
+    (timed_out,) = ca_events(sim, "ScaleUpTimedOut")
+    assert 900 < timed_out.t - first.t <= 920 and timed_out.data == {"group": "spot"}
+    backoff = next(e for e in ca_events(sim, "NodeGroupBackoff") if e.t == timed_out.t)
+    assert backoff.data["until"] == timed_out.t + 300
+    failover = next(e for e in ca_events(sim, "ScaledUpGroup") if e.t >= timed_out.t)
+    assert failover.data["group"] == "general" and failover.t - timed_out.t <= 10
+    assert sim.cloud.target_sizes()["spot"] == 0  # the whole increase was given back
