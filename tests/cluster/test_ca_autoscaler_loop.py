@@ -257,3 +257,25 @@ def test_without_a_candidate_ttl_a_restart_restarts_the_unneeded_timers() -> Non
     assert h.cloud.calls_to("delete_nodes") == []  # no surprise deletion right after a restart
     h.run(910.0)
     assert [c.args for c in h.cloud.calls_to("delete_nodes")] == [("n3",)]
+
+
+def test_template_from_real_nodes_is_reported_when_it_differs_and_kept_for_scale_from_zero() -> None:
+    cloud = RecordingCloud().with_group("ng", 0, 5, target=1, template=template("ng", cpu=2000))
+    h = Harness(cloud, AutoscalingOptions.from_flags({"scale-down-enabled": False}))
+    h.add_node(node("n1", "ng", cpu=4000), "ng")
+    result = h.run(0.0)
+    mismatches = {e.data["resource"]: e for e in result.events if e.reason == "NodeTemplateMismatch"}
+    assert set(mismatches) == {"allocatable.cpu", "capacity.cpu"}
+    assert mismatches["allocatable.cpu"].data == {
+        "group": "ng",
+        "resource": "allocatable.cpu",
+        "template": "2000",
+        "observed": "4000",
+    }
+    # The group goes to zero; a pod that only fits the real machines still scales it up from zero.
+    h.nodes.pop("n1")
+    cloud.groups["ng"].instances.clear()
+    cloud.groups["ng"].target = 0
+    h.add_pod(pod("wide", 3000))
+    h.run(10.0)
+    assert h.cloud.calls_to("increase_size") == [Call("increase_size", "ng", (1,))]
