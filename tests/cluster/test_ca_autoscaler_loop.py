@@ -279,3 +279,13 @@ def test_template_from_real_nodes_is_reported_when_it_differs_and_kept_for_scale
     h.add_pod(pod("wide", 3000))
     h.run(10.0)
     assert h.cloud.calls_to("increase_size") == [Call("increase_size", "ng", (1,))]
+
+
+def test_enforce_node_group_min_size_raises_groups_below_min() -> None:
+    cloud = RecordingCloud().with_group("ng", 2, 5, target=0, template=template("ng"))
+    h = Harness(cloud, AutoscalingOptions.from_flags({"enforce-node-group-min-size": True}))
+    result = h.run(0.0)
+    assert h.cloud.calls_to("increase_size") == [Call("increase_size", "ng", (2,))]
+    assert result.stats.nodes_added == 2
+    h.run(10.0)  # the request is open: nothing more
+    assert len(h.cloud.calls_to("increase_size")) == 1

@@ -23,8 +23,8 @@ Where kubetide deliberately differs, it is to fix what users hit (``notes/ecosys
   is reported once (``NodeTemplateMismatch``); real nodes win, and are cached for scale-from-zero.
 
 Simplifications: drains are not delayed by ``--node-delete-delay-after-taint`` (evictions start in the
-loop that taints the node); utilization-based GPU handling, startup taints, the status ConfigMap,
-salvo / graceful-degradation modes are not implemented.
+loop that taints the node); GPU utilization, startup / status taints, the status ConfigMap, the
+pods of nodes being drained in scale-up, and salvo / graceful-degradation modes are not implemented.
 """
 
 from __future__ import annotations
@@ -256,6 +256,9 @@ class StaticAutoscaler:
             if p.node_name and p.node_name in pods_by_node and p.phase not in ("Succeeded", "Failed"):
                 pods_by_node[p.node_name].append(p)
         loop = _Loop(now, world, result, list(world.nodes), group_of, groups, pods_by_node)
+        if not self.options.scale_up_from_zero and not any(is_node_ready(n) for n in loop.nodes):
+            result.error = "no ready nodes: the loop is skipped (--scale-up-from-zero=false)"
+            return result
         if self.first_loop:
             self._startup_cleanup(loop)
             self._restore_unneeded(loop)
@@ -414,7 +417,46 @@ class StaticAutoscaler:
         # -- scale-down ------------------------------------------------------------------------------
         if self.options.scale_down_enabled:
             self._scale_down(loop, snapshot, all_nodes, drain_ctx, scale_down_disabled, deletions)
+        if self.options.enforce_node_group_min_size:
+            self._enforce_min_sizes(loop)
         return result
+
+    def _enforce_min_sizes(self, loop: _Loop) -> None:
+        """``--enforce-node-group-min-size``: raise groups below their min size (unhealthy and backed-off
+        groups are skipped; ``--max-nodes-total`` caps the total)."""
+        room = self.options.max_nodes_total - len(loop.nodes) if self.options.max_nodes_total > 0 else None
+        for gid, group in sorted(loop.groups.items()):
+            if not self.registry.is_safe_to_scale_up(gid, loop.now):
+                continue
+            try:
+                target = group.target_size()
+            except CloudProviderError:
+                continue
+            delta = group.min_size() - target
+            if room is not None:
+                delta = min(delta, room)
+            if delta <= 0:
+                continue
+            try:
+                group.increase_size(delta)
+            except CloudProviderError:
+                continue
+            if room is not None:
+                room -= delta
+            self.registry.register_scale_up(gid, delta, loop.now)
+            loop.result.stats.scale_ups += 1
+            loop.result.stats.nodes_added += delta
+            self._emit(
+                loop,
+                CAEvent(
+                    "Normal",
+                    str(EventReason.SCALED_UP_GROUP),
+                    f"NodeGroup/{gid}",
+                    f"Scale-up: group {gid} size set to {target + delta} instead of {target} "
+                    f"(max: {group.max_size()})",
+                    {"group": gid, "from": target, "to": target + delta},
+                ),
+            )
 
     @staticmethod
     def _sink(loop: _Loop) -> list[CAEvent]:
