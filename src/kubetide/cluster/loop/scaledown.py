@@ -19,7 +19,7 @@ from kubetide.cloud.instance import CloudProviderError
 from kubetide.cloud.provider import NodeGroup
 from kubetide.cluster.loop.world import CAEvent, ClusterPort, LoopStats
 from kubetide.cluster.reasons import EventReason
-from kubetide.cluster.scaledown.taints import TO_BE_DELETED_TAINT, to_be_deleted_time
+from kubetide.cluster.scaledown.taints import TO_BE_DELETED_TAINT
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import Taint
@@ -121,7 +121,3 @@ def continue_deletions(
                 {"group": gid, "node": node.name},
             )
         )
-
-
-def deletion_since(node: NodeView) -> float | None:
-    return to_be_deleted_time(node)
