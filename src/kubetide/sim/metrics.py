@@ -109,8 +109,11 @@ class MetricsPipeline:
     def scrape(self, now: float) -> None:
         self.external_labels = {}
         self.values = {}
-        for key, workload in self.cluster.workloads.items():
-            self.scrapes[key] = self._scrape_workload(workload, self.loads.get(key), now)
+        # A fresh map: a deleted workload has no samples (nor timeline figures) any more.
+        self.scrapes = {
+            key: self._scrape_workload(workload, self.loads.get(key), now)
+            for key, workload in self.cluster.workloads.items()
+        }
         for load in self.loads.values():
             for feed in load.feeds:
                 if feed.kind == "Pods":

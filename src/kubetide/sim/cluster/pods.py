@@ -32,6 +32,7 @@ class SimPod:
     deleted: bool = False
     unschedulable: str | None = None  # the FailedScheduling message while pending
     ordinal: int = -1  # StatefulSet pods
+    pinned: str | None = None  # DaemonSet pods: the node they were made for
     _view: Pod | None = field(default=None, repr=False)
 
     @property

@@ -1,0 +1,197 @@
+"""Property tests of whole simulations: random valid scenarios, invariants checked at every timeline row
+and on the outputs.
+
+``KUBETIDE_SIM_EXAMPLES=5000 pytest tests/sim/test_simulation_properties.py`` hunts for bugs; the
+default keeps the file to a few seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from typing import Any
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from sim_strategies import DATA_DIR, scenarios
+
+from kubetide.model.pod import pod_requests
+from kubetide.model.resources import CPU, MEMORY
+from kubetide.sim.cluster.workloads import DaemonSetWorkload, JobWorkload, ReplicatedWorkload
+from kubetide.sim.output.events import CONTRACT_DATA_KEYS, SOURCES
+from kubetide.sim.scenario import parse_scenario
+from kubetide.sim.simulation import Simulation, SimulationResult
+
+EXAMPLES = int(os.environ.get("KUBETIDE_SIM_EXAMPLES", "25"))
+PROPERTY_SETTINGS = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+class CheckedSimulation(Simulation):
+    """A simulation that checks the cluster's invariants at every timeline row."""
+
+    def _tick(self, now: float) -> None:
+        super()._tick(now)
+        check_cluster(self, now)
+
+
+def check_cluster(sim: Simulation, now: float) -> None:
+    cluster = sim.cluster
+    snap = cluster.snapshot
+    # The scheduling snapshot and the cluster's bookkeeping agree, node by node.
+    active = set(int(i) for i in snap.active_indices())
+    assert active == {n.slot for n in cluster.nodes.values()}, (now, active)
+    for name, node in cluster.nodes.items():
+        assert snap.name(node.slot) == name
+        in_snapshot = {id(p) for p in snap.pods_on(node.slot)}
+        bound = {id(p.spec) for p in node.pods.values()}
+        assert in_snapshot == bound, (now, name, len(in_snapshot), len(bound))
+        for pod in node.pods.values():
+            assert not pod.deleted and pod.node == name and pod.phase not in ("Succeeded", "Failed")
+            assert cluster.pods.get(pod.key) is pod, (now, pod.key)
+        requested = np.zeros(len(snap.resources), np.int64)
+        for pod in node.pods.values():
+            requests = pod_requests(pod.spec)
+            for resource in (CPU, MEMORY):
+                requested[snap.column(resource)] += requests[resource]
+            requested[3] += 1
+        for column, resource in enumerate(snap.resources[:4]):
+            assert snap.requested[node.slot][column] == requested[column], (now, name, resource)
+        free = snap.free()[node.slot]
+        assert (free >= 0).all(), (now, name, dict(zip(snap.resources, free.tolist(), strict=True)))
+    # Every live pod is either pending or bound to a node that exists (and holds it).
+    pending = 0
+    for key, pod in cluster.pods.items():
+        assert pod.key == key and not pod.deleted
+        if pod.node is None:
+            assert key in cluster.pending_pods
+            pending += 1
+        else:
+            assert pod.node in cluster.nodes, (now, key, pod.node)
+            assert cluster.nodes[pod.node].pods.get(key) is pod, (now, key)
+    assert pending == len(cluster.pending_pods) == cluster.stats.pending
+    for key, pod in cluster.pending_pods.items():
+        assert cluster.pods.get(key) is pod and pod.node is None
+    # Controllers.
+    for key, workload in cluster.workloads.items():
+        for name, pod in workload.pods.items():
+            assert pod.name == name and pod.owner == key and cluster.pods.get(pod.key) is pod, (now, key)
+        if isinstance(workload, ReplicatedWorkload) and workload.kind != "StatefulSet":
+            assert len(workload.pods) == workload.replicas, (now, key)
+        if isinstance(workload, ReplicatedWorkload) and workload.kind == "StatefulSet":
+            ordinals = sorted(p.ordinal for p in workload.pods.values())
+            assert len(ordinals) == len(set(ordinals)) and all(o >= 0 for o in ordinals), (now, key)
+            healthy = all(p.phase == "Running" and p.ready for p in workload.pods.values())
+            if healthy or not workload.ordered:  # nothing to wait for: at its replicas
+                assert ordinals == list(range(workload.replicas)) or (
+                    # OrderedReady creates one pod at a time: the last may not be Ready yet.
+                    workload.ordered and ordinals == list(range(len(ordinals)))
+                ), (now, key, ordinals, workload.replicas)
+        if isinstance(workload, JobWorkload):
+            assert workload.succeeded <= workload.completions, (now, key)
+            active_pods = len(workload.pods)
+            assert active_pods <= min(workload.parallelism, workload.completions - workload.succeeded)
+        if isinstance(workload, DaemonSetWorkload):
+            for pod in workload.pods.values():
+                assert pod.node in (None, pod.pinned), (now, key, pod.node, pod.pinned)
+            on = [p.pinned for p in workload.pods.values()]
+            assert len(on) == len(set(on)), (now, key, on)
+            eligible = {n for n, node in cluster.nodes.items() if workload.eligible(node.view)}
+            assert set(on) == eligible, (now, key, sorted(on, key=str), sorted(eligible))
+
+
+def run(doc: dict[str, Any]) -> tuple[Simulation, SimulationResult]:
+    scenario = parse_scenario(doc, base_dir=DATA_DIR)
+    sim = CheckedSimulation(scenario)
+    return sim, sim.run()
+
+
+def check_events(result: SimulationResult, duration: float) -> None:
+    last = -math.inf
+    for t, source, reason, _obj, _message, data in result.events.rows():
+        assert t >= last and 0 <= t <= duration
+        last = t
+        assert source in SOURCES
+        for alternatives in CONTRACT_DATA_KEYS.get((source, reason), ()):
+            assert any(k in data for k in alternatives), (source, reason, data)
+        json.dumps(dict(data), default=str)
+
+
+def check_summary(sim: Simulation, result: SimulationResult) -> None:
+    summary = result.summary.to_json()
+    for key in (
+        "scenario",
+        "seed",
+        "simulated_seconds",
+        "wall_seconds",
+        "pods",
+        "nodes",
+        "workloads",
+        "autoscalers",
+    ):
+        assert key in summary
+    pods, nodes = summary["pods"], summary["nodes"]
+    for key in ("pending_pod_seconds", "max_pending", "time_to_schedule_seconds", "unschedulable_at_end"):
+        assert key in pods
+    assert set(pods["time_to_schedule_seconds"]) >= {"p50", "p95", "p99", "max"}
+    tts = pods["time_to_schedule_seconds"]
+    assert 0 <= tts["p50"] <= tts["p95"] <= tts["p99"] <= tts["max"] <= sim.duration
+    for key in ("node_seconds", "cost", "max", "final", "by_group"):
+        assert key in nodes
+    by_group = nodes["by_group"]
+    assert set(by_group) == set(sim.groups)
+    assert math.isclose(
+        nodes["node_seconds"], sum(g["node_seconds"] for g in by_group.values()), abs_tol=1e-6
+    )
+    assert math.isclose(nodes["cost"], sum(g["cost"] for g in by_group.values()), abs_tol=1e-5)
+    assert nodes["final"] == sum(g["final"] for g in by_group.values())
+    for group in by_group.values():
+        assert 0 <= group["final"] <= group["max"] or group["final"] <= group["max"]
+        assert group["node_seconds"] >= 0 and group["cost"] >= 0
+    for key in ("cluster-autoscaler", "hpa", "escalator"):
+        assert key in summary["autoscalers"]
+    assert summary["autoscalers"]["hpa"]["rescales"] == result.events.count("hpa", "SuccessfulRescale")
+    timeline = result.timeline
+    assert len(timeline) == int(sim.duration // sim.resolution) + 1
+    assert nodes["max"] >= nodes["final"] or timeline.t[-1] != sim.duration
+    # Pending accounting: max and the integral against the timeline.
+    pending = timeline.column("pending_pods")
+    assert pods["max_pending"] >= pending.max()
+    integral = float(pending.sum()) * sim.resolution
+    pods_ever = len(sim.cluster.stats.time_to_schedule) + sim.cluster.stats.pending + sim.cluster._uid
+    assert abs(integral - pods["pending_pod_seconds"]) <= sim.resolution * (pods_ever + pending.max() + 1)
+    for key, workload in summary["workloads"].items():
+        assert workload["min_replicas"] <= workload["final_replicas"] <= workload["max_replicas"], key
+        replicas = timeline.column(f"replicas:{key}")
+        assert workload["min_replicas"] <= replicas.min() and replicas.max() <= workload["max_replicas"], key
+        assert 0 <= workload["overloaded_seconds"] <= sim.duration + sim.resolution
+    if timeline.t[-1] == sim.duration:
+        for group in sim.groups:
+            assert by_group[group]["final"] == timeline.column(f"nodes:{group}")[-1], group
+
+
+@PROPERTY_SETTINGS
+@given(scenarios())
+def test_simulation_invariants(doc: dict[str, Any]) -> None:
+    sim, result = run(doc)
+    check_events(result, sim.duration)
+    check_summary(sim, result)
+
+
+@settings(max_examples=max(EXAMPLES // 5, 3), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios(max_duration=3600))
+def test_same_seed_same_outputs(doc: dict[str, Any]) -> None:
+    outputs = []
+    for _ in range(2):
+        scenario = parse_scenario(doc, base_dir=DATA_DIR)
+        result = Simulation(scenario).run()
+        summary = result.summary.to_json()
+        summary.pop("wall_seconds")
+        summary.pop("simulated_seconds_per_wall_second", None)
+        events = [json.dumps([*row[:5], dict(row[5])], default=str) for row in result.events.rows()]
+        outputs.append((summary, events, result.timeline.rows().tobytes()))
+    assert outputs[0] == outputs[1]
