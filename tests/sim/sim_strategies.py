@@ -29,24 +29,30 @@ def _seconds(draw: Draw, duration: int, *, low: int = 0) -> int:
     return draw(st.integers(min_value=low, max_value=duration))
 
 
+def _value(draw: Draw, scale: float) -> float:
+    if draw(st.integers(0, 9)) == 0:
+        return draw(st.sampled_from([-scale, -1.0, 0.0, 1e-9, scale * 1000]))
+    return draw(st.floats(0, scale))
+
+
 def _series(draw: Draw, duration: int, scale: float) -> dict[str, Any]:
     kind = draw(st.sampled_from(["constant", "step", "ramp", "sine", "csv"]))
     out: dict[str, Any]
     if kind == "constant":
-        out = {"type": "constant", "value": draw(st.floats(0, scale))}
+        out = {"type": "constant", "value": _value(draw, scale)}
     elif kind == "step":
         times = sorted(draw(st.lists(st.integers(0, duration), min_size=1, max_size=4)))
-        out = {"type": "step", "steps": [{"at": t, "value": draw(st.floats(0, scale))} for t in times]}
+        out = {"type": "step", "steps": [{"at": t, "value": _value(draw, scale)} for t in times]}
     elif kind == "ramp":
         start = _seconds(draw, duration)
         end = draw(st.integers(start, duration))
-        out = {"type": "ramp", "from": draw(st.floats(0, scale)), "to": draw(st.floats(0, scale))}
+        out = {"type": "ramp", "from": _value(draw, scale), "to": _value(draw, scale)}
         out.update(start=start, end=end)
     elif kind == "sine":
         out = {
             "type": "sine",
-            "base": draw(st.floats(0, scale)),
-            "amplitude": draw(st.floats(0, scale)),
+            "base": _value(draw, scale),
+            "amplitude": _value(draw, scale),
             "period": draw(st.integers(60, 7200)),
             "phase": draw(st.integers(0, 3600)),
         }
@@ -89,13 +95,13 @@ def _faults(draw: Draw, duration: int) -> list[dict[str, Any]]:
 
 def _node_group(draw: Draw, index: int, duration: int) -> dict[str, Any]:
     min_size = draw(st.integers(0, 2))
-    max_size = draw(st.integers(min_size, min_size + 4))
+    max_size = draw(st.integers(min_size, min_size + 8))
     group: dict[str, Any] = {
         "name": f"g{index}",
         "instanceType": draw(st.sampled_from(INSTANCE_TYPES)),
         "minSize": min_size,
         "maxSize": max_size,
-        "initialSize": draw(st.integers(min_size, min(max_size, min_size + 3))),
+        "initialSize": draw(st.integers(min_size, min(max_size, min_size + 6))),
     }
     if draw(st.booleans()):
         group["labels"] = {"pool": draw(st.sampled_from(["a", "b"]))}
@@ -113,6 +119,14 @@ def _node_group(draw: Draw, index: int, duration: int) -> dict[str, Any]:
     return group
 
 
+def _expression(draw: Draw) -> dict[str, Any]:
+    operator = draw(st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist"]))
+    out: dict[str, Any] = {"key": "pool", "operator": operator}
+    if operator in ("In", "NotIn"):
+        out["values"] = ["a"]
+    return out
+
+
 def _template(draw: Draw, labels: dict[str, str], *, job: bool = False) -> dict[str, Any]:
     container: dict[str, Any] = {
         "name": "c",
@@ -126,6 +140,38 @@ def _template(draw: Draw, labels: dict[str, str], *, job: bool = False) -> dict[
     if draw(st.booleans()):
         container["readinessProbe"] = {"initialDelaySeconds": draw(st.integers(0, 60))}
     spec: dict[str, Any] = {"containers": [container]}
+    if draw(st.integers(0, 5)) == 0:
+        spec["initContainers"] = [
+            {"name": "init", "resources": {"requests": {"cpu": draw(st.sampled_from(CPU_REQUESTS))}}}
+        ]
+    if draw(st.integers(0, 5)) == 0:
+        container["ports"] = [{"containerPort": 8080, "hostPort": 8080}]
+    if draw(st.integers(0, 5)) == 0:
+        spec["priority"] = draw(st.sampled_from([-10, 0, 1000]))
+    constraint = draw(st.integers(0, 9))
+    topology = draw(st.sampled_from(["kubernetes.io/hostname", "topology.kubernetes.io/zone", "pool"]))
+    term = {"labelSelector": {"matchLabels": labels}, "topologyKey": topology}
+    if constraint == 0:
+        spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+    elif constraint == 1:
+        spec["affinity"] = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+    elif constraint == 2:
+        spec["topologySpreadConstraints"] = [
+            {
+                "maxSkew": draw(st.integers(1, 2)),
+                "topologyKey": topology,
+                "whenUnsatisfiable": draw(st.sampled_from(["DoNotSchedule", "ScheduleAnyway"])),
+                "labelSelector": {"matchLabels": labels},
+            }
+        ]
+    elif constraint == 3:
+        spec["affinity"] = {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchExpressions": [_expression(draw)]}]
+                }
+            }
+        }
     if job:
         spec["restartPolicy"] = "Never"
     if draw(st.integers(0, 3)) == 0:
@@ -148,7 +194,7 @@ def _template(draw: Draw, labels: dict[str, str], *, job: bool = False) -> dict[
 def _replicated(draw: Draw, kind: str, name: str, replicas: int | None = None) -> dict[str, Any]:
     labels = {"app": name}
     spec: dict[str, Any] = {
-        "replicas": draw(st.integers(0, 5)) if replicas is None else replicas,
+        "replicas": draw(st.integers(0, 12)) if replicas is None else replicas,
         "selector": {"matchLabels": labels},
         "template": _template(draw, labels),
     }
@@ -480,3 +526,23 @@ def _valid_references(actions: list[dict[str, Any]], at_start: set[str]) -> list
         elif "scale" in action and action["scale"]["target"] not in existing:
             dropped.add(i)
     return [a for i, a in enumerate(actions) if i not in dropped]
+
+
+CLOUD_OPS = ("increase", "delete", "force-delete", "decrease")
+
+
+@st.composite
+def cloud_calls(draw: Draw, duration: int, groups: int) -> list[tuple[int, int, str, int]]:
+    """Calls on the simulated cloud's node groups, as an autoscaler would make them:
+    ``(time, group index, operation, amount)``; bad calls are part of the test (they must fail cleanly)."""
+    return draw(
+        st.lists(
+            st.tuples(
+                st.integers(0, duration),
+                st.integers(0, groups - 1),
+                st.sampled_from(("increase", "increase", *CLOUD_OPS)),
+                st.integers(-1, 4),
+            ),
+            max_size=12,
+        )
+    )

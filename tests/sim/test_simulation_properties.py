@@ -10,14 +10,19 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
-from sim_strategies import DATA_DIR, scenarios
+from hypothesis import strategies as st
+from sim_strategies import DATA_DIR, cloud_calls, scenarios
 
+from kubetide.cloud.instance import CloudProviderError
 from kubetide.model.pod import pod_requests
 from kubetide.model.resources import CPU, MEMORY
+from kubetide.scheduling.reference import ref_fits
 from kubetide.sim.cluster.workloads import DaemonSetWorkload, JobWorkload, ReplicatedWorkload
 from kubetide.sim.output.events import CONTRACT_DATA_KEYS, SOURCES
 from kubetide.sim.scenario import parse_scenario
@@ -32,11 +37,76 @@ PROPERTY_SETTINGS = settings(
 
 
 class CheckedSimulation(Simulation):
-    """A simulation that checks the cluster's invariants at every timeline row."""
+    """A simulation that checks the cluster's invariants at every timeline row, and after every
+    scheduling batch that no pending pod fits a node (by the plain reference filters)."""
+
+    def __init__(self, scenario: Any, calls: Sequence[tuple[int, int, str, int]] = ()) -> None:
+        super().__init__(scenario)
+        for t, group, op, amount in calls:
+            self.engine.schedule_at(t, partial(self._cloud_call, self.groups[group], op, amount), priority=30)
+        schedule = self.cluster._schedule
+
+        def checked_schedule(now: float) -> None:
+            schedule(now)
+            check_nothing_schedulable_left(self, now)
+
+        self.cluster._schedule = checked_schedule  # type: ignore[method-assign]
 
     def _tick(self, now: float) -> None:
         super()._tick(now)
         check_cluster(self, now)
+        check_cloud(self, now)
+
+    def _cloud_call(self, group: str, op: str, amount: int, now: float) -> None:
+        """What an autoscaler does to the cloud; refused calls raise CloudProviderError, nothing else."""
+        handle = self.cloud.client("fuzz").node_group(group)
+        nodes = sorted(
+            (n for n in self.cluster.nodes.values() if n.group == group), key=lambda n: n.view.name
+        )
+        try:
+            if op == "increase":
+                handle.increase_size(amount)
+            elif op == "decrease":
+                handle.decrease_target_size(-amount)
+            else:
+                chosen = [n.view for n in nodes[: max(amount, 0)]]
+                if op == "delete":
+                    handle.delete_nodes(chosen)
+                else:
+                    handle.force_delete_nodes(chosen)
+        except CloudProviderError:
+            pass
+        check_cloud(self, now)
+
+
+def check_cloud(sim: Simulation, now: float) -> None:
+    """The cloud's books against the cluster's Nodes."""
+    for name, group in sim.cloud._cloud.groups.items():
+        spec = group.spec
+        assert spec.min_size <= group.target <= spec.max_size or group.target == spec.initial_size, (
+            now,
+            name,
+        )
+        assert group.target >= len(group.not_deleting()), (now, name)
+        for inst in group.live.values():
+            node = sim.cluster.nodes.get(inst.node_name)
+            assert (node is not None) == inst.has_node, (now, inst.node_name)
+            if node is not None:
+                assert node.ready == inst.node_ready and node.group == name, (now, inst.node_name)
+    live_nodes = {
+        i.node_name for g in sim.cloud._cloud.groups.values() for i in g.live.values() if i.has_node
+    }
+    assert live_nodes == set(sim.cluster.nodes), now
+
+
+def check_nothing_schedulable_left(sim: Simulation, now: float) -> None:
+    cluster = sim.cluster
+    slots = [node.slot for node in cluster.nodes.values()]
+    for key, pod in cluster.pending_pods.items():
+        if pod.spec.node_name:
+            continue  # waits for its Node: never the scheduler's
+        fits = [cluster.snapshot.name(i) for i in slots if ref_fits(cluster.snapshot, pod.spec, i)]
+        assert not fits, (now, key, fits)
 
 
 def check_cluster(sim: Simulation, now: float) -> None:
@@ -104,9 +174,11 @@ def check_cluster(sim: Simulation, now: float) -> None:
             assert set(on) == eligible, (now, key, sorted(on, key=str), sorted(eligible))
 
 
-def run(doc: dict[str, Any]) -> tuple[Simulation, SimulationResult]:
+def run(
+    doc: dict[str, Any], calls: Sequence[tuple[int, int, str, int]] = ()
+) -> tuple[Simulation, SimulationResult]:
     scenario = parse_scenario(doc, base_dir=DATA_DIR)
-    sim = CheckedSimulation(scenario)
+    sim = CheckedSimulation(scenario, calls)
     return sim, sim.run()
 
 
@@ -174,10 +246,18 @@ def check_summary(sim: Simulation, result: SimulationResult) -> None:
             assert by_group[group]["final"] == timeline.column(f"nodes:{group}")[-1], group
 
 
+@st.composite
+def scenarios_and_calls(draw: Any) -> tuple[dict[str, Any], list[tuple[int, int, str, int]]]:
+    doc = draw(scenarios())
+    spec = doc["spec"]
+    return doc, draw(cloud_calls(spec["duration"], len(spec["nodeGroups"])))
+
+
 @PROPERTY_SETTINGS
-@given(scenarios())
-def test_simulation_invariants(doc: dict[str, Any]) -> None:
-    sim, result = run(doc)
+@given(scenarios_and_calls())
+def test_simulation_invariants(case: tuple[dict[str, Any], list[tuple[int, int, str, int]]]) -> None:
+    doc, calls = case
+    sim, result = run(doc, calls)
     check_events(result, sim.duration)
     check_summary(sim, result)
 
