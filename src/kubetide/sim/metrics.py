@@ -24,7 +24,6 @@ from kubetide.sim.cluster.cluster import SimCluster
 from kubetide.sim.cluster.workloads import Workload
 from kubetide.sim.series import Series
 
-
 _MAX_MILLI = 2**63 - 1  # the largest value a quantity (and the metrics APIs) carries
 
 
