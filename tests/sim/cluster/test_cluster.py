@@ -171,3 +171,114 @@ def test_unschedulable_pods_carry_the_pod_scheduled_condition() -> None:
     assert pending.unschedulable_message.startswith("0/1 nodes are available: 1 Insufficient cpu.")
     bound = next(p for p in c.workloads["Deployment/default/web"].pods.values() if p.node).view()
     assert bound.unschedulable_message is None and bound.node_name == "n1"
+
+
+def _daemon_set(cpu: str) -> dict[str, object]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "agent", "namespace": "default"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "agent"}},
+            "template": {
+                "metadata": {"labels": {"app": "agent"}},
+                "spec": {"containers": [{"name": "a", "resources": {"requests": {"cpu": cpu}}}]},
+            },
+        },
+    }
+
+
+def test_a_daemonset_pod_that_does_not_fit_waits_pending_for_room_on_its_own_node() -> None:
+    engine, c, _ = cluster()
+    add_ready_node(c, node("n1", cpu=1000))
+    c.apply(deployment("web", 1, cpu="800m"), 0.0)
+    engine.run(1.0)
+    c.apply(_daemon_set("500m"), 1.0)
+    add_ready_node(c, node("n2", cpu=1000), t=1.0)
+    engine.run(2.0)
+    pods = {p.pinned: p for p in c.workloads["DaemonSet/default/agent"].pods.values()}
+    assert pods["n1"].node is None and "default/" + pods["n1"].name in c.pending_pods  # never overcommits n1
+    assert pods["n2"].node == "n2"
+    assert (c.snapshot.free()[c.nodes["n1"].slot] >= 0).all()
+    c.scale("Deployment/default/web", 0, 3.0)
+    engine.run(3.0)
+    assert pods["n1"].node == "n1"  # room on n1 now: scheduled there, never elsewhere
+
+
+def test_a_pending_daemonset_pod_goes_with_its_node() -> None:
+    engine, c, _ = cluster()
+    add_ready_node(c, node("n1", cpu=1000))
+    c.apply(deployment("web", 1, cpu="800m"), 0.0)
+    c.apply(_daemon_set("500m"), 0.0)
+    engine.run(1.0)
+    assert len(c.pending_pods) == 1
+    c.node_deleted(2.0, "n1")
+    engine.run(2.0)
+    assert not c.workloads["DaemonSet/default/agent"].pods
+    assert [p.spec.labels["app"] for p in c.pending_pods.values()] == ["web"]
+
+
+def _bare_pod(name: str, cpu: str, node_name: str = "") -> dict[str, object]:
+    spec: dict[str, object] = {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}
+    if node_name:
+        spec["nodeName"] = node_name
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
+
+
+def test_a_pod_with_node_name_is_admitted_or_rejected_by_that_nodes_kubelet() -> None:
+    engine, c, events = cluster()
+    add_ready_node(c, node("n1", cpu=1000))
+    add_ready_node(c, node("n2", cpu=4000))
+    c.apply(_bare_pod("small", "500m", "n1"), 0.0)
+    c.apply(_bare_pod("big", "2", "n1"), 0.0)  # does not fit n1: fails, never runs elsewhere
+    engine.run(10.0)
+    assert c.pods["default/small"].node == "n1" and c.pods["default/small"].phase == "Running"
+    assert "default/big" not in c.pods and not c.pending_pods and c.stats.pending == 0
+    assert ("kubelet", "OutOfcpu") in [(e[1], e[2]) for e in events.items]
+
+
+def test_a_pod_with_node_name_waits_for_that_node_and_the_scheduler_leaves_it_alone() -> None:
+    engine, c, _ = cluster()
+    add_ready_node(c, node("n1"))
+    c.apply(_bare_pod("later", "100m", "n2"), 0.0)
+    engine.run(30.0)
+    assert c.pods["default/later"].node is None and c.stats.pending == 1
+    add_ready_node(c, node("n2"), t=30.0)
+    engine.run(40.0)
+    assert c.pods["default/later"].node == "n2" and c.stats.pending == 0
+
+
+def test_reapplying_a_bare_pod_replaces_it() -> None:
+    engine, c, _ = cluster()
+    add_ready_node(c, node("n1", cpu=1000))
+    c.apply(_bare_pod("p", "600m"), 0.0)
+    engine.run(10.0)
+    c.apply(_bare_pod("p", "700m"), 10.0)
+    engine.run(20.0)
+    assert c.pods["default/p"].node == "n1" and c.stats.pending == 0 and not c.pending_pods
+    assert [p.name for p in c.snapshot.pods_on(c.nodes["n1"].slot)] == ["p"]
+
+
+def test_an_ordered_statefulset_scales_down_to_its_replicas() -> None:
+    engine, c, _ = cluster()
+    add_ready_node(c, node("n1"))
+    sts = deployment("db", 3)
+    sts["kind"] = "StatefulSet"
+    c.apply(sts, 0.0)
+    engine.run(30.0)
+    c.scale("StatefulSet/default/db", 0, 30.0)
+    engine.run(31.0)
+    assert not c.workloads["StatefulSet/default/db"].pods
+
+
+def test_an_ordered_statefulset_scales_down_only_while_the_others_are_ready() -> None:
+    engine, c, _ = cluster()
+    add_ready_node(c, node("n1"))
+    sts = deployment("db", 3)
+    sts["kind"] = "StatefulSet"
+    c.apply(sts, 0.0)
+    engine.run(30.0)
+    workload = c.workloads["StatefulSet/default/db"]
+    workload.pods["db-0"].ready = False  # a predecessor is unhealthy: scale-down waits
+    c.scale("StatefulSet/default/db", 1, 30.0)
+    assert sorted(workload.pods) == ["db-0", "db-1", "db-2"]
