@@ -70,3 +70,28 @@ def test_extreme_traffic_values_give_finite_metrics_and_negative_rates_serve_not
     rps = result.timeline.column("rps:Deployment/default/web")
     assert rps[0] == 1e308 and rps[-1] == 0
     assert result.summary.to_json()["workloads"]["Deployment/default/web"]["max_replicas"] == 4
+
+
+def test_an_hpa_applied_by_an_action_runs_although_none_existed_at_the_start() -> None:
+    hpa = {
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "web"},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "minReplicas": 1,
+            "maxReplicas": 6,
+            "metrics": [
+                {
+                    "type": "Resource",
+                    "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}},
+                }
+            ],
+        },
+    }
+    data = doc(duration="3h", actions=[{"at": "1h", "apply": hpa}, {"at": "2h", "restart": "hpa"}])
+    data["spec"]["traffic"][0]["rps"] = {"type": "constant", "value": 400}
+    assert load(data).enabled_autoscalers()[0] == "hpa"
+    result = run(data)
+    assert result.summary.hpa.rescales > 0
+    assert all(e.t >= 3600 for e in result.events if e.source == "hpa")

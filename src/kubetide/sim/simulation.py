@@ -112,8 +112,7 @@ class Simulation:
         self.groups = [g.name for g in spec.nodeGroups]
         self.hpa: HPARunner | None = None
         settings = spec.autoscalers.hpa
-        has_hpas = any(obj.get("kind") == "HorizontalPodAutoscaler" for obj in spec.objects)
-        if settings.is_enabled(has_hpas):
+        if settings.is_enabled(scenario.has_hpa_objects()):
             config = HPAConfig(
                 tolerance=settings.tolerance,
                 downscale_stabilization=float(settings.downscaleStabilization),
