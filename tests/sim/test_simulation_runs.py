@@ -95,3 +95,23 @@ def test_an_hpa_applied_by_an_action_runs_although_none_existed_at_the_start() -
     result = run(data)
     assert result.summary.hpa.rescales > 0
     assert all(e.t >= 3600 for e in result.events if e.source == "hpa")
+
+
+def test_overloaded_seconds_never_exceed_the_run() -> None:
+    data = doc(duration="1h", metrics={"resolution": "15s"})
+    data["spec"]["traffic"][0]["rps"] = {"type": "constant", "value": 1000}
+    data["spec"]["traffic"][0]["capacityPerPod"] = 1
+    result = run(data)
+    assert result.summary.to_json()["workloads"]["Deployment/default/web"]["overloaded_seconds"] == 3600
+
+
+def test_nodes_that_turn_ready_after_the_last_row_count_in_the_maximum() -> None:
+    data = doc(duration="70s", metrics={"resolution": "60s"})
+    data["spec"]["nodeGroups"][1]["provisioning"] = {"delay": 0, "registerDelay": 0, "readyDelay": 0}
+    data["spec"]["traffic"] = []
+    simulation = Simulation(load(data))
+    # As an autoscaler would: a node requested after the last row (t=60) is Ready before the end (70).
+    simulation.engine.schedule_at(62.0, lambda t: simulation.cloud.node_group("spot").increase_size(1))
+    nodes = simulation.run().summary.to_json()["nodes"]
+    assert (nodes["by_group"]["spot"]["final"], nodes["by_group"]["spot"]["max"]) == (1, 1)
+    assert nodes["final"] <= nodes["max"]

@@ -244,7 +244,8 @@ class Simulation:
             row += [float(replicas), float(ready), float("nan") if utilization is None else utilization, rps]
             watch = self.watch[key]
             if watch.capacity_per_pod is not None and rps > watch.capacity_per_pod * ready:
-                watch.overloaded_seconds += self.resolution
+                # A row stands for the step up to the next one; the row at the very end for nothing.
+                watch.overloaded_seconds += min(self.resolution, self.duration - now)
         row += [float(len(self.cluster.pending_pods)), self.cloud.cost_per_hour()]
         self.timeline.append(row)
         if self._progress is not None:
