@@ -115,7 +115,9 @@ class MetricsPipeline:
         self.scrapes: dict[str, _Scrape] = {}
         self.values: dict[tuple[str, str], float] = {}  # (kind, metric name) -> object/external value
         self.external_labels: dict[str, list[tuple[Mapping[str, str], float]]] = {}
-        self._name_cache: dict[str, tuple[int, frozenset[str], frozenset[str]]] = {}
+        # By key: (the workload, its version, Running names, Ready names). The workload itself is kept
+        # because a workload deleted and applied again has the same key and restarts its versions.
+        self._name_cache: dict[str, tuple[Workload, int, frozenset[str], frozenset[str]]] = {}
 
     # --- scraping -------------------------------------------------------------------------------
 
@@ -139,11 +141,11 @@ class MetricsPipeline:
     def _names(self, workload: Workload) -> tuple[frozenset[str], frozenset[str]]:
         """(Running, Ready) pod names, recomputed only when the workload's pods change."""
         cached = self._name_cache.get(workload.key)
-        if cached is not None and cached[0] == workload.version:
-            return cached[1], cached[2]
+        if cached is not None and cached[0] is workload and cached[1] == workload.version:
+            return cached[2], cached[3]
         running = frozenset(p.spec.name for p in workload.pods.values() if p.phase == "Running")
         ready = frozenset(p.spec.name for p in workload.pods.values() if p.phase == "Running" and p.ready)
-        self._name_cache[workload.key] = (workload.version, running, ready)
+        self._name_cache[workload.key] = (workload, workload.version, running, ready)
         return running, ready
 
     def _scrape_workload(self, workload: Workload, load: Load | None, now: float) -> _Scrape:
