@@ -281,7 +281,9 @@ def _feeds(draw: Draw, duration: int, index: int) -> list[dict[str, Any]]:
     feeds = []
     for j in range(draw(st.integers(0, 2))):
         kind = draw(st.sampled_from(["Pods", "Object", "External"]))
-        feed: dict[str, Any] = {"name": f"m{index}-{j}", "kind": kind}
+        # Now and then one name for several workloads' metrics: each must still get its own.
+        name = draw(st.sampled_from([f"m{index}-{j}", f"m{index}-{j}", "shared"]))
+        feed: dict[str, Any] = {"name": name, "kind": kind}
         if kind == "External" and draw(st.booleans()):
             feed["selector"] = {"queue": f"q{index}"}
         if draw(st.booleans()):

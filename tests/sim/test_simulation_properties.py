@@ -28,7 +28,7 @@ from kubetide.sim.output.events import CONTRACT_DATA_KEYS, SOURCES
 from kubetide.sim.scenario import parse_scenario
 from kubetide.sim.simulation import Simulation, SimulationResult
 
-EXAMPLES = int(os.environ.get("KUBETIDE_SIM_EXAMPLES", "25"))
+EXAMPLES = int(os.environ.get("KUBETIDE_SIM_EXAMPLES", "60"))
 PROPERTY_SETTINGS = settings(
     max_examples=EXAMPLES,
     deadline=None,
@@ -262,13 +262,13 @@ def test_simulation_invariants(case: tuple[dict[str, Any], list[tuple[int, int, 
     check_summary(sim, result)
 
 
-@settings(max_examples=max(EXAMPLES // 5, 3), deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(scenarios(max_duration=3600))
-def test_same_seed_same_outputs(doc: dict[str, Any]) -> None:
+@settings(max_examples=max(EXAMPLES // 10, 3), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios_and_calls())
+def test_same_seed_same_outputs(case: tuple[dict[str, Any], list[tuple[int, int, str, int]]]) -> None:
+    doc, calls = case
     outputs = []
     for _ in range(2):
-        scenario = parse_scenario(doc, base_dir=DATA_DIR)
-        result = Simulation(scenario).run()
+        _, result = run(doc, calls)
         summary = result.summary.to_json()
         summary.pop("wall_seconds")
         summary.pop("simulated_seconds_per_wall_second", None)

@@ -113,7 +113,9 @@ class MetricsPipeline:
         self.loads = {load.workload: load for load in loads}
         self.window = window
         self.scrapes: dict[str, _Scrape] = {}
-        self.values: dict[tuple[str, str], float] = {}  # (kind, metric name) -> object/external value
+        # (kind, metric name, described object "Kind/namespace/name" or "" for External) -> value:
+        # an Object metric is the metric of one object, so two objects' metrics of one name differ.
+        self.values: dict[tuple[str, str, str], float] = {}
         self.external_labels: dict[str, list[tuple[Mapping[str, str], float]]] = {}
         # By key: (the workload, its version, Running names, Ready names). The workload itself is kept
         # because a workload deleted and applied again has the same key and restarts its versions.
@@ -134,7 +136,8 @@ class MetricsPipeline:
                 if feed.kind == "Pods":
                     continue
                 value = feed.series.at(now) if feed.series is not None else max(load.rps.at(now), 0.0)
-                self.values[(feed.kind, feed.name)] = value
+                described = feed.described_object if feed.kind == "Object" else ""
+                self.values[(feed.kind, feed.name, described)] = value
                 if feed.kind == "External":
                     self.external_labels.setdefault(feed.name, []).append((feed.labels, value))
 
@@ -236,7 +239,8 @@ class MetricsPipeline:
         described_object: CrossVersionObjectReference,
         metric_selector: LabelSelector | None,
     ) -> int:
-        value = self.values.get(("Object", name))
+        described = f"{described_object.kind}/{namespace}/{described_object.name}"
+        value = self.values.get(("Object", name, described))
         if value is None:
             raise MetricsError(f"unable to fetch metrics from custom metrics API: {name} not found")
         return milli(value * 1000)

@@ -6,8 +6,9 @@ from typing import Any
 
 from kubetide.hpa.config import HPAConfig
 from kubetide.sim.hpa_runner import HPARunner
-from kubetide.sim.metrics import Load, MetricsPipeline
-from kubetide.sim.scenario.series_spec import StepSeries
+from kubetide.model.hpa import CrossVersionObjectReference
+from kubetide.sim.metrics import Load, MetricFeed, MetricsPipeline
+from kubetide.sim.scenario.series_spec import ConstantSeries, StepSeries
 from kubetide.sim.series import compile_series
 
 from .builders import add_ready_node, cluster, deployment, node
@@ -92,3 +93,28 @@ def test_a_workload_applied_again_after_a_delete_is_not_served_from_the_old_ones
 class _NoEvents:
     def emit(self, *args: Any, **kwargs: Any) -> None:
         pass
+
+
+def test_object_metrics_of_the_same_name_belong_to_their_own_objects() -> None:
+    _, c, _ = cluster()
+
+    def constant(value: float) -> Any:
+        return compile_series(ConstantSeries.model_validate({"type": "constant", "value": value}))
+
+    loads = [
+        Load(
+            f"Deployment/default/{name}",
+            constant(rps),
+            0.0,
+            0,
+            None,
+            None,
+            (MetricFeed("hits", "Object", {}, None, f"Deployment/default/{name}"),),
+        )
+        for name, rps in (("a", 10.0), ("b", 20.0))
+    ]
+    metrics = MetricsPipeline(c, loads, window=30.0)
+    metrics.scrape(0.0)
+    for name, expected in (("a", 10_000), ("b", 20_000)):
+        ref = CrossVersionObjectReference("Deployment", name, "apps/v1")
+        assert metrics.object_metric("default", "hits", ref, None) == expected
