@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from kubetide.hpa.config import HPAConfig
-from kubetide.sim.hpa_runner import HPARunner
 from kubetide.model.hpa import CrossVersionObjectReference
+from kubetide.sim.hpa_runner import HPARunner
 from kubetide.sim.metrics import Load, MetricFeed, MetricsPipeline
 from kubetide.sim.scenario.series_spec import ConstantSeries, StepSeries
 from kubetide.sim.series import compile_series
