@@ -137,6 +137,19 @@ def check_cluster(sim: Simulation, now: float) -> None:
     pending = 0
     for key, pod in cluster.pods.items():
         assert pod.key == key and not pod.deleted
+        # The lifecycle in order: created <= bound <= Running (after its start-up delay) <= Ready.
+        assert pod.created <= now
+        if pod.bound_at is not None:
+            assert pod.created <= pod.bound_at <= now and pod.node is not None, (now, key)
+        if pod.phase == "Running":
+            assert pod.running_at is not None and pod.bound_at is not None, (now, key)
+            assert math.isclose(pod.running_at, pod.bound_at + pod.startup_delay), (now, key)
+        else:
+            assert pod.phase == "Pending" and not pod.ready and pod.running_at is None, (now, key, pod.phase)
+        if pod.ready:
+            assert pod.ready_at is not None and pod.running_at is not None, (now, key)
+            assert pod.ready_at >= pod.running_at + pod.readiness_delay - 1e-9, (now, key)
+            assert cluster.nodes[pod.node or ""].ready, (now, key)  # no Ready pods on NotReady nodes
         if pod.node is None:
             assert key in cluster.pending_pods
             pending += 1
@@ -236,7 +249,11 @@ def check_summary(sim: Simulation, result: SimulationResult) -> None:
     integral = float(pending.sum()) * sim.resolution
     pods_ever = len(sim.cluster.stats.time_to_schedule) + sim.cluster.stats.pending + sim.cluster._uid
     assert abs(integral - pods["pending_pod_seconds"]) <= sim.resolution * (pods_ever + pending.max() + 1)
+    assert (pending >= 0).all() and (timeline.column("cost_per_hour") >= 0).all()
     for key, workload in summary["workloads"].items():
+        if not key.startswith("StatefulSet/"):  # an OrderedReady scale-down may wait with extra pods
+            ready = timeline.column(f"ready:{key}")
+            assert (ready <= timeline.column(f"replicas:{key}")).all(), key
         assert workload["min_replicas"] <= workload["final_replicas"] <= workload["max_replicas"], key
         replicas = timeline.column(f"replicas:{key}")
         assert workload["min_replicas"] <= replicas.min() and replicas.max() <= workload["max_replicas"], key

@@ -282,3 +282,28 @@ def test_an_ordered_statefulset_scales_down_only_while_the_others_are_ready() ->
     workload.pods["db-0"].ready = False  # a predecessor is unhealthy: scale-down waits
     c.scale("StatefulSet/default/db", 1, 30.0)
     assert sorted(workload.pods) == ["db-0", "db-1", "db-2"]
+
+
+def test_pods_of_a_not_ready_node_are_not_ready_until_it_is_again() -> None:
+    engine, c, _ = cluster()
+    add_ready_node(c, node("n1"))
+    c.apply(deployment("web", 2), 0.0)
+    engine.run(10.0)
+    pods = list(c.workloads["Deployment/default/web"].pods.values())
+    assert all(p.ready for p in pods)
+    c.set_node_ready(20.0, "n1", False)
+    assert not any(p.ready for p in pods) and all(p.view().ready is False for p in pods)
+    assert all(p.view().ready_transition == 20.0 for p in pods)
+    c.set_node_ready(50.0, "n1", True)
+    assert all(p.ready and p.ready_at == 50.0 for p in pods)
+
+
+def test_a_pod_on_a_node_that_is_not_ready_yet_waits_for_it() -> None:
+    engine, c, _ = cluster()
+    c.register_node(0.0, node("n1"), "g", "i-n1")  # registered, not Ready yet
+    c.apply(_bare_pod("p", "100m", "n1"), 0.0)
+    engine.run(30.0)
+    pod = c.pods["default/p"]
+    assert pod.phase == "Running" and not pod.ready
+    c.set_node_ready(40.0, "n1", True)
+    assert pod.ready and pod.ready_at == 40.0

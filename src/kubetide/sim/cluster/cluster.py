@@ -334,8 +334,11 @@ class SimCluster:
         self._reconcile_owner(pod, now)
 
     def _ready(self, pod: SimPod, now: float) -> None:
-        if pod.deleted or pod.phase != "Running":
+        if pod.deleted or pod.phase != "Running" or pod.ready:
             return
+        node = self.nodes.get(pod.node or "")
+        if node is None or not node.ready:
+            return  # not while its Node is NotReady: the Node turning Ready makes it Ready
         pod.ready = True
         pod.ready_at = now
         pod.changed()
@@ -408,6 +411,17 @@ class SimCluster:
         node.ready = ready
         taints = node.view.taints if ready else (*node.view.taints, NOT_READY_TAINT)
         self.snapshot.replace_node(node.slot, replace(node.view, taints=taints))
+        # The node lifecycle controller marks the pods of a NotReady Node not Ready (they serve no
+        # traffic); they are Ready again once it is, if their own readiness delay is over.
+        for pod in list(node.pods.values()):
+            if pod.phase != "Running":
+                continue
+            if not ready and pod.ready:
+                pod.ready, pod.ready_at = False, t  # ready_at: the Ready condition's last transition
+                pod.changed()
+                self._touch(pod)
+            elif ready and pod.running_at is not None and pod.running_at + pod.readiness_delay <= t:
+                self._ready(pod, t)
         if ready:
             self._capacity_changed = True
             self._kick(t)

@@ -26,7 +26,7 @@ class SimPod:
     node: str | None = None
     bound_at: float | None = None
     running_at: float | None = None
-    ready_at: float | None = None
+    ready_at: float | None = None  # the last change of the Ready condition (Ready, or not any more)
     phase: str = "Pending"
     ready: bool = False
     deleted: bool = False
