@@ -148,9 +148,11 @@ def _template(draw: Draw, labels: dict[str, str], *, job: bool = False) -> dict[
         container["ports"] = [{"containerPort": 8080, "hostPort": 8080}]
     if draw(st.integers(0, 5)) == 0:
         spec["priority"] = draw(st.sampled_from([-10, 0, 1000]))
-    constraint = draw(st.integers(0, 9))
+    constraint = draw(st.integers(0, 7))
     topology = draw(st.sampled_from(["kubernetes.io/hostname", "topology.kubernetes.io/zone", "pool"]))
-    term = {"labelSelector": {"matchLabels": labels}, "topologyKey": topology}
+    # Affinity to its own pods, or to another workload's (which may be scheduled after it).
+    selector = draw(st.sampled_from([labels, {"app": "w0"}, {"app": "w1"}]))
+    term = {"labelSelector": {"matchLabels": selector}, "topologyKey": topology}
     if constraint == 0:
         spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
     elif constraint == 1:

@@ -48,7 +48,8 @@ class CheckedSimulation(Simulation):
 
         def checked_schedule(now: float) -> None:
             schedule(now)
-            check_nothing_schedulable_left(self, now)
+            if not self.cluster._schedule_armed:  # the instant's last batch
+                check_nothing_schedulable_left(self, now)
 
         self.cluster._schedule = checked_schedule  # type: ignore[method-assign]
 

@@ -307,3 +307,18 @@ def test_a_pod_on_a_node_that_is_not_ready_yet_waits_for_it() -> None:
     assert pod.phase == "Running" and not pod.ready
     c.set_node_ready(40.0, "n1", True)
     assert pod.ready and pod.ready_at == 40.0
+
+
+def test_pods_whose_affinity_waits_for_pods_bound_later_in_the_batch_are_retried_at_once() -> None:
+    engine, c, _ = cluster()
+    add_ready_node(c, node("n1", labels={"topology.kubernetes.io/zone": "a"}))
+    follower = deployment("follower", 2, cpu="100m")
+    term = {"labelSelector": {"matchLabels": {"app": "leader"}}, "topologyKey": "topology.kubernetes.io/zone"}
+    follower["spec"]["template"]["spec"]["affinity"] = {
+        "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+    }
+    c.apply(follower, 0.0)  # queued first: nothing to be near yet
+    c.apply(deployment("leader", 1, cpu="100m"), 0.0)
+    engine.run(0.0)
+    assert not c.pending_pods
+    assert all(p.node == "n1" for p in c.workloads["Deployment/default/follower"].pods.values())
