@@ -322,3 +322,19 @@ def test_pods_whose_affinity_waits_for_pods_bound_later_in_the_batch_are_retried
     engine.run(0.0)
     assert not c.pending_pods
     assert all(p.node == "n1" for p in c.workloads["Deployment/default/follower"].pods.values())
+
+
+def test_pending_pods_with_affinity_are_retried_when_a_pod_they_wait_for_is_bound_later() -> None:
+    engine, c, _ = cluster()
+    add_ready_node(c, node("n1", labels={"topology.kubernetes.io/zone": "a"}))
+    follower = deployment("follower", 2, cpu="100m")
+    term = {"labelSelector": {"matchLabels": {"app": "leader"}}, "topologyKey": "topology.kubernetes.io/zone"}
+    follower["spec"]["template"]["spec"]["affinity"] = {
+        "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+    }
+    c.apply(follower, 0.0)
+    engine.run(10.0)
+    assert len(c.pending_pods) == 2
+    c.apply(deployment("leader", 1, cpu="100m"), 10.0)  # frees nothing, but binds what they wait for
+    engine.run(10.0)
+    assert not c.pending_pods

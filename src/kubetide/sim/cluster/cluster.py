@@ -479,17 +479,17 @@ class SimCluster:
         result = self.scheduler.schedule(self.snapshot, [p.spec for p in candidates])
         for placement in result.placements:
             self._bind(by_spec[id(placement.pod)], placement.node, now)
-        retry = False
         for failure in result.unschedulable:
             pod = by_spec[id(failure.pod)]
             if pod.unschedulable != failure.message:
                 pod.unschedulable = failure.message
                 pod.changed()
                 self.events.emit(now, "scheduler", "FailedScheduling", f"Pod/{pod.key}", failure.message, {})
-            retry = retry or bool(failure.pod.pod_affinity or failure.pod.topology_spread)
-        if retry and result.placements:
-            # Pods bound in this batch may be what a pod's required affinity (or spread) waited
-            # for: kube-scheduler requeues such pods on a pod add event, so try them again now.
+        if result.placements and any(
+            p.spec.pod_affinity or p.spec.topology_spread for p in self._pending.values()
+        ):
+            # Pods bound now may be what a pending pod's required affinity (or spread) waits for:
+            # kube-scheduler requeues such pods on a pod add event, so try them all again now.
             self._capacity_changed = True
             self._kick(now)
 
