@@ -391,7 +391,10 @@ def scenarios(draw: Draw, max_duration: int = 6 * 3600) -> dict[str, Any]:
         objects.append(_job(draw, f"job{i}"))
         pod_owners.append(f"Job/default/job{i}")
     for i in range(draw(st.integers(0, 2))):
-        objects.append(_pod(draw, f"pod{i}", groups))
+        # Now and then the name a StatefulSet's pod would have.
+        name = draw(st.sampled_from([f"pod{i}", f"pod{i}", "w0-0", "w1-1"]))
+        if all(o["metadata"]["name"] != name for o in objects if o["kind"] == "Pod"):
+            objects.append(_pod(draw, name, groups))
     if draw(st.integers(0, 3)) == 0:
         objects.append(
             {

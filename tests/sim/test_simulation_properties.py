@@ -170,7 +170,19 @@ def check_cluster(sim: Simulation, now: float) -> None:
             ordinals = sorted(p.ordinal for p in workload.pods.values())
             assert len(ordinals) == len(set(ordinals)) and all(o >= 0 for o in ordinals), (now, key)
             healthy = all(p.phase == "Running" and p.ready for p in workload.pods.values())
-            if healthy or not workload.ordered:  # nothing to wait for: at its replicas
+            # A pod name taken by a pod that is not the StatefulSet's blocks that ordinal.
+            blocked = min(
+                (
+                    o
+                    for o in range(workload.replicas)
+                    if f"{workload.namespace}/{workload.name}-{o}" in cluster.pods
+                    and cluster.pods[f"{workload.namespace}/{workload.name}-{o}"].owner != key
+                ),
+                default=None,
+            )
+            if blocked is not None:
+                assert blocked not in ordinals
+            elif healthy or not workload.ordered:  # nothing to wait for: at its replicas
                 assert ordinals == list(range(workload.replicas)) or (
                     # OrderedReady creates one pod at a time: the last may not be Ready yet.
                     workload.ordered and ordinals == list(range(len(ordinals)))

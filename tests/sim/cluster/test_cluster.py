@@ -338,3 +338,31 @@ def test_pending_pods_with_affinity_are_retried_when_a_pod_they_wait_for_is_boun
     c.apply(deployment("leader", 1, cpu="100m"), 10.0)  # frees nothing, but binds what they wait for
     engine.run(10.0)
     assert not c.pending_pods
+
+
+def test_a_statefulset_waits_while_another_pod_has_its_pods_name() -> None:
+    engine, c, _ = cluster()
+    add_ready_node(c, node("n1"))
+    c.apply(_bare_pod("db-0", "100m"), 0.0)
+    sts = deployment("db", 2)
+    sts["kind"] = "StatefulSet"
+    c.apply(sts, 0.0)
+    engine.run(30.0)
+    assert not c.workloads["StatefulSet/default/db"].pods and c.pods["default/db-0"].owner is None
+    c.delete("Pod/default/db-0", 30.0)
+    engine.run(60.0)
+    assert sorted(c.workloads["StatefulSet/default/db"].pods) == ["db-0", "db-1"]
+    assert c.pods["default/db-0"].owner == "StatefulSet/default/db" and c.stats.pending == 0
+
+
+def test_a_bare_pod_applied_over_a_controllers_pod_takes_its_name_and_the_controller_makes_another() -> None:
+    engine, c, _ = cluster()
+    add_ready_node(c, node("n1"))
+    c.apply(deployment("web", 2), 0.0)
+    engine.run(10.0)
+    taken = sorted(c.workloads["Deployment/default/web"].pods)[0]
+    c.apply(_bare_pod(taken, "100m"), 10.0)
+    engine.run(20.0)
+    web = c.workloads["Deployment/default/web"]
+    assert len(web.pods) == 2 and taken not in web.pods
+    assert c.pods[f"default/{taken}"].owner is None and c.stats.pending == 0

@@ -124,6 +124,9 @@ class SimCluster:
                 # A Pod's spec is immutable: "replace" is delete and create, as `kubectl replace --force`.
                 self.delete_pod(old_pod, now, "Replaced")
             self._create_bare_pod(manifest, now)
+            owner = self.workloads.get(old_pod.owner or "") if old_pod is not None else None
+            if owner is not None:  # it replaced a controller's pod: the controller makes another
+                self._reconcile(owner, now)
         else:
             workload = build_workload(manifest, self.rngs.stream(f"workload/{key}"))
             assert workload is not None
@@ -188,7 +191,14 @@ class SimCluster:
         now: float,
         node: str | None = None,
         ordinal: int = -1,
-    ) -> SimPod:
+    ) -> SimPod | None:
+        """A new pod of ``owner``; None when ``name`` is a StatefulSet pod's and another pod has it
+        (the controller cannot create it until that pod is gone). Random names taken by another
+        workload's pod (or a bare one) are drawn again."""
+        while f"{owner.namespace}/{name}" in self.pods:
+            if ordinal >= 0:
+                return None
+            name = owner.random_name(name.rsplit("-", 1)[0])
         self._uid += 1
         spec = template.stamp(name, owner.namespace, owner.owner_ref, f"uid-{self._uid}")
         if node is not None:
@@ -266,6 +276,7 @@ class SimCluster:
         pod.phase = "Failed"
         pod.changed()
         self.pods.pop(pod.key, None)
+        self._name_freed(pod, now)
         self.events.emit(
             now,
             "kubelet",
@@ -295,6 +306,8 @@ class SimCluster:
                 self.snapshot.remove_pod(pod.spec, node.slot)
                 self._capacity_changed = True
                 self._kick(now)
+        if pod.owner is None and reason != "Replaced":  # last: a new pod may take its name now
+            self._name_freed(pod, now)
 
     def _bind(self, pod: SimPod, node_name: str, now: float, emit: bool = True) -> None:
         """Record a binding already reflected in the scheduling snapshot."""
@@ -357,11 +370,23 @@ class SimCluster:
             self._kick(now)
         owner = self.workloads.get(pod.owner or "")
         self.pods.pop(pod.key, None)
+        if pod.owner is None:
+            self._name_freed(pod, now)
         if isinstance(owner, JobWorkload):
             owner.pods.pop(pod.name, None)
             owner.version += 1
             owner.succeeded += 1
             owner.reconcile(self, now)
+
+    def _name_freed(self, pod: SimPod, now: float) -> None:
+        """A bare pod is gone: a StatefulSet of its namespace may have waited for its name."""
+        for workload in list(self.workloads.values()):
+            if (
+                isinstance(workload, ReplicatedWorkload)
+                and workload.kind == "StatefulSet"
+                and workload.namespace == pod.spec.namespace
+            ):
+                workload.reconcile(self, now)
 
     def _touch(self, pod: SimPod) -> None:
         owner = self.workloads.get(pod.owner or "")
