@@ -371,8 +371,9 @@ def scenarios(draw: Draw, max_duration: int = 6 * 3600) -> dict[str, Any]:
     for i in range(draw(st.integers(0, 3))):
         kind = draw(st.sampled_from(SCALABLE))
         name = f"w{i}"
-        objects.append(_replicated(draw, kind, name))
-        key = f"{kind}/default/{name}"
+        namespace = draw(st.sampled_from(["default", "default", "team"]))
+        workload_objects = [_replicated(draw, kind, name)]
+        key = f"{kind}/{namespace}/{name}"
         scalable.append(key)
         pod_owners.append(key)
         feeds: list[dict[str, Any]] = []
@@ -381,9 +382,13 @@ def scenarios(draw: Draw, max_duration: int = 6 * 3600) -> dict[str, Any]:
             feeds = t["metrics"]
             traffic.append(t)
         if draw(st.booleans()):
-            objects.append(_hpa(draw, kind, name, feeds))
+            workload_objects.append(_hpa(draw, kind, name, feeds))
         if draw(st.integers(0, 2)) == 0:
-            objects.append(_pdb(draw, f"{name}-pdb", {"app": name}))
+            workload_objects.append(_pdb(draw, f"{name}-pdb", {"app": name}))
+        for manifest in workload_objects:
+            if namespace != "default":
+                manifest["metadata"]["namespace"] = namespace
+        objects += workload_objects
     for i in range(draw(st.integers(0, 2))):
         objects.append(_daemon_set(draw, f"ds{i}"))
         pod_owners.append(f"DaemonSet/default/ds{i}")
@@ -479,22 +484,18 @@ def _actions(
             else:
                 if not known:
                     continue
-                wkind, _, wname = draw(st.sampled_from(known)).split("/")
+                wkind, wnamespace, wname = draw(st.sampled_from(known)).split("/")
                 manifest = _hpa(draw, wkind, wname, [])
+                if wnamespace != "default":
+                    manifest["metadata"]["namespace"] = wnamespace
             actions.append({"at": at, "apply": manifest})
-            existing.append((f"{manifest['kind']}/default/{manifest['metadata']['name']}", at))
+            namespace = manifest["metadata"].get("namespace", "default")
+            existing.append((f"{manifest['kind']}/{namespace}/{manifest['metadata']['name']}", at))
         elif kind == "apply-replace" and objects:
             original = draw(st.sampled_from(objects))
-            if original["kind"] in SCALABLE:
-                manifest = _replicated(draw, original["kind"], original["metadata"]["name"])
-            elif original["kind"] == "DaemonSet":
-                manifest = _daemon_set(draw, original["metadata"]["name"])
-            elif original["kind"] == "Job":
-                manifest = _job(draw, original["metadata"]["name"])
-            elif original["kind"] == "Pod":
-                manifest = _pod(draw, original["metadata"]["name"], groups)
-            else:
-                manifest = original
+            manifest = _replacement(draw, original, groups)
+            if "namespace" in original["metadata"]:
+                manifest["metadata"]["namespace"] = original["metadata"]["namespace"]
             actions.append({"at": at, "apply": manifest})
         elif kind == "delete":
             candidates = [key for key, since in existing if since <= at]
@@ -513,6 +514,20 @@ def _actions(
                 {"at": at, "deleteNode": {"group": group["name"], "count": draw(st.integers(1, 3))}}
             )
     return _valid_references(actions, {key for key, _ in existing if _ == 0})
+
+
+def _replacement(draw: Draw, original: dict[str, Any], groups: list[dict[str, Any]]) -> dict[str, Any]:
+    """A new version of ``original`` (same kind and name)."""
+    kind, name = original["kind"], original["metadata"]["name"]
+    if kind in SCALABLE:
+        return _replicated(draw, kind, name)
+    if kind == "DaemonSet":
+        return _daemon_set(draw, name)
+    if kind == "Job":
+        return _job(draw, name)
+    if kind == "Pod":
+        return _pod(draw, name, groups)
+    return dict(original)
 
 
 def _valid_references(actions: list[dict[str, Any]], at_start: set[str]) -> list[dict[str, Any]]:
