@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import tempfile
 from collections.abc import Sequence
 from functools import partial
 from typing import Any
@@ -25,6 +26,7 @@ from kubetide.model.resources import CPU, MEMORY
 from kubetide.scheduling.reference import ref_fits
 from kubetide.sim.cluster.workloads import DaemonSetWorkload, JobWorkload, ReplicatedWorkload
 from kubetide.sim.output.events import CONTRACT_DATA_KEYS, SOURCES
+from kubetide.sim.output.writer import write_outputs
 from kubetide.sim.scenario import parse_scenario
 from kubetide.sim.simulation import Simulation, SimulationResult
 
@@ -295,13 +297,23 @@ def test_simulation_invariants(case: tuple[dict[str, Any], list[tuple[int, int, 
 @settings(max_examples=max(EXAMPLES // 10, 3), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios_and_calls())
 def test_same_seed_same_outputs(case: tuple[dict[str, Any], list[tuple[int, int, str, int]]]) -> None:
+    """Twice the same run: byte-identical events.jsonl and timeline.csv, the same summary.json but
+    for the wall time; every output file is written without error."""
     doc, calls = case
     outputs = []
     for _ in range(2):
         _, result = run(doc, calls)
-        summary = result.summary.to_json()
-        summary.pop("wall_seconds")
-        summary.pop("simulated_seconds_per_wall_second", None)
-        events = [json.dumps([*row[:5], dict(row[5])], default=str) for row in result.events.rows()]
-        outputs.append((summary, events, result.timeline.rows().tobytes()))
+        with tempfile.TemporaryDirectory() as directory:
+            paths = write_outputs(directory, result.summary, result.timeline, result.events, result.meta)
+            summary = json.loads(paths.summary.read_text(), parse_constant=_not_json)
+            summary.pop("wall_seconds")
+            summary.pop("simulated_seconds_per_wall_second", None)
+            assert paths.report.read_text().startswith("<!DOCTYPE html>")
+            outputs.append((summary, paths.events.read_bytes(), paths.timeline.read_bytes()))
+        for line in outputs[-1][1].splitlines():
+            json.loads(line, parse_constant=_not_json)
     assert outputs[0] == outputs[1]
+
+
+def _not_json(constant: str) -> None:
+    raise AssertionError(f"{constant} is not JSON")
