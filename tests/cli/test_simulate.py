@@ -166,3 +166,44 @@ def test_cluster_autoscaler_example_scales_up_fails_over_and_scales_down(tmp_pat
     failover = next(e for e in events if e["reason"] == "ScaledUpGroup" and e["t"] >= failed["t"])
     assert failover["data"]["group"] == "on-demand" and failover["t"] - failed["t"] <= 60
     assert any(e["reason"] in ("ScaleDown", "ScaleDownEmpty") and e["t"] > 14 * 3600 for e in events)
+
+
+def _scenario(tmp_path: Path, spec: dict[str, object]) -> str:
+    path = tmp_path / "s.json"
+    doc = {"apiVersion": "kubetide.io/v1alpha1", "kind": "Scenario", "metadata": {"name": "s"}, "spec": spec}
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+def test_a_missing_csv_file_is_an_invalid_scenario(tmp_path: Path) -> None:
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c"}]}},
+        },
+    }
+    traffic = {"target": "Deployment/web", "rps": {"type": "csv", "path": "gone.csv", "column": "rps"}}
+    path = _scenario(tmp_path, {"duration": "1h", "objects": [deployment], "traffic": [traffic]})
+    code, _, err = run("simulate", path, "--output-dir", str(tmp_path / "out"))
+    assert code == 2 and "spec.traffic[0].rps.path: cannot read" in err
+
+
+@pytest.mark.parametrize("spec", [{"duration": "1h"}, {"duration": "1h", "nodeGroups": [], "objects": []}])
+def test_an_empty_cluster_simulates(tmp_path: Path, spec: dict[str, object]) -> None:
+    code, out, _ = run("simulate", _scenario(tmp_path, spec), "--output-dir", str(tmp_path / "out"), "--json")
+    assert code == 0 and json.loads(out)["nodes"]["final"] == 0
+
+
+def test_a_negative_seed_is_a_usage_error(tmp_path: Path) -> None:
+    code, _, err = run("simulate", _scenario(tmp_path, {"duration": "1h"}), "--seed", "-1")
+    assert code == 2 and "--seed" in err
+
+
+def test_an_output_directory_that_cannot_be_made_exits_1_with_a_message(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("")
+    out = tmp_path / "file" / "out"
+    code, _, err = run("simulate", _scenario(tmp_path, {"duration": "1h"}), "--output-dir", str(out))
+    assert code == 1 and "cannot write the outputs" in err

@@ -286,3 +286,39 @@ def test_empty_and_missing_files(tmp_path: Path) -> None:
         load_scenario(tmp_path / "empty.yaml")
     with pytest.raises(ManifestError, match="cannot read"):
         load_scenario(tmp_path / "absent.yaml")
+
+
+def test_actions_may_not_refer_to_objects_deleted_before_them() -> None:
+    data = doc(
+        actions=[
+            {"at": "1h", "delete": "Deployment/default/web"},
+            {"at": "2h", "scale": {"target": "Deployment/default/web", "replicas": 3}},
+            {"at": "2h", "delete": "Deployment/default/web"},
+            {"at": "3h", "apply": deployment("web")},
+            {"at": "4h", "scale": {"target": "Deployment/default/web", "replicas": 3}},
+        ]
+    )
+    assert problems(data) == [
+        "spec.actions[1].scale.target: no object Deployment/default/web exists at that time",
+        "spec.actions[2].delete: no object Deployment/default/web exists at that time",
+    ]
+
+
+def test_actions_at_the_same_time_run_in_the_order_listed() -> None:
+    apply = {"at": "1h", "apply": deployment("batch")}
+    scale = {"at": "1h", "scale": {"target": "Deployment/default/batch", "replicas": 3}}
+    load(doc(actions=[apply, scale]))
+    assert problems(doc(actions=[scale, apply])) == [
+        "spec.actions[0].scale.target: no object Deployment/default/batch exists at that time"
+    ]
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan")])
+def test_numbers_must_be_finite(value: float) -> None:
+    data = doc()
+    data["spec"]["traffic"][0]["rps"] = {"type": "constant", "value": value}
+    data["spec"]["nodeGroups"][0]["pricePerHour"] = value
+    assert problems(data) == [
+        f"spec.nodeGroups[0].pricePerHour: must be a finite number, got {value}",
+        f"spec.traffic[0].rps.value: must be a finite number, got {value}",
+    ]

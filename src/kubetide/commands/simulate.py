@@ -41,7 +41,10 @@ EXIT_INVALID = 2
     help="Write report.html here instead.",
 )
 @click.option(
-    "--seed", type=int, default=None, help="Override spec.seed (same seed + same file = same result)."
+    "--seed",
+    type=click.IntRange(min=0),  # as spec.seed: a bad one is a usage error (exit 2), not a traceback
+    default=None,
+    help="Override spec.seed (same seed + same file = same result).",
 )
 @click.option(
     "--set",
@@ -75,9 +78,15 @@ def simulate(
     simulation = Simulation(loaded, seed=seed)
     with Progress(float(loaded.spec.duration), stream=sys.stderr, label=loaded.name) as progress:
         result = simulation.run(progress=progress.update)
-    paths = write_outputs(
-        directory, result.summary, result.timeline, result.events, result.meta, report=report
-    )
+    try:
+        paths = write_outputs(
+            directory, result.summary, result.timeline, result.events, result.meta, report=report
+        )
+    except OSError as exc:
+        click.echo(
+            f"cannot write the outputs to {directory}: {exc.strerror or exc} ({exc.filename})", err=True
+        )
+        sys.exit(1)
     if as_json:
         click.echo(json.dumps(result.summary.to_json(), indent=2))
         return

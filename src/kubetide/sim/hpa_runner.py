@@ -16,7 +16,7 @@ from kubetide.model.hpa import CrossVersionObjectReference
 from kubetide.model.pod import Pod
 from kubetide.model.selectors import LabelSelector
 from kubetide.sim.cluster.cluster import EventSink, SimCluster
-from kubetide.sim.cluster.workloads import ReplicatedWorkload
+from kubetide.sim.cluster.workloads import ReplicatedWorkload, Workload
 from kubetide.sim.engine import Engine
 from kubetide.sim.metrics import MetricsPipeline
 
@@ -26,7 +26,9 @@ class SimScaleTargets:
 
     def __init__(self, cluster: SimCluster) -> None:
         self.cluster = cluster
-        self._views: dict[str, tuple[int, tuple[Pod, ...]]] = {}
+        # By key: (the workload, its version, its pods' views); the workload is kept because one
+        # deleted and applied again has the same key and restarts its versions.
+        self._views: dict[str, tuple[Workload, int, tuple[Pod, ...]]] = {}
 
     def _workload(self, namespace: str, ref: CrossVersionObjectReference) -> ReplicatedWorkload:
         key = f"{ref.kind}/{namespace}/{ref.name}"
@@ -47,10 +49,10 @@ class SimScaleTargets:
         workload = self.cluster.workload_for_selector(namespace, selector)
         if workload is not None:
             cached = self._views.get(workload.key)
-            if cached is not None and cached[0] == workload.version:
-                return cached[1]
+            if cached is not None and cached[0] is workload and cached[1] == workload.version:
+                return cached[2]
             views = tuple(p.view() for p in workload.pods.values())
-            self._views[workload.key] = (workload.version, views)
+            self._views[workload.key] = (workload, workload.version, views)
             return views
         # Not one workload's selector: every live pod in the namespace that matches.
         return tuple(

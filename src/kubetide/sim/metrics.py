@@ -5,6 +5,9 @@ Each scrape (every ``metrics.resolution``) samples every Running pod: a Ready po
 its even share of ``rps x cpuPerRequest``; a Running pod that is not Ready serves no traffic and uses
 ``baseCpu``. A pod that was not Running at the last scrape has no sample yet (the HPA sees it as
 missing). Samples carry the scrape time and the averaging window, as metrics-server reports them.
+
+A traffic series below 0 serves no requests (rps is floored at 0), and values in milli-units are
+saturated at the int64 range a Kubernetes quantity has, so any finite series gives finite metrics.
 """
 
 from __future__ import annotations
@@ -20,6 +23,16 @@ from kubetide.model.selectors import LabelSelector
 from kubetide.sim.cluster.cluster import SimCluster
 from kubetide.sim.cluster.workloads import Workload
 from kubetide.sim.series import Series
+
+_MAX_MILLI = 2**63 - 1  # the largest value a quantity (and the metrics APIs) carries
+
+
+def milli(value: float) -> int:
+    """``value`` as an integer number of units, saturated at the int64 range; NaN (inf - inf from
+    extreme series) as 0."""
+    if value != value:
+        return 0
+    return int(max(-_MAX_MILLI, min(_MAX_MILLI, value)))
 
 
 @dataclass(frozen=True)
@@ -100,43 +113,51 @@ class MetricsPipeline:
         self.loads = {load.workload: load for load in loads}
         self.window = window
         self.scrapes: dict[str, _Scrape] = {}
-        self.values: dict[tuple[str, str], float] = {}  # (kind, metric name) -> object/external value
+        # (kind, metric name, described object "Kind/namespace/name" or "" for External) -> value:
+        # an Object metric is the metric of one object, so two objects' metrics of one name differ.
+        self.values: dict[tuple[str, str, str], float] = {}
         self.external_labels: dict[str, list[tuple[Mapping[str, str], float]]] = {}
-        self._name_cache: dict[str, tuple[int, frozenset[str], frozenset[str]]] = {}
+        # By key: (the workload, its version, Running names, Ready names). The workload itself is kept
+        # because a workload deleted and applied again has the same key and restarts its versions.
+        self._name_cache: dict[str, tuple[Workload, int, frozenset[str], frozenset[str]]] = {}
 
     # --- scraping -------------------------------------------------------------------------------
 
     def scrape(self, now: float) -> None:
         self.external_labels = {}
         self.values = {}
-        for key, workload in self.cluster.workloads.items():
-            self.scrapes[key] = self._scrape_workload(workload, self.loads.get(key), now)
+        # A fresh map: a deleted workload has no samples (nor timeline figures) any more.
+        self.scrapes = {
+            key: self._scrape_workload(workload, self.loads.get(key), now)
+            for key, workload in self.cluster.workloads.items()
+        }
         for load in self.loads.values():
             for feed in load.feeds:
                 if feed.kind == "Pods":
                     continue
-                value = feed.series.at(now) if feed.series is not None else load.rps.at(now)
-                self.values[(feed.kind, feed.name)] = value
+                value = feed.series.at(now) if feed.series is not None else max(load.rps.at(now), 0.0)
+                described = feed.described_object if feed.kind == "Object" else ""
+                self.values[(feed.kind, feed.name, described)] = value
                 if feed.kind == "External":
                     self.external_labels.setdefault(feed.name, []).append((feed.labels, value))
 
     def _names(self, workload: Workload) -> tuple[frozenset[str], frozenset[str]]:
         """(Running, Ready) pod names, recomputed only when the workload's pods change."""
         cached = self._name_cache.get(workload.key)
-        if cached is not None and cached[0] == workload.version:
-            return cached[1], cached[2]
+        if cached is not None and cached[0] is workload and cached[1] == workload.version:
+            return cached[2], cached[3]
         running = frozenset(p.spec.name for p in workload.pods.values() if p.phase == "Running")
         ready = frozenset(p.spec.name for p in workload.pods.values() if p.phase == "Running" and p.ready)
-        self._name_cache[workload.key] = (workload.version, running, ready)
+        self._name_cache[workload.key] = (workload, workload.version, running, ready)
         return running, ready
 
     def _scrape_workload(self, workload: Workload, load: Load | None, now: float) -> _Scrape:
         running, ready = self._names(workload)
         scrape = _Scrape(ready=len(ready))
-        rps = load.rps.at(now) if load is not None else 0.0
+        rps = max(load.rps.at(now), 0.0) if load is not None else 0.0
         scrape.rps = rps
         base = load.base_cpu if load is not None else 0
-        share = int(rps * load.cpu_per_request / len(ready)) if load is not None and ready else 0
+        share = milli(rps * load.cpu_per_request / len(ready)) if load is not None and ready else 0
         window = self.window
         scrape.cpu = UniformSamples(
             running, ready, PodMetric(base + share, now, window), PodMetric(base, now, window)
@@ -155,7 +176,7 @@ class MetricsPipeline:
                         feed.series.at(now) if feed.series is not None else rps / max(len(ready), 1)
                     ) * 1000
                     scrape.per_pod[feed.name] = UniformSamples(
-                        running, ready, PodMetric(int(per_pod), now, window), PodMetric(0, now, window)
+                        running, ready, PodMetric(milli(per_pod), now, window), PodMetric(0, now, window)
                     )
         return scrape
 
@@ -218,17 +239,18 @@ class MetricsPipeline:
         described_object: CrossVersionObjectReference,
         metric_selector: LabelSelector | None,
     ) -> int:
-        value = self.values.get(("Object", name))
+        described = f"{described_object.kind}/{namespace}/{described_object.name}"
+        value = self.values.get(("Object", name, described))
         if value is None:
             raise MetricsError(f"unable to fetch metrics from custom metrics API: {name} not found")
-        return int(value * 1000)
+        return milli(value * 1000)
 
     def external_metric(
         self, namespace: str, name: str, metric_selector: LabelSelector | None
     ) -> Sequence[int]:
         series = self.external_labels.get(name, [])
         values = [
-            int(v * 1000)
+            milli(v * 1000)
             for labels, v in series
             if metric_selector is None or metric_selector.matches(labels)
         ]

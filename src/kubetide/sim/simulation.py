@@ -19,6 +19,7 @@ from kubetide.cloud.simulated import SimulatedCloud
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.hpa.config import HPAConfig
 from kubetide.model.node import NodeView
+from kubetide.model.workloads import SCALABLE_KINDS
 from kubetide.sim.ca_runner import ClusterAutoscalerRunner
 from kubetide.sim.cluster.cluster import SimCluster
 from kubetide.sim.cluster.workloads import ReplicatedWorkload
@@ -32,6 +33,7 @@ from kubetide.sim.output.summary import Summary
 from kubetide.sim.output.timeline import Timeline, timeline_columns
 from kubetide.sim.rng import RngFactory, deterministic_phase
 from kubetide.sim.scenario.model import Scenario
+from kubetide.sim.scenario.objects import object_key
 from kubetide.sim.summary import SummaryBuilder
 
 __all__ = ["IMPLEMENTED_AUTOSCALERS", "Simulation", "SimulationResult"]
@@ -113,8 +115,7 @@ class Simulation:
         self.groups = [g.name for g in spec.nodeGroups]
         self.hpa: HPARunner | None = None
         settings = spec.autoscalers.hpa
-        has_hpas = any(obj.get("kind") == "HorizontalPodAutoscaler" for obj in spec.objects)
-        if settings.is_enabled(has_hpas):
+        if settings.is_enabled(scenario.has_hpa_objects()):
             config = HPAConfig(
                 tolerance=settings.tolerance,
                 downscale_stabilization=float(settings.downscaleStabilization),
@@ -144,15 +145,14 @@ class Simulation:
         self.cloud.start()
         for manifest in self.scenario.spec.objects:
             self.cluster.apply(manifest, 0.0)
-        self.workload_keys = [
-            k for k, w in self.cluster.workloads.items() if isinstance(w, ReplicatedWorkload)
-        ]
+        # Every scalable workload of the run, also those that actions apply later: until one exists
+        # (and once deleted) it counts as 0 replicas, as its timeline columns show.
+        manifests = [*self.scenario.spec.objects, *(a.apply for a in self.scenario.spec.actions if a.apply)]
+        keys = (object_key(m) for m in manifests if m.get("kind") in SCALABLE_KINDS)
+        self.workload_keys = list(dict.fromkeys(keys))
         for key in self.workload_keys:
-            workload = self.cluster.workloads[key]
-            assert isinstance(workload, ReplicatedWorkload)
-            self.watch[key] = _WorkloadWatch(
-                workload.replicas, workload.replicas, capacity_per_pod=self.capacity.get(key)
-            )
+            replicas = self._replicas(key)
+            self.watch[key] = _WorkloadWatch(replicas, replicas, capacity_per_pod=self.capacity.get(key))
         self.timeline = Timeline(timeline_columns(self.groups, self.workload_keys))
         for i, action in enumerate(self.scenario.spec.actions):
             self.engine.schedule_at(float(action.at), partial(self._act, action, i), priority=5)
@@ -221,7 +221,16 @@ class Simulation:
             names = self.cloud.delete_node_objects(action.deleteNode.group, action.deleteNode.count)
             message = f"deleted Node objects {', '.join(names)}"
             data.update(group=action.deleteNode.group, nodes=names)
+        for key, watch in self.watch.items():  # an apply or delete may create or remove a workload
+            replicas = self._replicas(key)
+            watch.min_replicas = min(watch.min_replicas, replicas)
+            watch.max_replicas = max(watch.max_replicas, replicas)
         self.events.emit(now, "scenario", "ActionApplied", f"Scenario/{self.scenario.name}", message, data)
+
+    def _replicas(self, key: str) -> int:
+        """A workload's spec.replicas now; 0 when it does not exist."""
+        workload = self.cluster.workloads.get(key)
+        return workload.replicas if isinstance(workload, ReplicatedWorkload) else 0
 
     # --- listeners --------------------------------------------------------------------------------
 
@@ -247,13 +256,13 @@ class Simulation:
             row += [float(ready_by_group[group]), float(targets.get(group, 0))]
             self.node_max[group] = max(self.node_max[group], ready_by_group[group])
         for key in self.workload_keys:
-            workload = self.cluster.workloads.get(key)
-            replicas = workload.replicas if isinstance(workload, ReplicatedWorkload) else 0
+            replicas = self._replicas(key)
             rps, utilization, ready = self.metrics.workload_figures(key)
             row += [float(replicas), float(ready), float("nan") if utilization is None else utilization, rps]
             watch = self.watch[key]
             if watch.capacity_per_pod is not None and rps > watch.capacity_per_pod * ready:
-                watch.overloaded_seconds += self.resolution
+                # A row stands for the step up to the next one; the row at the very end for nothing.
+                watch.overloaded_seconds += min(self.resolution, self.duration - now)
         row += [float(len(self.cluster.pending_pods)), self.cloud.cost_per_hour()]
         self.timeline.append(row)
         if self._progress is not None:

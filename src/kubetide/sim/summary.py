@@ -47,7 +47,8 @@ class SummaryBuilder:
         by_group = {
             g: GroupSummary(
                 final=ready_now[g],
-                max=sim.node_max.get(g, 0),
+                # Nodes may turn Ready after the last timeline row (the run's end is not on a row).
+                max=max(sim.node_max.get(g, 0), ready_now[g]),
                 node_seconds=billing.get(g, (0.0, 0.0))[0],
                 cost=round(billing.get(g, (0.0, 0.0))[1], 6),
             )
@@ -56,7 +57,7 @@ class SummaryBuilder:
         nodes = NodesSummary(
             node_seconds=sum(g.node_seconds for g in by_group.values()),
             cost=round(sum(g.cost for g in by_group.values()), 6),
-            max=_max_total_nodes(sim),
+            max=max(_max_total_nodes(sim), sum(ready_now.values())),
             final=sum(ready_now.values()),
             by_group=by_group,
         )

@@ -171,3 +171,198 @@ def test_unschedulable_pods_carry_the_pod_scheduled_condition() -> None:
     assert pending.unschedulable_message.startswith("0/1 nodes are available: 1 Insufficient cpu.")
     bound = next(p for p in c.workloads["Deployment/default/web"].pods.values() if p.node).view()
     assert bound.unschedulable_message is None and bound.node_name == "n1"
+
+
+def _daemon_set(cpu: str) -> dict[str, object]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "agent", "namespace": "default"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "agent"}},
+            "template": {
+                "metadata": {"labels": {"app": "agent"}},
+                "spec": {"containers": [{"name": "a", "resources": {"requests": {"cpu": cpu}}}]},
+            },
+        },
+    }
+
+
+def test_a_daemonset_pod_that_does_not_fit_waits_pending_for_room_on_its_own_node() -> None:
+    engine, c, _ = cluster()
+    add_ready_node(c, node("n1", cpu=1000))
+    c.apply(deployment("web", 1, cpu="800m"), 0.0)
+    engine.run(1.0)
+    c.apply(_daemon_set("500m"), 1.0)
+    add_ready_node(c, node("n2", cpu=1000), t=1.0)
+    engine.run(2.0)
+    pods = {p.pinned: p for p in c.workloads["DaemonSet/default/agent"].pods.values()}
+    assert pods["n1"].node is None and "default/" + pods["n1"].name in c.pending_pods  # never overcommits n1
+    assert pods["n2"].node == "n2"
+    assert (c.snapshot.free()[c.nodes["n1"].slot] >= 0).all()
+    c.scale("Deployment/default/web", 0, 3.0)
+    engine.run(3.0)
+    assert pods["n1"].node == "n1"  # room on n1 now: scheduled there, never elsewhere
+
+
+def test_a_pending_daemonset_pod_goes_with_its_node() -> None:
+    engine, c, _ = cluster()
+    add_ready_node(c, node("n1", cpu=1000))
+    c.apply(deployment("web", 1, cpu="800m"), 0.0)
+    c.apply(_daemon_set("500m"), 0.0)
+    engine.run(1.0)
+    assert len(c.pending_pods) == 1
+    c.node_deleted(2.0, "n1")
+    engine.run(2.0)
+    assert not c.workloads["DaemonSet/default/agent"].pods
+    assert [p.spec.labels["app"] for p in c.pending_pods.values()] == ["web"]
+
+
+def _bare_pod(name: str, cpu: str, node_name: str = "") -> dict[str, object]:
+    spec: dict[str, object] = {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}
+    if node_name:
+        spec["nodeName"] = node_name
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
+
+
+def test_a_pod_with_node_name_is_admitted_or_rejected_by_that_nodes_kubelet() -> None:
+    engine, c, events = cluster()
+    add_ready_node(c, node("n1", cpu=1000))
+    add_ready_node(c, node("n2", cpu=4000))
+    c.apply(_bare_pod("small", "500m", "n1"), 0.0)
+    c.apply(_bare_pod("big", "2", "n1"), 0.0)  # does not fit n1: fails, never runs elsewhere
+    engine.run(10.0)
+    assert c.pods["default/small"].node == "n1" and c.pods["default/small"].phase == "Running"
+    assert "default/big" not in c.pods and not c.pending_pods and c.stats.pending == 0
+    assert ("kubelet", "OutOfcpu") in [(e[1], e[2]) for e in events.items]
+
+
+def test_a_pod_with_node_name_waits_for_that_node_and_the_scheduler_leaves_it_alone() -> None:
+    engine, c, _ = cluster()
+    add_ready_node(c, node("n1"))
+    c.apply(_bare_pod("later", "100m", "n2"), 0.0)
+    engine.run(30.0)
+    assert c.pods["default/later"].node is None and c.stats.pending == 1
+    add_ready_node(c, node("n2"), t=30.0)
+    engine.run(40.0)
+    assert c.pods["default/later"].node == "n2" and c.stats.pending == 0
+
+
+def test_reapplying_a_bare_pod_replaces_it() -> None:
+    engine, c, _ = cluster()
+    add_ready_node(c, node("n1", cpu=1000))
+    c.apply(_bare_pod("p", "600m"), 0.0)
+    engine.run(10.0)
+    c.apply(_bare_pod("p", "700m"), 10.0)
+    engine.run(20.0)
+    assert c.pods["default/p"].node == "n1" and c.stats.pending == 0 and not c.pending_pods
+    assert [p.name for p in c.snapshot.pods_on(c.nodes["n1"].slot)] == ["p"]
+
+
+def test_an_ordered_statefulset_scales_down_to_its_replicas() -> None:
+    engine, c, _ = cluster()
+    add_ready_node(c, node("n1"))
+    sts = deployment("db", 3)
+    sts["kind"] = "StatefulSet"
+    c.apply(sts, 0.0)
+    engine.run(30.0)
+    c.scale("StatefulSet/default/db", 0, 30.0)
+    engine.run(31.0)
+    assert not c.workloads["StatefulSet/default/db"].pods
+
+
+def test_an_ordered_statefulset_scales_down_only_while_the_others_are_ready() -> None:
+    engine, c, _ = cluster()
+    add_ready_node(c, node("n1"))
+    sts = deployment("db", 3)
+    sts["kind"] = "StatefulSet"
+    c.apply(sts, 0.0)
+    engine.run(30.0)
+    workload = c.workloads["StatefulSet/default/db"]
+    workload.pods["db-0"].ready = False  # a predecessor is unhealthy: scale-down waits
+    c.scale("StatefulSet/default/db", 1, 30.0)
+    assert sorted(workload.pods) == ["db-0", "db-1", "db-2"]
+
+
+def test_pods_of_a_not_ready_node_are_not_ready_until_it_is_again() -> None:
+    engine, c, _ = cluster()
+    add_ready_node(c, node("n1"))
+    c.apply(deployment("web", 2), 0.0)
+    engine.run(10.0)
+    pods = list(c.workloads["Deployment/default/web"].pods.values())
+    assert all(p.ready for p in pods)
+    c.set_node_ready(20.0, "n1", False)
+    assert not any(p.ready for p in pods) and all(p.view().ready is False for p in pods)
+    assert all(p.view().ready_transition == 20.0 for p in pods)
+    c.set_node_ready(50.0, "n1", True)
+    assert all(p.ready and p.ready_at == 50.0 for p in pods)
+
+
+def test_a_pod_on_a_node_that_is_not_ready_yet_waits_for_it() -> None:
+    engine, c, _ = cluster()
+    c.register_node(0.0, node("n1"), "g", "i-n1")  # registered, not Ready yet
+    c.apply(_bare_pod("p", "100m", "n1"), 0.0)
+    engine.run(30.0)
+    pod = c.pods["default/p"]
+    assert pod.phase == "Running" and not pod.ready
+    c.set_node_ready(40.0, "n1", True)
+    assert pod.ready and pod.ready_at == 40.0
+
+
+def test_pods_whose_affinity_waits_for_pods_bound_later_in_the_batch_are_retried_at_once() -> None:
+    engine, c, _ = cluster()
+    add_ready_node(c, node("n1", labels={"topology.kubernetes.io/zone": "a"}))
+    follower = deployment("follower", 2, cpu="100m")
+    term = {"labelSelector": {"matchLabels": {"app": "leader"}}, "topologyKey": "topology.kubernetes.io/zone"}
+    follower["spec"]["template"]["spec"]["affinity"] = {
+        "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+    }
+    c.apply(follower, 0.0)  # queued first: nothing to be near yet
+    c.apply(deployment("leader", 1, cpu="100m"), 0.0)
+    engine.run(0.0)
+    assert not c.pending_pods
+    assert all(p.node == "n1" for p in c.workloads["Deployment/default/follower"].pods.values())
+
+
+def test_pending_pods_with_affinity_are_retried_when_a_pod_they_wait_for_is_bound_later() -> None:
+    engine, c, _ = cluster()
+    add_ready_node(c, node("n1", labels={"topology.kubernetes.io/zone": "a"}))
+    follower = deployment("follower", 2, cpu="100m")
+    term = {"labelSelector": {"matchLabels": {"app": "leader"}}, "topologyKey": "topology.kubernetes.io/zone"}
+    follower["spec"]["template"]["spec"]["affinity"] = {
+        "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+    }
+    c.apply(follower, 0.0)
+    engine.run(10.0)
+    assert len(c.pending_pods) == 2
+    c.apply(deployment("leader", 1, cpu="100m"), 10.0)  # frees nothing, but binds what they wait for
+    engine.run(10.0)
+    assert not c.pending_pods
+
+
+def test_a_statefulset_waits_while_another_pod_has_its_pods_name() -> None:
+    engine, c, _ = cluster()
+    add_ready_node(c, node("n1"))
+    c.apply(_bare_pod("db-0", "100m"), 0.0)
+    sts = deployment("db", 2)
+    sts["kind"] = "StatefulSet"
+    c.apply(sts, 0.0)
+    engine.run(30.0)
+    assert not c.workloads["StatefulSet/default/db"].pods and c.pods["default/db-0"].owner is None
+    c.delete("Pod/default/db-0", 30.0)
+    engine.run(60.0)
+    assert sorted(c.workloads["StatefulSet/default/db"].pods) == ["db-0", "db-1"]
+    assert c.pods["default/db-0"].owner == "StatefulSet/default/db" and c.stats.pending == 0
+
+
+def test_a_bare_pod_applied_over_a_controllers_pod_takes_its_name_and_the_controller_makes_another() -> None:
+    engine, c, _ = cluster()
+    add_ready_node(c, node("n1"))
+    c.apply(deployment("web", 2), 0.0)
+    engine.run(10.0)
+    taken = sorted(c.workloads["Deployment/default/web"].pods)[0]
+    c.apply(_bare_pod(taken, "100m"), 10.0)
+    engine.run(20.0)
+    web = c.workloads["Deployment/default/web"]
+    assert len(web.pods) == 2 and taken not in web.pods
+    assert c.pods[f"default/{taken}"].owner is None and c.stats.pending == 0

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from kubetide.hpa.config import HPAConfig
+from kubetide.model.hpa import CrossVersionObjectReference
 from kubetide.sim.hpa_runner import HPARunner
-from kubetide.sim.metrics import Load, MetricsPipeline
-from kubetide.sim.scenario.series_spec import StepSeries
+from kubetide.sim.metrics import Load, MetricFeed, MetricsPipeline
+from kubetide.sim.scenario.series_spec import ConstantSeries, StepSeries
 from kubetide.sim.series import compile_series
 
 from .builders import add_ready_node, cluster, deployment, node
@@ -63,3 +64,57 @@ def test_hpa_scales_a_deployment_with_its_traffic() -> None:
     assert rescales[0][5]["from"] == 2
     status = c.hpas["HorizontalPodAutoscaler/default/web"].status
     assert status.current_replicas >= 2 and any(cond.type == "ScalingActive" for cond in status.conditions)
+
+
+def test_a_workload_applied_again_after_a_delete_is_not_served_from_the_old_ones_caches() -> None:
+    engine, c, _ = cluster()
+    add_ready_node(c, node("n1", cpu=8000))
+    c.apply(deployment("web", 2), 0.0)
+    metrics = MetricsPipeline(c, [], window=30.0)
+    runner = HPARunner(engine, c, metrics, HPAConfig(), _NoEvents())
+    engine.run(60.0)
+    old = c.workloads["Deployment/default/web"]
+    old_names = {p.name for p in old.pods.values()}
+    metrics.scrape(60.0)
+    selector = old.selector
+    assert {p.name for p in runner.targets.list_pods("default", selector)} == old_names
+    c.delete("Deployment/default/web", 60.0)
+    c.apply(deployment("web", 2), 60.0)
+    engine.run(120.0)
+    new = c.workloads["Deployment/default/web"]
+    new.version = old.version  # the same key and version: only the object tells them apart
+    new_names = {p.name for p in new.pods.values()}
+    assert new_names.isdisjoint(old_names)
+    metrics.scrape(120.0)
+    assert set(metrics.resource_metrics("default", selector, "cpu", "")) == new_names
+    assert {p.name for p in runner.targets.list_pods("default", selector)} == new_names
+
+
+class _NoEvents:
+    def emit(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+
+def test_object_metrics_of_the_same_name_belong_to_their_own_objects() -> None:
+    _, c, _ = cluster()
+
+    def constant(value: float) -> Any:
+        return compile_series(ConstantSeries.model_validate({"type": "constant", "value": value}))
+
+    loads = [
+        Load(
+            f"Deployment/default/{name}",
+            constant(rps),
+            0.0,
+            0,
+            None,
+            None,
+            (MetricFeed("hits", "Object", {}, None, f"Deployment/default/{name}"),),
+        )
+        for name, rps in (("a", 10.0), ("b", 20.0))
+    ]
+    metrics = MetricsPipeline(c, loads, window=30.0)
+    metrics.scrape(0.0)
+    for name, expected in (("a", 10_000), ("b", 20_000)):
+        ref = CrossVersionObjectReference("Deployment", name, "apps/v1")
+        assert metrics.object_metric("default", "hits", ref, None) == expected

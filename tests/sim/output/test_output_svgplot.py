@@ -73,3 +73,9 @@ def test_empty_chart_still_renders() -> None:
     empty = np.array([], dtype=np.float64)
     html = render_chart(Chart("x", "Nothing", "y", [Line("none", "#000", empty, empty)], x_max=0))
     assert "<svg" in html and "</svg>" in html
+
+
+def test_nice_ticks_of_a_tiny_range_stay_distinct() -> None:
+    # A price of 1e-173 per hour: the ticks must not all round to 0 (the plot would divide by 0).
+    ticks = nice_ticks(0.0, 1.04e-173)
+    assert len(set(ticks)) == len(ticks) > 1 and ticks[-1] >= 1.04e-173

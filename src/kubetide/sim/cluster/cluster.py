@@ -16,8 +16,8 @@ from typing import Any, Protocol
 
 from kubetide.model.hpa import HPA
 from kubetide.model.node import NodeView
-from kubetide.model.scheduling_terms import Taint
-from kubetide.model.selectors import LabelSelector
+from kubetide.model.scheduling_terms import NodeSelectorTerm, Taint
+from kubetide.model.selectors import LabelSelector, Requirement
 from kubetide.scheduling.scheduler import Scheduler
 from kubetide.scheduling.snapshot import ClusterSnapshot
 from kubetide.sim.cluster.pdb import DisruptionBudget
@@ -92,6 +92,9 @@ class SimCluster:
         self.scheduler = Scheduler(seed=int(rngs.stream("scheduler").integers(0, 2**31)))
         self.stats = PodStats()
         self._pending: dict[str, SimPod] = {}
+        # Pending pods with spec.nodeName whose Node does not exist (yet): the scheduler never sees
+        # them; the kubelet of that node admits them when it registers. A subset of _pending.
+        self._awaiting_node: dict[str, SimPod] = {}
         self._schedule_armed = False
         self._capacity_changed = True
         self._uid = 0
@@ -116,7 +119,14 @@ class SimCluster:
         elif kind == "ConfigMap":
             self.config_maps[key] = {str(k): str(v) for k, v in (manifest.get("data") or {}).items()}
         elif kind == "Pod":
+            old_pod = self.pods.get(key.split("/", 1)[1])
+            if old_pod is not None:
+                # A Pod's spec is immutable: "replace" is delete and create, as `kubectl replace --force`.
+                self.delete_pod(old_pod, now, "Replaced")
             self._create_bare_pod(manifest, now)
+            owner = self.workloads.get(old_pod.owner or "") if old_pod is not None else None
+            if owner is not None:  # it replaced a controller's pod: the controller makes another
+                self._reconcile(owner, now)
         else:
             workload = build_workload(manifest, self.rngs.stream(f"workload/{key}"))
             assert workload is not None
@@ -124,9 +134,12 @@ class SimCluster:
             if old_workload is not None:
                 if isinstance(old_workload, ReplicatedWorkload) and isinstance(workload, ReplicatedWorkload):
                     # A re-apply keeps the running pods (no rollout is simulated), updates replicas.
+                    old_replicas = old_workload.replicas
                     old_workload.replicas = workload.replicas
                     old_workload.template = workload.template
                     self._reconcile(old_workload, now)
+                    for listener in self.listeners:
+                        listener.workload_scaled(key, old_replicas, workload.replicas, now)
                     return
                 self.delete(key, now)
             self.workloads[key] = workload
@@ -178,9 +191,21 @@ class SimCluster:
         now: float,
         node: str | None = None,
         ordinal: int = -1,
-    ) -> SimPod:
+    ) -> SimPod | None:
+        """A new pod of ``owner``; None when ``name`` is a StatefulSet pod's and another pod has it
+        (the controller cannot create it until that pod is gone). Random names taken by another
+        workload's pod (or a bare one) are drawn again."""
+        while f"{owner.namespace}/{name}" in self.pods:
+            if ordinal >= 0:
+                return None
+            name = owner.random_name(name.rsplit("-", 1)[0])
         self._uid += 1
         spec = template.stamp(name, owner.namespace, owner.owner_ref, f"uid-{self._uid}")
+        if node is not None:
+            # A DaemonSet pod made for ``node``: pinned there by required node affinity on
+            # metadata.name, as the DaemonSet controller does, in case it has to wait for room.
+            pin = NodeSelectorTerm(match_fields=(Requirement("metadata.name", "In", (node,)),))
+            spec = spec.evolve(required_node_affinity=(pin,), node_name="")
         pod = SimPod(
             spec,
             owner.key,
@@ -189,6 +214,7 @@ class SimCluster:
             template.readiness_delay,
             template.run_for,
             ordinal=ordinal,
+            pinned=node,
         )
         owner.pods[name] = pod
         owner.version += 1
@@ -202,18 +228,63 @@ class SimCluster:
         self._uid += 1
         spec = replace(template.view, name=meta["name"], uid=f"uid-{self._uid}")
         pod = SimPod(spec, None, now, template.startup_delay, template.readiness_delay, template.run_for)
-        self._add_pod(pod, now, spec.node_name or None)
+        self._add_pod(pod, now)
 
-    def _add_pod(self, pod: SimPod, now: float, node: str | None) -> None:
+    def _add_pod(self, pod: SimPod, now: float, node: str | None = None) -> None:
         self.pods[pod.key] = pod
-        if node is not None and node in self.nodes:
-            # Bound at creation (DaemonSet pods, pods with spec.nodeName): no scheduler involved.
-            self.snapshot.add_pod(pod.spec, self.nodes[node].slot)
-            self._bind(pod, node, now, emit=False)
-        else:
+        if node is not None:
+            # A DaemonSet pod: bound at once when its node has room (no scheduler involved), else
+            # it waits, pending, for the scheduler to find room there (its affinity pins it).
+            target = self.nodes.get(node)
+            if target is not None and self._fits(pod, target):
+                self.snapshot.add_pod(pod.spec, target.slot)
+                self._bind(pod, node, now, emit=False)
+                return
+        elif pod.spec.node_name:
+            # spec.nodeName: the scheduler is bypassed; that node's kubelet admits or rejects it.
+            target = self.nodes.get(pod.spec.node_name)
+            if target is not None:
+                self._admit(pod, target, now)
+                return
             self._pending[pod.key] = pod
+            self._awaiting_node[pod.key] = pod
             self.stats.update(now, +1)
-            self._kick(now)
+            return
+        self._pending[pod.key] = pod
+        self.stats.update(now, +1)
+        self._kick(now)
+
+    def _fits(self, pod: SimPod, node: SimNode) -> bool:
+        """Whether ``pod``'s requests (and one more pod) fit in what ``node`` has left."""
+        snap = self.snapshot
+        vector = snap.vector(pod.spec.requests)
+        return bool((snap.allocatable[node.slot] - snap.requested[node.slot] >= vector).all())
+
+    def _admit(self, pod: SimPod, node: SimNode, now: float) -> None:
+        """The kubelet's admission of a pod bound by spec.nodeName: it runs if it fits, else it fails
+        (``OutOfcpu``, ``OutOfmemory``, ``OutOfpods``...) and never runs."""
+        if self._fits(pod, node):
+            self.snapshot.add_pod(pod.spec, node.slot)
+            self._bind(pod, node.view.name, now, emit=False)
+            return
+        snap = self.snapshot
+        short = snap.vector(pod.spec.requests) - (snap.allocatable[node.slot] - snap.requested[node.slot])
+        resource = next(r for r, gap in zip(snap.resources, short.tolist(), strict=False) if gap > 0)
+        if self._awaiting_node.pop(pod.key, None) is not None:
+            del self._pending[pod.key]
+            self.stats.update(now, -1)
+        pod.phase = "Failed"
+        pod.changed()
+        self.pods.pop(pod.key, None)
+        self._name_freed(pod, now)
+        self.events.emit(
+            now,
+            "kubelet",
+            f"OutOf{resource}",
+            f"Pod/{pod.key}",
+            f"Node didn't have enough resource: {resource}",
+            {"node": node.view.name},
+        )
 
     def delete_pod(self, pod: SimPod, now: float, reason: str) -> None:
         if pod.deleted:
@@ -227,6 +298,7 @@ class SimCluster:
             owner.version += 1
         if pod.key in self._pending:
             del self._pending[pod.key]
+            self._awaiting_node.pop(pod.key, None)
             self.stats.update(now, -1)
         if pod.node is not None and pod.node in self.nodes:
             node = self.nodes[pod.node]
@@ -234,6 +306,8 @@ class SimCluster:
                 self.snapshot.remove_pod(pod.spec, node.slot)
                 self._capacity_changed = True
                 self._kick(now)
+        if pod.owner is None and reason != "Replaced":  # last: a new pod may take its name now
+            self._name_freed(pod, now)
 
     def _bind(self, pod: SimPod, node_name: str, now: float, emit: bool = True) -> None:
         """Record a binding already reflected in the scheduling snapshot."""
@@ -245,6 +319,7 @@ class SimCluster:
         node.pods[pod.key] = pod
         if pod.key in self._pending:
             del self._pending[pod.key]
+            self._awaiting_node.pop(pod.key, None)
             self.stats.update(now, -1)
             self.stats.time_to_schedule.append(now - pod.created)
         self._touch(pod)
@@ -272,8 +347,11 @@ class SimCluster:
         self._reconcile_owner(pod, now)
 
     def _ready(self, pod: SimPod, now: float) -> None:
-        if pod.deleted or pod.phase != "Running":
+        if pod.deleted or pod.phase != "Running" or pod.ready:
             return
+        node = self.nodes.get(pod.node or "")
+        if node is None or not node.ready:
+            return  # not while its Node is NotReady: the Node turning Ready makes it Ready
         pod.ready = True
         pod.ready_at = now
         pod.changed()
@@ -292,11 +370,23 @@ class SimCluster:
             self._kick(now)
         owner = self.workloads.get(pod.owner or "")
         self.pods.pop(pod.key, None)
+        if pod.owner is None:
+            self._name_freed(pod, now)
         if isinstance(owner, JobWorkload):
             owner.pods.pop(pod.name, None)
             owner.version += 1
             owner.succeeded += 1
             owner.reconcile(self, now)
+
+    def _name_freed(self, pod: SimPod, now: float) -> None:
+        """A bare pod is gone: a StatefulSet of its namespace may have waited for its name."""
+        for workload in list(self.workloads.values()):
+            if (
+                isinstance(workload, ReplicatedWorkload)
+                and workload.kind == "StatefulSet"
+                and workload.namespace == pod.spec.namespace
+            ):
+                workload.reconcile(self, now)
 
     def _touch(self, pod: SimPod) -> None:
         owner = self.workloads.get(pod.owner or "")
@@ -332,7 +422,9 @@ class SimCluster:
         """A Node object appears, NotReady (the kubelet's events are the cloud's to emit)."""
         view = replace(node, taints=(*node.taints, NOT_READY_TAINT))
         slot = self.snapshot.add_node(view)
-        self.nodes[node.name] = SimNode(node, group, instance, t, slot)
+        sim_node = self.nodes[node.name] = SimNode(node, group, instance, t, slot)
+        for pod in [p for p in self._awaiting_node.values() if p.spec.node_name == node.name]:
+            self._admit(pod, sim_node, t)
         for workload in self.workloads.values():
             if isinstance(workload, DaemonSetWorkload):
                 workload.reconcile_nodes(self, {node.name: node}, t, prune=False)
@@ -344,6 +436,17 @@ class SimCluster:
         node.ready = ready
         taints = node.view.taints if ready else (*node.view.taints, NOT_READY_TAINT)
         self.snapshot.replace_node(node.slot, replace(node.view, taints=taints))
+        # The node lifecycle controller marks the pods of a NotReady Node not Ready (they serve no
+        # traffic); they are Ready again once it is, if their own readiness delay is over.
+        for pod in list(node.pods.values()):
+            if pod.phase != "Running":
+                continue
+            if not ready and pod.ready:
+                pod.ready, pod.ready_at = False, t  # ready_at: the Ready condition's last transition
+                pod.changed()
+                self._touch(pod)
+            elif ready and pod.running_at is not None and pod.running_at + pod.readiness_delay <= t:
+                self._ready(pod, t)
         if ready:
             self._capacity_changed = True
             self._kick(t)
@@ -364,6 +467,9 @@ class SimCluster:
             workload = self.workloads.get(key)
             if workload is not None and not isinstance(workload, DaemonSetWorkload):
                 self._reconcile(workload, t)
+        for workload in self.workloads.values():
+            if isinstance(workload, DaemonSetWorkload):
+                workload.prune(self, self.nodes, t)  # pods still waiting for room on the gone node
 
     def set_node_taints(self, name: str, taints: tuple[Taint, ...], now: float) -> None:
         """Replace a node's own taints (cordon-like taints from autoscalers)."""
@@ -389,6 +495,8 @@ class SimCluster:
             candidates = list(self._pending.values())
         else:  # nothing freed up: only pods not tried yet can succeed
             candidates = [p for p in self._pending.values() if p.unschedulable is None]
+        if self._awaiting_node:  # spec.nodeName pods are the kubelet's, never the scheduler's
+            candidates = [p for p in candidates if p.key not in self._awaiting_node]
         self._capacity_changed = False
         if not candidates:
             return
@@ -402,6 +510,13 @@ class SimCluster:
                 pod.unschedulable = failure.message
                 pod.changed()
                 self.events.emit(now, "scheduler", "FailedScheduling", f"Pod/{pod.key}", failure.message, {})
+        if result.placements and any(
+            p.spec.pod_affinity or p.spec.topology_spread for p in self._pending.values()
+        ):
+            # Pods bound now may be what a pending pod's required affinity (or spread) waits for:
+            # kube-scheduler requeues such pods on a pod add event, so try them all again now.
+            self._capacity_changed = True
+            self._kick(now)
 
     # --- queries ------------------------------------------------------------------------------
 

@@ -26,12 +26,13 @@ class SimPod:
     node: str | None = None
     bound_at: float | None = None
     running_at: float | None = None
-    ready_at: float | None = None
+    ready_at: float | None = None  # the last change of the Ready condition (Ready, or not any more)
     phase: str = "Pending"
     ready: bool = False
     deleted: bool = False
     unschedulable: str | None = None  # the FailedScheduling message while pending
     ordinal: int = -1  # StatefulSet pods
+    pinned: str | None = None  # DaemonSet pods: the node they were made for
     _view: Pod | None = field(default=None, repr=False)
 
     @property

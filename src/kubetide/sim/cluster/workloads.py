@@ -31,7 +31,7 @@ class ClusterOps(Protocol):
         now: float,
         node: str | None = None,
         ordinal: int = -1,
-    ) -> SimPod: ...
+    ) -> SimPod | None: ...
 
     def delete_pod(self, pod: SimPod, now: float, reason: str) -> None: ...
 
@@ -100,12 +100,15 @@ class ReplicatedWorkload(Workload):
 
     def _reconcile_ordinals(self, ops: ClusterOps, now: float, alive: list[SimPod]) -> None:
         by_ordinal = {p.ordinal: p for p in alive}
-        # Scale down from the highest ordinal; OrderedReady removes one at a time.
-        extra = sorted((o for o in by_ordinal if o >= self.replicas), reverse=True)
-        for o in extra[: 1 if self.ordered else len(extra)]:
-            ops.delete_pod(by_ordinal[o], now, "ScaleDown")
-        if extra and self.ordered:
-            return
+        # Scale down from the highest ordinal. OrderedReady removes one at a time, each only while
+        # every other pod is Running and Ready; a deletion takes no time here, so the next follows
+        # at once (a pod turning Ready reconciles again).
+        for o in sorted((o for o in by_ordinal if o >= self.replicas), reverse=True):
+            if self.ordered and not all(
+                p.phase == "Running" and p.ready for q, p in by_ordinal.items() if q != o
+            ):
+                return
+            ops.delete_pod(by_ordinal.pop(o), now, "ScaleDown")
         for o in range(self.replicas):
             if o in by_ordinal:
                 if self.ordered and not (by_ordinal[o].phase == "Running" and by_ordinal[o].ready):
@@ -137,14 +140,17 @@ class DaemonSetWorkload(Workload):
     ) -> None:
         """Create the missing pods on ``nodes``; with ``prune`` (``nodes`` is every node), delete pods
         whose node is gone."""
-        have = {p.node: p for p in self.pods.values()}
+        have = {p.pinned: p for p in self.pods.values()}
         for name, node in nodes.items():
             if name not in have and self.eligible(node):
                 ops.create_pod(self, self.template, self.random_name(self.name), now, node=name)
         if prune:
-            for node_name, pod in have.items():
-                if node_name not in nodes:
-                    ops.delete_pod(pod, now, "NodeGone")
+            self.prune(ops, nodes, now)
+
+    def prune(self, ops: ClusterOps, nodes: Mapping[str, object], now: float) -> None:
+        """Delete the pods whose node is not in ``nodes`` (every node there is)."""
+        for pod in [p for p in self.pods.values() if p.pinned not in nodes]:
+            ops.delete_pod(pod, now, "NodeGone")
 
 
 @dataclass(eq=False)

@@ -99,7 +99,10 @@ def nice_ticks(lo: float, hi: float, count: int = 5, integer: bool = False) -> l
     first = math.floor(lo / step + 1e-9) * step
     last = math.ceil(hi / step - 1e-9) * step
     n = round((last - first) / step)
-    return [round(first + i * step, 10) for i in range(n + 1)]
+    # Rounding only cleans float noise (0.30000000000000004): a few digits below the step, so tiny
+    # ranges (a price of 1e-7 per hour) keep distinct ticks.
+    digits = max(10, 3 - math.floor(math.log10(step)))
+    return [round(first + i * step, digits) for i in range(n + 1)]
 
 
 def time_ticks(x_max: float, most: int = 8) -> list[float]:

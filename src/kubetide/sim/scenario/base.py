@@ -78,6 +78,7 @@ class SpecModel(BaseModel):
         frozen=True,
         arbitrary_types_allowed=True,
         populate_by_name=True,
+        allow_inf_nan=False,  # an infinite rate, price or time has no meaning and breaks the arithmetic
     )
 
 

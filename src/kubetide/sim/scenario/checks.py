@@ -116,11 +116,11 @@ def _times(s: Scenario) -> Iterator[FieldError]:
         yield from _within(s, f"spec.actions[{i}].at", action.at)
 
 
-def _known_objects(s: Scenario, before: float | None = None) -> set[str]:
-    """Objects at t=0 plus those applied by actions (up to ``before``, when given)."""
+def _known_objects(s: Scenario) -> set[str]:
+    """Objects at t=0 plus those applied by actions (at any time)."""
     keys = set(s.objects_by_key())
     for action in s.spec.actions:
-        if action.apply is not None and (before is None or action.at <= before):
+        if action.apply is not None:
             keys.add(object_key(action.apply))
     return keys
 
@@ -162,12 +162,29 @@ def _hpa_targets(s: Scenario) -> Iterator[FieldError]:
                 )
 
 
+def _existing_before_each_action(s: Scenario) -> list[set[str]]:
+    """For each action, the objects that exist just before it runs: the t=0 objects, then the
+    earlier actions' applies and deletes, in the order the simulator runs them (by time, then as
+    listed). A deleted object is gone until applied again."""
+    existing = set(s.objects_by_key())
+    out: list[set[str]] = [set() for _ in s.spec.actions]
+    for i in sorted(range(len(s.spec.actions)), key=lambda i: (s.spec.actions[i].at, i)):
+        action = s.spec.actions[i]
+        out[i] = set(existing)
+        if action.apply is not None:
+            existing.add(object_key(action.apply))
+        elif action.delete is not None:
+            existing.discard(action.delete)
+    return out
+
+
 def _action_refs(s: Scenario) -> Iterator[FieldError]:
     groups = {g.name for g in s.spec.nodeGroups}
     running = s.enabled_autoscalers()
+    existing = _existing_before_each_action(s)
     for i, action in enumerate(s.spec.actions):
         path = f"spec.actions[{i}]"
-        known = _known_objects(s, before=action.at)
+        known = existing[i]
         if action.delete is not None and action.delete not in known:
             yield FieldError(f"{path}.delete", f"no object {action.delete} exists at that time")
         if action.scale is not None:

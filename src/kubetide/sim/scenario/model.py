@@ -111,13 +111,18 @@ class Scenario(SpecModel):
     def enabled_autoscalers(self) -> tuple[str, ...]:
         """Which autoscalers run, by their event-source names (``hpa``, ``cluster-autoscaler``, ``escalator``)."""
         autoscalers = self.spec.autoscalers
-        has_hpa = any(m.get("kind") == "HorizontalPodAutoscaler" for m in self.spec.objects)
-        out = ["hpa"] if autoscalers.hpa.is_enabled(has_hpa) else []
+        out = ["hpa"] if autoscalers.hpa.is_enabled(self.has_hpa_objects()) else []
         if autoscalers.clusterAutoscaler is not None and autoscalers.clusterAutoscaler.enabled:
             out.append("cluster-autoscaler")
         if autoscalers.escalator is not None and autoscalers.escalator.enabled:
             out.append("escalator")
         return tuple(out)
+
+    def has_hpa_objects(self) -> bool:
+        """Whether any HorizontalPodAutoscaler exists during the run: at t=0 or applied by an action
+        (the HPA controller is then enabled by default)."""
+        manifests = [*self.spec.objects, *(a.apply for a in self.spec.actions if a.apply is not None)]
+        return any(m.get("kind") == "HorizontalPodAutoscaler" for m in manifests)
 
     def objects_by_key(self) -> dict[str, dict[str, Any]]:
         """The t=0 objects by ``Kind/namespace/name``."""
