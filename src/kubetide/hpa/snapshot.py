@@ -155,6 +155,7 @@ def read_pod(node: Node, now: float = NOW) -> Pod:
             if pod_requests.value
             else None
         ),
+        pod_requests_milli={k: v.int() for k, v in pod_requests.items()} if pod_requests.value else None,
     )
 
 

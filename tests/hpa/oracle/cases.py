@@ -7,6 +7,7 @@ from typing import Any
 
 from . import horizontal as h
 from . import quantity
+from .goint import ZERO_TIME
 from .replica_calculator import (
     NOW,
     Calc,
@@ -19,7 +20,6 @@ from .replica_calculator import (
     raw_metrics,
     resource_metrics,
 )
-from .goint import ZERO_TIME
 
 
 def _cfg(inp: dict[str, Any]) -> tuple[float, float]:
@@ -109,8 +109,15 @@ def group_pods_case(inp: dict[str, Any]) -> dict[str, Any]:
     for m in inp.get("pod_metrics") or []:
         ts = ago(m.get("timestamp_seconds_ago"))
         metrics[m["pod"]] = PodMetric(0, ZERO_TIME if ts is None else ts, float(m.get("window_seconds") or 0))
-    ready, unready, missing, ignored = group_pods(inp.get("pods") or [], metrics, inp.get("resource") or "", *_cfg(inp))
-    return {"ready_count": ready, "unready": sorted(unready), "missing": sorted(missing), "ignored": sorted(ignored)}
+    ready, unready, missing, ignored = group_pods(
+        inp.get("pods") or [], metrics, inp.get("resource") or "", *_cfg(inp)
+    )
+    return {
+        "ready_count": ready,
+        "unready": sorted(unready),
+        "missing": sorted(missing),
+        "ignored": sorted(ignored),
+    }
 
 
 def pod_requests_case(inp: dict[str, Any]) -> dict[str, Any]:
@@ -173,17 +180,24 @@ def stabilize(inp: dict[str, Any]) -> dict[str, Any]:
 
 
 def _limit(up: bool, inp: dict[str, Any]) -> dict[str, Any]:
-    rules = h.generate_scale_up_rules(inp.get("rules")) if up else h.generate_scale_down_rules(inp.get("rules"))
+    rules = (
+        h.generate_scale_up_rules(inp.get("rules")) if up else h.generate_scale_down_rules(inp.get("rules"))
+    )
     fn = h.scale_up_limit_with_rules if up else h.scale_down_limit_with_rules
     limit = fn(
-        inp["current_replicas"], h._events(inp.get("scale_up_events")), h._events(inp.get("scale_down_events")), rules
+        inp["current_replicas"],
+        h._events(inp.get("scale_up_events")),
+        h._events(inp.get("scale_down_events")),
+        rules,
     )
     return {"limit": limit}
 
 
 def default_rules(inp: dict[str, Any]) -> dict[str, Any]:
     up = inp["direction"] in ("scaleUp", "up")
-    rules = h.generate_scale_up_rules(inp.get("rules")) if up else h.generate_scale_down_rules(inp.get("rules"))
+    rules = (
+        h.generate_scale_up_rules(inp.get("rules")) if up else h.generate_scale_down_rules(inp.get("rules"))
+    )
     return {
         "rules": {
             "stabilizationWindowSeconds": rules["stabilizationWindowSeconds"],

@@ -100,7 +100,9 @@ def scale_up_limit_with_rules(current: int, up: list[Event], down: list[Event], 
     return result
 
 
-def scale_down_limit_with_rules(current: int, up: list[Event], down: list[Event], rules: dict[str, Any]) -> int:
+def scale_down_limit_with_rules(
+    current: int, up: list[Event], down: list[Event], rules: dict[str, Any]
+) -> int:
     if rules["selectPolicy"] == "Disabled":
         return current
     if rules["selectPolicy"] == "Min":
@@ -346,7 +348,9 @@ def compute_metric(
             if avg_value is not None:
                 replicas, _ = calc.calc_plain_metric_replicas(metrics, spec_replicas, avg_value, tol, name)
                 return replicas, {"type": type_, "name": name, "averageUtilization": None}
-            replicas, util, _ = calc.get_resource_replicas(spec_replicas, avg_util, name, tol, metrics, container)
+            replicas, util, _ = calc.get_resource_replicas(
+                spec_replicas, avg_util, name, tol, metrics, container
+            )
             return replicas, {"type": type_, "name": name, "averageUtilization": util}
         if type_ == "Pods":
             src = spec["pods"]
@@ -443,7 +447,9 @@ def controller_sync(inp: dict[str, Any]) -> dict[str, Any]:
     min_r = spec["minReplicas"] if spec.get("minReplicas") is not None else 1
     max_r = spec["maxReplicas"]
 
-    def out(desired: int, scaled: bool, status_desired: int, error: bool, statuses: list[dict[str, Any]] | None):
+    def out(
+        desired: int, scaled: bool, status_desired: int, error: bool, statuses: list[dict[str, Any]] | None
+    ):
         res: dict[str, Any] = {
             "desired_replicas": desired,
             "scale_updated": scaled,
@@ -542,7 +548,9 @@ def controller_sync(inp: dict[str, Any]) -> dict[str, Any]:
         if replicas > desired:
             desired = replicas
         if behavior is None:
-            stabilized = stabilize_recommendation(recs, desired, float(cfg.get("downscale_stabilization_window_seconds", 300)))
+            stabilized = stabilize_recommendation(
+                recs, desired, float(cfg.get("downscale_stabilization_window_seconds", 300))
+            )
             world.set_condition(
                 "AbleToScale", "True", "ScaleDownStabilized" if stabilized != desired else "ReadyForNewScale"
             )
@@ -565,7 +573,14 @@ def controller_sync(inp: dict[str, Any]) -> dict[str, Any]:
                 "AbleToScale", "True", stab_reason if stabilized != desired else "ReadyForNewScale"
             )
             new_desired, reason = convert_with_behavior_rate(
-                current, stabilized, min_r, max_r, behavior["scaleUp"], behavior["scaleDown"], up_events, down_events
+                current,
+                stabilized,
+                min_r,
+                max_r,
+                behavior["scaleUp"],
+                behavior["scaleDown"],
+                up_events,
+                down_events,
             )
         world.set_condition("ScalingLimited", "False" if new_desired == stabilized else "True", reason)
         desired = new_desired

@@ -43,7 +43,9 @@ def _time(v: Any) -> float:
 # --- metrics client -----------------------------------------------------------------------------
 
 
-def resource_metrics(items: list[dict[str, Any]] | None, resource: str, container: str) -> dict[str, PodMetric]:
+def resource_metrics(
+    items: list[dict[str, Any]] | None, resource: str, container: str
+) -> dict[str, PodMetric]:
     """``GetResourceMetric``: getContainerMetrics / getPodMetrics."""
     if not items:
         raise CalcError("no metrics returned from resource metrics API")
@@ -151,7 +153,9 @@ def _requests_from_containers(pod: dict[str, Any], container: str, resource: str
         if container == "" or container == c.get("name", ""):
             reqs = c.get("requests_milli") or {}
             if resource not in reqs:
-                raise CalcError(f"missing request for {resource} in container {c.get('name')} of Pod {pod['name']}")
+                raise CalcError(
+                    f"missing request for {resource} in container {c.get('name')} of Pod {pod['name']}"
+                )
             request = i64(request + reqs[resource])
         if container == c.get("name", ""):
             return request
@@ -309,7 +313,9 @@ class Calc:
             return f2i32(gceil(f))
         return f2i32(gceil(ratio))
 
-    def object_metric_replicas(self, current: int, target: int, usage: int, tol: Tolerances) -> tuple[int, int]:
+    def object_metric_replicas(
+        self, current: int, target: int, usage: int, tol: Tolerances
+    ) -> tuple[int, int]:
         ratio = fdiv(float(usage), float(target))
         return self.usage_ratio_replica_count(current, ratio, tol), usage
 

@@ -1,0 +1,73 @@
+"""Regressions for the discrepancies the differential tests (``test_differential.py``) found."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubetide.conformance import run_case
+
+
+def _pod(name: str, **kw: Any) -> dict[str, Any]:
+    pod = {
+        "name": name,
+        "phase": "Running",
+        "ready": True,
+        "start_seconds_ago": 600,
+        "ready_transition_seconds_ago": 600,
+        "deleted": False,
+        "containers": [{"name": "container1", "requests_milli": {"cpu": 100, "memory": 1000}}],
+    }
+    pod.update(kw)
+    return pod
+
+
+def test_unset_sample_time_and_unset_ready_transition_are_one_instant() -> None:
+    # Go's zero time is a real instant: zero.Before(zero.Add(60s)) is true, so an initializing pod whose
+    # sample and Ready transition are both unset has not had a full window yet: unready.
+    case = {
+        "kind": "replica_calc",
+        "input": {
+            "function": "group_pods",
+            "resource": "cpu",
+            "config": {
+                "cpu_initialization_period_seconds": 120,
+                "delay_of_initial_readiness_status_seconds": 10,
+            },
+            "pods": [_pod("young", start_seconds_ago=0, ready_transition_seconds_ago=None)],
+            "pod_metrics": [{"pod": "young", "timestamp_seconds_ago": None, "window_seconds": 60}],
+        },
+        "expected": {"ready_count": 0, "unready": ["young"]},
+    }
+    assert run_case(case) == {"ready_count": 0, "unready": ["young"]}
+    # With a zero-length window the two instants are equal and "before" is false: ready.
+    case["input"]["pod_metrics"][0]["window_seconds"] = 0
+    assert run_case(case) == {"ready_count": 1, "unready": []}
+
+
+def _requests(resource: str, pod_level: dict[str, int], container: str | None = None) -> dict[str, Any]:
+    return run_case(
+        {
+            "kind": "replica_calc",
+            "input": {
+                "function": "pod_requests",
+                "resource": resource,
+                "container": container,
+                "feature_gates": {"PodLevelResources": True},
+                "pods": [_pod("p", pod_requests_milli=pod_level)],
+            },
+            "expected": {"requests_milli": None},
+        }
+    )
+
+
+def test_pod_level_requests_without_the_resource_fail_the_metric() -> None:
+    # hpa.md 2.2: with pod-level requests declared, the request is the pod-level one; missing => error.
+    assert _requests("memory", {"cpu": 800})["error"] is True
+    assert _requests("cpu", {"cpu": 800}) == {"requests_milli": {"p": 800}}
+    # A named container still wins over pod-level requests.
+    assert _requests("memory", {"cpu": 800}, "container1") == {"requests_milli": {"p": 1000}}
+
+
+def test_pod_level_requests_keep_their_exact_milli_value() -> None:
+    # 1500m of memory is not rounded to whole bytes: the HPA divides by MilliValue().
+    assert _requests("memory", {"memory": 1500}) == {"requests_milli": {"p": 1500}}
