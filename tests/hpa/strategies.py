@@ -22,7 +22,13 @@ def _case(kind: str, inp: dict[str, Any]) -> Case:
 # --- scalars ---------------------------------------------------------------------------------------
 
 small = st.integers(0, 20)
-replicas = st.one_of(st.integers(0, 12), st.integers(0, 200), st.sampled_from([0, 1, 2, 3, 4, 5, 10, 100]))
+huge_int32 = st.sampled_from([MAX_INT32, MAX_INT32 - 1, 2**30, 2**30 + 1, MAX_INT32 // 2 + 1])
+replicas = st.one_of(
+    st.integers(0, 12),
+    st.integers(0, 200),
+    st.sampled_from([0, 1, 2, 3, 4, 5, 10, 100]),
+    huge_int32,
+)
 positive_milli = st.one_of(
     st.sampled_from([1, 10, 100, 150, 200, 250, 300, 500, 1000, 1500, 2000, 10000]),
     st.integers(1, 50_000),
@@ -405,7 +411,10 @@ policy = st.fixed_dictionaries(
     {
         "type": st.sampled_from(["Pods", "Percent"]),
         "value": st.one_of(
-            st.integers(1, 10), st.sampled_from([1, 4, 10, 50, 100, 150, 200, 1000]), st.integers(1, 1000)
+            st.integers(1, 10),
+            st.sampled_from([1, 4, 10, 50, 100, 150, 200, 1000]),
+            st.integers(1, 1000),
+            st.integers(1, 10).map(lambda _: MAX_INT32),
         ),
         "periodSeconds": st.one_of(st.sampled_from([15, 30, 60, 120, 300, 1800]), st.integers(1, 600)),
     }
@@ -435,7 +444,7 @@ def events(draw: st.DrawFn, periods: list[int]) -> list[dict[str, Any]]:
     bounds = [*periods, 15, 60]
     return [
         {
-            "replica_change": draw(st.one_of(st.integers(0, 10), st.integers(0, 200))),
+            "replica_change": draw(st.one_of(st.integers(0, 10), st.integers(0, 200), huge_int32)),
             "seconds_ago": draw(seconds_ago(*bounds)),
         }
         for _ in range(draw(st.integers(0, 4)))
@@ -596,13 +605,16 @@ def controller_sync_cases(draw: st.DrawFn) -> Case:
             "PodLevelResources": draw(st.booleans()),
         },
     }
-    n = draw(st.integers(0, 6))
     request = draw(st.sampled_from([1000, 500, 200]))
-    pods = [draw(simple_pod(f"test-pod-{i}", request)) for i in range(n)]
     min_r = draw(st.one_of(st.none(), st.integers(0, 5)))
     max_r = draw(st.integers(max(min_r or 1, 1), 12))
-    spec_replicas = draw(st.one_of(st.just(n), st.integers(0, 14), st.just(0)))
-    status_replicas = draw(st.one_of(st.just(spec_replicas), st.integers(0, 14)))
+    lowest = 1 if min_r is None else max(min_r, 1)
+    spec_replicas = draw(
+        st.one_of(*[st.integers(lowest, max(lowest, max_r))] * 6, st.just(0), st.integers(0, 14))
+    )
+    status_replicas = draw(st.one_of(st.just(spec_replicas), st.just(spec_replicas), st.integers(0, 14)))
+    n = draw(st.one_of(st.just(min(spec_replicas, 8)), st.just(min(spec_replicas, 8)), st.integers(0, 6)))
+    pods = [draw(simple_pod(f"test-pod-{i}", request)) for i in range(n)]
 
     metrics: list[dict[str, Any]] = []
     for _ in range(draw(st.integers(0, 3))):
@@ -762,8 +774,10 @@ def controller_sync_cases(draw: st.DrawFn) -> Case:
     recs = draw(
         st.one_of(st.none(), recommendations(cfg["downscale_stabilization_window_seconds"], 0, 60, 300))
     )
-    fetch_errors = draw(
-        st.lists(st.sampled_from(["Resource", "Pods", "Object", "External"]), max_size=2, unique=True)
+    fetch_errors = (
+        draw(st.lists(st.sampled_from(["Resource", "Pods", "Object", "External"]), max_size=2, unique=True))
+        if draw(st.integers(0, 3)) == 0
+        else []
     )
     if "Resource" in fetch_errors:
         fetch_errors.append("ContainerResource")

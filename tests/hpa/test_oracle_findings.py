@@ -71,3 +71,36 @@ def test_pod_level_requests_without_the_resource_fail_the_metric() -> None:
 def test_pod_level_requests_keep_their_exact_milli_value() -> None:
     # 1500m of memory is not rounded to whole bytes: the HPA divides by MilliValue().
     assert _requests("memory", {"memory": 1500}) == {"requests_milli": {"p": 1500}}
+
+
+def _rate_limit(
+    current: int, desired: int, scale_up: dict[str, Any], down_events: list[Any]
+) -> dict[str, Any]:
+    return run_case(
+        {
+            "kind": "normalize_behavior",
+            "input": {
+                "function": "apply_rate_limits",
+                "current_replicas": current,
+                "desired_replicas": desired,
+                "min_replicas": 1,
+                "max_replicas": 2**31 - 1,
+                "behavior": {"scaleUp": scale_up, "scaleDown": None},
+                "scale_up_events": [],
+                "scale_down_events": down_events,
+            },
+            "expected": {"replicas": None, "reason": None},
+        }
+    )
+
+
+def test_rate_limit_arithmetic_is_int32() -> None:
+    # Upstream adds the Pods policy value to the period's start in int32: 5 + (2^31-1) wraps negative,
+    # the limit falls back to the current count and the HPA cannot scale up at all.
+    unlimited = {"policies": [{"type": "Pods", "value": 2**31 - 1, "periodSeconds": 60}]}
+    assert _rate_limit(5, 10, unlimited, []) == {"replicas": 5, "reason": "ScaleUpLimit"}
+    # Replica changes are summed in int32 too: two recent scale-downs of 2^31-1 wrap to -2, so the
+    # period started at 5 - 2 = 3 replicas and 4 Pods allow 7.
+    events = [{"replica_change": 2**31 - 1, "seconds_ago": 1}] * 2
+    four = {"policies": [{"type": "Pods", "value": 4, "periodSeconds": 60}]}
+    assert _rate_limit(5, 10, four, events) == {"replicas": 7, "reason": "ScaleUpLimit"}
