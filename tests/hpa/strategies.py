@@ -33,6 +33,7 @@ positive_milli = st.one_of(
     st.sampled_from([1, 10, 100, 150, 200, 250, 300, 500, 1000, 1500, 2000, 10000]),
     st.integers(1, 50_000),
 )
+huge_usage = st.sampled_from([2**31, 2**31 * 100, 2**40, 2**53 + 1, 2**62, MAX_INT64 // 3, MAX_INT64 // 100])
 scalar_tolerances = st.one_of(
     st.sampled_from([0.1, 0.1, 0.05, 0.35, 0.0, 0.01, 0.2, 0.5, 1.0]), st.floats(0, 1, allow_nan=False)
 )
@@ -192,6 +193,8 @@ def _sample(
     ts = draw(st.one_of(st.sampled_from(choices), st.none(), st.integers(0, 300)))
 
     def usage() -> int:
+        if draw(st.integers(0, 25)) == 0:
+            return draw(huge_usage)
         if center is not None and draw(st.integers(0, 3)) > 0:
             return center
         return draw(st.one_of(st.integers(0, 3000), st.sampled_from([0, 100, 500, 1000])))
@@ -250,7 +253,12 @@ def metric_case_parts(draw: st.DrawFn) -> dict[str, Any]:
             center = _near(draw, util * request // 100, tol_down, tol_up)
         else:
             t = draw(positive_milli)
-            target = {"type": "AverageValue", "averageValue": draw(quantity_text(t))}
+            text = draw(st.one_of(quantity_text(t), quantity_text(t), sub_milli_quantity()))
+            target = {"type": "AverageValue", "averageValue": text}
+            if text.endswith("u"):
+                t = -(-int(text[:-1]) // 1000)
+            if draw(st.integers(0, 8)) == 0:
+                target["averageUtilization"] = draw(st.integers(1, 200))  # AverageValue wins
             center = _near(draw, t, tol_down, tol_up)
         if source == "Resource":
             inp["metric"] = {"type": "Resource", "resource": {"name": resource, "target": target}}
@@ -280,7 +288,9 @@ def metric_case_parts(draw: st.DrawFn) -> dict[str, Any]:
                 samples.append(
                     {
                         "pod": p["name"],
-                        "value_milli": center if draw(st.booleans()) else draw(st.integers(0, 5 * t + 10)),
+                        "value_milli": center
+                        if draw(st.booleans())
+                        else draw(st.one_of(st.integers(0, 5 * t + 10), huge_usage)),
                     }
                 )
         for i in range(draw(st.sampled_from([0, 0, 1]))):
@@ -771,8 +781,11 @@ def controller_sync_cases(draw: st.DrawFn) -> Case:
             if c.get("usage_milli") and draw(st.booleans()):
                 c["usage_milli"]["memory"] = draw(st.integers(0, request * 2000))
     periods = _periods(*(behavior or {}).values()) if behavior else []
+    windows = [r.get("stabilizationWindowSeconds", 0) for r in (behavior or {}).values() if r]
     recs = draw(
-        st.one_of(st.none(), recommendations(cfg["downscale_stabilization_window_seconds"], 0, 60, 300))
+        st.one_of(
+            st.none(), recommendations(cfg["downscale_stabilization_window_seconds"], 0, 60, 300, *windows)
+        )
     )
     fetch_errors = (
         draw(st.lists(st.sampled_from(["Resource", "Pods", "Object", "External"]), max_size=2, unique=True))

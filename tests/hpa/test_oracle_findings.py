@@ -104,3 +104,36 @@ def test_rate_limit_arithmetic_is_int32() -> None:
     events = [{"replica_change": 2**31 - 1, "seconds_ago": 1}] * 2
     four = {"policies": [{"type": "Pods", "value": 4, "periodSeconds": 60}]}
     assert _rate_limit(5, 10, four, events) == {"replicas": 7, "reason": "ScaleUpLimit"}
+
+
+def test_utilization_percentage_is_an_int32_of_int64_arithmetic() -> None:
+    # int32((metricsTotal * 100) / requestsTotal): 2^31 percent wraps to -2^31, and upstream proposes
+    # ceil(-2^31 / 10 * 1) replicas; kubetide used to report a huge positive utilization instead.
+    pods = [_pod("p", containers=[{"name": "c", "requests_milli": {"cpu": 100}}])]
+    case = {
+        "kind": "replica_calc",
+        "input": {
+            "function": "metric_replicas",
+            "metric": {
+                "type": "Resource",
+                "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 10}},
+            },
+            "current_replicas": 1,
+            "tolerances": {"scaleUp": 0.1, "scaleDown": 0.1},
+            "config": {
+                "cpu_initialization_period_seconds": 120,
+                "delay_of_initial_readiness_status_seconds": 10,
+            },
+            "pods": pods,
+            "resource_metrics": [
+                {
+                    "pod": "p",
+                    "timestamp_seconds_ago": 0,
+                    "window_seconds": 60,
+                    "containers": [{"name": "c", "usage_milli": {"cpu": 2**31}}],
+                }
+            ],
+        },
+        "expected": {"replicas": None, "utilization": None, "raw_value_milli": None},
+    }
+    assert run_case(case) == {"replicas": -214748364, "utilization": -(2**31), "raw_value_milli": 2**31}
