@@ -788,12 +788,16 @@ def controller_sync_cases(draw: st.DrawFn) -> Case:
         )
     )
     fetch_errors = (
-        draw(st.lists(st.sampled_from(["Resource", "Pods", "Object", "External"]), max_size=2, unique=True))
+        draw(
+            st.lists(
+                st.sampled_from(["Resource", "ContainerResource", "Pods", "Object", "External"]),
+                max_size=2,
+                unique=True,
+            )
+        )
         if draw(st.integers(0, 3)) == 0
         else []
     )
-    if "Resource" in fetch_errors:
-        fetch_errors.append("ContainerResource")
     return _case(
         "controller_sync",
         {

@@ -137,3 +137,42 @@ def test_utilization_percentage_is_an_int32_of_int64_arithmetic() -> None:
         "expected": {"replicas": None, "utilization": None, "raw_value_milli": None},
     }
     assert run_case(case) == {"replicas": -214748364, "utilization": -(2**31), "raw_value_milli": 2**31}
+
+
+def test_metric_fetch_errors_are_per_source_type() -> None:
+    # "metric_fetch_errors: source types that fail": a failing ContainerResource source leaves a
+    # Resource metric alone (kubetide used to fail both, as they share the resource metrics API).
+    cpu = {
+        "type": "Resource",
+        "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}},
+    }
+    inp = {
+        "config": {"tolerance": 0.1, "feature_gates": {"HPAScaleToZero": False}},
+        "hpa": {
+            "spec": {
+                "scaleTargetRef": {"kind": "Deployment", "name": "d"},
+                "maxReplicas": 10,
+                "metrics": [cpu],
+            },
+            "status": {"currentReplicas": 2, "desiredReplicas": 2, "conditions": []},
+        },
+        "scale": {"spec_replicas": 2, "status_replicas": 2, "selector": "app=x"},
+        "pods": [_pod("a"), _pod("b")],
+        "resource_metrics": [
+            {
+                "pod": n,
+                "timestamp_seconds_ago": 0,
+                "window_seconds": 60,
+                "containers": [{"name": "container1", "usage_milli": {"cpu": 100}}],
+            }
+            for n in ("a", "b")
+        ],
+        "controller_state": {"recommendations": None},
+    }
+    for failing, scaled in ((["ContainerResource"], True), (["Resource"], False)):
+        case = {
+            "kind": "controller_sync",
+            "input": {**inp, "metric_fetch_errors": failing},
+            "expected": {"scale_updated": None},
+        }
+        assert run_case(case) == {"scale_updated": scaled}

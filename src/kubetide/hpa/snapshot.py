@@ -39,7 +39,8 @@ class SnapshotMetrics:
     def resource_metrics(
         self, namespace: str, selector: LabelSelector, resource: str, container: str
     ) -> Mapping[str, PodMetric]:
-        if "Resource" in self.failing or "ContainerResource" in self.failing:
+        # Failures are listed per metric source type: a ContainerResource metric names its container.
+        if ("ContainerResource" if container else "Resource") in self.failing:
             raise MetricsError("failed to get pod resource metrics")
         if not self.resource_items:
             raise MetricsError("no metrics returned from resource metrics API")
