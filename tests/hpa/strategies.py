@@ -43,6 +43,7 @@ tolerance_texts = st.one_of(
     ),
     st.integers(0, 99).map(lambda n: f"0.{n:02d}"),
     st.integers(0, 999).map(lambda n: f"{n}m"),
+    st.sampled_from([0.05, 0.35, 0.1, 0.01, 0.15, 0.3]),  # a JSON number: the quantity of its text
 )
 
 
@@ -148,12 +149,22 @@ def simple_pod(draw: st.DrawFn, name: str, request: int) -> dict[str, Any]:
     }
     if odd:
         p.update(
-            phase=draw(st.sampled_from(["Running", "Pending", "Failed"])),
+            phase=draw(st.sampled_from(["Running", "Pending", "Failed", "Succeeded", "Unknown"])),
             ready=draw(st.sampled_from([True, False, None])),
             start_seconds_ago=draw(seconds_ago(0, CPU_INIT, 600)),
             ready_transition_seconds_ago=draw(seconds_ago(0, 60)),
             deleted=draw(st.booleans()),
         )
+    if draw(st.integers(0, 12)) == 0:
+        p["pod_requests_milli"] = draw(
+            st.sampled_from(
+                [{"cpu": request * 2}, {"memory": request * 1000}, {"cpu": request, "memory": 1500}]
+            )
+        )
+    if draw(st.integers(0, 12)) == 0:
+        p["initContainers"] = [
+            {"name": "sidecar", "requests_milli": {"cpu": request}, "restartPolicy": "Always"}
+        ]
     return p
 
 

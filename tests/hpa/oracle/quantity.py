@@ -41,11 +41,11 @@ def milli_value(text: str | int) -> int:
     return math.ceil(exact(text) * 1000)
 
 
-def approximate_float64(text: str) -> float:
+def approximate_float64(text: str | float) -> float:
     """``Quantity.AsApproximateFloat64()`` for a fast-path decimal quantity: ``float64(value) *
     math.Pow10(scale)`` with ``value`` the digits without the point and ``scale`` the suffix exponent
     minus the number of fraction digits."""
-    sign, num, denom, suffix = _split(text)
+    sign, num, denom, suffix = _split(text if isinstance(text, str) else repr(text))
     if suffix in _BIN:
         raise ValueError("binary tolerances are not generated")
     exponent = _DEC[suffix] if suffix in _DEC else int(suffix[1:])
