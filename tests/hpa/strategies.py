@@ -630,9 +630,11 @@ def controller_sync_cases(draw: st.DrawFn) -> Case:
     min_r = draw(st.one_of(st.none(), st.integers(0, 5)))
     max_r = draw(st.integers(max(min_r or 1, 1), 12))
     lowest = 1 if min_r is None else max(min_r, 1)
-    spec_replicas = draw(
-        st.one_of(*[st.integers(lowest, max(lowest, max_r))] * 6, st.just(0), st.integers(0, 14))
-    )
+    where = draw(st.sampled_from(["in-range"] * 6 + ["zero", "anywhere"]))
+    if where == "in-range":
+        spec_replicas = draw(st.integers(lowest, max(lowest, max_r)))
+    else:
+        spec_replicas = 0 if where == "zero" else draw(st.integers(0, 14))
     status_replicas = draw(st.one_of(st.just(spec_replicas), st.just(spec_replicas), st.integers(0, 14)))
     n = draw(st.one_of(st.just(min(spec_replicas, 8)), st.just(min(spec_replicas, 8)), st.integers(0, 6)))
     pods = [draw(simple_pod(f"test-pod-{i}", request)) for i in range(n)]
@@ -784,7 +786,14 @@ def controller_sync_cases(draw: st.DrawFn) -> Case:
     qps_center = draw(positive_milli)
     resource_metrics = draw(
         resource_samples(
-            pods, "cpu", draw(st.one_of(st.none(), st.sampled_from([request // 2, request, request * 2])))
+            pods,
+            "cpu",
+            draw(
+                st.one_of(
+                    st.none(),
+                    st.sampled_from([request // 2, request, request * 2, request // 4, 0, request * 3 // 10]),
+                )
+            ),
         )
     )
     for item in resource_metrics:
@@ -827,8 +836,8 @@ def controller_sync_cases(draw: st.DrawFn) -> Case:
                 "spec_replicas": spec_replicas,
                 "status_replicas": status_replicas,
                 "selector": draw(st.sampled_from(["name=test-pod"] * 12 + ["", "name in (a"])),
-                "get_error": draw(st.integers(0, 15)) == 0,
-                "update_error": draw(st.integers(0, 10)) == 0,
+                "get_error": draw(st.sampled_from([False] * 15 + [True])),
+                "update_error": draw(st.sampled_from([False] * 10 + [True])),
             },
             "pods": pods,
             "resource_metrics": resource_metrics,
