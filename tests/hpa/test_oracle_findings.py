@@ -176,3 +176,30 @@ def test_metric_fetch_errors_are_per_source_type() -> None:
             "expected": {"scale_updated": None},
         }
         assert run_case(case) == {"scale_updated": scaled}
+
+
+def test_first_sample_container_of_the_name_decides() -> None:
+    # getContainerMetrics stops at the first container with the metric's name; if it lacks the
+    # resource, the pod has no sample (a later container of the same name is not consulted).
+    pod = _pod("p", containers=[{"name": "c", "requests_milli": {"cpu": 100}}])
+    target = {"type": "Utilization", "averageUtilization": 50}
+    inp = {
+        "function": "metric_replicas",
+        "metric": {
+            "type": "ContainerResource",
+            "containerResource": {"name": "cpu", "container": "c", "target": target},
+        },
+        "current_replicas": 1,
+        "tolerances": {"scaleUp": 0.1, "scaleDown": 0.1},
+        "config": {"cpu_initialization_period_seconds": 120, "delay_of_initial_readiness_status_seconds": 10},
+        "pods": [pod],
+        "resource_metrics": [
+            {
+                "pod": "p",
+                "timestamp_seconds_ago": 0,
+                "window_seconds": 60,
+                "containers": [{"name": "c", "usage_milli": {}}, {"name": "c", "usage_milli": {"cpu": 100}}],
+            }
+        ],
+    }
+    assert run_case({"kind": "replica_calc", "input": inp, "expected": {"replicas": None}})["error"] is True

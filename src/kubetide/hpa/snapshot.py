@@ -48,8 +48,9 @@ class SnapshotMetrics:
         for pod, timestamp, window, containers in self.resource_items:
             if container:
                 for name, usage in containers:
-                    if name == container and resource in usage:
-                        out[pod] = PodMetric(usage[resource], timestamp, window)
+                    if name == container:  # the first container of that name decides, as upstream
+                        if resource in usage:
+                            out[pod] = PodMetric(usage[resource], timestamp, window)
                         break
                 continue
             # Summed over containers; a pod reporting no containers, or one lacking it, is skipped.
