@@ -213,6 +213,11 @@ def _sample(
     shape = draw(st.integers(0, 12))
     if shape == 0:
         containers: list[dict[str, Any]] = []
+    elif shape == 2:  # a duplicated container name: the first one decides
+        containers = [
+            {"name": "container1", "usage_milli": {}},
+            {"name": "container1", "usage_milli": {resource: usage()}},
+        ]
     elif shape == 1:
         containers = [
             {"name": "container1", "usage_milli": {resource: usage()}},
