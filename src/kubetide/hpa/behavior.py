@@ -58,10 +58,24 @@ def stabilize(
     )
 
 
+def int32(x: int) -> int:
+    """Wrap to int32 as Go's int32 arithmetic does: upstream adds replica counts and policy values in
+    int32, so e.g. a ``Pods`` policy of 2^31-1 overflows to a negative limit (and blocks scale-up)."""
+    return ((x + 2**31) & 0xFFFFFFFF) - 2**31
+
+
 def replicas_change_in_period(events: list[ScaleEvent], period: float, now: float) -> int:
-    """Sum of changes strictly younger than ``period`` seconds."""
+    """Sum of changes strictly younger than ``period`` seconds (an int32 sum)."""
     cutoff = now - period
-    return sum(e.replica_change for e in events if e.timestamp > cutoff)
+    return int32(sum(e.replica_change for e in events if e.timestamp > cutoff))
+
+
+def _period_start(
+    current: int, up_events: list[ScaleEvent], down_events: list[ScaleEvent], period: int, now: float
+) -> int:
+    added = replicas_change_in_period(up_events, period, now)
+    removed = replicas_change_in_period(down_events, period, now)
+    return int32(int32(current - added) + removed)
 
 
 def scale_up_limit(
@@ -73,13 +87,9 @@ def scale_up_limit(
     pick_min = rules.select_policy == "Min"
     result = MAX_INT32 if pick_min else MIN_INT32
     for p in rules.policies or ():
-        start = (
-            current
-            - replicas_change_in_period(up_events, p.period_seconds, now)
-            + replicas_change_in_period(down_events, p.period_seconds, now)
-        )
+        start = _period_start(current, up_events, down_events, p.period_seconds, now)
         if p.type == "Pods":
-            proposed = start + p.value
+            proposed = int32(start + p.value)
         else:
             proposed = math.ceil(float(start) * (1 + float(p.value) / 100))
         result = min(result, proposed) if pick_min else max(result, proposed)
@@ -95,13 +105,9 @@ def scale_down_limit(
     pick_max = rules.select_policy == "Min"
     result = MIN_INT32 if pick_max else MAX_INT32
     for p in rules.policies or ():
-        start = (
-            current
-            - replicas_change_in_period(up_events, p.period_seconds, now)
-            + replicas_change_in_period(down_events, p.period_seconds, now)
-        )
+        start = _period_start(current, up_events, down_events, p.period_seconds, now)
         if p.type == "Pods":
-            proposed = start - p.value
+            proposed = int32(start - p.value)
         else:
             proposed = int(float(start) * (1 - float(p.value) / 100))  # truncation toward zero
         result = max(result, proposed) if pick_max else min(result, proposed)

@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from kubetide.hpa.ports import PodMetric
-from kubetide.model.pod import Pod, pod_requests
-from kubetide.model.resources import CPU
+from kubetide.hpa.ports import NEVER, PodMetric
+from kubetide.model.pod import Pod
+from kubetide.model.resources import CPU, MEMORY
 
-__all__ = ["PodGroups", "RequestError", "group_pods", "pod_requests_milli"]
+__all__ = ["PodGroups", "RequestError", "group_pods", "pod_requests_milli", "sample_before"]
 
 
 class RequestError(Exception):
@@ -68,12 +68,23 @@ def group_pods(
 def _cpu_unready(pod: Pod, metric: PodMetric, now: float, init_period: float, readiness_delay: float) -> bool:
     if pod.ready is None or pod.start_time is None:
         return True
-    transition = pod.ready_transition if pod.ready_transition is not None else float("-inf")
+    transition = pod.ready_transition if pod.ready_transition is not None else NEVER
     if pod.start_time + init_period > now:
         # Still initializing: a sample counts only once a whole window has passed since Ready.
-        return pod.ready is False or metric.timestamp < transition + metric.window
+        return pod.ready is False or sample_before(metric.timestamp, transition, metric.window)
     # Unready and never been ready since start (plus the readiness delay).
     return pod.ready is False and pod.start_time + readiness_delay > transition
+
+
+def sample_before(timestamp: float, transition: float, window: float) -> bool:
+    """``metric.Timestamp.Before(transition.Add(window))``.
+
+    Unset times are Go's zero time (``NEVER``). That is a real instant, so a sample stamped with it is
+    before ``zero + window`` whenever the window is positive, although ``-inf < -inf + window`` is not.
+    """
+    if timestamp == NEVER and transition == NEVER:
+        return window > 0
+    return timestamp < transition + window
 
 
 def pod_requests_milli(
@@ -99,13 +110,14 @@ def _pod_request(pod: Pod, resource: str, container: str, pod_level_resources: b
 
 
 def _compute_request(pod: Pod, resource: str, container: str, pod_level_resources: bool) -> int:
-    if pod_level_resources and pod.pod_requests and not container:
-        # Pod-level requests apply only when no container is named (a named container wins); the
-        # value is the pod's full effective request (PodRequests), overhead included.
-        effective = pod_requests(pod, pod_level_resources=True)
-        if resource not in effective:
+    if pod_level_resources and not container and _pod_level_requests_set(pod):
+        # A named container wins over pod-level requests. Otherwise hpa.md 2.2: the pod-level request
+        # for R, and a pod declaring pod-level requests but not R fails the metric. (Upstream reads
+        # PodRequests, which would fill R in from the containers; the spec rules where they differ.)
+        request = pod.pod_request_milli(resource)
+        if request is None:
             raise RequestError(f"missing pod-level request for {resource} in Pod {pod.name}")
-        return _milli(resource, effective[resource])
+        return request
     total = 0
     for c in (*pod.containers, *(c for c in pod.init_containers if c.restartable)):
         if not container or container == c.name:
@@ -120,6 +132,12 @@ def _compute_request(pod: Pod, resource: str, container: str, pod_level_resource
     return total
 
 
-def _milli(resource: str, units: int) -> int:
-    # Resources store cpu in millicores and everything else in whole units; the HPA works in milli.
-    return units if resource == CPU else units * 1000
+def _pod_level_requests_set(pod: Pod) -> bool:
+    """``IsPodLevelRequestsSet``: pod-level requests name a resource supported at pod level."""
+    names: list[str] = list(
+        pod.pod_requests_milli if pod.pod_requests_milli is not None else (pod.pod_requests or ())
+    )
+    return any(n in _POD_LEVEL or n.startswith("hugepages-") for n in names)
+
+
+_POD_LEVEL = frozenset((CPU, MEMORY))

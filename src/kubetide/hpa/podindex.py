@@ -12,12 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from kubetide.hpa.podgroups import PodGroups, RequestError, _pod_request
-from kubetide.hpa.ports import PodMetric
+from kubetide.hpa.podgroups import PodGroups, RequestError, _pod_request, sample_before
+from kubetide.hpa.ports import NEVER, PodMetric
 from kubetide.model.pod import Pod
 from kubetide.model.resources import CPU
-
-_NEG_INF = float("-inf")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +54,7 @@ class PodIndex:
                 if pod.ready is None or pod.start_time is None:
                     no_condition.add(pod.name)
                     continue
-                transition = pod.ready_transition if pod.ready_transition is not None else _NEG_INF
+                transition = pod.ready_transition if pod.ready_transition is not None else NEVER
                 if pod.ready is False and pod.start_time + readiness_delay > transition:
                     never_ready.add(pod.name)
                 timed.append(_Young(pod.start_time, pod.name, pod.ready, transition))
@@ -95,7 +93,7 @@ class PodIndex:
                 if y.name not in sampled:
                     continue
                 metric = metrics[y.name]
-                if y.ready is False or metric.timestamp < y.transition + metric.window:
+                if y.ready is False or sample_before(metric.timestamp, y.transition, metric.window):
                     changed.add(y.name)
                 else:
                     changed.discard(y.name)  # initializing pods don't use the never-ready rule

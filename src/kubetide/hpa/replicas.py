@@ -70,6 +70,22 @@ def int32_ceil(x: float) -> int:
     return math.ceil(x)
 
 
+def int64(x: int) -> int:
+    """Wrap to int64: upstream sums samples and requests in Go's int64 (overflow wraps around)."""
+    return ((x + 2**63) & 0xFFFF_FFFF_FFFF_FFFF) - 2**63
+
+
+def int32(x: int) -> int:
+    """Wrap to int32, as Go's ``int32(v)`` conversion of an integer does."""
+    return ((x + 2**31) & 0xFFFF_FFFF) - 2**31
+
+
+def _percent(total_usage: int, total_request: int) -> int:
+    """``int32((metricsTotal * 100) / requestsTotal)``: int64 arithmetic, then truncated to int32, so
+    a utilization beyond 2^31-1 percent wraps negative exactly as upstream's does."""
+    return int32(_trunc_div(int64(total_usage * 100), total_request))
+
+
 def _trunc_div(a: int, b: int) -> int:
     q = abs(a) // abs(b)
     return q if (a >= 0) == (b >= 0) else -q
@@ -92,8 +108,8 @@ def _utilization(
     samples: Mapping[str, int], requests: Mapping[str, int], target: int
 ) -> tuple[float, int, int]:
     if samples.keys() <= requests.keys():
-        total_usage = sum(samples.values())
-        total_request = sum(map(requests.__getitem__, samples))
+        total_usage = int64(sum(samples.values()))
+        total_request = int64(sum(map(requests.__getitem__, samples)))
         n = len(samples)
     else:
         total_usage = total_request = n = 0
@@ -104,9 +120,10 @@ def _utilization(
             total_usage += value
             total_request += request
             n += 1
+        total_usage, total_request = int64(total_usage), int64(total_request)
     if total_request == 0:
         raise CalculationError("no metrics returned matched known pods")
-    utilization = _trunc_div(total_usage * 100, total_request)
+    utilization = _percent(total_usage, total_request)
     return fdiv(float(utilization), float(target)), utilization, _trunc_div(total_usage, n)
 
 
@@ -128,21 +145,21 @@ def utilization_replicas(
         (groups.ignored | groups.unready) & metrics.keys() if groups.ignored or groups.unready else _NONE
     )
     if groups.exact and request_total is not None and metrics:
-        total_usage = sum(map(_value, metrics.values()))
-        total_request = request_total
+        total_usage = int64(sum(map(_value, metrics.values())))
+        total_request = int64(request_total)
         if total_request == 0:
             raise CalculationError("no metrics returned matched known pods")
-        utilization = _trunc_div(total_usage * 100, total_request)
+        utilization = _percent(total_usage, total_request)
         ratio = fdiv(float(utilization), float(target_utilization))
         raw = _trunc_div(total_usage, len(metrics))
         samples: dict[str, int] | None = None
     elif not excluded and metrics and metrics.keys() <= requests.keys():
         # Common case: every sample counts, so sum straight from the samples without copying them.
-        total_usage = sum(map(_value, metrics.values()))
-        total_request = sum(map(requests.__getitem__, metrics))
+        total_usage = int64(sum(map(_value, metrics.values())))
+        total_request = int64(sum(map(requests.__getitem__, metrics)))
         if total_request == 0:
             raise CalculationError("no metrics returned matched known pods")
-        utilization = _trunc_div(total_usage * 100, total_request)
+        utilization = _percent(total_usage, total_request)
         ratio = fdiv(float(utilization), float(target_utilization))
         raw = _trunc_div(total_usage, len(metrics))
         samples = None
@@ -183,7 +200,7 @@ def utilization_replicas(
             # Scale-down: missing pods count as using 100 % of their request, or the target if higher.
             fallback = max(100, target_utilization)
             for name in groups.missing:
-                samples[name] = _trunc_div(requests[name] * fallback, 100)
+                samples[name] = _trunc_div(int64(requests[name] * fallback), 100)
         elif ratio > 1.0:
             for name in groups.missing:
                 samples[name] = 0
@@ -208,7 +225,7 @@ def _rebalanced(
 
 
 def _usage_ratio(samples: Mapping[str, int], target: int) -> tuple[float, int]:
-    usage = _trunc_div(sum(samples.values()), len(samples))
+    usage = _trunc_div(int64(sum(samples.values())), len(samples))
     return fdiv(float(usage), float(target)), usage
 
 

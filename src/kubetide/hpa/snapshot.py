@@ -39,7 +39,8 @@ class SnapshotMetrics:
     def resource_metrics(
         self, namespace: str, selector: LabelSelector, resource: str, container: str
     ) -> Mapping[str, PodMetric]:
-        if "Resource" in self.failing or "ContainerResource" in self.failing:
+        # Failures are listed per metric source type: a ContainerResource metric names its container.
+        if ("ContainerResource" if container else "Resource") in self.failing:
             raise MetricsError("failed to get pod resource metrics")
         if not self.resource_items:
             raise MetricsError("no metrics returned from resource metrics API")
@@ -47,8 +48,9 @@ class SnapshotMetrics:
         for pod, timestamp, window, containers in self.resource_items:
             if container:
                 for name, usage in containers:
-                    if name == container and resource in usage:
-                        out[pod] = PodMetric(usage[resource], timestamp, window)
+                    if name == container:  # the first container of that name decides, as upstream
+                        if resource in usage:
+                            out[pod] = PodMetric(usage[resource], timestamp, window)
                         break
                 continue
             # Summed over containers; a pod reporting no containers, or one lacking it, is skipped.
@@ -155,6 +157,7 @@ def read_pod(node: Node, now: float = NOW) -> Pod:
             if pod_requests.value
             else None
         ),
+        pod_requests_milli={k: v.int() for k, v in pod_requests.items()} if pod_requests.value else None,
     )
 
 

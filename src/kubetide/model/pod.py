@@ -123,6 +123,8 @@ class Pod:
     unschedulable_message: str | None = None
     restart_policy: str = "Always"  # spec.restartPolicy: Always | OnFailure | Never
     termination_grace_s: float | None = None  # spec.terminationGracePeriodSeconds (None: unset, 30 s)
+    # Exact milli-values of the pod-level requests, when known (the HPA divides by MilliValue()).
+    pod_requests_milli: dict[str, int] | None = field(default=None, hash=False, compare=False)
 
     @classmethod
     def from_manifest(cls, manifest: Any, path: str = "") -> Pod:
@@ -209,6 +211,15 @@ class Pod:
             if owner.controller:
                 return owner
         return None
+
+    def pod_request_milli(self, resource: str) -> int | None:
+        """The pod-level request of ``resource`` in milli-units (None: not declared at pod level)."""
+        if self.pod_requests_milli is not None:
+            return self.pod_requests_milli.get(resource)
+        if self.pod_requests is None or resource not in self.pod_requests:
+            return None
+        value = self.pod_requests[resource]
+        return value if resource == CPU else value * 1000
 
     @property
     def terminal(self) -> bool:
