@@ -30,6 +30,8 @@ def test_scale_up_emits_successful_rescale_with_upstream_message() -> None:
         "AbleToScale": ("True", "SucceededRescale"),
         "ScalingActive": ("True", "ValidMetricFound"),
         "ScalingLimited": ("False", "DesiredWithinRange"),
+        # HPAScaleToZero is on by default: every rescale states whether it scaled to zero.
+        "ScaledToZero": ("False", "NotScaledToZero"),
     }
     assert result.status.current_metrics[0]["resource"]["current"]["averageUtilization"] == 90
     assert result.status.last_scale_time == 0.0

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 @dataclass(frozen=True, slots=True)
 class FeatureGates:
     hpa_configurable_tolerance: bool = True  # beta, on by default
-    hpa_scale_to_zero: bool = False  # alpha for years; off by default
+    hpa_scale_to_zero: bool = True  # beta and on by default in the newest master (spec hpa.md §1)
     pod_level_resources: bool = False
 
 

@@ -202,7 +202,7 @@ def read_config(node: Node) -> HPAConfig:
         ),
         gates=FeatureGates(
             hpa_configurable_tolerance=gates.get("HPAConfigurableTolerance").bool(True),
-            hpa_scale_to_zero=gates.get("HPAScaleToZero").bool(False),
+            hpa_scale_to_zero=gates.get("HPAScaleToZero").bool(True),
             pod_level_resources=gates.get("PodLevelResources").bool(False),
         ),
     )

@@ -429,7 +429,7 @@ def _selector_ok(selector: str) -> bool:
 def controller_sync(inp: dict[str, Any]) -> dict[str, Any]:
     cfg = inp.get("config") or {}
     gates = cfg.get("feature_gates") or {}
-    scale_to_zero_gate = bool(gates.get("HPAScaleToZero", False))
+    scale_to_zero_gate = bool(gates.get("HPAScaleToZero", True))
     configurable_tol = bool(gates.get("HPAConfigurableTolerance", True))
     hpa = inp["hpa"]
     spec = hpa["spec"]
