@@ -276,6 +276,8 @@ def check_summary(sim: Simulation, result: SimulationResult) -> None:
     if timeline.t[-1] == sim.duration:
         for group in sim.groups:
             assert by_group[group]["final"] == timeline.column(f"nodes:{group}")[-1], group
+        for key, workload in summary["workloads"].items():
+            assert workload["final_replicas"] == timeline.column(f"replicas:{key}")[-1], key
 
 
 @st.composite
