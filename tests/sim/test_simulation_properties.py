@@ -150,6 +150,11 @@ def check_cluster(sim: Simulation, now: float) -> None:
         for pod in node.pods.values():
             assert not pod.deleted and pod.node == name and pod.phase not in ("Succeeded", "Failed")
             assert matches_node_selection(pod.spec, name, node.view.labels), (now, pod.key, name)
+            if not pod.spec.node_name:  # the kubelet admits spec.nodeName pods whatever the taints
+                for taint in node.view.taints:  # the group's own taints (not the lifecycle ones)
+                    assert taint.effect == "PreferNoSchedule" or any(
+                        t.tolerates(taint) for t in pod.spec.tolerations
+                    ), (now, pod.key, name, taint)
             assert cluster.pods.get(pod.key) is pod, (now, pod.key)
         requested = np.zeros(len(snap.resources), np.int64)
         for pod in node.pods.values():
