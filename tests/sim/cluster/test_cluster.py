@@ -413,3 +413,31 @@ def test_a_pod_with_node_name_is_rejected_on_a_host_port_conflict_or_a_selector_
     engine.run(10.0)
     assert sorted(c.pods) == ["default/first"]
     assert [e[2] for e in events.items if e[1] == "kubelet"] == ["NodePorts", "NodeAffinity"]
+
+
+def test_pods_of_a_node_not_ready_for_five_minutes_are_evicted_and_replaced() -> None:
+    engine, c, events = cluster()
+    add_ready_node(c, node("n1"))
+    c.apply(deployment("web", 2), 0.0)
+    c.apply(_daemon_set("100m"), 0.0)
+    engine.run(10.0)
+    add_ready_node(c, node("n2"), t=10.0)
+    c.set_node_ready(20.0, "n1", False)
+    engine.run(319.0)
+    assert all(p.node == "n1" for p in c.workloads["Deployment/default/web"].pods.values())
+    engine.run(320.0)
+    assert all(p.node == "n2" for p in c.workloads["Deployment/default/web"].pods.values())
+    assert sorted(p.node for p in c.workloads["DaemonSet/default/agent"].pods.values()) == ["n1", "n2"]
+    assert [e[2] for e in events.items if e[1] == "controller"] == ["TaintManagerEviction"] * 2
+
+
+def test_a_node_ready_again_within_five_minutes_keeps_its_pods() -> None:
+    engine, c, events = cluster()
+    add_ready_node(c, node("n1"))
+    c.apply(deployment("web", 2), 0.0)
+    engine.run(10.0)
+    c.set_node_ready(20.0, "n1", False)
+    c.set_node_ready(200.0, "n1", True)
+    c.set_node_ready(250.0, "n1", False)  # a new NotReady spell: its own 300 s
+    engine.run(549.0)
+    assert len(c.nodes["n1"].pods) == 2 and not [e for e in events.items if e[1] == "controller"]

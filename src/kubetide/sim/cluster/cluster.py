@@ -36,6 +36,10 @@ from kubetide.sim.engine import Engine
 from kubetide.sim.rng import RngFactory
 
 NOT_READY_TAINT = Taint("node.kubernetes.io/not-ready", "", "NoSchedule")
+# What the node lifecycle controller evicts by: pods that do not tolerate it go after the
+# DefaultTolerationSeconds admission plugin's 300 s (DaemonSet pods tolerate it for ever).
+NOT_READY_NO_EXECUTE = Taint("node.kubernetes.io/not-ready", "", "NoExecute")
+NOT_READY_EVICTION_DELAY = 300.0
 _SCHEDULE_PRIORITY = 50  # after everything else that happens at the same instant
 
 
@@ -60,6 +64,7 @@ class SimNode:
     slot: int
     ready: bool = False
     pods: dict[str, SimPod] = field(default_factory=dict)
+    not_ready_since: float | None = None  # when a Ready node last turned NotReady
 
 
 @dataclass
@@ -467,9 +472,44 @@ class SimCluster:
                 self._touch(pod)
             elif ready and pod.running_at is not None and pod.running_at + pod.readiness_delay <= t:
                 self._ready(pod, t)
+        if not ready:
+            node.not_ready_since = t
+            self.engine.schedule_at(
+                t + NOT_READY_EVICTION_DELAY, partial(self._evict_not_ready, name, t), name="taint-eviction"
+            )
         if ready:
             self._capacity_changed = True
             self._kick(t)
+
+    def _evict_not_ready(self, name: str, since: float, now: float) -> None:
+        """Taint-based eviction: the pods of a node NotReady for the whole toleration period go (a
+        pod tolerating ``node.kubernetes.io/not-ready:NoExecute`` stays: tolerationSeconds are not
+        modelled), and their controllers replace them elsewhere."""
+        node = self.nodes.get(name)
+        if node is None or node.ready or node.not_ready_since != since:
+            return  # gone, or Ready again in between
+        owners = set()
+        for pod in list(node.pods.values()):
+            owner = self.workloads.get(pod.owner or "")
+            if isinstance(owner, DaemonSetWorkload) or any(
+                toleration.tolerates(NOT_READY_NO_EXECUTE) for toleration in pod.spec.tolerations
+            ):
+                continue
+            self.delete_pod(pod, now, "TaintManagerEviction")
+            self.events.emit(
+                now,
+                "controller",
+                "TaintManagerEviction",
+                f"Pod/{pod.key}",
+                f"Marking for deletion Pod {pod.key}",
+                {"node": name},
+            )
+            if owner is not None:
+                owners.add(owner.key)
+        for key in sorted(owners):
+            workload = self.workloads.get(key)
+            if workload is not None:
+                self._reconcile(workload, now)
 
     def node_deleted(self, t: float, name: str) -> None:
         """The Node object is gone: its pods are garbage-collected and their owners replace them."""
