@@ -17,9 +17,18 @@ from hypothesis import strategies as st
 DATA_DIR = Path(__file__).resolve().parent / "data"
 CSV_FILE = "traffic.csv"  # in DATA_DIR: columns t, rps, depth
 
-INSTANCE_TYPES = ["m5.large", "m5.xlarge", "c5.xlarge", "c5d.large", "r5.large", "n2-standard-4", "t3.medium"]
-CPU_REQUESTS = ["50m", "100m", "250m", "500m", "1", "1500m", "3"]
-MEMORY_REQUESTS = ["64Mi", "256Mi", "1Gi", "3Gi"]
+INSTANCE_TYPES = [
+    "g4dn.xlarge",
+    "m5.large",
+    "m5.xlarge",
+    "c5.xlarge",
+    "c5d.large",
+    "r5.large",
+    "n2-standard-4",
+    "t3.medium",
+]
+CPU_REQUESTS = ["0", "1m", "50m", "100m", "250m", "500m", "1", "1500m", "3", "100000"]
+MEMORY_REQUESTS = ["0", "64Mi", "256Mi", "1Gi", "3Gi", "1Ei"]
 SCALABLE = ("Deployment", "ReplicaSet", "StatefulSet")
 
 Draw = Any  # hypothesis' draw function
@@ -139,6 +148,8 @@ def _template(draw: Draw, labels: dict[str, str], *, job: bool = False) -> dict[
     }
     if draw(st.booleans()):
         container["readinessProbe"] = {"initialDelaySeconds": draw(st.integers(0, 60))}
+    if draw(st.integers(0, 6)) == 0:
+        container["resources"]["requests"]["nvidia.com/gpu"] = "1"
     spec: dict[str, Any] = {"containers": [container]}
     if draw(st.integers(0, 5)) == 0:
         spec["initContainers"] = [

@@ -23,6 +23,7 @@ from sim_strategies import DATA_DIR, cloud_calls, scenarios
 from kubetide.cloud.instance import CloudProviderError
 from kubetide.model.pod import pod_requests
 from kubetide.model.resources import CPU, MEMORY
+from kubetide.scheduling.predicates.node_affinity import matches_node_selection
 from kubetide.scheduling.reference import ref_fits
 from kubetide.sim.cluster.workloads import DaemonSetWorkload, JobWorkload, ReplicatedWorkload
 from kubetide.sim.output.events import CONTRACT_DATA_KEYS, SOURCES
@@ -102,6 +103,29 @@ def check_cloud(sim: Simulation, now: float) -> None:
     assert live_nodes == set(sim.cluster.nodes), now
 
 
+def check_inter_pod_constraints(cluster: Any, now: float) -> None:
+    """What kube-scheduler guarantees between bound pods: no host port twice on a node, no pod in a
+    topology domain where a required anti-affinity term (its own or another pod's) forbids it."""
+    bound = [(node, pod) for node in cluster.nodes.values() for pod in node.pods.values()]
+    for node in cluster.nodes.values():
+        ports = [port for pod in node.pods.values() for port in pod.spec.host_ports]
+        keys = [(p.port, p.protocol) for p in ports]
+        assert len(keys) == len(set(keys)), (now, node.view.name, keys)
+    for node, pod in bound:
+        for term in pod.spec.pod_anti_affinity:
+            domain = node.view.labels.get(term.topology_key)
+            if domain is None:
+                continue
+            for other_node, other in bound:
+                if (
+                    other is not pod
+                    and other_node.view.labels.get(term.topology_key) == domain
+                    and term.namespace_matches(pod.spec.namespace, other.spec.namespace)
+                    and term.selector.matches(other.spec.labels)
+                ):
+                    raise AssertionError((now, pod.key, "anti-affinity", other.key, domain))
+
+
 def check_nothing_schedulable_left(sim: Simulation, now: float) -> None:
     cluster = sim.cluster
     slots = [node.slot for node in cluster.nodes.values()]
@@ -125,6 +149,12 @@ def check_cluster(sim: Simulation, now: float) -> None:
         assert in_snapshot == bound, (now, name, len(in_snapshot), len(bound))
         for pod in node.pods.values():
             assert not pod.deleted and pod.node == name and pod.phase not in ("Succeeded", "Failed")
+            assert matches_node_selection(pod.spec, name, node.view.labels), (now, pod.key, name)
+            if not pod.spec.node_name:  # the kubelet admits spec.nodeName pods whatever the taints
+                for taint in node.view.taints:  # the group's own taints (not the lifecycle ones)
+                    assert taint.effect == "PreferNoSchedule" or any(
+                        t.tolerates(taint) for t in pod.spec.tolerations
+                    ), (now, pod.key, name, taint)
             assert cluster.pods.get(pod.key) is pod, (now, pod.key)
         requested = np.zeros(len(snap.resources), np.int64)
         for pod in node.pods.values():
@@ -136,6 +166,7 @@ def check_cluster(sim: Simulation, now: float) -> None:
             assert snap.requested[node.slot][column] == requested[column], (now, name, resource)
         free = snap.free()[node.slot]
         assert (free >= 0).all(), (now, name, dict(zip(snap.resources, free.tolist(), strict=True)))
+    check_inter_pod_constraints(cluster, now)
     # Every live pod is either pending or bound to a node that exists (and holds it).
     pending = 0
     for key, pod in cluster.pods.items():
@@ -276,6 +307,8 @@ def check_summary(sim: Simulation, result: SimulationResult) -> None:
     if timeline.t[-1] == sim.duration:
         for group in sim.groups:
             assert by_group[group]["final"] == timeline.column(f"nodes:{group}")[-1], group
+        for key, workload in summary["workloads"].items():
+            assert workload["final_replicas"] == timeline.column(f"replicas:{key}")[-1], key
 
 
 @st.composite

@@ -366,3 +366,78 @@ def test_a_bare_pod_applied_over_a_controllers_pod_takes_its_name_and_the_contro
     web = c.workloads["Deployment/default/web"]
     assert len(web.pods) == 2 and taken not in web.pods
     assert c.pods[f"default/{taken}"].owner is None and c.stats.pending == 0
+
+
+def test_deleting_a_controllers_pod_by_name_makes_the_controller_replace_it() -> None:
+    engine, c, _ = cluster()
+    add_ready_node(c, node("n1"))
+    sts = deployment("db", 2)
+    sts["kind"] = "StatefulSet"
+    sts["spec"]["podManagementPolicy"] = "Parallel"
+    c.apply(sts, 0.0)
+    engine.run(10.0)
+    first = c.pods["default/db-0"]
+    c.delete("Pod/default/db-0", 10.0)
+    engine.run(20.0)
+    assert sorted(c.workloads["StatefulSet/default/db"].pods) == ["db-0", "db-1"]
+    assert c.pods["default/db-0"] is not first
+
+
+def test_daemonset_pods_with_inter_pod_rules_go_through_the_scheduler() -> None:
+    engine, c, _ = cluster()
+    for name in ("n1", "n2"):
+        add_ready_node(c, node(name, labels={"zone": "a"}))
+    ds = _daemon_set("100m")
+    term = {"labelSelector": {"matchLabels": {"app": "agent"}}, "topologyKey": "zone"}
+    ds["spec"]["template"]["spec"]["affinity"] = {
+        "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+    }
+    c.apply(ds, 0.0)
+    engine.run(1.0)
+    pods = list(c.workloads["DaemonSet/default/agent"].pods.values())
+    assert sorted(p.node is None for p in pods) == [False, True]  # one per zone: the other waits
+
+
+def test_a_pod_with_node_name_is_rejected_on_a_host_port_conflict_or_a_selector_mismatch() -> None:
+    engine, c, events = cluster()
+    add_ready_node(c, node("n1", labels={"pool": "a"}))
+    ported = _bare_pod("first", "100m", "n1")
+    ported["spec"]["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 8080}]
+    c.apply(ported, 0.0)
+    clash = _bare_pod("second", "100m", "n1")
+    clash["spec"]["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 8080}]
+    c.apply(clash, 0.0)
+    elsewhere = _bare_pod("third", "100m", "n1")
+    elsewhere["spec"]["nodeSelector"] = {"pool": "b"}
+    c.apply(elsewhere, 0.0)
+    engine.run(10.0)
+    assert sorted(c.pods) == ["default/first"]
+    assert [e[2] for e in events.items if e[1] == "kubelet"] == ["NodePorts", "NodeAffinity"]
+
+
+def test_pods_of_a_node_not_ready_for_five_minutes_are_evicted_and_replaced() -> None:
+    engine, c, events = cluster()
+    add_ready_node(c, node("n1"))
+    c.apply(deployment("web", 2), 0.0)
+    c.apply(_daemon_set("100m"), 0.0)
+    engine.run(10.0)
+    add_ready_node(c, node("n2"), t=10.0)
+    c.set_node_ready(20.0, "n1", False)
+    engine.run(319.0)
+    assert all(p.node == "n1" for p in c.workloads["Deployment/default/web"].pods.values())
+    engine.run(320.0)
+    assert all(p.node == "n2" for p in c.workloads["Deployment/default/web"].pods.values())
+    assert sorted(p.node for p in c.workloads["DaemonSet/default/agent"].pods.values()) == ["n1", "n2"]
+    assert [e[2] for e in events.items if e[1] == "controller"] == ["TaintManagerEviction"] * 2
+
+
+def test_a_node_ready_again_within_five_minutes_keeps_its_pods() -> None:
+    engine, c, events = cluster()
+    add_ready_node(c, node("n1"))
+    c.apply(deployment("web", 2), 0.0)
+    engine.run(10.0)
+    c.set_node_ready(20.0, "n1", False)
+    c.set_node_ready(200.0, "n1", True)
+    c.set_node_ready(250.0, "n1", False)  # a new NotReady spell: its own 300 s
+    engine.run(549.0)
+    assert len(c.nodes["n1"].pods) == 2 and not [e for e in events.items if e[1] == "controller"]

@@ -18,6 +18,8 @@ from kubetide.model.hpa import HPA
 from kubetide.model.node import NodeView
 from kubetide.model.scheduling_terms import NodeSelectorTerm, Taint
 from kubetide.model.selectors import LabelSelector, Requirement
+from kubetide.scheduling.predicates.node_affinity import matches_node_selection
+from kubetide.scheduling.predicates.node_ports import ports_conflict
 from kubetide.scheduling.scheduler import Scheduler
 from kubetide.scheduling.snapshot import ClusterSnapshot
 from kubetide.sim.cluster.pdb import DisruptionBudget
@@ -34,6 +36,10 @@ from kubetide.sim.engine import Engine
 from kubetide.sim.rng import RngFactory
 
 NOT_READY_TAINT = Taint("node.kubernetes.io/not-ready", "", "NoSchedule")
+# What the node lifecycle controller evicts by: pods that do not tolerate it go after the
+# DefaultTolerationSeconds admission plugin's 300 s (DaemonSet pods tolerate it for ever).
+NOT_READY_NO_EXECUTE = Taint("node.kubernetes.io/not-ready", "", "NoExecute")
+NOT_READY_EVICTION_DELAY = 300.0
 _SCHEDULE_PRIORITY = 50  # after everything else that happens at the same instant
 
 
@@ -58,6 +64,7 @@ class SimNode:
     slot: int
     ready: bool = False
     pods: dict[str, SimPod] = field(default_factory=dict)
+    not_ready_since: float | None = None  # when a Ready node last turned NotReady
 
 
 @dataclass
@@ -158,6 +165,9 @@ class SimCluster:
             pod = self.pods.get(key.split("/", 1)[1])
             if pod is not None:
                 self.delete_pod(pod, now, "Deleted")
+                owner = self.workloads.get(pod.owner or "")
+                if owner is not None:  # `kubectl delete pod` of a controller's pod: it makes another
+                    self._reconcile(owner, now)
         else:
             workload = self.workloads.pop(key, None)
             self._selector_index_dirty = True
@@ -233,10 +243,20 @@ class SimCluster:
     def _add_pod(self, pod: SimPod, now: float, node: str | None = None) -> None:
         self.pods[pod.key] = pod
         if node is not None:
-            # A DaemonSet pod: bound at once when its node has room (no scheduler involved), else
-            # it waits, pending, for the scheduler to find room there (its affinity pins it).
+            # A DaemonSet pod: bound at once when its node has room and no inter-pod rule (host
+            # ports, pod (anti-)affinity, spread; its own or a bound pod's) is involved, without the
+            # scheduler; else it waits, pending, for the scheduler to place it there (pinned).
             target = self.nodes.get(node)
-            if target is not None and self._fits(pod, target):
+            spec = pod.spec
+            unconstrained = not (
+                spec.host_ports or spec.pod_affinity or spec.pod_anti_affinity or spec.topology_spread
+            )
+            if (
+                target is not None
+                and unconstrained
+                and self.snapshot.constrained_pods == 0
+                and self._fits(pod, target)
+            ):
                 self.snapshot.add_pod(pod.spec, target.slot)
                 self._bind(pod, node, now, emit=False)
                 return
@@ -261,15 +281,27 @@ class SimCluster:
         return bool((snap.allocatable[node.slot] - snap.requested[node.slot] >= vector).all())
 
     def _admit(self, pod: SimPod, node: SimNode, now: float) -> None:
-        """The kubelet's admission of a pod bound by spec.nodeName: it runs if it fits, else it fails
-        (``OutOfcpu``, ``OutOfmemory``, ``OutOfpods``...) and never runs."""
-        if self._fits(pod, node):
-            self.snapshot.add_pod(pod.spec, node.slot)
+        """The kubelet's admission of a pod bound by spec.nodeName (its general predicates): it runs
+        if the node matches its selection, has its host ports free and room for it; else it fails
+        (``NodeAffinity``, ``NodePorts``, ``OutOfcpu``, ``OutOfmemory``, ``OutOfpods``...), never runs."""
+        snap = self.snapshot
+        used = [port for other in node.pods.values() for port in other.spec.host_ports]
+        if not matches_node_selection(pod.spec, node.view.name, node.view.labels):
+            reason, message = (
+                "NodeAffinity",
+                "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector",
+            )
+        elif ports_conflict(pod.spec.host_ports, used):
+            reason = "NodePorts"
+            message = "Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports"
+        elif self._fits(pod, node):
+            snap.add_pod(pod.spec, node.slot)
             self._bind(pod, node.view.name, now, emit=False)
             return
-        snap = self.snapshot
-        short = snap.vector(pod.spec.requests) - (snap.allocatable[node.slot] - snap.requested[node.slot])
-        resource = next(r for r, gap in zip(snap.resources, short.tolist(), strict=False) if gap > 0)
+        else:
+            short = snap.vector(pod.spec.requests) - (snap.allocatable[node.slot] - snap.requested[node.slot])
+            resource = next(r for r, gap in zip(snap.resources, short.tolist(), strict=False) if gap > 0)
+            reason, message = f"OutOf{resource}", f"Node didn't have enough resource: {resource}"
         if self._awaiting_node.pop(pod.key, None) is not None:
             del self._pending[pod.key]
             self.stats.update(now, -1)
@@ -277,14 +309,7 @@ class SimCluster:
         pod.changed()
         self.pods.pop(pod.key, None)
         self._name_freed(pod, now)
-        self.events.emit(
-            now,
-            "kubelet",
-            f"OutOf{resource}",
-            f"Pod/{pod.key}",
-            f"Node didn't have enough resource: {resource}",
-            {"node": node.view.name},
-        )
+        self.events.emit(now, "kubelet", reason, f"Pod/{pod.key}", message, {"node": node.view.name})
 
     def delete_pod(self, pod: SimPod, now: float, reason: str) -> None:
         if pod.deleted:
@@ -447,9 +472,44 @@ class SimCluster:
                 self._touch(pod)
             elif ready and pod.running_at is not None and pod.running_at + pod.readiness_delay <= t:
                 self._ready(pod, t)
+        if not ready:
+            node.not_ready_since = t
+            self.engine.schedule_at(
+                t + NOT_READY_EVICTION_DELAY, partial(self._evict_not_ready, name, t), name="taint-eviction"
+            )
         if ready:
             self._capacity_changed = True
             self._kick(t)
+
+    def _evict_not_ready(self, name: str, since: float, now: float) -> None:
+        """Taint-based eviction: the pods of a node NotReady for the whole toleration period go (a
+        pod tolerating ``node.kubernetes.io/not-ready:NoExecute`` stays: tolerationSeconds are not
+        modelled), and their controllers replace them elsewhere."""
+        node = self.nodes.get(name)
+        if node is None or node.ready or node.not_ready_since != since:
+            return  # gone, or Ready again in between
+        owners = set()
+        for pod in list(node.pods.values()):
+            owner = self.workloads.get(pod.owner or "")
+            if isinstance(owner, DaemonSetWorkload) or any(
+                toleration.tolerates(NOT_READY_NO_EXECUTE) for toleration in pod.spec.tolerations
+            ):
+                continue
+            self.delete_pod(pod, now, "TaintManagerEviction")
+            self.events.emit(
+                now,
+                "controller",
+                "TaintManagerEviction",
+                f"Pod/{pod.key}",
+                f"Marking for deletion Pod {pod.key}",
+                {"node": name},
+            )
+            if owner is not None:
+                owners.add(owner.key)
+        for key in sorted(owners):
+            workload = self.workloads.get(key)
+            if workload is not None:
+                self._reconcile(workload, now)
 
     def node_deleted(self, t: float, name: str) -> None:
         """The Node object is gone: its pods are garbage-collected and their owners replace them."""
