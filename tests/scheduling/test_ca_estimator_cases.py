@@ -69,17 +69,8 @@ def _group(spec: dict[str, Any], index: int) -> PodGroup:
     return PodGroup(equivalence_key(pods[0]), pods)
 
 
-_RETRO = "ca-binpack-hostname-spread-maxskew1-mindomains3"
-
-
 @pytest.mark.parametrize("case", cases("binpacking_estimate"))
 def test_binpacking_estimate(case: dict[str, Any]) -> None:
-    if case["id"] == _RETRO:
-        pytest.xfail(
-            "upstream expects 3 nodes; with kube-scheduler's spread filter the existing 'oldnode' is an eligible "
-            "hostname domain holding 0 matching pods, so the global minimum stays 0 and each new node takes one "
-            "pod (12 nodes). Unresolved difference; see the report."
-        )
     inp = case["input"]
     snap = ClusterSnapshot([_node(n, n["name"]) for n in inp["existing_snapshot_nodes"]])
     template = _node(inp["template_node"], "template")

@@ -6,7 +6,8 @@ far, stopping at the first pod that fits none of them (the rest of the group is 
 each remaining pod, the last added node, else a new template node if the limiter allows, except that a
 pod that did not fit the last node while that node is still *empty* would not fit a fresh node either,
 so the group stops there. A pod that fails the last node only because of a hostname topology-spread
-constraint may go to any other new node. Only new nodes that received a pod are counted.
+constraint may go to any other node, existing ones included (upstream counts such a node as one that
+received a pod). Otherwise only new nodes that received a pod are counted.
 
 Groups whose pods depend only on resources and static filters are placed in bulk: per-node capacity by
 one vectorized division, the first-fit fill by a cumulative sum, and the new nodes by a ceiling
@@ -60,6 +61,7 @@ class _Run:
             snap.column(name)
         self.base = snap.num_slots  # new nodes occupy slots [base, num_slots)
         self.received = np.zeros(0, np.int64)  # pods placed per new node
+        self.existing_with_pods: set[int] = set()  # cluster nodes the hostname-spread retry used
         self.last: int | None = None
         self.limited = False
         self.scheduled: list[Pod] = []
@@ -84,7 +86,10 @@ class _Run:
 
     def _place(self, pod: Pod, slot: int, facts: PodFacts) -> None:
         self.snap.add_pod(pod, slot, facts.vector(self.snap))
-        self.received[slot - self.base] += 1
+        if slot >= self.base:
+            self.received[slot - self.base] += 1
+        else:
+            self.existing_with_pods.add(slot)
         self.scheduled.append(pod)
 
     # -- bulk path
@@ -167,7 +172,11 @@ class _Run:
             if hostname_spread:
                 failure = self.checker.diagnose(facts, np.array([last], np.intp))[0]
                 if failure is not None and failure.filter_name == "PodTopologySpread":
-                    ok = self.checker.feasible(facts, self._new_mask())
+                    # Upstream retries on *any* node but the last one, existing nodes included, and
+                    # counts whichever node takes the pod among the "new nodes with pods".
+                    others = self.snap.active.copy()
+                    others[last] = False
+                    ok = self.checker.feasible(facts, others)
                     if ok.any():
                         self._place(pod, int(np.argmax(ok)), facts)
                         return True
@@ -204,7 +213,9 @@ def estimate(
                 run.bulk(group, facts)
             else:
                 run.one_by_one(group, facts)
-        node_count = int((run.received > 0).sum())
+        # Upstream counts every node that received a pod, so cluster nodes used by the hostname-spread
+        # retry count too (estimationState.newNodesWithPods is keyed by any node name).
+        node_count = int((run.received > 0).sum()) + len(run.existing_with_pods)
         return Estimate(node_count, tuple(run.scheduled), tuple(run.unscheduled), run.limited)
     finally:
         snap.revert()

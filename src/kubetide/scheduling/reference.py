@@ -116,7 +116,15 @@ def ref_estimate(
                     failure = ref_failure(snap, pod, last)
                     hostname = any(c.topology_key == HOSTNAME_LABEL for c in pod.topology_spread)
                     if hostname and failure is not None and failure.filter_name == "PodTopologySpread":
-                        slot = next((s for s in range(base, snap.num_slots) if ref_fits(snap, pod, s)), None)
+                        # Any node but the last, cluster nodes included; the one taking it counts.
+                        slot = next(
+                            (
+                                s
+                                for s in range(snap.num_slots)
+                                if s != last and snap.active[s] and ref_fits(snap, pod, s)
+                            ),
+                            None,
+                        )
                         if slot is not None:
                             place(pod, slot)
                             continue
