@@ -9,7 +9,7 @@ the fill-ins flip the direction. Integer truncation and float64 ratios are as up
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from operator import attrgetter
 
@@ -144,47 +144,97 @@ def utilization_replicas(
     excluded = (
         (groups.ignored | groups.unready) & metrics.keys() if groups.ignored or groups.unready else _NONE
     )
-    if groups.exact and request_total is not None and metrics:
-        total_usage = int64(sum(map(_value, metrics.values())))
-        total_request = int64(request_total)
-        if total_request == 0:
-            raise CalculationError("no metrics returned matched known pods")
-        utilization = _percent(total_usage, total_request)
-        ratio = fdiv(float(utilization), float(target_utilization))
-        raw = _trunc_div(total_usage, len(metrics))
-        samples: dict[str, int] | None = None
-    elif not excluded and metrics and metrics.keys() <= requests.keys():
+    samples: dict[str, int] | None = None
+    if metrics and (
+        (groups.exact and request_total is not None) or (not excluded and metrics.keys() <= requests.keys())
+    ):
         # Common case: every sample counts, so sum straight from the samples without copying them.
         total_usage = int64(sum(map(_value, metrics.values())))
-        total_request = int64(sum(map(requests.__getitem__, metrics)))
+        if groups.exact and request_total is not None:
+            total_request = int64(request_total)
+        else:
+            total_request = int64(sum(map(requests.__getitem__, metrics)))
         if total_request == 0:
             raise CalculationError("no metrics returned matched known pods")
         utilization = _percent(total_usage, total_request)
         ratio = fdiv(float(utilization), float(target_utilization))
         raw = _trunc_div(total_usage, len(metrics))
-        samples = None
     else:
         samples = _samples(metrics, groups)
         if not samples:
             raise CalculationError("did not receive metrics for targeted pods (pods might be unready)")
         ratio, utilization, raw = _utilization(samples, requests, target_utilization)
-    sample_count = len(metrics) - len(excluded)
 
-    def calc(replicas: int, outcome: str, new_ratio: float | None = None) -> tuple[Calculation, int, int]:
-        return (
-            Calculation(
-                replicas,
-                ratio,
-                outcome,
-                groups.ready_count,
-                len(groups.unready),
-                len(groups.missing),
-                len(groups.ignored),
-                new_ratio,
-                sample_count,
-            ),
-            utilization,
-            raw,
+    def missing_usage(name: str) -> int:
+        # Scale-down: missing pods count as using 100 % of their request, or the target if higher.
+        return _trunc_div(int64(requests[name] * max(100, target_utilization)), 100)
+
+    def new_ratio(filled: Mapping[str, int]) -> float:
+        return _utilization(filled, requests, target_utilization)[0]
+
+    calc = _decide(
+        current,
+        ratio,
+        groups,
+        tolerances,
+        len(metrics) - len(excluded),
+        lambda: samples if samples is not None else _samples(metrics, groups),
+        missing_usage,
+        new_ratio,
+    )
+    return calc, utilization, raw
+
+
+def plain_metric_replicas(
+    current: int,
+    target: int,
+    metrics: Mapping[str, PodMetric],
+    groups: PodGroups,
+    tolerances: Tolerances,
+) -> tuple[Calculation, int]:
+    """``calcPlainMetricReplicas`` (Pods metrics, resource AverageValue): calculation and average usage."""
+    samples = _samples(metrics, groups)
+    if not samples:
+        raise CalculationError("did not receive metrics for targeted pods (pods might be unready)")
+    ratio, usage = _usage_ratio(samples, target)
+    calc = _decide(
+        current,
+        ratio,
+        groups,
+        tolerances,
+        len(samples),
+        lambda: samples,
+        lambda _name: target,  # scale-down: missing pods are exactly at target
+        lambda filled: _usage_ratio(filled, target)[0],
+    )
+    return calc, usage
+
+
+def _decide(
+    current: int,
+    ratio: float,
+    groups: PodGroups,
+    tolerances: Tolerances,
+    sample_count: int,
+    samples: Callable[[], dict[str, int]],
+    missing_usage: Callable[[str], int],
+    recompute: Callable[[Mapping[str, int]], float],
+) -> Calculation:
+    """The part both calculators share: keep the count within tolerance or scale by the ready pods;
+    with missing or (on scale-up) unready pods, fill them in conservatively and recompute, keeping the
+    current count if the fill-ins flip the direction or the proposal moves against the ratio."""
+
+    def calc(replicas: int, outcome: str, new_ratio: float | None = None) -> Calculation:
+        return Calculation(
+            replicas,
+            ratio,
+            outcome,
+            groups.ready_count,
+            len(groups.unready),
+            len(groups.missing),
+            len(groups.ignored),
+            new_ratio,
+            sample_count,
         )
 
     scale_up_with_unready = bool(groups.unready) and ratio > 1.0
@@ -192,23 +242,19 @@ def utilization_replicas(
         if tolerances.within(ratio):
             return calc(current, "within-tolerance")
         return calc(int32_ceil(ratio * groups.ready_count), "scaled")
-
-    if samples is None:
-        samples = _samples(metrics, groups)
+    filled = samples()
     if groups.missing:
         if ratio < 1.0:
-            # Scale-down: missing pods count as using 100 % of their request, or the target if higher.
-            fallback = max(100, target_utilization)
             for name in groups.missing:
-                samples[name] = _trunc_div(int64(requests[name] * fallback), 100)
-        elif ratio > 1.0:
+                filled[name] = missing_usage(name)
+        elif ratio > 1.0:  # at exactly 1 missing pods are left out, as upstream
             for name in groups.missing:
-                samples[name] = 0
+                filled[name] = 0
     if scale_up_with_unready:
         for name in groups.unready:
-            samples[name] = 0
-    new_ratio, _, _ = _utilization(samples, requests, target_utilization)
-    return calc(*_rebalanced(current, ratio, new_ratio, len(samples), tolerances), new_ratio)
+            filled[name] = 0
+    new_ratio = recompute(filled)
+    return calc(*_rebalanced(current, ratio, new_ratio, len(filled), tolerances), new_ratio)
 
 
 def _rebalanced(
@@ -227,55 +273,6 @@ def _rebalanced(
 def _usage_ratio(samples: Mapping[str, int], target: int) -> tuple[float, int]:
     usage = _trunc_div(int64(sum(samples.values())), len(samples))
     return fdiv(float(usage), float(target)), usage
-
-
-def plain_metric_replicas(
-    current: int,
-    target: int,
-    metrics: Mapping[str, PodMetric],
-    groups: PodGroups,
-    tolerances: Tolerances,
-) -> tuple[Calculation, int]:
-    """``calcPlainMetricReplicas`` (Pods metrics, resource AverageValue): calculation and average usage."""
-    samples = _samples(metrics, groups)
-    if not samples:
-        raise CalculationError("did not receive metrics for targeted pods (pods might be unready)")
-    ratio, usage = _usage_ratio(samples, target)
-
-    def calc(replicas: int, outcome: str, new_ratio: float | None = None) -> tuple[Calculation, int]:
-        return (
-            Calculation(
-                replicas,
-                ratio,
-                outcome,
-                groups.ready_count,
-                len(groups.unready),
-                len(groups.missing),
-                len(groups.ignored),
-                new_ratio,
-                len(samples),
-            ),
-            usage,
-        )
-
-    scale_up_with_unready = bool(groups.unready) and ratio > 1.0
-    if not scale_up_with_unready and not groups.missing:
-        if tolerances.within(ratio):
-            return calc(current, "within-tolerance")
-        return calc(int32_ceil(ratio * groups.ready_count), "scaled")
-
-    if groups.missing:
-        if ratio < 1.0:
-            for name in groups.missing:
-                samples[name] = target  # scale-down: missing pods are exactly at target
-        elif ratio > 1.0:
-            for name in groups.missing:
-                samples[name] = 0
-    if scale_up_with_unready:
-        for name in groups.unready:
-            samples[name] = 0
-    new_ratio, _ = _usage_ratio(samples, target)
-    return calc(*_rebalanced(current, ratio, new_ratio, len(samples), tolerances), new_ratio)
 
 
 def usage_ratio_replicas(current: int, ratio: float, ready_pods: int, tolerances: Tolerances) -> Calculation:
