@@ -20,8 +20,10 @@ def main() -> None:
 
     \b
     Start with:
-      kubetide simulate examples/quickstart.yaml   replay a day of traffic in seconds
-      kubetide hpa explain examples/hpa-explain.yaml   why an HPA decides what it decides
+      kubetide simulate examples/quickstart.yaml          a web shop's day with an HPA, in a second
+      kubetide simulate examples/cluster-autoscaler.yaml  the Cluster Autoscaler failing over a stockout
+      kubetide hpa explain examples/hpa-explain.yaml      why an HPA decides what it decides
+      kubetide validate my-scenario.yaml                  every problem with its field path
     """
 
 

@@ -22,7 +22,7 @@ from kubetide.sim.simulation import IMPLEMENTED_AUTOSCALERS, Simulation
 EXIT_INVALID = 2
 
 
-@click.command()
+@click.command(short_help="Replay a scenario on a virtual clock and write the report.")
 @click.argument("scenario", type=click.Path(dir_okay=False))
 @click.option(
     "--output-dir",

@@ -35,7 +35,7 @@ def _summary(path: str, scenario: Scenario) -> str:
     )
 
 
-@click.command()
+@click.command(short_help="Check a scenario file; list every problem with its field path.")
 @click.argument("scenario", type=click.Path(dir_okay=False))
 @click.option(
     "--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a field (dotted path)."
