@@ -6,9 +6,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubetide.cloud.sim_listener import NodeAddress
-from kubetide.cloud.simulated import SimulatedCloud
 from kubetide.model.node import NodeView
+from kubetide.sim.cloud.listener import NodeAddress
+from kubetide.sim.cloud.simulated import SimulatedCloud
 from kubetide.sim.engine import Engine
 from kubetide.sim.rng import RngFactory
 from kubetide.sim.scenario import BUILTIN_CATALOG, NodeGroup

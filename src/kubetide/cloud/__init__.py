@@ -1,7 +1,8 @@
-"""The cloud behind the autoscalers: the provider port, its simulated implementation, and a test fake.
+"""The cloud behind the autoscalers: the provider port, its recording fake, and the real providers.
 
-The port (:mod:`kubetide.cloud.provider`) is pure types; :mod:`kubetide.cloud.simulated` implements it
-on the simulator's clock; :mod:`kubetide.cloud.fake` records calls for unit tests of other components.
+The port (:mod:`kubetide.cloud.provider`, :mod:`kubetide.cloud.instance`) is pure types that the
+decision cores depend on; :mod:`kubetide.cloud.fake` records calls for unit tests; real providers live in
+:mod:`kubetide.cloud.providers`. The simulated cloud is the simulator's (:mod:`kubetide.sim.cloud`).
 """
 
 from kubetide.cloud.provider import (

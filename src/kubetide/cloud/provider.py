@@ -1,7 +1,7 @@
 """The cloud-provider port: what Cluster Autoscaler (and Escalator) may ask of the cloud, and nothing more.
 
 Cluster Autoscaler's ``CloudProvider`` / ``NodeGroup`` interfaces (CA spec §9) in Python naming. The core
-depends on these protocols only; the simulator passes :class:`~kubetide.cloud.simulated.SimulatedCloud`,
+depends on these protocols only; the simulator passes :class:`~kubetide.sim.cloud.simulated.SimulatedCloud`,
 tests pass :class:`~kubetide.cloud.fake.RecordingCloud`, a live adapter would wrap a real cloud's API.
 
 Error contract, for every method: :class:`CloudProviderError` means the call failed and changed nothing

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kubetide.cloud.simulated import SimulatedCloud
 from kubetide.cluster.autoscaler import StaticAutoscaler
 from kubetide.cluster.loop.world import LoopStats, World
 from kubetide.cluster.options import AutoscalingOptions
@@ -22,6 +21,7 @@ from kubetide.model.node import NodeView
 from kubetide.model.pod import OwnerRef, Pod
 from kubetide.model.scheduling_terms import Taint
 from kubetide.scheduling.drainability import PDB
+from kubetide.sim.cloud.simulated import SimulatedCloud
 from kubetide.sim.cluster.cluster import NOT_READY_TAINT, EventSink, SimCluster
 from kubetide.sim.engine import Engine
 

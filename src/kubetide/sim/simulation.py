@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from kubetide.cloud.sim_listener import NodeAddress
-from kubetide.cloud.simulated import SimulatedCloud
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.hpa.config import HPAConfig
 from kubetide.model.node import NodeView
 from kubetide.model.workloads import SCALABLE_KINDS
 from kubetide.sim.ca_runner import ClusterAutoscalerRunner
+from kubetide.sim.cloud.listener import NodeAddress
+from kubetide.sim.cloud.simulated import SimulatedCloud
 from kubetide.sim.cluster.cluster import SimCluster
 from kubetide.sim.cluster.workloads import ReplicatedWorkload
 from kubetide.sim.engine import Engine

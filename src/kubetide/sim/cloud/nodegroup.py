@@ -1,4 +1,4 @@
-"""The simulated cloud's ``NodeGroup``: the API checks in front of a :class:`~kubetide.cloud.sim_group.SimGroup`.
+"""The simulated cloud's ``NodeGroup``: the API checks in front of a :class:`~kubetide.sim.cloud.group.SimGroup`.
 
 Behaves like an AWS Auto Scaling group seen through Cluster Autoscaler's provider: the target can not
 leave ``[min, max]``, ``delete_nodes`` is all-or-nothing, ``decrease_target_size`` only drops what
@@ -19,10 +19,10 @@ from kubetide.cloud.instance import (
     NodeTemplate,
     NotImplementedByProvider,
 )
-from kubetide.cloud.sim_group import SimGroup
-from kubetide.cloud.sim_instances import SimInstance, parse_provider_id
-from kubetide.cloud.sim_nodes import build_template
 from kubetide.model.node import NodeView
+from kubetide.sim.cloud.group import SimGroup
+from kubetide.sim.cloud.instances import SimInstance, parse_provider_id
+from kubetide.sim.cloud.nodes import build_template
 
 __all__ = ["SimNodeGroup"]
 

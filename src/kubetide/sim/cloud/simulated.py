@@ -2,7 +2,7 @@
 
 Built from the scenario's resolved node groups (scenario spec §3), it provisions instances with the
 group's delays, registers their Nodes with the simulated cluster through a
-:class:`~kubetide.cloud.sim_listener.CloudListener`, applies the group's faults (§3.1), and bills.
+:class:`~kubetide.sim.cloud.listener.CloudListener`, applies the group's faults (§3.1), and bills.
 
 Decisions:
 
@@ -14,7 +14,7 @@ Decisions:
   terminated, whether or not its Node registered; failed or held-back creations cost nothing.
   ``cost = node_seconds × pricePerHour / 3600`` per group.
 - **Pricing.** ``pricing()`` prices nodes at their group's ``pricePerHour`` and pods per requested
-  resource (:mod:`kubetide.cloud.sim_pricing`), for the price expander.
+  resource (:mod:`kubetide.sim.cloud.pricing`), for the price expander.
 - **Callers.** ``client(name)`` gives a handle whose deletions are attributed to ``name`` (the
   ``reason`` of ``InstanceTerminated``); the cloud itself is a handle for caller ``"api"``.
 - **Faults.** Requests held back by a silent stockout count in the target and are launched when it
@@ -33,14 +33,14 @@ from collections.abc import Mapping, Sequence
 
 from kubetide.cloud.instance import CloudProviderError
 from kubetide.cloud.provider import CloudProvider, NodeGroup, PricingModel
-from kubetide.cloud.sim_disruptions import arm_not_ready_faults, delete_node_objects
-from kubetide.cloud.sim_faults import FaultBook
-from kubetide.cloud.sim_group import SimGroup
-from kubetide.cloud.sim_instances import InstanceNamer, parse_provider_id
-from kubetide.cloud.sim_listener import CloudListener
-from kubetide.cloud.sim_nodegroup import SimNodeGroup
-from kubetide.cloud.sim_pricing import SimPricing
 from kubetide.model.node import NodeView
+from kubetide.sim.cloud.disruptions import arm_not_ready_faults, delete_node_objects
+from kubetide.sim.cloud.faults import FaultBook
+from kubetide.sim.cloud.group import SimGroup
+from kubetide.sim.cloud.instances import InstanceNamer, parse_provider_id
+from kubetide.sim.cloud.listener import CloudListener
+from kubetide.sim.cloud.nodegroup import SimNodeGroup
+from kubetide.sim.cloud.pricing import SimPricing
 from kubetide.sim.engine import Engine
 from kubetide.sim.rng import RngFactory
 from kubetide.sim.scenario.catalog import InstanceType

@@ -2,7 +2,7 @@
 
 The simulated cluster implements :class:`CloudListener`. The cloud plays both the cloud API and the
 machines' kubelets, so it decides *when* a Node registers or turns Ready and it emits the ``cloud`` and
-the ``kubelet`` events itself (messages built in :mod:`kubetide.cloud.sim_events`); the listener only
+the ``kubelet`` events itself (messages built in :mod:`kubetide.sim.cloud.reasons`); the listener only
 records the events and updates its Node objects. Calls come in the order things happen: a state change
 first, then its event, both at the same simulated time ``t``.
 """

@@ -9,9 +9,9 @@ from __future__ import annotations
 import math
 from functools import partial
 
-from kubetide.cloud.sim_faults import NotReadyWindow
-from kubetide.cloud.sim_group import SimGroup
-from kubetide.cloud.sim_instances import SimInstance
+from kubetide.sim.cloud.faults import NotReadyWindow
+from kubetide.sim.cloud.group import SimGroup
+from kubetide.sim.cloud.instances import SimInstance
 from kubetide.sim.engine import Engine
 
 __all__ = ["arm_not_ready_faults", "delete_node_objects", "pick"]

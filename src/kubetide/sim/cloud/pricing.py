@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from kubetide.cloud.instance import CloudProviderError
-from kubetide.cloud.sim_group import SimGroup
-from kubetide.cloud.sim_instances import parse_provider_id
-from kubetide.cloud.sim_nodes import GROUP_LABEL
 from kubetide.model.node import INSTANCE_TYPE_LABEL, NodeView
 from kubetide.model.pod import Pod, pod_requests
 from kubetide.model.resources import CPU, MEMORY
+from kubetide.sim.cloud.group import SimGroup
+from kubetide.sim.cloud.instances import parse_provider_id
+from kubetide.sim.cloud.nodes import GROUP_LABEL
 from kubetide.sim.scenario.catalog import GPU_RESOURCE
 
 __all__ = ["CPU_PRICE_PER_HOUR", "GPU_PRICE_PER_HOUR", "MEMORY_PRICE_PER_GIB_HOUR", "SimPricing"]

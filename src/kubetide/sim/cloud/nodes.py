@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from kubetide.cloud.instance import NodeTemplate
-from kubetide.cloud.sim_instances import SimInstance
 from kubetide.model.node import HOSTNAME_LABEL, NodeView
 from kubetide.model.scheduling_terms import Taint
+from kubetide.sim.cloud.instances import SimInstance
 from kubetide.sim.scenario.nodegroups import Taint as SpecTaint
 from kubetide.sim.scenario.resolved import ResolvedNodeGroup
 

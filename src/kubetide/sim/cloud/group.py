@@ -3,7 +3,7 @@
 :class:`SimGroup` owns the target size and the instances, and drives each instance through its steps on
 the engine (``provisioning.delay``, ``registerDelay``, ``readyDelay``, then ``termination_delay`` after a
 deletion), applying the group's faults on the way. It trusts its caller: the API checks (min/max, which
-nodes, api errors) are in :mod:`kubetide.cloud.sim_nodegroup`.
+nodes, api errors) are in :mod:`kubetide.sim.cloud.nodegroup`.
 
 Invariant: ``target >= `` the instances not being deleted (failed creations included); the difference
 is the requests the cloud accepted but has not fulfilled (a silent stockout held them back). They are
@@ -18,12 +18,12 @@ from functools import partial
 
 import numpy as np
 
-from kubetide.cloud import sim_events as ev
 from kubetide.cloud.instance import ErrorClass, Instance, InstanceErrorInfo, InstanceState
-from kubetide.cloud.sim_faults import FaultBook
-from kubetide.cloud.sim_instances import InstanceNamer, SimInstance
-from kubetide.cloud.sim_listener import CloudListener
-from kubetide.cloud.sim_nodes import build_node
+from kubetide.sim.cloud import reasons as ev
+from kubetide.sim.cloud.faults import FaultBook
+from kubetide.sim.cloud.instances import InstanceNamer, SimInstance
+from kubetide.sim.cloud.listener import CloudListener
+from kubetide.sim.cloud.nodes import build_node
 from kubetide.sim.engine import Engine
 from kubetide.sim.scenario.resolved import ResolvedNodeGroup
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kubetide.cloud.instance import Instance, InstanceErrorInfo, InstanceState, InstanceStatus
-from kubetide.cloud.sim_listener import NodeAddress
+from kubetide.sim.cloud.listener import NodeAddress
 from kubetide.sim.engine import Event
 
 __all__ = ["InstanceNamer", "SimInstance", "parse_provider_id", "provider_id"]
