@@ -1,0 +1,64 @@
+"""Cluster access as kubectl and client-go find it, and the one client factory every live command uses.
+
+Order (live contract §1): ``--kubeconfig PATH``, else ``$KUBECONFIG``, else ``~/.kube/config``, else the
+in-cluster service account. (client-go prefers an explicit path, then ``$KUBECONFIG``, then in-cluster
+only when no file is found; lightkube's ``from_env`` tries in-cluster first, so the order is ours.)
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import httpx2
+from lightkube import Client
+from lightkube.config.kubeconfig import KubeConfig
+from lightkube.core.exceptions import ConfigError
+
+__all__ = ["KubeAccessError", "load_kubeconfig", "make_client"]
+
+DEFAULT_TIMEOUT_S = 10.0
+
+
+class KubeAccessError(Exception):
+    """No usable cluster configuration: the message says what was tried."""
+
+
+def load_kubeconfig(path: str | None = None) -> KubeConfig:
+    """The configuration to use, by kubectl's order of precedence; KubeAccessError when none works."""
+    tried: list[str] = []
+    candidates: list[str] = []
+    if path:
+        candidates.append(path)
+    else:
+        env = os.environ.get("KUBECONFIG", "")
+        # $KUBECONFIG may list several files (kubectl merges them); the first existing one is used.
+        candidates += [p for p in env.split(os.pathsep) if p]
+        candidates.append(str(Path.home() / ".kube" / "config"))
+    for candidate in candidates:
+        if not Path(candidate).is_file():
+            tried.append(f"{candidate}: no such file")
+            if path:
+                break
+            continue
+        try:
+            return KubeConfig.from_file(candidate)
+        except (ConfigError, OSError, ValueError) as exc:
+            raise KubeAccessError(f"{candidate}: {exc}") from exc
+    if not path:
+        try:
+            return KubeConfig.from_service_account()
+        except ConfigError as exc:
+            tried.append(f"in-cluster service account: {exc}")
+    raise KubeAccessError("no cluster configuration found (" + "; ".join(tried) + ")")
+
+
+def make_client(
+    kubeconfig: str | None = None,
+    *,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    field_manager: str = "kubetide",
+) -> Client:
+    """A lightkube client for the configuration ``load_kubeconfig(kubeconfig)`` finds."""
+    config = load_kubeconfig(kubeconfig)
+    return Client(config=config, timeout=httpx2.Timeout(timeout_s), field_manager=field_manager)
