@@ -27,6 +27,9 @@ class World:
     pods: Sequence[Pod]
     pdbs: Sequence[PDB] = ()
     config_maps: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # "namespace/name" -> data
+    # Replicas of the workload controllers pods may name, by (kind, namespace, name): the drain rules
+    # for minimum replicas and missing controllers need them. None: the caller has no listers.
+    controllers: Mapping[tuple[str, str, str], int] | None = None
 
 
 class ClusterPort(Protocol):
