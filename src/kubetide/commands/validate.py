@@ -10,8 +10,8 @@ import sys
 
 import click
 
+from kubetide.model.durations import format_duration
 from kubetide.model.errors import ManifestError
-from kubetide.sim.durations import format_duration
 from kubetide.sim.scenario import Scenario, load_scenario
 
 EXIT_INVALID = 2

@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kubetide.model.durations import parse_duration
 from kubetide.model.fields import Node
 from kubetide.model.pod import OwnerRef, Pod
-from kubetide.sim.durations import parse_duration
 
 STARTUP_DELAY_ANNOTATION = "kubetide.io/startup-delay"
 DURATION_ANNOTATION = "kubetide.io/duration"

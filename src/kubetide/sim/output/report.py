@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kubetide import __version__
-from kubetide.sim.durations import format_duration
+from kubetide.model.durations import format_duration
 from kubetide.sim.output.downsample import stride_indices
 from kubetide.sim.output.events import Event, EventLog
 from kubetide.sim.output.meta import ReportMeta

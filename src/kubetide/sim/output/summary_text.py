@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kubetide.sim.durations import format_duration
+from kubetide.model.durations import format_duration
 from kubetide.sim.output.summary import Summary
 
 __all__ = ["format_seconds", "render_summary", "render_table"]

@@ -23,8 +23,8 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from kubetide.model.durations import DurationError, format_duration, parse_duration
 from kubetide.model.quantity import Quantity, QuantityError, parse_quantity
-from kubetide.sim.durations import DurationError, format_duration, parse_duration
 
 __all__ = [
     "DNS_NAME",

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from kubetide.cluster.options import EXPANDER_NAMES, FLAGS
-from kubetide.sim.durations import DurationError, parse_duration
+from kubetide.model.durations import DurationError, parse_duration
 
 __all__ = ["CA_FLAGS", "EXPANDERS", "FlagSpec", "parse_flags", "register_flag"]
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterator
 
+from kubetide.model.durations import format_duration
 from kubetide.model.errors import FieldError
 from kubetide.model.resources import CPU, MEMORY
 from kubetide.model.workloads import SCALABLE_KINDS
-from kubetide.sim.durations import format_duration
 from kubetide.sim.scenario.catalog import BUILTIN_CATALOG
 from kubetide.sim.scenario.csvdata import CsvError, load_csv
 from kubetide.sim.scenario.model import Scenario

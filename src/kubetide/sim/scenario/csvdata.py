@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from kubetide.sim.durations import DurationError, parse_duration
+from kubetide.model.durations import DurationError, parse_duration
 
 __all__ = ["CsvError", "load_csv"]
 

@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from kubetide.model.durations import DurationError, parse_duration
 from kubetide.model.errors import ManifestError
 from kubetide.model.fields import Node
 from kubetide.model.hpa import HPA, validate_hpa
 from kubetide.model.pod import Pod
 from kubetide.model.selectors import LabelSelector
 from kubetide.model.workloads import ScaleTarget
-from kubetide.sim.durations import DurationError, parse_duration
 
 __all__ = [
     "API_VERSIONS",

@@ -1,7 +1,7 @@
-"""Go-style durations (``90s``, ``1h30m``, ``500ms``) as float seconds, the way scenario files write time.
+"""Go-style durations (``90s``, ``1h30m``, ``500ms``) as float seconds: scenario files, CA flags, CRD fields.
 
 The grammar is Go's ``time.ParseDuration`` (units ``ns us µs ms s m h``, fractions allowed, several
-terms concatenated) without the sign: a scenario never needs a negative duration. Plain numbers are
+terms concatenated) without the sign: no setting here is a negative duration. Plain numbers are
 seconds, as Kubernetes' ``*Seconds`` fields are.
 """
 
