@@ -2,7 +2,7 @@
 
 This dataclass is the one source of truth for CA flags. Each field carries its flag name, kind and
 help in its metadata; :data:`FLAGS` is derived from the fields, and the scenario's flag registry
-(``kubetide.sim.scenario.ca_flags``) is generated from :data:`FLAGS`, so a flag added here is at once
+(:mod:`kubetide.cluster.flags`) is generated from :data:`FLAGS`, so a flag added here is at once
 accepted by scenario files with its default. Durations are float seconds (CA's Go durations), memory
 limits are GiB as on CA's command line. Per-node-group overrides are the cloud port's
 :class:`~kubetide.cloud.instance.NodeGroupAutoscalingOptions`, resolved by :func:`node_group_options`.

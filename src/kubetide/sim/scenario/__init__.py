@@ -13,7 +13,7 @@ Format decisions beyond the contract:
   quantity goes through the exact Kubernetes parser and a bad one is quoted.
 - Defaults are applied in the model (``initialSize`` = ``minSize`` via :attr:`NodeGroup.initial_size`,
   provisioning 60s/15s/10s, HPA settings as kube-controller-manager's, CA flags from
-  :mod:`~kubetide.sim.scenario.ca_flags`); :func:`resolve_node_group` merges catalog, capacity,
+  :mod:`~kubetide.cluster.flags`); :func:`resolve_node_group` merges catalog, capacity,
   allocatable and template into what the simulated cloud uses.
 - ``spec.instanceTypes`` entries override only the fields they give; a new type needs cpu and memory.
 - Series semantics (step before its first ``at`` is 0, csv ``timeColumn`` defaults to the first column,
@@ -21,7 +21,7 @@ Format decisions beyond the contract:
 - Time windows (faults, steps, ramps, actions) must lie within ``spec.duration``; references
   (traffic targets, HPA targets, scale/delete actions) may name objects created by an earlier ``apply``.
 - Extensions: :data:`~kubetide.sim.scenario.objects.OBJECT_VALIDATORS` (kind -> check; the HPA hook) and
-  :data:`~kubetide.sim.scenario.ca_flags.CA_FLAGS` (Cluster Autoscaler flags) are the registries.
+  :data:`~kubetide.cluster.flags.CA_FLAGS` (Cluster Autoscaler flags) are the registries.
 """
 
 from kubetide.sim.scenario.actions import Action

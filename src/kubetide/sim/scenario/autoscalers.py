@@ -3,7 +3,7 @@
 A section that is written is enabled unless it says ``enabled: false``; the HPA is enabled by default
 exactly when an HPA object exists (``enabled: null`` until :meth:`HpaSettings.is_enabled` resolves it).
 Names and defaults are upstream's: kube-controller-manager's ``--horizontal-pod-autoscaler-*`` flags,
-Cluster Autoscaler's flags (registry in :mod:`kubetide.sim.scenario.ca_flags`), and the keys of
+Cluster Autoscaler's flags (registry in :mod:`kubetide.cluster.flags`), and the keys of
 Escalator's ``nodegroups_config.yaml``.
 """
 
@@ -14,7 +14,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, model_validator
 
 from kubetide.sim.scenario.base import Duration, NonNegativeInt, SpecModel, errors_at
-from kubetide.sim.scenario.ca_flags import CA_FLAGS, parse_flags
+from kubetide.cluster.flags import CA_FLAGS, parse_flags
 
 __all__ = [
     "Autoscalers",

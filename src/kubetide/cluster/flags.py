@@ -1,24 +1,24 @@
-"""Cluster Autoscaler flags a scenario may set: names, types and upstream defaults, in one registry.
+"""Cluster Autoscaler's flags as users write them: names, kinds, upstream defaults and value checks.
 
-``spec.autoscalers.clusterAutoscaler.flags`` uses CA's own flag names (``scan-interval: 10s``). Each
-known flag is a :class:`FlagSpec` in :data:`CA_FLAGS`; the cluster-autoscaler implementation registers
-what it supports with :func:`register_flag` (or by extending ``_UPSTREAM`` below), and the scenario
-then rejects unknown names (suggesting the closest) and ill-typed values. Names, kinds and
-defaults come from :data:`kubetide.cluster.options.FLAGS` (upstream's ``config/flags``); this module
-adds the scenario-side checks.
+Two front ends share this registry: a scenario's ``spec.autoscalers.clusterAutoscaler.flags`` (YAML
+values: ``scan-interval: 10s``) and ``kubetide run cluster-autoscaler``'s command line
+(``--scan-interval=10s``, converted by :func:`value_from_text`). Either way unknown names are rejected
+with the closest known one suggested, and ill-typed or out-of-range values with the reason. Names,
+kinds and defaults come from :data:`kubetide.cluster.options.FLAGS` (upstream's ``config/flags``); this
+module adds the checks.
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from kubetide.cluster.options import EXPANDER_NAMES, FLAGS
 from kubetide.model.durations import DurationError, parse_duration
 
-__all__ = ["CA_FLAGS", "EXPANDERS", "FlagSpec", "parse_flags", "register_flag"]
+__all__ = ["CA_FLAGS", "EXPANDERS", "FlagSpec", "parse_flags", "register_flag", "value_from_text"]
 
 FlagKind = Literal["duration", "bool", "int", "float", "string", "list"]
 EXPANDERS = EXPANDER_NAMES
@@ -72,14 +72,20 @@ def register_flag(spec: FlagSpec) -> None:
     CA_FLAGS[spec.name] = spec
 
 
-def parse_flags(raw: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, str]]]:
-    """Typed values for ``raw`` (durations in seconds) and the problems as ``(flag, message)``."""
+def parse_flags(
+    raw: Mapping[str, Any], registry: Mapping[str, FlagSpec] | None = None
+) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    """Typed values for ``raw`` (durations in seconds) and the problems as ``(flag, message)``.
+
+    ``registry`` defaults to :data:`CA_FLAGS`; the live commands pass it with their own flags added.
+    """
+    known = CA_FLAGS if registry is None else registry
     values: dict[str, Any] = {}
     problems: list[tuple[str, str]] = []
     for name, value in raw.items():
-        spec = CA_FLAGS.get(name)
+        spec = known.get(name)
         if spec is None:
-            close = difflib.get_close_matches(name, list(CA_FLAGS), n=1)
+            close = difflib.get_close_matches(name, list(known), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             problems.append((name, f"unknown Cluster Autoscaler flag{hint}"))
             continue
@@ -125,3 +131,37 @@ def _parse(spec: FlagSpec, value: Any) -> Any:
     if problem:
         raise ValueError(f"{problem}, got {value!r}")
     return parsed
+
+
+_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})  # Go's strconv.ParseBool
+_FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
+
+
+def value_from_text(spec: FlagSpec, text: str | list[str]) -> Any:
+    """A command-line value as the YAML value :func:`parse_flags` takes (a repeated flag gives a list).
+
+    Only the syntax is converted here (Go's bool and number spellings); ranges and choices are checked
+    by ``parse_flags``, so the command line and scenario files accept exactly the same values.
+    """
+    if spec.kind == "list":
+        items = text if isinstance(text, list) else [text]
+        return [part for item in items for part in item.split(",")]
+    if isinstance(text, list):
+        text = text[-1]  # Go's flag package: the last occurrence of a scalar flag wins
+    if spec.kind == "bool":
+        if text in _TRUE:
+            return True
+        if text in _FALSE:
+            return False
+        return text  # parse_flags reports it
+    if spec.kind == "int":
+        try:
+            return int(text)
+        except ValueError:
+            return text
+    if spec.kind == "float":
+        try:
+            return float(text)
+        except ValueError:
+            return text
+    return text
