@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from kubetide.cluster.flags import CA_FLAGS, parse_flags
 from kubetide.cluster.goformat import go_duration
 from kubetide.cluster.options import FLAGS, AutoscalingOptions
-from kubetide.cluster.flags import CA_FLAGS, parse_flags
 
 # A sample of the spec's §8 table: flag -> default (durations in seconds).
 SPEC_DEFAULTS = {

@@ -8,6 +8,7 @@ import click
 
 # (module, attribute) of each top-level command, in the order ``--help`` lists them.
 _COMMANDS: tuple[tuple[str, str], ...] = (
+    ("kubetide.commands.run", "run"),
     ("kubetide.commands.hpa", "hpa"),
     ("kubetide.commands.simulate", "simulate"),
     ("kubetide.commands.validate", "validate"),

@@ -26,8 +26,12 @@ def live_flags(*, dry_run_alias: str | None = None) -> list[FlagSpec]:
     """Flags every live component takes (CA names where CA has one)."""
     specs = [
         FlagSpec("kubeconfig", "string", "", "kubeconfig file; else $KUBECONFIG, ~/.kube/config, in-cluster"),
-        FlagSpec("dry-run", "bool", False, "watch and decide, change nothing; log and count what would be done"),
-        FlagSpec("once", "bool", False, "run one loop (one reconcile of each HPA), print the decisions, exit"),
+        FlagSpec(
+            "dry-run", "bool", False, "watch and decide, change nothing; log and count what would be done"
+        ),
+        FlagSpec(
+            "once", "bool", False, "run one loop (one reconcile of each HPA), print the decisions, exit"
+        ),
         FlagSpec("logging-format", "string", "text", "text or json", choices=("text", "json")),
     ]
     if dry_run_alias:
@@ -40,7 +44,9 @@ def leader_flags(
 ) -> list[FlagSpec]:
     """Leader election flags with client-go's default timings (15s / 10s / 2s)."""
     specs = [
-        FlagSpec("leader-elect", "bool", enabled, "run with leader election on a coordination.k8s.io/v1 Lease"),
+        FlagSpec(
+            "leader-elect", "bool", enabled, "run with leader election on a coordination.k8s.io/v1 Lease"
+        ),
         FlagSpec(name_flag, "string", name, "the Lease's name"),
         FlagSpec("leader-elect-lease-duration", "duration", 15.0, "", check=_positive),
         FlagSpec("leader-elect-renew-deadline", "duration", 10.0, "", check=_positive),
@@ -100,7 +106,12 @@ def parse_line(argv: Iterable[str], registry: Mapping[str, FlagSpec]) -> ParsedL
 
 
 def settings_from(
-    component: str, parsed: ParsedLine, *, address: str, leader: LeaderElection, dry_run_alias: str | None = None
+    component: str,
+    parsed: ParsedLine,
+    *,
+    address: str,
+    leader: LeaderElection,
+    dry_run_alias: str | None = None,
 ) -> LiveSettings:
     v = parsed.values
     verbosity = parsed.logging.get("v", "0")

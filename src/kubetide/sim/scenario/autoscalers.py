@@ -13,8 +13,8 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from kubetide.sim.scenario.base import Duration, NonNegativeInt, SpecModel, errors_at
 from kubetide.cluster.flags import CA_FLAGS, parse_flags
+from kubetide.sim.scenario.base import Duration, NonNegativeInt, SpecModel, errors_at
 
 __all__ = [
     "Autoscalers",
