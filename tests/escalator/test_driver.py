@@ -262,3 +262,11 @@ def test_restart_forgets_the_scale_lock_as_escalator_does() -> None:
 def test_the_fake_cluster_implements_every_cluster_port_method() -> None:
     wanted = {name for name in vars(ClusterPort) if not name.startswith("_")}
     assert wanted and wanted <= set(dir(FakeCluster))
+
+
+def test_the_tick_result_reads_as_escalator_logs() -> None:
+    driver, _, _ = setup(nodes(4), dry_mode=True)
+    result = driver.tick(T0)
+    assert len(result.dry_run_actions) == 2
+    assert result.log_lines()[0].startswith("nodegroup=default delta=-2 utilisation below")
+    assert result.log_lines()[1] == "nodegroup=default drymode taint n0 x1: ok"

@@ -94,6 +94,11 @@ class TickResult:
     def actions(self) -> tuple[Action, ...]:
         return tuple(a for g in self.groups for a in g.execution.actions)
 
+    @property
+    def dry_run_actions(self) -> tuple[Action, ...]:
+        """What dry mode would have done (``kubetide_dry_run_actions_total{action}`` counts these)."""
+        return tuple(a for a in self.actions if a.dry_run)
+
     def log_lines(self) -> tuple[str, ...]:
         """One line per group (its delta and why) and one per action or error, for the live log."""
         lines: list[str] = []

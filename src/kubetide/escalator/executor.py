@@ -14,6 +14,8 @@ recorded as a failed :class:`Action` and a Warning event. Nothing is deleted on 
 deleted only if the listed node belongs to the group and carries the force taint or a removal taint
 with a readable time, whatever the decision says. The removal taint is added only to nodes that do
 not carry it yet (upstream re-reads the node and leaves an existing taint, and its time, alone).
+A failed untaint is reported and not made up for in the same tick (upstream tries the next tainted
+node and asks the cloud for one more); the next tick decides again from what the cluster shows.
 
 In dry mode nothing is called and no event is written: the would-be actions are reported, read from
 the decision's dry-mode taint tracker and scale lock. No clock, no I/O but the two ports.
