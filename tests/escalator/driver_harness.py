@@ -8,7 +8,8 @@ from typing import Any
 
 from kubetide.cloud.fake import RecordingCloud
 from kubetide.escalator.config import NodeGroupOptions
-from kubetide.escalator.driver import EscalatorDriver, TickResult
+from kubetide.escalator.driver import EscalatorDriver
+from kubetide.escalator.result import TickResult
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
 

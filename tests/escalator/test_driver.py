@@ -17,7 +17,7 @@ from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import Taint
 
 from .builders import T0, node, nodes, pod, pods
-from .driver_harness import HARD, SOFT, esc_group, metric, setup
+from .driver_harness import COOL_DOWN, HARD, SOFT, esc_group, metric, setup
 from .fake_cluster import FakeCluster
 
 
@@ -270,3 +270,24 @@ def test_the_tick_result_reads_as_escalator_logs() -> None:
     assert len(result.dry_run_actions) == 2
     assert result.log_lines()[0].startswith("nodegroup=default delta=-2 utilisation below")
     assert result.log_lines()[1] == "nodegroup=default drymode taint n0 x1: ok"
+
+
+def test_the_scale_lock_metrics_follow_upstream() -> None:
+    driver, _, _ = setup(nodes(2), pods(20, 200, 0))
+    driver.tick(T0)
+    held = driver.tick(T0 + 30)
+    assert metric(held, "escalator_node_group_scale_lock_check_was_locked", node_group="default") == 2.0
+    released = driver.tick(T0 + COOL_DOWN + 1)
+    # Released after the cool-down, then taken again by the next scale-up (no node ever arrived).
+    assert metric(released, "escalator_node_group_scale_lock", node_group="default") == 1.0
+    [observed] = [s for s in released.observations if s.name == "escalator_node_group_scale_lock_duration"]
+    assert observed.value == COOL_DOWN + 1
+
+
+def test_below_the_discovered_minimum_untaints_before_anything_else() -> None:
+    listed = [*nodes(2), node("t0", created=T0 - 100, tainted_at=T0 - 30)]
+    # min_nodes and max_nodes both 0: taken from the cloud group (min 3) on every run.
+    driver, cluster, _ = setup(listed, min_size=3, min_nodes=0, max_nodes=0)
+    result = driver.tick(T0)
+    assert cluster.log == [("remove_node_taint", "t0", TAINT_KEY)]
+    assert metric(result, "escalator_node_group_untaint_event", node_group="default") == 1.0

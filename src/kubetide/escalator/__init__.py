@@ -16,10 +16,11 @@ reporting Escalator's metrics as plain values (``metrics``). No I/O but the port
 
 from kubetide.escalator.config import NodeGroupOptions, node_group_from_yaml, validate_node_group
 from kubetide.escalator.decision import EscalatorDecision, escalator_scale_node_group
-from kubetide.escalator.driver import EscalatorDriver, GroupRun, TickResult
+from kubetide.escalator.driver import EscalatorDriver
 from kubetide.escalator.executor import Action, ActionKind, Execution
 from kubetide.escalator.reasons import EventReason, Message, Reason
 from kubetide.escalator.requests import CpuMem
+from kubetide.escalator.result import GroupRun, TickResult
 from kubetide.escalator.scale import AsgSnapshot
 from kubetide.escalator.state import GroupMemory, ScaleLock
 from kubetide.escalator.world import EscalatorWorldSource

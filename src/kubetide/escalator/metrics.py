@@ -15,15 +15,21 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from kubetide.escalator.decision import EscalatorDecision
+from kubetide.escalator.executor import ActionKind
 from kubetide.escalator.reasons import Reason
+
+if TYPE_CHECKING:  # result.py holds Samples, so it imports this module
+    from kubetide.escalator.result import GroupRun
 
 __all__ = [
     "HISTOGRAM_BUCKETS",
     "MetricKind",
     "MetricValues",
     "Sample",
+    "record_group_run",
     "run_gauges",
 ]
 
@@ -142,3 +148,41 @@ class MetricValues:
 
     def samples(self) -> tuple[Sample, ...]:
         return tuple(Sample(n, lb, v, k) for (n, lb), (k, v) in sorted(self._values.items()))
+
+
+def record_group_run(values: MetricValues, run: GroupRun, now: float) -> list[Sample]:
+    """Update ``values`` as upstream's run of this group updates its metrics; return the histogram
+    observations. Counters and "added" gauges use the requested counts, as upstream adds them before
+    acting; the scale lock gauge is +1 per lock taken and 0 once released."""
+    d, labels, opts = run.decision, group_labels(run.group), run.options
+    if d is None or opts is None:
+        return []
+    values.set_all(run_gauges(d, run.pods), labels)
+    reasons = set(d.reasons)
+    if Reason.LOCKED in reasons:
+        # Twice per locked run: upstream checks locked() again when it logs the lock (String()).
+        values.add(SCALE_LOCK_CHECK_WAS_LOCKED, labels, 2.0)
+    below_min = Reason.BELOW_MIN_UNTAINTED in reasons
+    if (below_min or (d.delta > 0 and Reason.LOCKED not in reasons)) and d.buckets.tainted:
+        requested = opts.min_nodes - len(d.buckets.untainted) if below_min else d.delta
+        values.add(UNTAINT_EVENT, labels, float(requested), MetricKind.GAUGE)
+    if d.delta < 0 and not d.notes:
+        actions = run.execution.actions
+        tainted = [a for a in actions if a.kind is ActionKind.TAINT and a.target not in run.unhealthy]
+        values.add(TAINT_EVENT, labels, float(len(tainted)), MetricKind.GAUGE)
+    out: list[Sample] = []
+    before, after = run.before.lock, run.memory.lock
+    # Released this run, possibly locked again at once by a new scale-up (upstream: unlock, then lock).
+    # The below-minimum path never checks the lock, so it never releases it: it only locks again.
+    checked = not below_min
+    if checked and before.is_locked and before.lock_time is not None and after != before:
+        values.set(SCALE_LOCK, labels, 0.0)
+        out.append(Sample(SCALE_LOCK_DURATION, labels, now - before.lock_time, MetricKind.HISTOGRAM))
+    if after.is_locked and after.lock_time == now:
+        values.add(SCALE_LOCK, labels, 1.0, MetricKind.GAUGE)
+    if run.execution.pods_evicted:
+        values.add(PODS_EVICTED, labels, float(run.execution.pods_evicted))
+    for a in run.execution.errors:
+        if a.kind is ActionKind.DELETE:
+            values.add(NODE_DELETE_ERRORS, (("node_group", run.group), ("node", a.target)), 1.0)
+    return out
