@@ -291,3 +291,30 @@ def test_below_the_discovered_minimum_untaints_before_anything_else() -> None:
     result = driver.tick(T0)
     assert cluster.log == [("remove_node_taint", "t0", TAINT_KEY)]
     assert metric(result, "escalator_node_group_untaint_event", node_group="default") == 1.0
+
+
+def test_upstream_order_unhealthy_taints_then_force_deletes_then_untaint_then_the_cloud() -> None:
+    listed = [
+        *nodes(4),
+        node("bad", created=T0 - 3600, ready=False),
+        node("f", created=T0 - 3600, force=True),
+        node("t0", created=T0 - 100, tainted_at=T0 - 30),
+    ]
+    driver, cluster, _ = setup(
+        listed,
+        pods(20, 400, 0),  # 8000m on 5000m untainted: 160% -> 7 nodes
+        max_size=20,
+        unhealthy_node_grace_period="5m",
+        health_check_newest_nodes_percent=100,
+        max_unhealthy_nodes_percent=50,
+    )
+    result = driver.tick(T0)
+    assert result.decisions[0].delta == 7
+    taint = Taint(TAINT_KEY, "1700000000", "NoSchedule")
+    assert cluster.log == [
+        ("add_node_taint", "bad", taint),
+        ("cloud_delete", "asg", "f"),
+        ("delete_node", "f"),
+        ("remove_node_taint", "t0", TAINT_KEY),
+        ("increase_size", "asg", 6),
+    ]
