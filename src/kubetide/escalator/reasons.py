@@ -1,9 +1,11 @@
 """Event reasons and messages of the batch autoscaler, in Escalator's wording, in one place.
 
 Escalator emits no Kubernetes events; it logs. kubetide's event log (scenario spec §10.2) names its
-actions ``EscalatorScaleUp``, ``EscalatorTaint``, ``EscalatorUntaint`` and ``EscalatorDelete``; the
-decision reasons and error texts below are Escalator's own log and error strings, so a reader who
-knows Escalator's logs recognises every line.
+actions ``EscalatorScaleUp``, ``EscalatorTaint``, ``EscalatorUntaint`` and ``EscalatorDelete``, and the
+loop driver emits the same reasons as Kubernetes Events (plus the failures and the held scale lock),
+so the simulator's log and a live cluster's events read alike. The decision reasons, error texts and
+event messages below are Escalator's own log and error strings, so a reader who knows Escalator's
+logs recognises every line.
 """
 
 from __future__ import annotations
@@ -20,6 +22,12 @@ class EventReason(StrEnum):
     TAINT = "EscalatorTaint"
     UNTAINT = "EscalatorUntaint"
     DELETE = "EscalatorDelete"
+    SCALE_UP_FAILED = "EscalatorScaleUpFailed"
+    TAINT_FAILED = "EscalatorTaintFailed"
+    UNTAINT_FAILED = "EscalatorUntaintFailed"
+    DELETE_FAILED = "EscalatorDeleteFailed"
+    SCALE_LOCK_HELD = "EscalatorScaleLockHeld"
+    RUN_FAILED = "EscalatorRunFailed"  # the group's run returned an error (scaleNodeGroup's err)
 
 
 class Reason(StrEnum):
@@ -49,6 +57,46 @@ class Message:
     NEGATIVE_DELTA = "negative scale up delta"
     BELOW_MIN_NODE_COUNT = "node count less than the minimum"
     THRESHOLD_NOT_POSITIVE = "scale_up_threshold_percent must be larger than 0"
+
+    @staticmethod
+    def increasing(nodes: int) -> str:
+        return f"increasing cloud provider node group by {nodes}"
+
+    @staticmethod
+    def increase_failed(error: str) -> str:
+        return f"failed to set cloud provider node group size: {error}"
+
+    @staticmethod
+    def tainting(node: str) -> str:
+        return f"Tainting node {node}"
+
+    @staticmethod
+    def taint_failed(node: str, error: str) -> str:
+        return f"While tainting {node}: {error}"
+
+    @staticmethod
+    def untainting(node: str) -> str:
+        return f"Untainting node {node}"
+
+    @staticmethod
+    def untaint_failed(node: str, error: str) -> str:
+        return f"Failed to untaint node {node}: {error}"
+
+    @staticmethod
+    def deleting(node: str, provider_id: str) -> str:
+        return f"Node {node}, {provider_id} ready to be deleted"
+
+    @staticmethod
+    def terminate_failed(node: str, provider_id: str, error: str) -> str:
+        return f"failed to terminate node in cloud provider {node}, {provider_id}: {error}"
+
+    @staticmethod
+    def delete_node_failed(node: str, error: str) -> str:
+        return f"failed to delete node {node} from kubernetes: {error}"
+
+    @staticmethod
+    def lock_held(requested: int) -> str:
+        return f"Waiting for scale to finish: there are {requested} upcoming nodes requested"
 
     @staticmethod
     def below_minimum(untainted: int, min_nodes: int) -> str:
