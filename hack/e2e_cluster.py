@@ -492,7 +492,8 @@ def ensure_binaries() -> None:
 def reset_state() -> None:
     """A fresh cluster each time: new keys, empty etcd and Prometheus storage, new logs."""
     stop_all()  # leftovers of a cluster that half-died
-    for path in (E2E / "etcd", E2E / "prometheus", PKI):
+    # The previous run's logs go too: a stale node-agent.log must not pass for this run's.
+    for path in (E2E / "etcd", E2E / "prometheus", PKI, LOGS):
         shutil.rmtree(path, ignore_errors=True)
     LOGS.mkdir(parents=True, exist_ok=True)
 
