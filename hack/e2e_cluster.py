@@ -19,6 +19,7 @@ import argparse
 import base64
 import contextlib
 import fcntl
+import http.client
 import json
 import os
 import secrets
@@ -218,7 +219,8 @@ def wait_until(
             if check():
                 log(f"{component}: {what} ({time.monotonic() - started:.1f}s)")
                 return
-        except (OSError, ValueError) as error:
+        # Refused or reset connections, TLS errors, a half-started server's garbled reply or body.
+        except (OSError, http.client.HTTPException, ValueError) as error:
             last_error = f" (last error: {error})"
         time.sleep(0.25)
     raise StartupError(component, f"not {what} within {timeout:.0f}s{last_error}")
@@ -477,7 +479,7 @@ def already_up() -> bool:
     env = read_env()
     try:
         return answers_ok(f"{env['KUBE_API_URL']}/readyz", env["KUBE_ADMIN_TOKEN"], api_context())
-    except (OSError, KeyError, ssl.SSLError):
+    except (OSError, http.client.HTTPException, KeyError):
         return False
 
 
