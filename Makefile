@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test lint typecheck unit demo bench clean
+.PHONY: install test lint typecheck unit demo bench clean cluster-up cluster-down e2e
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -15,15 +15,15 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests
-	$(BIN)/ruff format --check src tests
+	$(BIN)/ruff check src tests hack
+	$(BIN)/ruff format --check src tests hack
 	$(BIN)/lint-imports
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
 unit: $(STAMP)
-	$(BIN)/pytest -q -n 2
+	$(BIN)/pytest -q -n 2 --ignore=tests/e2e
 
 test: lint typecheck unit
 
@@ -32,6 +32,19 @@ demo: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m kubetide.bench all
+
+# The end-to-end tier: a real control plane (README, "End-to-end tests"). KUBETIDE_E2E_NO_AGENT=1
+# leaves out `kubetide node-agent`. `e2e` always brings the cluster down and returns pytest's status.
+E2E_CLUSTER := $(BIN)/python hack/e2e_cluster.py
+
+cluster-up: $(STAMP)
+	$(E2E_CLUSTER) up
+
+cluster-down:
+	$(PY) hack/e2e_cluster.py down
+
+e2e: $(STAMP)
+	status=0; $(E2E_CLUSTER) up && $(BIN)/pytest -q tests/e2e || status=$$?; $(E2E_CLUSTER) down; exit $$status
 
 clean:
 	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache
