@@ -148,3 +148,28 @@ def test_list_pods_keeps_the_same_sequence_while_matching_pods_are_unchanged() -
     assert second is not first and second[0].phase == "Pending"
     assert targets.list_pods("shop", web) is second
     assert targets.list_pods("other", web) == ()
+
+
+def test_listed_pods_store_reads_views_and_skips_bad_pods() -> None:
+    from kubetide.kube.hpa.pods import ListedPods, PodLister
+
+    good = {
+        "metadata": {"name": "web-1", "namespace": "shop", "labels": {"app": "web"}},
+        "spec": {"containers": []},
+        "status": {"phase": "Running"},
+    }
+    bad = {
+        "metadata": {"name": "web-2", "namespace": "shop", "labels": {"app": "web"}},
+        "spec": {"containers": []},
+        "status": {"phase": "Sleeping"},
+    }
+    server = FakeServer().on("GET", "/api/v1/namespaces/shop/pods", {"items": [good, bad]})
+    store = ListedPods(server.api())
+    lister = PodLister(store)
+    web = parse_selector_string("app=web")
+    first = lister.list_pods("shop", web)
+    assert [p.name for p in first] == ["web-1"] and "pod shop/web-2" in store.problems[0]
+    assert lister.list_pods("shop", web) is first and len(server.requests) == 1
+    store.refresh()
+    assert lister.list_pods("shop", web) is not first and len(server.requests) == 2
+    assert ListedPods(FakeServer().api()).pods("gone") == ()

@@ -13,10 +13,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from kubetide.kube.hpa.api import ApiFailure, KubeApi
+from kubetide.model.errors import ManifestError
 from kubetide.model.pod import Pod
 from kubetide.model.selectors import LabelSelector
 
-__all__ = ["PodLister", "PodStore"]
+__all__ = ["ListedPods", "PodLister", "PodStore"]
 
 
 class PodStore(Protocol):
@@ -58,3 +60,43 @@ class PodLister:
 def _same_views(old: tuple[Pod, ...], new: tuple[Pod, ...]) -> bool:
     # Identity, not equality: Pod equality skips labels and exact requests, which matter here.
     return len(old) == len(new) and all(a is b for a, b in zip(old, new, strict=True))
+
+
+class ListedPods:
+    """A ``PodStore`` that lists a namespace's pods on first use and keeps them until ``refresh()``:
+    for ``--once`` and tools that run without the watch cache. Pods that can't be read as views are
+    skipped and kept in ``problems`` (one bad pod must not hide the others from every HPA)."""
+
+    def __init__(self, api: KubeApi) -> None:
+        self.api = api
+        self.problems: list[str] = []
+        self._pods: dict[str, tuple[Pod, ...]] = {}
+        self._version = 0
+
+    def pods(self, namespace: str) -> Sequence[Pod]:
+        if namespace not in self._pods:
+            self._pods[namespace] = self._list(namespace)
+        return self._pods[namespace]
+
+    def version(self, namespace: str) -> int:
+        return self._version
+
+    def refresh(self) -> None:
+        self._pods.clear()
+        self._version += 1
+
+    def _list(self, namespace: str) -> tuple[Pod, ...]:
+        try:
+            body = self.api.get(f"/api/v1/namespaces/{namespace}/pods")
+        except ApiFailure as exc:
+            # The HPA then sees no pods ("no pods returned by selector"), a condition, not a crash.
+            self.problems.append(f"listing pods in {namespace}: {exc}")
+            return ()
+        views = []
+        for item in body.get("items") or []:
+            try:
+                views.append(Pod.from_manifest(item))
+            except ManifestError as exc:
+                name = (item.get("metadata") or {}).get("name", "?")
+                self.problems.append(f"pod {namespace}/{name}: {exc}")
+        return tuple(views)
