@@ -36,6 +36,7 @@ __all__ = [
     "HPAProblem",
     "HPASource",
     "HPASourceError",
+    "ObjectRef",
 ]
 
 CONFLICT_REASON = "ConflictingHPA"
@@ -229,8 +230,8 @@ class HPASource:
 
 
 def _ref(item: dict[str, Any], api_version: str) -> ObjectRef:
-    meta = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
-    assert isinstance(meta, dict)
+    raw = item.get("metadata")
+    meta: dict[str, Any] = raw if isinstance(raw, dict) else {}
     return ObjectRef(
         api_version,
         "HorizontalPodAutoscaler",
