@@ -63,6 +63,16 @@ def test_cpu_query_rate_window_milli_cores_and_container_choice() -> None:
     assert dict(source.resource_metrics("shop", SEL, "cpu", "side")) == {"web-1": PodMetric(26, TS, 120.0)}
 
 
+def test_a_pod_with_a_container_without_samples_has_no_sample() -> None:
+    from kubetide.model.pod import Container
+
+    two = (Pod(name="web-1", namespace="shop", containers=(Container("app"), Container("side"))),)
+    server = FakeServer().on("POST", "/api/v1/query", vector(({"pod": "web-1", "container": "app"}, "0.2")))
+    source = PrometheusMetricsSource(client(server), lambda ns, s: two)
+    assert dict(source.resource_metrics("shop", SEL, "cpu", "")) == {}
+    assert source.resource_metrics("shop", SEL, "cpu", "app")["web-1"].value == 200
+
+
 def test_memory_is_the_working_set_in_milli_bytes() -> None:
     server = FakeServer().on(
         "POST", "/api/v1/query", vector(({"pod": "web-1", "container": "app"}, "1048576"))

@@ -11,6 +11,8 @@ selector matches (from the pod lister, as the adapter lists them):
 The matchers exclude ``container=""`` and ``container="POD"``: cAdvisor's pod-level and pause-container
 series, which a cluster scraping cAdvisor too would otherwise count twice. A sample's timestamp is the
 query result's, its window the rate window (``window_s``, default 1 minute, like metrics-server).
+As with metrics-server's PodMetrics, a pod lacking a series for one of its containers has no sample
+(unless one container is asked for).
 
 Custom (per pod, per object) and external metrics come from prometheus-adapter rules (``rules.py``):
 a rule's series are discovered with its ``seriesQuery`` (cached ``relist_s``), named by ``name``, and
@@ -72,9 +74,11 @@ class PrometheusMetricsSource:
             raise MetricsError(
                 f"unable to fetch metrics from resource metrics API: no Prometheus query for resource {resource}"
             )
-        names = [p.name for p in self.list_pods(namespace, selector)]
+        listed = self.list_pods(namespace, selector)
+        names = [p.name for p in listed]
         if not names:
             raise MetricsError(_NO_RESOURCE)
+        containers = {p.name: {c.name for c in p.containers} for p in listed}
         matchers = (
             f'namespace="{_escape(namespace)}",pod=~"{_alternation(names)}",container!="",container!="POD"'
         )
@@ -96,6 +100,10 @@ class PrometheusMetricsSource:
         out = {}
         for pod, values in by_pod.items():
             chosen = [v for v in values if v[0] == container] if container else values
+            # As upstream skips a pod whose PodMetrics lack the resource for a container: a container
+            # without a series yet (just started) would otherwise understate the pod's usage.
+            if not container and not containers.get(pod, set()) <= {v[0] for v in values}:
+                continue
             if chosen:
                 out[pod] = PodMetric(sum(v[1] for v in chosen), max(v[2] for v in chosen), self.window_s)
         return out
