@@ -1,0 +1,192 @@
+"""Against a real API server (the e2e control plane, Kubernetes 1.20.2): the scale subresource of a
+Deployment, kubetide's CRD and autoscaling/v2beta2 HPAs listed, paired and their status written.
+
+Runs only when ``KUBETIDE_LIVE_KUBECONFIG`` names a kubeconfig (``.e2e/kubeconfig`` of
+``hack/e2e_cluster.py up``); skipped otherwise. The aggregated metrics APIs can't be served by that
+API server (their Endpoints can't point at loopback): they are tested with the in-memory server only.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from kubetide.hpa.ports import Scale
+from kubetide.kube.client import make_client
+from kubetide.kube.hpa.api import KubeApi
+from kubetide.kube.hpa.hpas import HPASource
+from kubetide.kube.hpa.scale import ApiScaleTargets
+from kubetide.model.hpa import CrossVersionObjectReference
+
+KUBECONFIG = os.environ.get("KUBETIDE_LIVE_KUBECONFIG", "")
+pytestmark = pytest.mark.skipif(not KUBECONFIG, reason="KUBETIDE_LIVE_KUBECONFIG not set: no live cluster")
+
+# A minimal CRD for kubetide's HPA (the deploy/ manifest may not be on this branch): the status
+# subresource and the scale target are what the port needs.
+CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "horizontalpodautoscalers.autoscaling.kubetide.io"},
+    "spec": {
+        "group": "autoscaling.kubetide.io",
+        "scope": "Namespaced",
+        "names": {
+            "plural": "horizontalpodautoscalers",
+            "singular": "horizontalpodautoscaler",
+            "kind": "HorizontalPodAutoscaler",
+            "shortNames": ["khpa"],
+        },
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "subresources": {"status": {}},
+                "schema": {
+                    "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+                },
+            }
+        ],
+    },
+}
+
+
+class NoStore:
+    def pods(self, namespace: str) -> list[Any]:
+        return []
+
+    def version(self, namespace: str) -> int:
+        return 0
+
+
+@pytest.fixture
+def api() -> KubeApi:
+    return KubeApi.from_client(make_client(KUBECONFIG))
+
+
+@pytest.fixture
+def namespace(api: KubeApi) -> Iterator[str]:
+    name = f"hpalive-{uuid.uuid4().hex[:6]}"
+    api.http.post(
+        "/api/v1/namespaces", json={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+    ).raise_for_status()
+    yield name
+    api.http.delete(f"/api/v1/namespaces/{name}")
+
+
+def _deployment(name: str, replicas: int) -> dict[str, Any]:
+    labels = {"app": name}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "containers": [
+                        {"name": "app", "image": "nginx", "resources": {"requests": {"cpu": "100m"}}}
+                    ]
+                },
+            },
+        },
+    }
+
+
+def _hpa(api_version: str, name: str, target: str) -> dict[str, Any]:
+    return {
+        "apiVersion": api_version,
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": name},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": target},
+            "minReplicas": 1,
+            "maxReplicas": 5,
+            "metrics": [
+                {
+                    "type": "Resource",
+                    "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}},
+                }
+            ],
+        },
+    }
+
+
+def test_scale_subresource_of_a_real_deployment(api: KubeApi, namespace: str) -> None:
+    api.http.post(
+        f"/apis/apps/v1/namespaces/{namespace}/deployments", json=_deployment("web", 2)
+    ).raise_for_status()
+    targets = ApiScaleTargets(api, NoStore())
+    ref = CrossVersionObjectReference("Deployment", "web", "apps/v1")
+    scale = targets.get_scale(namespace, ref)
+    assert (scale.spec_replicas, scale.selector) == (2, "app=web")
+    targets.update_scale(namespace, ref, 3)
+    assert api.get(f"/apis/apps/v1/namespaces/{namespace}/deployments/web")["spec"]["replicas"] == 3
+    # A stale read: the update conflicts once, is re-read and retried.
+    targets.get_scale(namespace, ref)
+    api.put(
+        f"/apis/apps/v1/namespaces/{namespace}/deployments/web/scale",
+        {**api.get(f"/apis/apps/v1/namespaces/{namespace}/deployments/web/scale"), "spec": {"replicas": 1}},
+    )
+    targets.update_scale(namespace, ref, 4)
+    assert targets.get_scale(namespace, ref) == Scale(
+        4, targets.get_scale(namespace, ref).status_replicas, "app=web"
+    )
+
+
+def test_crd_and_v2beta2_hpas_listed_paired_and_status_written(api: KubeApi, namespace: str) -> None:
+    crd_path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+    created = api.http.post(crd_path, json=CRD)
+    assert created.status_code in (201, 409), created.text
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        conditions = api.get(f"{crd_path}/{CRD['metadata']['name']}").get("status", {}).get("conditions", [])
+        if any(c["type"] == "Established" and c["status"] == "True" for c in conditions):
+            break
+        time.sleep(0.5)
+    api.http.post(
+        f"/apis/apps/v1/namespaces/{namespace}/deployments", json=_deployment("web", 1)
+    ).raise_for_status()
+    ours = f"/apis/autoscaling.kubetide.io/v1/namespaces/{namespace}/horizontalpodautoscalers"
+    standard = f"/apis/autoscaling/v2beta2/namespaces/{namespace}/horizontalpodautoscalers"
+    api.http.post(ours, json=_hpa("autoscaling.kubetide.io/v1", "mine", "web")).raise_for_status()
+    api.http.post(standard, json=_hpa("autoscaling/v2beta2", "std", "web")).raise_for_status()
+
+    source = HPASource(api, namespace=namespace)
+    listing = source.list_hpas()
+    assert [e.hpa.key for e in listing.entries] == [f"{namespace}/mine"] and not listing.problems
+    assert [(c.kubetide.name, c.standard.name) for c in listing.conflicts] == [("mine", "std")]
+    status = {
+        "currentReplicas": 1,
+        "desiredReplicas": 2,
+        "conditions": [
+            {
+                "type": "AbleToScale",
+                "status": "True",
+                "reason": "SucceededGetScale",
+                "message": "ok",
+                "lastTransitionTime": "2026-11-23T20:00:00Z",
+            }
+        ],
+    }
+    source.write_status(f"{namespace}/mine", status)
+    source.write_status(
+        f"{namespace}/mine", {**status, "desiredReplicas": 3}
+    )  # resourceVersion moved: retried
+    assert api.get(f"{ours}/mine")["status"]["desiredReplicas"] == 3
+
+    std_source = HPASource(api, standard=True, namespace=namespace)
+    std_listing = std_source.list_hpas()
+    assert std_source.api_version == "autoscaling/v2beta2"
+    assert [e.hpa.key for e in std_listing.entries] == [f"{namespace}/std"]
+    assert [(c.kubetide.name, c.standard.name) for c in std_listing.conflicts] == [("mine", "std")]
+    std_source.write_status(f"{namespace}/std", status)
+    written = api.get(f"{standard}/std")["status"]
+    assert (written["desiredReplicas"], written["conditions"][0]["reason"]) == (2, "SucceededGetScale")
