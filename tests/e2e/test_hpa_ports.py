@@ -1,17 +1,16 @@
 """Against a real API server (the e2e control plane, Kubernetes 1.20.2): the scale subresource of a
 Deployment, kubetide's CRD and autoscaling/v2beta2 HPAs listed, paired and their status written.
 
-Runs only when ``KUBETIDE_LIVE_KUBECONFIG`` names a kubeconfig (``.e2e/kubeconfig`` of
-``hack/e2e_cluster.py up``); skipped otherwise. The aggregated metrics APIs can't be served by that
+Part of the end-to-end tier (``make e2e``), on the cluster ``make cluster-up`` starts. The aggregated metrics APIs can't be served by that
 API server (their Endpoints can't point at loopback): they are tested with the in-memory server only.
 """
 
 from __future__ import annotations
 
-import os
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,9 +21,6 @@ from kubetide.kube.hpa.api import KubeApi
 from kubetide.kube.hpa.hpas import HPASource
 from kubetide.kube.hpa.scale import ApiScaleTargets
 from kubetide.model.hpa import CrossVersionObjectReference
-
-KUBECONFIG = os.environ.get("KUBETIDE_LIVE_KUBECONFIG", "")
-pytestmark = pytest.mark.skipif(not KUBECONFIG, reason="KUBETIDE_LIVE_KUBECONFIG not set: no live cluster")
 
 # A minimal CRD for kubetide's HPA (the deploy/ manifest may not be on this branch): the status
 # subresource and the scale target are what the port needs.
@@ -65,8 +61,8 @@ class NoStore:
 
 
 @pytest.fixture
-def api() -> KubeApi:
-    return KubeApi.from_client(make_client(KUBECONFIG))
+def api(kubeconfig_path: Path) -> KubeApi:
+    return KubeApi.from_client(make_client(str(kubeconfig_path)))
 
 
 @pytest.fixture
