@@ -21,6 +21,11 @@ def _list(rv: str, *items: dict[str, Any], cont: str = "") -> tuple[int, dict[st
     return 200, {"kind": "NodeList", "metadata": meta, "items": list(items)}
 
 
+def _labelled(o: dict[str, Any], **labels: str) -> dict[str, Any]:
+    o["metadata"]["labels"] = labels
+    return o
+
+
 def _informer(api: FakeApi, convert: Any = lambda o: o["metadata"]["name"]) -> Informer[Any]:
     return Informer(api.rest(), NODES, convert, backoff=Backoff(base=0.0, jitter=0.0))
 
@@ -83,12 +88,12 @@ def test_views_are_memoized_per_resource_version_and_bad_objects_skipped() -> No
 
     def convert(o: dict[str, Any]) -> str:
         calls.append(o["metadata"]["name"])
-        if o.get("bad"):
+        if (o["metadata"].get("labels") or {}).get("bad"):
             raise ValueError("malformed")
         return str(o["metadata"]["name"])
 
     api = FakeApi()
-    api.add("GET", PATH, _list("10", obj("a", "1"), obj("b", "2", bad=True)))
+    api.add("GET", PATH, _list("10", obj("a", "1"), _labelled(obj("b", "2"), bad="yes")))
     inf = _informer(api, convert)
     api.add("WATCH", PATH, _stop_after(inf))
     inf.run()

@@ -1,11 +1,13 @@
 """Raw JSON access to the API server: requests, watch streams, status errors, retries with backoff.
 
-Why raw dicts and not lightkube's typed models: the views the cores read
+Why raw JSON and not lightkube's typed models: the views the cores read
 (:meth:`kubetide.model.pod.Pod.from_manifest`) parse plain manifests, so a typed model would be built
 only to be turned back into a dict. Measured on 30,000 realistic pods (``python -m kubetide.bench
-live``), decoding the list with msgspec into dicts is several times faster than lightkube's typed
-decoding, and the dicts are what the caches keep (trimmed). lightkube still provides the
-configuration and authentication (:func:`kubetide.kube.client.make_http_client`).
+live``, figures in the README of that suite): lightkube's typed decoding plus the conversion back to
+dicts costs about what decoding everything as dicts with msgspec costs, and decoding with a schema of
+only the kept fields (:mod:`kubetide.kube.schema`) about a fifth of either; so the caches read raw
+bytes and decode with their schema. lightkube still provides the configuration and authentication
+(:func:`kubetide.kube.client.make_http_client`).
 
 Errors: every failure is a :class:`KubeStatusError` with the HTTP status (0 for a transport failure:
 refused or reset connection, timeout) and the API's ``Status.reason``; each failed attempt is counted
@@ -102,6 +104,23 @@ class Rest:
         timeout: float | None = None,
     ) -> Json:
         """One request; the decoded JSON body. KubeStatusError on failure (counted)."""
+        content = self.request_bytes(
+            method, path, params=params, body=body, content_type=content_type, timeout=timeout
+        )
+        result: Json = _decode(content) if content else {}
+        return result
+
+    def request_bytes(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str | int] | None = None,
+        body: Any = None,
+        content_type: str = "application/json",
+        timeout: float | None = None,
+    ) -> bytes:
+        """One request; the raw body, for callers that decode with a schema (the caches)."""
         content = None if body is None else _encode(body)
         headers = {"Content-Type": content_type} if content is not None else {}
         kwargs: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
@@ -113,8 +132,7 @@ class Rest:
             raise self._failed(path, KubeStatusError(0, type(exc).__name__, str(exc))) from exc
         if resp.status_code >= 400:
             raise self._failed(path, _status_error(resp.status_code, resp.content, resp.headers))
-        result: Json = _decode(resp.content) if resp.content else {}
-        return result
+        return resp.content
 
     def watch(
         self,
@@ -122,8 +140,8 @@ class Rest:
         params: Mapping[str, str | int],
         timeout: float,
         on_open: Callable[[httpx2.Response], None] | None = None,
-    ) -> Iterator[Json]:
-        """The events of a watch stream, one dict each (``type``, ``object``), until the server ends it.
+    ) -> Iterator[str]:
+        """The events of a watch stream, one JSON line each, until the server ends it.
 
         ``timeout`` bounds the wait for each chunk, so a silently dead connection is noticed.
         ``on_open`` receives the response, so another thread can close it to stop the watch at once."""
@@ -138,7 +156,7 @@ class Rest:
                     raise self._failed(path, _status_error(resp.status_code, resp.content, resp.headers))
                 for line in resp.iter_lines():
                     if line:
-                        yield _decode(line)
+                        yield line
         except httpx2.HTTPError as exc:
             raise self._failed(path, KubeStatusError(0, type(exc).__name__, str(exc))) from exc
 

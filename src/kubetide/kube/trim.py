@@ -3,8 +3,10 @@
 A pod as the API returns it carries managed fields, the last-applied configuration, environment,
 probes, images and container statuses: several times what ``Pod.from_manifest`` parses. At 30,000
 pods that is the difference between a cache of a few hundred MB and one of several GB, so each object
-is trimmed once, on arrival. Trimming only removes; what a view parses is never touched (a test
-checks that a trimmed manifest converts to the same view).
+is trimmed once, on arrival (after :mod:`kubetide.kube.schema` already skipped most of it while
+decoding). Trimming only removes, and nothing a decision reads: the one field a view shows that goes
+is kubectl's last-applied-configuration annotation, a second copy of the manifest (a test checks that
+otherwise a trimmed manifest converts to the same view).
 """
 
 from __future__ import annotations
