@@ -20,6 +20,7 @@ import contextlib
 import gc
 import logging
 import random
+import socket
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any, Generic, TypeVar
@@ -81,6 +82,18 @@ def _gc_paused() -> Iterator[None]:
 
 class _Gone(Exception):
     """The watched version is too old (410): list again."""
+
+
+def _interrupt(response: httpx2.Response) -> None:
+    """Wake a thread blocked reading ``response``: shut its socket down (closing the response from
+    another thread does not: it waits for the read). Best effort; the thread is ending anyway."""
+    with contextlib.suppress(Exception):
+        stream = response.extensions.get("network_stream")
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        if sock is not None:
+            sock.shutdown(socket.SHUT_RDWR)
+        else:
+            response.close()
 
 
 class Informer(Generic[V]):
@@ -199,9 +212,7 @@ class Informer(Generic[V]):
         self._stop.set()
         response = self._response
         if response is not None:
-            # Closing from another thread may race the reader; it is ending anyway.
-            with contextlib.suppress(Exception):
-                response.close()
+            _interrupt(response)
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout)
 
