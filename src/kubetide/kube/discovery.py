@@ -16,7 +16,14 @@ from lightkube.generic_resource import create_global_resource, create_namespaced
 
 from kubetide.kube.rest import Rest
 
-__all__ = ["ResourceKind", "ServedVersions", "discover", "lightkube_resource", "resource_kinds"]
+__all__ = [
+    "DiscoveryError",
+    "ResourceKind",
+    "ServedVersions",
+    "discover",
+    "lightkube_resource",
+    "resource_kinds",
+]
 
 # Preference order per group: the first version served wins.
 _PREFERRED = {
