@@ -17,18 +17,18 @@ never hides the others.
 from __future__ import annotations
 
 import contextlib
-import gc
 import logging
 import random
 import socket
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 import httpx2
 import msgspec
 
 from kubetide.kube.discovery import ResourceKind
+from kubetide.kube.gcpause import gc_paused
 from kubetide.kube.metrics import API_ERRORS
 from kubetide.kube.rest import Backoff, KubeStatusError, Rest
 from kubetide.kube.schema import WatchEvent, list_decoder, object_decoder
@@ -52,32 +52,6 @@ def _rv(obj: Json) -> str:
 
 
 _STATUS: msgspec.json.Decoder[Any] = msgspec.json.Decoder()
-_gc_lock = threading.Lock()
-_gc_pausers = 0
-_gc_was_enabled = False
-
-
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector during a bulk build (a list, a rebuild of the views).
-
-    Building 30,000 pods allocates millions of container objects, and the collector would scan them
-    again and again while nothing is garbage yet: measured, it is a third of the cold start. Nested
-    and concurrent pauses (one per informer thread) are counted; the last one restores it.
-    """
-    global _gc_pausers, _gc_was_enabled
-    with _gc_lock:
-        if _gc_pausers == 0:
-            _gc_was_enabled = gc.isenabled()
-            gc.disable()
-        _gc_pausers += 1
-    try:
-        yield
-    finally:
-        with _gc_lock:
-            _gc_pausers -= 1
-            if _gc_pausers == 0 and _gc_was_enabled:
-                gc.enable()
 
 
 class _Gone(Exception):
@@ -168,7 +142,7 @@ class Informer(Generic[V]):
             return cached
         with self._lock:
             version, items = self._version, list(self._store.items())
-        with _gc_paused():
+        with gc_paused():
             out = self._rebuild(version, items)
         return out
 
@@ -245,7 +219,7 @@ class Informer(Generic[V]):
                 self._stop.wait(delay)
 
     def _list(self) -> str:
-        with _gc_paused():
+        with gc_paused():
             return self._list_all()
 
     def _list_all(self) -> str:
