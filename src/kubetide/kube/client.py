@@ -12,10 +12,12 @@ from pathlib import Path
 
 import httpx2
 from lightkube import Client
+from lightkube.config.client_adapter import Client as _adapter_client
+from lightkube.config.client_adapter import ConnectionParams
 from lightkube.config.kubeconfig import KubeConfig
 from lightkube.core.exceptions import ConfigError
 
-__all__ = ["KubeAccessError", "load_kubeconfig", "make_client"]
+__all__ = ["KubeAccessError", "load_kubeconfig", "make_client", "make_http_client"]
 
 DEFAULT_TIMEOUT_S = 10.0
 
@@ -62,3 +64,15 @@ def make_client(
     """A lightkube client for the configuration ``load_kubeconfig(kubeconfig)`` finds."""
     config = load_kubeconfig(kubeconfig)
     return Client(config=config, timeout=httpx2.Timeout(timeout_s), field_manager=field_manager)
+
+
+def make_http_client(kubeconfig: str | None = None, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> httpx2.Client:
+    """An httpx client with the same server, TLS and credentials lightkube would use, for raw JSON.
+
+    The watch caches and the port decode JSON themselves (:mod:`kubetide.kube.rest` says why); they
+    share lightkube's configuration code so authentication is never implemented twice.
+    """
+    config = load_kubeconfig(kubeconfig).get()
+    if config is None:
+        raise KubeAccessError("the kubeconfig has no current context")
+    return _adapter_client(config, ConnectionParams(timeout=httpx2.Timeout(timeout_s)))

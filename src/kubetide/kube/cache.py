@@ -1,0 +1,298 @@
+"""A watch cache (client-go's informer) per resource: list, then watch from the list's version.
+
+One daemon thread per cache keeps a dict of trimmed objects (:mod:`kubetide.kube.trim`) current:
+list (paged, decoded with the resource's schema from :mod:`kubetide.kube.schema` so unread fields are
+never built), then watch from the list's ``resourceVersion`` with bookmarks; on ``410 Gone`` (the
+version fell out of etcd's window) list again; on a dropped connection, a 5xx or a timeout, reconnect
+after a capped exponential backoff with jitter. Every failure is counted in
+``kubetide_api_errors_total`` and logged.
+
+Readers never block on the network: :meth:`Informer.views` converts objects to the cores' views
+lazily and memoizes them per (key, resourceVersion), so a loop over an unchanged cluster costs dict
+reads, and :attr:`Informer.version` (bumped on every change) lets callers cache what they derive. An
+object that fails to convert is logged once per resourceVersion and skipped: one malformed object
+never hides the others.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import random
+import socket
+import threading
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+
+import httpx2
+import msgspec
+
+from kubetide.kube.discovery import ResourceKind
+from kubetide.kube.gcpause import gc_paused
+from kubetide.kube.metrics import API_ERRORS
+from kubetide.kube.rest import Backoff, KubeStatusError, Rest
+from kubetide.kube.schema import WatchEvent, list_decoder, object_decoder
+from kubetide.kube.trim import TRIMS, trim_metadata
+
+__all__ = ["Informer", "object_key"]
+
+log = logging.getLogger(__name__)
+V = TypeVar("V")
+Json = dict[str, Any]
+
+
+def object_key(obj: Json) -> str:
+    meta = obj.get("metadata") or {}
+    ns = meta.get("namespace")
+    return f"{ns}/{meta.get('name')}" if ns else str(meta.get("name"))
+
+
+def _rv(obj: Json) -> str:
+    return str((obj.get("metadata") or {}).get("resourceVersion", ""))
+
+
+_STATUS: msgspec.json.Decoder[Any] = msgspec.json.Decoder()
+
+
+class _Gone(Exception):
+    """The watched version is too old (410): list again."""
+
+
+def _interrupt(response: httpx2.Response) -> None:
+    """Wake a thread blocked reading ``response``: shut its socket down (closing the response from
+    another thread does not: it waits for the read). Best effort; the thread is ending anyway."""
+    with contextlib.suppress(Exception):
+        stream = response.extensions.get("network_stream")
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        if sock is not None:
+            sock.shutdown(socket.SHUT_RDWR)
+        else:
+            response.close()
+
+
+class Informer(Generic[V]):
+    """The objects of one resource (optionally one namespace, or a label/field selector)."""
+
+    def __init__(
+        self,
+        rest: Rest,
+        kind: ResourceKind,
+        convert: Callable[[Json], V],
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        page_size: int = 500,
+        watch_timeout_s: float = 300.0,
+        backoff: Backoff | None = None,
+    ):
+        self.rest, self.kind, self._convert = rest, kind, convert
+        self.namespace = namespace
+        self._params: dict[str, str | int] = {}
+        if label_selector:
+            self._params["labelSelector"] = label_selector
+        if field_selector:
+            self._params["fieldSelector"] = field_selector
+        self._page_size, self._watch_timeout = page_size, watch_timeout_s
+        self._backoff = backoff or Backoff(base=0.8, cap=30.0)
+        self._trim = TRIMS.get(kind.plural, trim_metadata)
+        self._list_decoder = list_decoder(kind.plural)
+        self._object_decoder = object_decoder(kind.plural)
+        self._event_decoder = msgspec.json.Decoder(WatchEvent)
+        self._lock = threading.Lock()
+        self._store: dict[str, Json] = {}
+        self._version = 0
+        self._synced = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._response: httpx2.Response | None = None
+        self._memo: dict[str, tuple[str, V]] = {}
+        self._failed: dict[str, str] = {}  # key -> resourceVersion that failed to convert
+        self._views: tuple[int, list[V]] = (-1, [])
+
+    @property
+    def name(self) -> str:
+        return self.kind.plural if self.namespace is None else f"{self.kind.plural}@{self.namespace}"
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    @property
+    def version(self) -> int:
+        """Bumped on every change of the store: equal versions mean equal contents."""
+        return self._version
+
+    def has_synced(self) -> bool:
+        return self._synced.is_set()
+
+    def wait_synced(self, timeout: float) -> bool:
+        return self._synced.wait(timeout)
+
+    def get(self, key: str) -> Json | None:
+        with self._lock:
+            return self._store.get(key)
+
+    def objects(self) -> list[Json]:
+        with self._lock:
+            return list(self._store.values())
+
+    def views(self) -> list[V]:
+        """Every object converted; objects that fail to convert are skipped (logged once per version)."""
+        version, cached = self._views
+        if version == self._version:
+            return cached
+        with self._lock:
+            version, items = self._version, list(self._store.items())
+        with gc_paused():
+            out = self._rebuild(version, items)
+        return out
+
+    def _rebuild(self, version: int, items: list[tuple[str, Json]]) -> list[V]:
+        memo: dict[str, tuple[str, V]] = {}
+        out: list[V] = []
+        for key, obj in items:
+            rv = _rv(obj)
+            hit = self._memo.get(key)
+            if hit is not None and hit[0] == rv:
+                memo[key] = hit
+                out.append(hit[1])
+                continue
+            if self._failed.get(key) == rv:
+                continue  # known bad at this version: not parsed (nor logged) again
+            try:
+                view = self._convert(obj)
+            except Exception as exc:
+                if self._failed.get(key) != rv:
+                    self._failed[key] = rv
+                    log.warning("%s %s (resourceVersion %s) skipped: %s", self.kind.kind, key, rv, exc)
+                continue
+            memo[key] = (rv, view)
+            out.append(view)
+        self._memo = memo
+        if self._failed:
+            present = {key for key, _ in items}
+            self._failed = {k: v for k, v in self._failed.items() if k in present}
+        self._views = (version, out)
+        return out
+
+    # -- running ---------------------------------------------------------------------------------
+
+    def start(self) -> Informer[V]:
+        self._thread = threading.Thread(target=self.run, name=f"informer-{self.name}", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop the thread: an open watch is closed so the thread ends at once."""
+        self._stop.set()
+        response = self._response
+        if response is not None:
+            _interrupt(response)
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+
+    def run(self) -> None:
+        """List and watch until :meth:`stop`."""
+        rv: str | None = None
+        while not self._stop.is_set():
+            try:
+                if rv is None:
+                    rv = self._list()
+                rv = self._watch(rv)
+                self._backoff.reset()
+            except _Gone:
+                log.info("%s: watch version expired, listing again", self.name)
+                rv = None
+            except KubeStatusError as exc:
+                if self._stop.is_set():
+                    break
+                if exc.status == 410:
+                    rv = None
+                delay = self._backoff.next()
+                log.warning("%s: %s; reconnecting in %.1fs", self.name, exc, delay)
+                self._stop.wait(delay)
+            except Exception as exc:
+                if self._stop.is_set():
+                    break
+                API_ERRORS.labels(resource=self.kind.plural, reason=type(exc).__name__).inc()
+                delay = self._backoff.next()
+                log.exception("%s: unexpected error; reconnecting in %.1fs", self.name, delay)
+                self._stop.wait(delay)
+
+    def _list(self) -> str:
+        with gc_paused():
+            return self._list_all()
+
+    def _list_all(self) -> str:
+        path = self.kind.path(self.namespace)
+        store: dict[str, Json] = {}
+        params: dict[str, str | int] = {**self._params, "limit": self._page_size}
+        while True:
+            try:
+                page = self._list_decoder.decode(
+                    self.rest.request_bytes("GET", path, params=params, timeout=60.0)
+                )
+            except KubeStatusError as exc:
+                if exc.status != 410 or "continue" not in params:
+                    raise
+                # The continue token expired mid-list: one unpaged list, as client-go falls back to.
+                store, params = {}, dict(self._params)
+                continue
+            for obj in page.get("items") or []:
+                store[object_key(obj)] = self._trim(obj)
+            meta = page.get("metadata") or {}
+            if not meta.get("continue"):
+                rv = str(meta.get("resourceVersion", ""))
+                break
+            params = {**self._params, "limit": self._page_size, "continue": meta["continue"]}
+        with self._lock:
+            self._store = store
+            self._version += 1
+        self._synced.set()
+        log.info("%s: listed %d objects at resourceVersion %s", self.name, len(store), rv)
+        return rv
+
+    def _watch(self, rv: str) -> str:
+        # client-go spreads reconnects: a timeout between 1 and 2 times the minimum.
+        timeout_s = int(self._watch_timeout * (1 + random.random()))
+        params = {
+            **self._params,
+            "resourceVersion": rv,
+            "allowWatchBookmarks": "true",
+            "timeoutSeconds": timeout_s,
+        }
+        try:
+            for line in self.rest.watch(
+                self.kind.path(self.namespace), params, timeout_s + 30.0, on_open=self._opened
+            ):
+                event = self._event_decoder.decode(line)
+                decoder = _STATUS if event.type == "ERROR" else self._object_decoder
+                rv = self._apply({"type": event.type, "object": decoder.decode(event.object)}, rv)
+                if self._stop.is_set():
+                    break
+        finally:
+            self._response = None
+        return rv
+
+    def _opened(self, response: httpx2.Response) -> None:
+        self._response = response
+
+    def _apply(self, event: Json, rv: str) -> str:
+        kind, obj = event.get("type"), event.get("object") or {}
+        if kind == "ERROR":
+            code = int(obj.get("code", 0))
+            if code == 410:
+                raise _Gone
+            raise KubeStatusError(code, str(obj.get("reason", "WatchError")), str(obj.get("message", "")))
+        new_rv = _rv(obj) or rv
+        if kind == "BOOKMARK":
+            return new_rv
+        key = object_key(obj)
+        with self._lock:
+            if kind == "DELETED":
+                self._store.pop(key, None)
+            elif kind in ("ADDED", "MODIFIED"):
+                self._store[key] = self._trim(obj)
+            else:
+                return rv
+            self._version += 1
+        return new_rv

@@ -1,0 +1,32 @@
+"""kubetide's own Prometheus metrics for the live adapter (``kubetide_`` prefix), in one place.
+
+They live in prometheus_client's default registry, which ``/metrics`` (:mod:`kubetide.kube.http`)
+serves. Components add their own metrics (CA's ``cluster_autoscaler_*``) beside their loops.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import Counter
+
+__all__ = ["API_ERRORS", "DRY_RUN_ACTIONS", "EVENTS_DROPPED", "LOOP_ERRORS"]
+
+API_ERRORS = Counter(
+    "kubetide_api_errors",
+    "API server requests that failed (each attempt), by resource and reason",
+    ["resource", "reason"],
+)
+DRY_RUN_ACTIONS = Counter(
+    "kubetide_dry_run_actions",
+    "Writes a dry run would have made, by component and action",
+    ["component", "action"],
+)
+EVENTS_DROPPED = Counter(
+    "kubetide_events_dropped",
+    "Events that could not be written (best effort, as client-go's recorder)",
+    ["component"],
+)
+LOOP_ERRORS = Counter(
+    "kubetide_loop_errors",
+    "Periodic loop iterations that raised (the loop goes on)",
+    ["loop"],
+)
