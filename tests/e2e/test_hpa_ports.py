@@ -16,10 +16,11 @@ from typing import Any
 import pytest
 
 from kubetide.hpa.ports import Scale
-from kubetide.kube.client import make_client
+from kubetide.kube.client import make_http_client
 from kubetide.kube.hpa.api import KubeApi
 from kubetide.kube.hpa.hpas import HPASource
 from kubetide.kube.hpa.scale import ApiScaleTargets
+from kubetide.kube.rest import Rest
 from kubetide.model.hpa import CrossVersionObjectReference
 
 # A minimal CRD for kubetide's HPA (the deploy/ manifest may not be on this branch): the status
@@ -62,17 +63,17 @@ class NoStore:
 
 @pytest.fixture
 def api(kubeconfig_path: Path) -> KubeApi:
-    return KubeApi.from_client(make_client(str(kubeconfig_path)))
+    return KubeApi(Rest(make_http_client(str(kubeconfig_path))))
 
 
 @pytest.fixture
 def namespace(api: KubeApi) -> Iterator[str]:
     name = f"hpalive-{uuid.uuid4().hex[:6]}"
-    api.http.post(
+    api.rest.http.post(
         "/api/v1/namespaces", json={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
     ).raise_for_status()
     yield name
-    api.http.delete(f"/api/v1/namespaces/{name}")
+    api.rest.http.delete(f"/api/v1/namespaces/{name}")
 
 
 def _deployment(name: str, replicas: int) -> dict[str, Any]:
@@ -116,7 +117,7 @@ def _hpa(api_version: str, name: str, target: str) -> dict[str, Any]:
 
 
 def test_scale_subresource_of_a_real_deployment(api: KubeApi, namespace: str) -> None:
-    api.http.post(
+    api.rest.http.post(
         f"/apis/apps/v1/namespaces/{namespace}/deployments", json=_deployment("web", 2)
     ).raise_for_status()
     targets = ApiScaleTargets(api, NoStore())
@@ -139,7 +140,7 @@ def test_scale_subresource_of_a_real_deployment(api: KubeApi, namespace: str) ->
 
 def test_crd_and_v2beta2_hpas_listed_paired_and_status_written(api: KubeApi, namespace: str) -> None:
     crd_path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
-    created = api.http.post(crd_path, json=CRD)
+    created = api.rest.http.post(crd_path, json=CRD)
     assert created.status_code in (201, 409), created.text
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -147,13 +148,13 @@ def test_crd_and_v2beta2_hpas_listed_paired_and_status_written(api: KubeApi, nam
         if any(c["type"] == "Established" and c["status"] == "True" for c in conditions):
             break
         time.sleep(0.5)
-    api.http.post(
+    api.rest.http.post(
         f"/apis/apps/v1/namespaces/{namespace}/deployments", json=_deployment("web", 1)
     ).raise_for_status()
     ours = f"/apis/autoscaling.kubetide.io/v1/namespaces/{namespace}/horizontalpodautoscalers"
     standard = f"/apis/autoscaling/v2beta2/namespaces/{namespace}/horizontalpodautoscalers"
-    api.http.post(ours, json=_hpa("autoscaling.kubetide.io/v1", "mine", "web")).raise_for_status()
-    api.http.post(standard, json=_hpa("autoscaling/v2beta2", "std", "web")).raise_for_status()
+    api.rest.http.post(ours, json=_hpa("autoscaling.kubetide.io/v1", "mine", "web")).raise_for_status()
+    api.rest.http.post(standard, json=_hpa("autoscaling/v2beta2", "std", "web")).raise_for_status()
 
     source = HPASource(api, namespace=namespace)
     listing = source.list_hpas()

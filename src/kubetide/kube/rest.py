@@ -43,9 +43,13 @@ _encode = msgspec.json.encode
 class KubeStatusError(Exception):
     """A failed request: ``status`` is the HTTP status (0: no response), ``reason`` the Status reason."""
 
-    def __init__(self, status: int, reason: str, message: str = "", retry_after: float | None = None):
-        super().__init__(f"{status} {reason}: {message}" if message else f"{status} {reason}")
+    def __init__(
+        self, status: int, reason: str, message: str = "", retry_after: float | None = None, body: str = ""
+    ):
+        detail = message or body
+        super().__init__(f"{status} {reason}: {detail}" if detail else f"{status} {reason}")
         self.status, self.reason, self.message, self.retry_after = status, reason, message, retry_after
+        self.body = body  # a response that was not a Status, for logs
 
     @property
     def retriable(self) -> bool:
@@ -173,11 +177,16 @@ def _status_error(code: int, content: bytes, headers: Mapping[str, str]) -> Kube
         if isinstance(status, dict):
             reason, message = str(status.get("reason", "")), str(status.get("message", ""))
     except msgspec.DecodeError:
-        message = content[:200].decode(errors="replace")
-    retry_after = None
-    if headers.get("Retry-After", "").isdigit():
-        retry_after = float(headers["Retry-After"])
-    return KubeStatusError(code, reason or f"HTTP{code}", message, retry_after)
+        # Not a Status (a proxy's page, a bare text): callers word it by the code, as client-go does;
+        # the body is kept for logs.
+        body = content[:200].decode(errors="replace")
+        return KubeStatusError(code, f"HTTP{code}", "", _retry_after(headers), body=body)
+    return KubeStatusError(code, reason or f"HTTP{code}", message, _retry_after(headers))
+
+
+def _retry_after(headers: Mapping[str, str]) -> float | None:
+    value = headers.get("Retry-After", "")
+    return float(value) if value.isdigit() else None
 
 
 def retrying(

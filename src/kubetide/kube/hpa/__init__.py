@@ -3,7 +3,7 @@ through the scale subresource, and the HPAs to reconcile (kubetide's CRD or the 
 
 Each module is one adapter; the controller (``kubetide.hpa``) sees only its ports. Wiring::
 
-    api = KubeApi.from_client(make_client(kubeconfig))              # api.py
+    api = KubeApi(Rest(make_http_client(kubeconfig)))                # api.py
     targets = ApiScaleTargets(api, pod_store)                        # scale.py (ScaleTargetPort)
     metrics = ApiMetricsSource(api)                                  # metrics_api.py (MetricsSource)
     # or, with --prometheus-url [--prometheus-rules FILE]:

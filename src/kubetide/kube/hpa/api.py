@@ -1,10 +1,11 @@
-"""Raw JSON requests to the API server, with the auth and TLS of the lightkube client.
+"""GET and PUT of JSON documents for the HPA's live ports, with the messages client-go would print.
 
-The HPA's live ports read aggregated APIs (metrics.k8s.io, custom and external metrics), scale
-subresources of any group and a CRD: typed models would buy nothing and lack v2beta2, so every
-request goes through this one small class over the client's own httpx connection. Failures become
-:class:`ApiFailure` carrying the HTTP status and the message client-go would print, so the ports
-can wrap them in the controller's wording.
+The HPA's ports read aggregated APIs (metrics.k8s.io, custom and external metrics), scale subresources
+of any group and a CRD: typed models would buy nothing and lack v2beta2. Requests go through the one
+raw-JSON path every live component uses (:class:`~kubetide.kube.rest.Rest`: lightkube's configuration
+and auth, failures counted in ``kubetide_api_errors_total``); this wrapper only turns a failure into
+:class:`ApiFailure`, whose message is the API's Status message or client-go's text for the code, so
+the ports can wrap it in the controller's wording.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import httpx2
-from lightkube import Client
+
+from kubetide.kube.rest import KubeStatusError, Rest
 
 __all__ = ["ApiFailure", "KubeApi"]
 
@@ -41,15 +43,8 @@ class ApiFailure(Exception):
 class KubeApi:
     """GET and PUT of JSON documents by path (``/apis/GROUP/VERSION/...``)."""
 
-    def __init__(self, http: httpx2.Client) -> None:
-        self.http = http
-
-    @classmethod
-    def from_client(cls, client: Client) -> KubeApi:
-        """Share the connection, auth and TLS of a lightkube client (``kube.client.make_client``)."""
-        # lightkube keeps its configured httpx client on the generic client; there is no public getter.
-        http: httpx2.Client = client._client._client
-        return cls(http)
+    def __init__(self, rest: Rest | httpx2.Client) -> None:
+        self.rest = rest if isinstance(rest, Rest) else Rest(rest)
 
     def get(self, path: str, params: Mapping[str, str] | None = None) -> Any:
         return self._send("GET", path, params, None)
@@ -59,24 +54,18 @@ class KubeApi:
 
     def _send(self, method: str, path: str, params: Mapping[str, str] | None, body: Any) -> Any:
         try:
-            response = self.http.request(method, path, params=dict(params or {}), json=body)
-        except httpx2.HTTPError as exc:
-            raise ApiFailure(0, f"{method} {path}: {exc}") from None
-        if response.status_code >= 400:
-            raise ApiFailure(response.status_code, _message(response, method, path))
-        try:
-            return response.json()
-        except ValueError:
-            raise ApiFailure(response.status_code, f"{method} {path}: the response is not JSON") from None
+            return self.rest.request(method, path, params=params, body=body)
+        except KubeStatusError as exc:
+            raise ApiFailure(exc.status, _message(exc, method, path)) from None
+        except ValueError:  # a body that is not JSON
+            raise ApiFailure(200, f"{method} {path}: the response is not JSON") from None
 
 
-def _message(response: httpx2.Response, method: str, path: str) -> str:
+def _message(exc: KubeStatusError, method: str, path: str) -> str:
     """The Status message when the server sent one, else client-go's text for the code."""
-    try:
-        status = response.json()
-    except ValueError:
-        status = None
-    if isinstance(status, dict) and isinstance(status.get("message"), str) and status["message"]:
-        return str(status["message"])
-    text = _STATUS_TEXT.get(response.status_code, f"unexpected status {response.status_code}")
+    if exc.status == 0:
+        return f"{method} {path}: {exc.message or exc.reason}"
+    if exc.message:
+        return exc.message
+    text = _STATUS_TEXT.get(exc.status, f"unexpected status {exc.status}")
     return f"{text} ({method.lower()} {path})"
