@@ -9,6 +9,7 @@ import click
 # (module, attribute) of each top-level command, in the order ``--help`` lists them.
 _COMMANDS: tuple[tuple[str, str], ...] = (
     ("kubetide.commands.hpa", "hpa"),
+    ("kubetide.commands.node_agent", "node_agent"),
     ("kubetide.commands.simulate", "simulate"),
     ("kubetide.commands.validate", "validate"),
 )
