@@ -46,7 +46,6 @@ def node_agent(kubeconfig: str | None, node_selector: str, address: str, logging
     """Act as the kubelet of the nodes kubetide creates: renew their Leases and post Ready, run the pods
     bound to them (startup delays, Job durations, graceful deletion from annotations), and serve their
     usage (the kubetide.io/usage annotation) on /metrics/resource in the kubelet's format."""
-    configure_logging(logging_format)
     try:
         host_port = parse_address(address)
     except ValueError as exc:
@@ -57,6 +56,7 @@ def node_agent(kubeconfig: str | None, node_selector: str, address: str, logging
     except KubeAccessError as exc:
         click.echo(f"error: --kubeconfig: {exc}", err=True)
         sys.exit(EXIT_INVALID)
+    configure_logging(logging_format)  # after the flag checks: their errors go plainly to stderr
     agent = NodeAgent(LightkubeAgentApi(client), AgentOptions(node_selector=node_selector))
     try:
         server = MetricsServer(host_port, agent.ledger.render)
