@@ -224,3 +224,17 @@ class TestPods:
         del api.fail[("patch_pod_status", "a")]
         run_round(agent, api, T0 + 1)
         assert api.pods[("default", "a")]["status"]["phase"] == "Running"
+
+
+def test_a_pod_held_by_a_finalizer_is_not_deleted_again_every_round() -> None:
+    api, agent = make()
+    api.add_node("n1")
+    api.add_pod("held", "n1", deletionTimestamp=format_time(T0), finalizers=["example.com/hold"])
+
+    def keep(namespace: str, name: str) -> None:  # the finalizer keeps the object
+        api.calls.append(("delete_pod_now", name))
+
+    api.delete_pod_now = keep  # type: ignore[method-assign]
+    for second in range(0, 12):
+        run_round(agent, api, T0 + second)
+    assert api.calls.count(("delete_pod_now", "held")) == 2  # at 0 and 10

@@ -40,6 +40,8 @@ class AgentOptions:
     node_selector: str = DEFAULT_NODE_SELECTOR
     lease_renew_interval_s: float = 10.0  # the kubelet's: a quarter of the 40 s lease duration
     round_interval_s: float = 1.0  # the resolution of startup delays, Job durations and grace periods
+    # A pod held by a finalizer outlives its confirmed deletion: ask again only this often, not every round.
+    delete_retry_s: float = 10.0
 
 
 class NodeAgent:
@@ -53,6 +55,7 @@ class NodeAgent:
         self.pods = Store()
         self.ledger = UsageLedger()
         self._renewed: dict[str, float] = {}  # node name -> last successful Lease renewal
+        self._deleted: dict[str, float] = {}  # pod uid -> when its deletion was confirmed
         self._node_ips: dict[str, str] = {}
         self._node_pool = AddressPool(NODE_NETWORK)
         self._pod_pool = AddressPool(POD_NETWORK)
@@ -149,8 +152,12 @@ class NodeAgent:
 
     def _run_pods(self, pods: list[Obj], nodes: dict[str, Obj], now: float) -> None:
         in_use: set[str] | None = None
+        live = {p["metadata"].get("uid") for p in pods}
+        self._deleted = {uid: at for uid, at in self._deleted.items() if uid in live}
         for pod in pods:
             meta = pod["metadata"]
+            if now - self._deleted.get(meta.get("uid", ""), -1e18) < self.options.delete_retry_s:
+                continue
             namespace, name = meta.get("namespace", ""), meta["name"]
             node_name = pod["spec"]["nodeName"]
             needs_ip = not (pod.get("status") or {}).get("podIP")
@@ -173,6 +180,7 @@ class NodeAgent:
                     log.info("pod %s/%s on %s: %s", namespace, name, node_name, action.why)
                 elif isinstance(action, Delete):
                     self.api.delete_pod_now(namespace, name)
+                    self._deleted[meta.get("uid", "")] = now
                     self.pods.apply("DELETED", pod)
                     log.info("pod %s/%s on %s: deleted (%s)", namespace, name, node_name, action.why)
             except ApiError as exc:
