@@ -250,6 +250,24 @@ def test_api_failures_are_cloud_provider_errors() -> None:
     api.fail["create_node"] = KubeCallError(403, "forbidden")
     group(provider, "general").increase_size(1)  # accepted: the creation stays in flight
     assert api.nodes == {} and group(provider, "general").target_size() == 1
+    (failed,) = group(provider, "general").nodes()
+    assert failed.has_creation_error  # CA backs off and deletes it, as for a cloud's failed VM
+    assert failed.status is not None and failed.status.error_info is not None
+    assert failed.status.error_info.key == "Other.api-403"
     del api.fail["create_node"]
     provider.refresh()
     assert len(api.nodes) == 1
+    assert not group(provider, "general").nodes()[0].has_creation_error
+
+
+def test_deleting_a_failed_creation_drops_it() -> None:
+    api, provider, _ = make()
+    general = group(provider, "general")
+    api.fail["create_node"] = KubeCallError(422, "invalid")
+    general.increase_size(1)
+    (failed,) = general.nodes()
+    general.delete_nodes([NodeView("ghost", provider_id=failed.id)])
+    assert general.nodes() == [] and general.target_size() == 0
+    del api.fail["create_node"]
+    provider.refresh()
+    assert api.nodes == {}

@@ -25,7 +25,9 @@ from contextlib import contextmanager
 
 from kubetide.cloud.instance import (
     CloudProviderError,
+    ErrorClass,
     Instance,
+    InstanceErrorInfo,
     InstanceState,
     InstanceStatus,
     NodeGroupAutoscalingOptions,
@@ -137,6 +139,10 @@ class KwokCloudProvider:
         self._state = KwokState()
         self._nodes: dict[str, dict[str, Obj]] | None = None  # group -> node name -> Node, last listing
         self._lock = threading.RLock()  # the batch autoscaler and CA may share one provider object
+        # Creations the API server refused, by node name: listed as failed instances so CA backs the
+        # group off and deletes them, as it does for a cloud's failed VMs (kept in memory only: the
+        # next attempt, in this process or another, decides afresh).
+        self._create_errors: dict[str, InstanceErrorInfo] = {}
 
     # --- CloudProvider
 
@@ -226,6 +232,8 @@ class KwokCloudProvider:
                     raise CloudProviderError("min size reached, nodes will not be deleted")
                 current.pending = [p for p in current.pending if p.name not in names]
                 current.target = max(0, current.target - len(names))
+                for name in names:
+                    self._create_errors.pop(name, None)
 
             _, self._state = self._store.update(change)
             failures = []
@@ -273,7 +281,10 @@ class KwokCloudProvider:
                 for n in sorted(existing)
             ]
             result += [
-                Instance(provider_id(group, p.name), InstanceStatus(InstanceState.Creating))
+                Instance(
+                    provider_id(group, p.name),
+                    InstanceStatus(InstanceState.Creating, self._create_errors.get(p.name)),
+                )
                 for p in self._group_state(self._state, group).pending
                 if p.name not in existing
             ]
@@ -328,7 +339,11 @@ class KwokCloudProvider:
                     except KubeCallError as exc:
                         if exc.code != 409:  # 409: another replica created it first, which is as good
                             log.warning("%s: creating node %s failed: %s", name, pending.name, exc)
+                            self._create_errors[pending.name] = InstanceErrorInfo(
+                                ErrorClass.Other, f"api-{exc.code}", f"creating node {pending.name}: {exc}"
+                            )
                             continue
+                    self._create_errors.pop(pending.name, None)
                     existing[name][pending.name] = manifest
                 done.add(pending.name)
         if not done:
