@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import re
+
+import pytest
 
 from kubetide.kube.agent.agent import NodeAgent
 from kubetide.kube.agent.api import ApiError
@@ -238,3 +241,15 @@ def test_a_pod_held_by_a_finalizer_is_not_deleted_again_every_round() -> None:
     for second in range(0, 12):
         run_round(agent, api, T0 + second)
     assert api.calls.count(("delete_pod_now", "held")) == 2  # at 0 and 10
+
+
+def test_a_failure_that_repeats_every_round_is_logged_every_30s(caplog: pytest.LogCaptureFixture) -> None:
+    api, agent = make()
+    api.add_node("n1")
+    run_round(agent, api, T0)
+    api.fail[("patch_lease", "n1")] = ApiError(0, "connection refused")
+    with caplog.at_level(logging.WARNING, logger="kubetide.node_agent"):
+        for second in range(10, 70):
+            run_round(agent, api, T0 + second)
+    assert api.calls.count(("patch_lease", "n1")) == 60  # retried every round
+    assert sum("lease renewal failed" in r.message for r in caplog.records) == 2  # at 10 and 40

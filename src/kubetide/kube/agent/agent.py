@@ -33,6 +33,7 @@ __all__ = ["DEFAULT_NODE_SELECTOR", "AgentOptions", "NodeAgent"]
 log = logging.getLogger("kubetide.node_agent")
 
 DEFAULT_NODE_SELECTOR = "kubetide.io/node-group"
+WARN_INTERVAL_S = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +57,7 @@ class NodeAgent:
         self.ledger = UsageLedger()
         self._renewed: dict[str, float] = {}  # node name -> last successful Lease renewal
         self._deleted: dict[str, float] = {}  # pod uid -> when its deletion was confirmed
+        self._warned: dict[str, float] = {}  # what failed -> when it was last logged
         self._node_ips: dict[str, str] = {}
         self._node_pool = AddressPool(NODE_NETWORK)
         self._pod_pool = AddressPool(POD_NETWORK)
@@ -117,7 +119,7 @@ class NodeAgent:
                 self._renew_lease(name, node, now)
                 self._renewed[name] = now
             except ApiError as exc:
-                log.warning("node %s: lease renewal failed: %s", name, exc)
+                self._warn(now, f"lease {name}", "node %s: lease renewal failed: %s", name, exc)
         if status_is_due(node, now):
             try:
                 updated = self.api.patch_node_status(
@@ -126,7 +128,7 @@ class NodeAgent:
                 self.nodes.apply("MODIFIED", updated)
                 log.info("node %s: posted Ready status", name)
             except ApiError as exc:
-                log.warning("node %s: status update failed: %s", name, exc)
+                self._warn(now, f"status {name}", "node %s: status update failed: %s", name, exc)
 
     def _renew_lease(self, name: str, node: Obj, now: float) -> None:
         if name in self._renewed:
@@ -187,4 +189,19 @@ class NodeAgent:
                 if exc.code == 404:
                     self.pods.apply("DELETED", pod)
                     continue
-                log.warning("pod %s/%s on %s: update failed: %s", namespace, name, node_name, exc)
+                self._warn(
+                    now,
+                    f"pod {namespace}/{name}",
+                    "pod %s/%s on %s: update failed: %s",
+                    namespace,
+                    name,
+                    node_name,
+                    exc,
+                )
+
+    def _warn(self, now: float, key: str, message: str, *args: object) -> None:
+        """Log a failure at most every WARN_INTERVAL_S per object: writes are retried every round, and
+        an API server that is down for a minute should not bury the log under identical lines."""
+        if now - self._warned.get(key, -1e18) >= WARN_INTERVAL_S:
+            self._warned[key] = now
+            log.warning(message, *args)
