@@ -10,6 +10,7 @@ import click
 _COMMANDS: tuple[tuple[str, str], ...] = (
     ("kubetide.commands.run", "run"),
     ("kubetide.commands.hpa", "hpa"),
+    ("kubetide.commands.node_agent", "node_agent"),
     ("kubetide.commands.simulate", "simulate"),
     ("kubetide.commands.validate", "validate"),
 )
