@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import pytest
 
 from kubetide.kube.agent.api import ApiError, Obj, WatchEvent, _parse_selector
-from kubetide.kube.agent.durations import DurationError, parse_go_duration
 from kubetide.kube.agent.reflector import Reflector, Store
+from kubetide.model.durations import DurationError, parse_duration
 
 
 def obj(name: str, rv: int) -> Obj:
@@ -48,14 +48,15 @@ def test_the_store_drops_events_older_than_what_it_holds() -> None:
     assert store.items() == []
 
 
-def test_go_durations() -> None:
-    assert parse_go_duration("20s") == 20
-    assert parse_go_duration("1m30s") == 90
-    assert parse_go_duration("500ms") == pytest.approx(0.5)
-    assert parse_go_duration("0") == 0
-    for bad in ("", "20", "-1s", "1x"):
+def test_go_durations_as_the_simulator_reads_the_same_annotations() -> None:
+    assert parse_duration("20s") == 20
+    assert parse_duration("20") == 20  # a bare number is seconds, as in scenario files
+    assert parse_duration("1m30s") == 90
+    assert parse_duration("500ms") == pytest.approx(0.5)
+    assert parse_duration("0") == 0
+    for bad in ("", "-1s", "1x"):
         with pytest.raises(DurationError):
-            parse_go_duration(bad)
+            parse_duration(bad)
 
 
 def test_label_selectors_in_kubectls_syntax() -> None:

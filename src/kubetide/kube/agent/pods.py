@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubetide.kube.agent.api import Obj
-from kubetide.kube.agent.durations import DurationError, parse_go_duration
 from kubetide.kube.agent.timefmt import format_time, parse_time
+from kubetide.model.durations import DurationError, parse_duration
 
 __all__ = [
     "DURATION_ANNOTATION",
@@ -53,7 +53,7 @@ def annotation_seconds(pod: Obj, key: str) -> float | None:
     if not isinstance(value, str):
         return None
     try:
-        return parse_go_duration(value)
+        return parse_duration(value)
     except DurationError:
         return None
 

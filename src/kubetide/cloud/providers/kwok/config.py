@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from kubetide.kube.agent.durations import DurationError, parse_go_duration
+from kubetide.model.durations import DurationError, parse_duration
 from kubetide.model.errors import FieldError, ManifestError
 from kubetide.model.quantity import QuantityError, parse_quantity
 
@@ -111,7 +111,7 @@ def _parse_group(item: Any, path: str, errors: list[FieldError]) -> KwokGroupCon
     try:
         if isinstance(raw_delay, bool) or not isinstance(raw_delay, str | int | float):
             raise DurationError(f"{raw_delay!r}")
-        delay = float(raw_delay) if not isinstance(raw_delay, str) else parse_go_duration(raw_delay)
+        delay = float(raw_delay) if not isinstance(raw_delay, str) else parse_duration(raw_delay)
         if delay < 0:
             raise DurationError(str(raw_delay))
     except (DurationError, ValueError):
