@@ -12,6 +12,7 @@ _COMMANDS: tuple[tuple[str, str], ...] = (
     ("kubetide.commands.hpa", "hpa"),
     ("kubetide.commands.simulate", "simulate"),
     ("kubetide.commands.validate", "validate"),
+    ("kubetide.commands.scenario", "scenario"),
 )
 
 
