@@ -20,6 +20,7 @@ from typing import Any, NoReturn
 import click
 import httpx2
 import yaml
+from lightkube import Client
 from lightkube.core.exceptions import ApiError, ConfigError
 
 from kubetide.kube.client import KubeAccessError, make_client
@@ -87,18 +88,31 @@ def _fail(message: str) -> NoReturn:
     sys.exit(EXIT_FAILED)
 
 
-def _read(kubeconfig: str | None) -> ClusterObjects:
-    """The cluster's objects, or a one-line error and exit 1: never a traceback."""
+def _client(kubeconfig: str | None) -> Client:
+    """The client, or a one-line error and exit 1 for a configuration that cannot be used."""
     try:
-        return read_cluster(make_client(kubeconfig))
+        return make_client(kubeconfig)
     except KubeAccessError as exc:
         _fail(str(exc))
+    # A malformed file fails inside lightkube's reader with whatever the YAML or a lookup raised.
+    except yaml.YAMLError as exc:
+        _fail(f"cannot use the cluster configuration: invalid YAML: {str(exc).splitlines()[0]}")
+    except KeyError as exc:
+        _fail(f"cannot use the cluster configuration: no {exc} in it")
+    except (ConfigError, OSError, ValueError, TypeError, AttributeError) as exc:
+        _fail(f"cannot use the cluster configuration: {exc or type(exc).__name__}")
+
+
+def _read(client: Client) -> ClusterObjects:
+    """The cluster's objects, or a one-line error and exit 1: never a traceback."""
+    try:
+        return read_cluster(client)
     except ApiError as exc:
         _fail(f"the API server refused: {exc.status.code} {exc.status.reason}: {exc.status.message}")
     except httpx2.HTTPError as exc:
         _fail(f"cannot reach the API server: {exc or type(exc).__name__}")
-    except (ConfigError, OSError, ValueError) as exc:
-        _fail(f"cannot use the cluster configuration: {exc}")
+    except (ConfigError, OSError) as exc:  # credentials that fail when first used (exec plugins, files)
+        _fail(f"cannot use the cluster configuration: {exc or type(exc).__name__}")
 
 
 @click.group(short_help="Write simulator scenarios (from a live cluster).")
@@ -151,7 +165,7 @@ def from_cluster(
     The scenario loads as written (`kubetide validate`, `kubetide simulate`); notes on stderr say what
     the API cannot tell (traffic, group bounds, CA's flags) and what was left out.
     """
-    cluster = _read(kubeconfig)
+    cluster = _read(_client(kubeconfig))
     options = ExportOptions(
         name=name,
         duration=duration,

@@ -104,13 +104,14 @@ def _one_round(objects: list[dict[str, Any]], problems: list[Problem], fitting: 
         earlier = fitting.dropped_fields.setdefault(id(obj), [])
         # A field is dropped once; a problem again at (or around) a dropped field means the object
         # needs it (a required field, a reference): the object goes, with one note for it.
+        before = [(p, m) for p, m in earlier if _related(rest, p)]
         droppable = rest and rest[0] not in ("apiVersion", "kind", "metadata")
-        if droppable and not any(_related(rest, p) for p, _ in earlier) and _drop_field(obj, rest):
+        if droppable and not before and _drop_field(obj, rest):
             earlier.append((rest, problem.message))
             continue
-        fitting.left_out.append(
-            f"{ref(obj)} left out ({format_path(rest) or 'the object'}: {problem.message})"
-        )
+        # The first problem found there says why (the next is often "is required", after the drop).
+        why_path, why = before[0] if before else (rest, problem.message)
+        fitting.left_out.append(f"{ref(obj)} left out ({format_path(why_path) or 'the object'}: {why})")
         fitting.dropped_fields.pop(id(obj), None)
         removed.add(index)
     for index in sorted(removed, reverse=True):
