@@ -59,7 +59,9 @@ def test_what_is_exported_and_what_is_left_out() -> None:
 
 
 def test_manifests_are_cleaned_as_for_reapplying() -> None:
-    web = objects(export())["Deployment/default/web"]
+    found = objects(export())
+    assert "annotations" not in found["DaemonSet/kube-system/kube-proxy"]["metadata"]
+    web = found["Deployment/default/web"]
     assert "status" not in web
     assert set(web["metadata"]) == {"name", "namespace", "labels"}
     assert "creationTimestamp" not in web["spec"]["template"]["metadata"]
@@ -69,15 +71,32 @@ def test_manifests_are_cleaned_as_for_reapplying() -> None:
     assert web["spec"]["strategy"]["rollingUpdate"]["maxSurge"] == "25%"
 
 
+def test_a_statefulsets_claim_templates_lose_their_status() -> None:
+    (claim,) = objects(export())["StatefulSet/shop/db"]["spec"]["volumeClaimTemplates"]
+    assert claim == {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "data"},
+        "spec": {
+            "accessModes": ["ReadWriteOnce"],
+            "resources": {"requests": {"storage": "10Gi"}},
+            "volumeMode": "Filesystem",
+        },
+    }
+
+
 def test_a_job_loses_its_generated_selector_and_a_bare_pod_its_node() -> None:
     found = objects(export())
     job = found["Job/default/nightly-report"]
     assert "selector" not in job["spec"]
-    assert job["spec"]["template"]["metadata"]["labels"] == {}
+    assert "labels" not in job["metadata"]
+    assert "labels" not in job["spec"]["template"]["metadata"]
     assert job["spec"]["template"]["metadata"]["annotations"] == {"kubetide.io/duration": "20m"}
     pod = found["Pod/default/debug"]
     assert "nodeName" not in pod["spec"] and "status" not in pod
     assert "managedFields" not in pod["metadata"] and "selfLink" not in pod["metadata"]
+    # The injected token of this cluster's ServiceAccount goes: admission injects one where it runs.
+    assert "volumes" not in pod["spec"] and "volumeMounts" not in pod["spec"]["containers"][0]
 
 
 def test_a_v1beta1_pdb_with_a_selector_becomes_policy_v1_and_an_empty_one_is_dropped() -> None:
