@@ -6,7 +6,7 @@ from typing import Any
 
 from export_fixtures import recorded_cluster
 
-from kubetide.kube.export import Export, ExportOptions, build_scenario
+from kubetide.kube.export import ClusterObjects, Export, ExportOptions, build_scenario
 from kubetide.sim.scenario import BUILTIN_CATALOG, parse_scenario
 from kubetide.sim.simulation import Simulation
 
@@ -160,3 +160,9 @@ def test_no_hpa_leaves_the_hpa_controller_off_and_the_notes_ask_for_traffic() ->
     assert "traffic" not in result.document["spec"]
     assert any("no traffic" in n and "§5" in n for n in result.notes)
     assert any("assumed: batch 0..10" in n for n in result.notes)
+
+
+def test_an_empty_cluster_is_still_a_scenario_that_runs() -> None:
+    result = build_scenario(ClusterObjects(), ExportOptions(duration=600))
+    assert result.document["spec"]["nodeGroups"] == [] and result.document["spec"]["objects"] == []
+    Simulation(parse_scenario(result.document)).run()

@@ -156,7 +156,7 @@ def from_cluster(
     kubeconfig: str | None,
     output: str | None,
     name: str,
-    duration: str,
+    duration: str | int,
     namespaces: tuple[str, ...],
     bounds: dict[str, GroupBounds],
 ) -> None:

@@ -25,7 +25,7 @@ DURATION_ANNOTATION = "kubetide.io/duration"
 @dataclass(frozen=True)
 class ExportOptions:
     name: str = "cluster"
-    duration: str = "24h"
+    duration: str | int = "24h"  # a Go duration, or seconds
     namespaces: frozenset[str] = frozenset()  # empty: all but kube-system, kube-public, kube-node-lease
     bounds: Mapping[str, GroupBounds] = field(default_factory=dict)  # --nodes MIN:MAX:GROUP
     catalog: Collection[str] = ()  # the simulator's instance type names
