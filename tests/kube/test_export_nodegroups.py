@@ -78,6 +78,7 @@ def test_shared_taints_stay_and_lifecycle_taints_go() -> None:
                 },
                 {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"},
                 {"key": "ToBeDeletedByClusterAutoscaler", "value": "1614679180", "effect": "NoSchedule"},
+                {"key": "karpenter.sh/disrupted", "effect": "NoSchedule"},
             ],
         ),
     ]

@@ -47,7 +47,15 @@ _SIMULATOR_LABELS = frozenset({"topology.kubernetes.io/zone", "kubernetes.io/os"
 # Taints the node lifecycle controller, the kubelet, cloud controllers and Cluster Autoscaler put on
 # and take off as conditions change: a node's state now, not the group's configuration.
 _LIFECYCLE_TAINT_PREFIXES = ("node.kubernetes.io/", "node.cloudprovider.kubernetes.io/")
-_LIFECYCLE_TAINTS = frozenset({"ToBeDeletedByClusterAutoscaler", "DeletionCandidateOfClusterAutoscaler"})
+_LIFECYCLE_TAINTS = frozenset(
+    {
+        "ToBeDeletedByClusterAutoscaler",
+        "DeletionCandidateOfClusterAutoscaler",
+        "karpenter.sh/disrupted",  # Karpenter draining a node (v1), and before v1:
+        "karpenter.sh/disruption",
+        "karpenter.sh/unregistered",  # until the node registers with Karpenter
+    }
+)
 
 _NAME_CHARS = re.compile(r"[^a-z0-9.-]+")
 
@@ -96,14 +104,15 @@ def _most_common(values: list[dict[str, str]]) -> tuple[dict[str, str], bool]:
     return dict(best), not others
 
 
-def _shared_labels(nodes: list[Manifest], group_label_names: set[str], catalog_type: bool) -> dict[str, str]:
+def _shared_labels(nodes: list[Manifest], catalog_type: bool) -> dict[str, str]:
+    """Labels every node of the group has with one value. A cloud's group label stays (workloads
+    select on it: ``nodeSelector: {eks.amazonaws.com/nodegroup: general}``); kubetide's own is set by
+    the simulator, as is the instance type when the group names a catalog entry."""
     first, *rest = [_labels(n) for n in nodes]
     shared = {k: v for k, v in first.items() if all(other.get(k) == v for other in rest)}
     dropped = {*_PER_NODE_LABELS, *_SIMULATOR_LABELS, *CONTROL_PLANE_LABELS}
     if catalog_type:
         dropped.add(INSTANCE_TYPE_LABELS[0])
-    # A group label other than kubetide's stays: workloads select on it (nodeSelector eks...nodegroup).
-    dropped -= group_label_names - {"kubetide.io/node-group"}
     return {k: v for k, v in sorted(shared.items()) if k not in dropped}
 
 
@@ -149,13 +158,12 @@ def _group(
             f"the simulated group has one, {zone}"
         )
     in_catalog = instance_type is not None and instance_type in catalog
-    group_label_names = {k for k in GROUP_LABELS if any(k in ls for ls in labels_of)}
     group: dict[str, Any] = {"name": name}
     if in_catalog:
         group["instanceType"] = instance_type
     group["capacity"] = capacity
     group["allocatable"] = allocatable
-    labels = _shared_labels(nodes, group_label_names, in_catalog)
+    labels = _shared_labels(nodes, in_catalog)
     if labels:
         group["labels"] = labels
     taints = _shared_taints(nodes)
