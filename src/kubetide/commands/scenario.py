@@ -1,0 +1,203 @@
+"""``kubetide scenario from-cluster``: write a simulator scenario from a live cluster.
+
+"Simulate my cluster" in a minute: node groups from the Nodes, the workloads, HPAs, PDBs and CA's
+priority expander configuration as manifests, the autoscalers enabled. What the API cannot tell
+(traffic, group bounds, CA's flags) and everything left out is said on stderr, one note a line; stdout
+(or ``--output``) gets only the YAML. The file is checked with the simulator's own loader before it is
+written, so it always loads: what the loader rejects is dropped and named.
+
+This module wires the live reader (:mod:`kubetide.kube.export`) to the simulator's loader: the one
+place allowed to import both. Exit codes: 0 written; 1 the cluster could not be read; 2 bad flags.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import sys
+from typing import Any, NoReturn
+
+import click
+import httpx2
+import yaml
+from lightkube import Client
+from lightkube.core.exceptions import ApiError, ConfigError
+
+from kubetide.kube.client import KubeAccessError, make_client
+from kubetide.kube.export import ClusterObjects, ExportOptions, Problem, build_scenario, fit_to_loader
+from kubetide.kube.export.fit import ExportError
+from kubetide.kube.export.nodegroups import GroupBounds
+from kubetide.kube.export.read import read_cluster
+from kubetide.model.durations import DurationError, parse_duration
+from kubetide.model.errors import ManifestError
+from kubetide.sim.scenario import BUILTIN_CATALOG, parse_scenario
+from kubetide.sim.scenario.paths import PathError, parse_path
+
+__all__ = ["scenario"]
+
+EXIT_FAILED = 1
+_SCENARIO_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")  # as metadata.name: a file name
+_NODES = re.compile(r"^(\d+):(\d+):(.+)$")
+
+
+def _check(document: dict[str, Any]) -> list[Problem]:
+    """The simulator's loader as the exporter's checker: its problems with their paths as parts."""
+    try:
+        parse_scenario(copy.deepcopy(document))
+    except ManifestError as exc:
+        problems = []
+        for error in exc.errors:
+            try:
+                path: tuple[str | int, ...] = tuple(parse_path(error.path)) if error.path else ()
+            except PathError:
+                path = ()
+            problems.append(Problem(path, error.message))
+        return problems
+    return []
+
+
+def _name(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    if not _SCENARIO_NAME.match(value):
+        raise click.BadParameter("must be usable as a file name (letters, digits, '.', '_' and '-')")
+    return value
+
+
+def _duration(ctx: click.Context, param: click.Parameter, value: str) -> str | int:
+    try:
+        parse_duration(int(value) if value.isdigit() else value)
+    except DurationError as exc:
+        raise click.BadParameter(str(exc)) from None
+    return int(value) if value.isdigit() else value
+
+
+def _bounds(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, GroupBounds]:
+    out: dict[str, GroupBounds] = {}
+    for value in values:
+        match = _NODES.match(value)
+        if match is None:
+            raise click.BadParameter(f"{value!r}: expected MIN:MAX:GROUP, e.g. 1:20:general")
+        low, high, group = int(match.group(1)), int(match.group(2)), match.group(3)
+        if high < low:
+            raise click.BadParameter(f"{value!r}: MAX must be >= MIN")
+        out[group] = GroupBounds(low, high)
+    return out
+
+
+def _fail(message: str) -> NoReturn:
+    click.echo(f"kubetide scenario from-cluster: {message}", err=True)
+    sys.exit(EXIT_FAILED)
+
+
+def _client(kubeconfig: str | None) -> Client:
+    """The client, or a one-line error and exit 1 for a configuration that cannot be used."""
+    try:
+        return make_client(kubeconfig)
+    except KubeAccessError as exc:
+        _fail(str(exc))
+    # A malformed file fails inside lightkube's reader with whatever the YAML or a lookup raised.
+    except yaml.YAMLError as exc:
+        _fail(f"cannot use the cluster configuration: invalid YAML: {str(exc).splitlines()[0]}")
+    except KeyError as exc:
+        _fail(f"cannot use the cluster configuration: no {exc} in it")
+    except (ConfigError, OSError, ValueError, TypeError, AttributeError) as exc:
+        _fail(f"cannot use the cluster configuration: {exc or type(exc).__name__}")
+
+
+def _read(client: Client) -> ClusterObjects:
+    """The cluster's objects, or a one-line error and exit 1: never a traceback."""
+    try:
+        return read_cluster(client)
+    except ApiError as exc:
+        _fail(f"the API server refused: {exc.status.code} {exc.status.reason}: {exc.status.message}")
+    except httpx2.HTTPError as exc:
+        _fail(f"cannot reach the API server: {exc or type(exc).__name__}")
+    except (ConfigError, OSError) as exc:  # credentials that fail when first used (exec plugins, files)
+        _fail(f"cannot use the cluster configuration: {exc or type(exc).__name__}")
+
+
+@click.group(short_help="Write simulator scenarios (from a live cluster).")
+def scenario() -> None:
+    """Write simulator scenarios."""
+
+
+@scenario.command("from-cluster", short_help="Write a scenario from a live cluster.")
+@click.option(
+    "--kubeconfig", default=None, metavar="PATH", help="As kubectl: else $KUBECONFIG, ~/.kube/config."
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    help="Write the scenario here [default: stdout].",
+)
+@click.option("--name", default="cluster", show_default=True, callback=_name, help="metadata.name.")
+@click.option(
+    "--duration", default="24h", show_default=True, callback=_duration, help="spec.duration (Go duration)."
+)
+@click.option(
+    "--namespace",
+    "-n",
+    "namespaces",
+    multiple=True,
+    help="Export only these namespaces (repeatable) [default: all but kube-system, kube-public, "
+    "kube-node-lease; kube-system's DaemonSets are always kept].",
+)
+@click.option(
+    "--nodes",
+    "bounds",
+    multiple=True,
+    metavar="MIN:MAX:GROUP",
+    callback=_bounds,
+    help="A node group's bounds, as Cluster Autoscaler's --nodes (repeatable) "
+    "[default: 0 and max(10, 2 x its nodes)].",
+)
+def from_cluster(
+    kubeconfig: str | None,
+    output: str | None,
+    name: str,
+    duration: str | int,
+    namespaces: tuple[str, ...],
+    bounds: dict[str, GroupBounds],
+) -> None:
+    """Write a simulator scenario of the cluster: node groups, workloads, HPAs, PDBs, autoscalers.
+
+    The scenario loads as written (`kubetide validate`, `kubetide simulate`); notes on stderr say what
+    the API cannot tell (traffic, group bounds, CA's flags) and what was left out.
+    """
+    cluster = _read(_client(kubeconfig))
+    options = ExportOptions(
+        name=name,
+        duration=duration,
+        namespaces=frozenset(namespaces),
+        bounds=bounds,
+        catalog=frozenset(BUILTIN_CATALOG),
+    )
+    export = build_scenario(cluster, options)
+    groups = [g["name"] for g in export.document["spec"]["nodeGroups"]]
+    unknown = sorted(set(bounds) - set(groups))
+    if unknown:
+        raise click.BadParameter(
+            f"no node group {', '.join(map(repr, unknown))} in the cluster (found: {', '.join(groups) or 'none'})",
+            param_hint="'--nodes'",
+        )
+    try:
+        dropped = fit_to_loader(export.document, _check)
+    except ExportError as exc:
+        _fail(f"cannot write a loadable scenario: {exc}")
+    text = yaml.safe_dump(export.document, sort_keys=False, allow_unicode=True, width=110)
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        try:
+            with open(output, "w", encoding="utf-8") as out:
+                out.write(text)
+        except OSError as exc:
+            _fail(f"cannot write {output}: {exc.strerror or exc}")
+    for note in [*export.notes, *dropped]:
+        click.echo(f"note: {note}", err=True)
+    objects = export.document["spec"]["objects"]
+    click.echo(
+        f"{output or 'stdout'}: scenario {name!r}: {len(groups)} node group(s), {len(objects)} object(s)",
+        err=True,
+    )
