@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 import httpx2
+import yaml
 from lightkube import Client
 from lightkube.config.client_adapter import Client as _adapter_client
 from lightkube.config.client_adapter import ConnectionParams
@@ -45,8 +46,15 @@ def load_kubeconfig(path: str | None = None) -> KubeConfig:
             continue
         try:
             return KubeConfig.from_file(candidate)
-        except (ConfigError, OSError, ValueError) as exc:
-            raise KubeAccessError(f"{candidate}: {exc}") from exc
+        except (
+            ConfigError,
+            OSError,
+            ValueError,
+            KeyError,
+            TypeError,
+            yaml.YAMLError,
+        ) as exc:  # a malformed file
+            raise KubeAccessError(f"{candidate}: not a usable kubeconfig ({exc})") from exc
     if not path:
         try:
             return KubeConfig.from_service_account()
