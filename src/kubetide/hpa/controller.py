@@ -1,5 +1,11 @@
-"""``HorizontalController``: one reconcile of one HPA, exactly as kube-controller-manager's
+"""``HorizontalController``: one sync of one HPA, exactly as kube-controller-manager's
 ``reconcileAutoscaler``, through two ports (metrics, scale target) and with ``now`` passed in.
+
+Split where upstream writes: ``decide`` does everything up to the scale update and returns a frozen
+:class:`HPADecision` (writing neither the target nor its own memory); the caller performs the write and
+hands the outcome to ``complete``, which finishes the sync as upstream does after ``Scales().Update``
+(conditions, ``SuccessfulRescale``/``FailedRescale``, the memory committed). ``reconcile`` does all
+three for callers that need nothing in between.
 
 The controller keeps per-HPA memory (recommendations, scale events) across calls, like upstream's
 in-memory maps; a new controller is a restarted one. It reads no clock and does no I/O itself, so the
