@@ -5,7 +5,8 @@ writing, ``complete`` it once the caller has written the scale, or ``reconcile``
 passed in, metrics and the scale target behind the ports in :mod:`kubetide.hpa.ports`), and
 :class:`kubetide.hpa.driver.HPADriver`, the loop that acts on the decisions for every HPA. The stages:
 ``podgroups``/``podindex`` (which pods count), ``replicas`` (the replica calculator), ``sources``
-(one module per metric source type), ``normalization`` with ``normalize`` (no behavior) and
-``behavior`` (stabilization windows, rate-limit policies), ``conditions`` and ``decision`` (what a
-sync returns), ``explain`` (the same, for people).
+(one module per metric source type), ``combine`` (the selector check, then the metrics combined),
+``normalization`` with ``normalize`` (no behavior) and ``behavior`` (stabilization windows, rate-limit
+policies), ``conditions`` and ``decision`` (what a sync decides and returns), ``driver`` (the loop),
+``explain`` (the same, for people).
 """

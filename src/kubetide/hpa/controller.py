@@ -15,9 +15,10 @@ simulator and the live adapter run this same code.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from kubetide.hpa.behavior import store_scale_event
+from kubetide.hpa.combine import MetricInputs, combine_metrics
 from kubetide.hpa.conditions import (
     ConditionReason,
     ConditionType,
@@ -39,8 +40,7 @@ from kubetide.hpa.decision import (
 from kubetide.hpa.normalization import normalize
 from kubetide.hpa.podindex import PodIndex
 from kubetide.hpa.ports import MetricsSource, ScaleError, ScaleTargetPort
-from kubetide.hpa.selectors import SelectorProblem, SelectorRegistry
-from kubetide.hpa.sources import MetricContext, MetricFailure, compute_metric
+from kubetide.hpa.selectors import SelectorRegistry
 from kubetide.hpa.state import HPAState, Recommendation
 from kubetide.hpa.tolerances import tolerances_for
 from kubetide.model.hpa import HPA, Condition, HPAStatus
@@ -264,7 +264,21 @@ class HorizontalController:
         tolerances = tolerances_for(hpa, self.config)
         recommendations = state.recommendations
         if needs_metrics:
-            combined = self._compute_metrics(sync, scale.spec_replicas, scale.status_replicas, scale.selector)
+            combined = combine_metrics(
+                sync,
+                MetricInputs(
+                    hpa,
+                    scale.spec_replicas,
+                    scale.status_replicas,
+                    scale.selector,
+                    self.metrics,
+                    self.targets,
+                    self.config,
+                    now,
+                    self._pod_indexes,
+                ),
+                self.selectors,
+            )
             outcomes, statuses = combined.outcomes, combined.statuses
             if combined.abort:
                 sync.event(True, EventReason.FAILED_COMPUTE_METRICS_REPLICAS, combined.error or "")
@@ -410,73 +424,6 @@ class HorizontalController:
         """HPAScaleToZero: the gate, always on for the kubetide CRD (whose minReplicas may be 0)."""
         return self.config.gates.hpa_scale_to_zero or hpa.is_kubetide
 
-    # --- metrics ---------------------------------------------------------------------------------
-
-    def _compute_metrics(
-        self, sync: _Sync, spec_replicas: int, status_replicas: int, selector_text: str
-    ) -> _Combined:
-        hpa = sync.hpa
-        try:
-            selector = self.selectors.validate(hpa.key, hpa.namespace, selector_text, self.targets)
-        except SelectorProblem as problem:
-            sync.event(True, problem.event_reason, problem.event_message)
-            sync.condition(_ACTIVE, False, problem.condition_reason, problem.condition_message)
-            return _Combined(abort=True, error=problem.event_message)
-        ctx = MetricContext(
-            hpa,
-            spec_replicas,
-            status_replicas,
-            selector,
-            self.metrics,
-            self.targets,
-            self.config,
-            tolerances_for(hpa, self.config),
-            sync.now,
-            self._pod_indexes,
-        )
-        outcomes: list[MetricOutcome] = []
-        statuses: list[dict[str, object]] = []
-        replicas, metric_name = 0, ""
-        first_failure: MetricFailure | None = None
-        invalid = 0
-        for spec in hpa.metrics:
-            try:
-                result = compute_metric(ctx, spec)
-            except MetricFailure as failure:
-                sync.event(True, failure.reason, failure.message)
-                outcomes.append(
-                    MetricOutcome(spec, failure_reason=failure.reason, failure_message=failure.message)
-                )
-                statuses.append({})  # upstream leaves an empty MetricStatus for a failed metric
-                if first_failure is None:
-                    first_failure = failure
-                invalid += 1
-                continue
-            outcomes.append(MetricOutcome(spec, result.replicas, result.name, result.calculation))
-            statuses.append(result.status)
-            if replicas == 0 or result.replicas > replicas:
-                replicas, metric_name = result.replicas, result.name
-        error = None
-        if first_failure is not None:
-            error = f"invalid metrics ({invalid} invalid out of {len(hpa.metrics)}), first error is: {first_failure.message}"
-        # All metrics failed, or some did and the rest would scale down: hold (never scale down on partial data).
-        if invalid >= len(hpa.metrics) or (invalid > 0 and replicas < spec_replicas):
-            if first_failure is not None:
-                sync.condition(
-                    _ACTIVE,
-                    False,
-                    first_failure.reason,
-                    f"the HPA was unable to compute the replica count: {first_failure.message}",
-                )
-            return _Combined(abort=True, error=error, outcomes=tuple(outcomes), statuses=statuses)
-        sync.condition(
-            _ACTIVE,
-            True,
-            "ValidMetricFound",
-            f"the HPA was able to successfully calculate a replica count from {metric_name}",
-        )
-        return _Combined(False, error, tuple(outcomes), statuses, replicas, metric_name)
-
     # --- bookkeeping -----------------------------------------------------------------------------
 
     @staticmethod
@@ -488,13 +435,3 @@ class HorizontalController:
             store_scale_event(state.scale_up_events, behavior.scale_up, change.replica_change, now)
         else:
             store_scale_event(state.scale_down_events, behavior.scale_down, change.replica_change, now)
-
-
-@dataclass
-class _Combined:
-    abort: bool
-    error: str | None = None
-    outcomes: tuple[MetricOutcome, ...] = ()
-    statuses: list[dict[str, object]] = field(default_factory=list)
-    replicas: int = 0
-    metric_name: str = ""
