@@ -105,29 +105,42 @@ class _Sync:
         )
 
     def result(self, decision: HPADecision, desired: int, *, scaled: bool, error: str | None) -> SyncResult:
-        old = self.hpa.status
-        current = decision.current_replicas
-        statuses = decision.metric_statuses
-        status = HPAStatus(
-            current_replicas=current if current is not None else old.current_replicas,
-            desired_replicas=desired,
-            conditions=tuple(self.conditions),
-            last_scale_time=self.now if scaled else old.last_scale_time,
-            current_metrics=statuses if statuses is not None else old.current_metrics,
-        )
-        return SyncResult(
-            self.hpa.key,
-            current,
-            desired,
-            scaled,
-            status,
-            tuple(self.events),
-            error,
-            decision.reason,
-            decision.metrics,
-            decision.normalization,
-            decision.tolerances,
-        )
+        return _result(decision, tuple(self.conditions), tuple(self.events), desired, scaled, error, self.now)
+
+
+def _result(
+    decision: HPADecision,
+    conditions: tuple[Condition, ...],
+    events: tuple[Event, ...],
+    desired: int,
+    scaled: bool,
+    error: str | None,
+    now: float,
+) -> SyncResult:
+    hpa = decision.hpa
+    old = hpa.status
+    current = decision.current_replicas
+    statuses = decision.metric_statuses
+    status = HPAStatus(
+        current_replicas=current if current is not None else old.current_replicas,
+        desired_replicas=desired,
+        conditions=conditions,
+        last_scale_time=now if scaled else old.last_scale_time,
+        current_metrics=statuses if statuses is not None else old.current_metrics,
+    )
+    return SyncResult(
+        hpa.key,
+        current,
+        desired,
+        scaled,
+        status,
+        events,
+        error,
+        decision.reason,
+        decision.metrics,
+        decision.normalization,
+        decision.tolerances,
+    )
 
 
 class HorizontalController:
@@ -354,9 +367,17 @@ class HorizontalController:
         hpa = decision.hpa
         if decision.recommendations is not None:
             self.state(hpa.key).recommendations = list(decision.recommendations)
+        if outcome is None:  # the common case: nothing to add, so no copies
+            return _result(
+                decision,
+                decision.conditions,
+                decision.events,
+                decision.desired_replicas,
+                False,
+                decision.error,
+                now,
+            )
         sync = _Sync(hpa, now, list(decision.conditions), list(decision.events))
-        if outcome is None:
-            return sync.result(decision, decision.desired_replicas, scaled=False, error=decision.error)
         desired = decision.desired_replicas
         if outcome.error is not None:
             sync.event(
