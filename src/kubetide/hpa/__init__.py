@@ -1,9 +1,12 @@
 """The Horizontal Pod Autoscaler, deciding exactly as kube-controller-manager's HPA controller.
 
-Entry point: :class:`kubetide.hpa.controller.HorizontalController` (one reconcile per call, ``now``
-passed in, metrics and the scale target behind the ports in :mod:`kubetide.hpa.ports`). The stages:
+Entry points: :class:`kubetide.hpa.controller.HorizontalController` (``decide`` one sync without
+writing, ``complete`` it once the caller has written the scale, or ``reconcile`` for both; ``now``
+passed in, metrics and the scale target behind the ports in :mod:`kubetide.hpa.ports`), and
+:class:`kubetide.hpa.driver.HPADriver`, the loop that acts on the decisions for every HPA. The stages:
 ``podgroups``/``podindex`` (which pods count), ``replicas`` (the replica calculator), ``sources``
-(one module per metric source type), ``normalization`` with ``normalize`` (no behavior) and
-``behavior`` (stabilization windows, rate-limit policies), ``conditions`` and ``decision`` (what a
-sync returns), ``explain`` (the same, for people).
+(one module per metric source type), ``combine`` (the selector check, then the metrics combined),
+``normalization`` with ``normalize`` (no behavior) and ``behavior`` (stabilization windows, rate-limit
+policies), ``conditions`` and ``decision`` (what a sync decides and returns), ``driver`` (the loop),
+``explain`` (the same, for people).
 """

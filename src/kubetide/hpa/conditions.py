@@ -1,4 +1,8 @@
-"""HPA status condition types and reasons (upstream's strings), and how a condition is set in a list."""
+"""HPA status condition types and reasons (upstream's strings), and how a condition is set in a list.
+
+Reasons upstream has no word for are kubetide's own and listed in :class:`ConditionReason`; each is
+documented where it is defined.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +18,19 @@ class ConditionType(StrEnum):
     SCALED_TO_ZERO = "ScaledToZero"
 
 
+class ConditionReason(StrEnum):
+    """kubetide's own condition reasons (upstream's are written beside the code that sets them)."""
+
+    # ScalingActive False: a kubetide HorizontalPodAutoscaler (autoscaling.kubetide.io/v1) with
+    # minReplicas 0 and no Object or External metric. The built-in API server rejects such an
+    # autoscaling/v2 object; the CRD cannot on a 1.20 API server (no validation rules), so the
+    # controller refuses to scale it instead, with a Warning event of the same reason.
+    INVALID_MIN_REPLICAS = "InvalidMinReplicas"
+    # ScalingActive False: the sync broke on something unexpected (a port raising an error outside its
+    # contract, a bug); the loop goes on with the other HPAs and tries this one again next period.
+    FAILED_RECONCILE = "FailedReconcile"
+
+
 class EventReason(StrEnum):
     SUCCESSFUL_RESCALE = "SuccessfulRescale"
     FAILED_RESCALE = "FailedRescale"
@@ -22,6 +39,10 @@ class EventReason(StrEnum):
     SELECTOR_REQUIRED = "SelectorRequired"
     INVALID_SELECTOR = "InvalidSelector"
     AMBIGUOUS_SELECTOR = "AmbiguousSelector"
+    FAILED_UPDATE_STATUS = "FailedUpdateStatus"  # upstream's, when writing the status fails
+    INVALID_MIN_REPLICAS = ConditionReason.INVALID_MIN_REPLICAS.value  # kubetide's, see ConditionReason
+    FAILED_RECONCILE = ConditionReason.FAILED_RECONCILE.value  # kubetide's, see ConditionReason
+    INVALID_SPEC = "InvalidSpec"  # kubetide's: the object does not parse (e.g. a bad spec.syncPeriod)
 
 
 def set_condition(

@@ -1,5 +1,11 @@
-"""``HorizontalController``: one reconcile of one HPA, exactly as kube-controller-manager's
+"""``HorizontalController``: one sync of one HPA, exactly as kube-controller-manager's
 ``reconcileAutoscaler``, through two ports (metrics, scale target) and with ``now`` passed in.
+
+Split where upstream writes: ``decide`` does everything up to the scale update and returns a frozen
+:class:`HPADecision` (writing neither the target nor its own memory); the caller performs the write and
+hands the outcome to ``complete``, which finishes the sync as upstream does after ``Scales().Update``
+(conditions, ``SuccessfulRescale``/``FailedRescale``, the memory committed). ``reconcile`` does all
+three for callers that need nothing in between.
 
 The controller keeps per-HPA memory (recommendations, scale events) across calls, like upstream's
 in-memory maps; a new controller is a restarted one. It reads no clock and does no I/O itself, so the
@@ -9,17 +15,32 @@ simulator and the live adapter run this same code.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from kubetide.hpa.behavior import store_scale_event
-from kubetide.hpa.conditions import ConditionType, EventReason, remove_condition, set_condition
+from kubetide.hpa.combine import MetricInputs, combine_metrics
+from kubetide.hpa.conditions import (
+    ConditionReason,
+    ConditionType,
+    EventReason,
+    remove_condition,
+    set_condition,
+)
 from kubetide.hpa.config import HPAConfig
-from kubetide.hpa.decision import Event, MetricOutcome, Normalization, SyncResult
+from kubetide.hpa.decision import (
+    RESCALED,
+    Event,
+    HPADecision,
+    MetricOutcome,
+    Normalization,
+    RescaleOutcome,
+    ScaleEventChange,
+    SyncResult,
+)
 from kubetide.hpa.normalization import normalize
 from kubetide.hpa.podindex import PodIndex
 from kubetide.hpa.ports import MetricsSource, ScaleError, ScaleTargetPort
-from kubetide.hpa.selectors import SelectorProblem, SelectorRegistry
-from kubetide.hpa.sources import MetricContext, MetricFailure, compute_metric
+from kubetide.hpa.selectors import SelectorRegistry
 from kubetide.hpa.state import HPAState, Recommendation
 from kubetide.hpa.tolerances import tolerances_for
 from kubetide.model.hpa import HPA, Condition, HPAStatus
@@ -29,11 +50,15 @@ __all__ = ["HorizontalController"]
 
 _ACTIVE = ConditionType.SCALING_ACTIVE
 _ABLE = ConditionType.ABLE_TO_SCALE
+_INVALID_MIN_REPLICAS = (
+    "minReplicas is 0 but no metric is of type Object or External: scaling to zero needs one "
+    "(the kubetide HorizontalPodAutoscaler allows minReplicas 0 only with such a metric)"
+)
 
 
 @dataclass
 class _Sync:
-    """Mutable scratch of one reconcile; turned into a frozen SyncResult at the end."""
+    """Mutable scratch of one sync; turned into a frozen HPADecision, then a SyncResult."""
 
     hpa: HPA
     now: float
@@ -45,6 +70,77 @@ class _Sync:
 
     def event(self, warning: bool, reason: str, message: str) -> None:
         self.events.append(Event("Warning" if warning else "Normal", reason, message))
+
+    def decision(
+        self,
+        current: int | None,
+        desired: int,
+        statuses: tuple[dict[str, object], ...] | None,
+        *,
+        rescale: bool = False,
+        error: str | None = None,
+        reason: str = "",
+        metrics: tuple[MetricOutcome, ...] = (),
+        normalization: Normalization | None = None,
+        tolerances: tuple[float, float] | None = None,
+        recommendations: Sequence[Recommendation] | None = None,
+        scale_event: ScaleEventChange | None = None,
+    ) -> HPADecision:
+        return HPADecision(
+            self.hpa,
+            self.now,
+            current,
+            desired,
+            rescale,
+            reason,
+            tuple(self.conditions),
+            tuple(self.events),
+            statuses,
+            error,
+            metrics,
+            normalization,
+            tolerances,
+            tuple(recommendations) if recommendations is not None else None,
+            scale_event,
+        )
+
+    def result(self, decision: HPADecision, desired: int, *, scaled: bool, error: str | None) -> SyncResult:
+        return _result(decision, tuple(self.conditions), tuple(self.events), desired, scaled, error, self.now)
+
+
+def _result(
+    decision: HPADecision,
+    conditions: tuple[Condition, ...],
+    events: tuple[Event, ...],
+    desired: int,
+    scaled: bool,
+    error: str | None,
+    now: float,
+) -> SyncResult:
+    hpa = decision.hpa
+    old = hpa.status
+    current = decision.current_replicas
+    statuses = decision.metric_statuses
+    status = HPAStatus(
+        current_replicas=current if current is not None else old.current_replicas,
+        desired_replicas=desired,
+        conditions=conditions,
+        last_scale_time=now if scaled else old.last_scale_time,
+        current_metrics=statuses if statuses is not None else old.current_metrics,
+    )
+    return SyncResult(
+        hpa.key,
+        current,
+        desired,
+        scaled,
+        status,
+        events,
+        error,
+        decision.reason,
+        decision.metrics,
+        decision.normalization,
+        decision.tolerances,
+    )
 
 
 class HorizontalController:
@@ -79,6 +175,28 @@ class HorizontalController:
         self.selectors.register(hpa.key, hpa.namespace)
 
     def reconcile(self, hpa: HPA, now: float) -> SyncResult:
+        """Decide, write the scale through the port, complete: one whole sync in one call.
+
+        A convenience for callers that act at once on a port they own (the conformance runner,
+        ``explain``, tests); the loop driver calls :meth:`decide` and :meth:`complete` itself.
+        """
+        decision = self.decide(hpa, now)
+        outcome = None
+        if decision.rescale:
+            try:
+                self.targets.update_scale(hpa.namespace, hpa.scale_target_ref, decision.desired_replicas)
+            except ScaleError as exc:
+                outcome = RescaleOutcome(str(exc))
+            else:
+                outcome = RESCALED
+        return self.complete(decision, outcome, now)
+
+    def decide(self, hpa: HPA, now: float) -> HPADecision:
+        """Everything ``reconcileAutoscaler`` does up to the scale write, writing nothing.
+
+        Reads the scale and the metrics through the ports; neither the target nor this controller's
+        memory is changed (the recommendations it would store travel in the decision).
+        """
         sync = _Sync(hpa, now, list(hpa.status.conditions), [])
         self.register(hpa)
         try:
@@ -92,29 +210,39 @@ class HorizontalController:
                 f"the HPA controller was unable to get the target's current scale: {exc}",
             )
             ref = hpa.scale_target_ref
-            return self._result(
-                sync,
+            return sync.decision(
                 None,
                 hpa.status.desired_replicas,
-                False,
-                hpa.status.current_replicas,
+                None,
                 error=f"failed to query scale subresource for {ref.kind}/{hpa.namespace}/{ref.name}: {exc}",
             )
         sync.condition(
             _ABLE, True, "SucceededGetScale", "the HPA controller was able to get the target's current scale"
         )
         current = scale.spec_replicas
-        state = self.state(hpa.key)
-        if state.recommendations is None:
-            state.recommendations = [Recommendation(current, now)]
-
-        gates = self.config.gates
         min_replicas, max_replicas = hpa.min_replicas, hpa.max_replicas
         has_object_or_external = any(m.type in ("Object", "External") for m in hpa.metrics)
-        zero_condition = hpa.status.condition(ConditionType.SCALED_TO_ZERO)
-        scaled_to_zero = (
-            gates.hpa_scale_to_zero and zero_condition is not None and zero_condition.status == "True"
+        if hpa.is_kubetide and min_replicas == 0 and not has_object_or_external:
+            # The CRD cannot say this on a 1.20 API server (no validation rules): refuse, as the
+            # built-in API server refuses such an autoscaling/v2 object.
+            sync.event(True, EventReason.INVALID_MIN_REPLICAS, _INVALID_MIN_REPLICAS)
+            sync.condition(_ACTIVE, False, ConditionReason.INVALID_MIN_REPLICAS, _INVALID_MIN_REPLICAS)
+            return sync.decision(
+                current, hpa.status.desired_replicas, (), error=_INVALID_MIN_REPLICAS, rescale=False
+            )
+        memory = self._states.get(hpa.key) or HPAState()
+        # Work on a copy: the memory changes only when the caller completes the decision.
+        state = HPAState(
+            list(memory.recommendations)
+            if memory.recommendations is not None
+            else [Recommendation(current, now)],
+            memory.scale_up_events,
+            memory.scale_down_events,
         )
+
+        scale_to_zero = self._scale_to_zero(hpa)
+        zero_condition = hpa.status.condition(ConditionType.SCALED_TO_ZERO)
+        scaled_to_zero = scale_to_zero and zero_condition is not None and zero_condition.status == "True"
 
         desired, rescale, reason = 0, True, ""
         needs_metrics = True
@@ -127,7 +255,7 @@ class HorizontalController:
                     "ScalingDisabled",
                     "scaling is disabled since the replica count of the target is zero",
                 )
-                if not gates.hpa_scale_to_zero:
+                if not scale_to_zero:
                     remove_condition(sync.conditions, ConditionType.SCALED_TO_ZERO)
         elif current > max_replicas:
             desired, reason, needs_metrics = (
@@ -147,23 +275,36 @@ class HorizontalController:
         normalization: Normalization | None = None
         error: str | None = None
         tolerances = tolerances_for(hpa, self.config)
+        recommendations = state.recommendations
         if needs_metrics:
-            combined = self._compute_metrics(sync, scale.spec_replicas, scale.status_replicas, scale.selector)
+            combined = combine_metrics(
+                sync,
+                MetricInputs(
+                    hpa,
+                    scale.spec_replicas,
+                    scale.status_replicas,
+                    scale.selector,
+                    self.metrics,
+                    self.targets,
+                    self.config,
+                    now,
+                    self._pod_indexes,
+                ),
+                self.selectors,
+            )
             outcomes, statuses = combined.outcomes, combined.statuses
             if combined.abort:
                 sync.event(True, EventReason.FAILED_COMPUTE_METRICS_REPLICAS, combined.error or "")
                 ref = hpa.scale_target_ref
-                return self._result(
-                    sync,
+                return sync.decision(
                     current,
                     hpa.status.desired_replicas,
-                    False,
-                    current,
-                    statuses,
-                    outcomes,
+                    tuple(statuses),
                     error="failed to compute desired number of replicas based on listed metrics for "
                     f"{ref.kind}/{hpa.namespace}/{ref.name}: {combined.error}",
+                    metrics=outcomes,
                     tolerances=(tolerances.down, tolerances.up),
+                    recommendations=recommendations,
                 )
             error = combined.error
             metric_name = ""
@@ -183,201 +324,135 @@ class HorizontalController:
                 self.config,
                 lambda t, s, r, m: sync.condition(t, s, r, m),
             )
+            recommendations = state.recommendations
             desired = normalization.desired
             if current == 0 and min_replicas != 0 and scaled_to_zero and desired < min_replicas:
                 desired = min_replicas
                 reason = reason or "Current number of replicas below Spec.MinReplicas"
             rescale = desired != current
 
-        if rescale:
-            try:
-                self.targets.update_scale(hpa.namespace, hpa.scale_target_ref, desired)
-            except ScaleError as exc:
-                sync.event(
-                    True, EventReason.FAILED_RESCALE, f"New size: {desired}; reason: {reason}; error: {exc}"
-                )
-                sync.condition(
-                    _ABLE,
-                    False,
-                    "FailedUpdateScale",
-                    f"the HPA controller was unable to update the target scale: {exc}",
-                )
-                ref = hpa.scale_target_ref
-                return self._result(
-                    sync,
-                    current,
-                    hpa.status.desired_replicas,
-                    False,
-                    current,
-                    statuses,
-                    outcomes,
-                    error=f"failed to rescale {ref.kind}/{hpa.namespace}/{ref.name}: {exc}",
-                    normalization=normalization,
-                    reason=reason,
-                )
+        scale_event = None
+        if rescale and hpa.behavior is not None:  # without behavior nothing reads the events
+            scale_event = (
+                ScaleEventChange("up", desired - current)
+                if desired > current
+                else ScaleEventChange("down", current - desired)
+            )
+        return sync.decision(
+            current,
+            desired if rescale else current,
+            tuple(statuses),
+            rescale=rescale,
+            error=error,
+            reason=reason,
+            metrics=outcomes,
+            normalization=normalization,
+            tolerances=(tolerances.down, tolerances.up),
+            recommendations=recommendations,
+            scale_event=scale_event,
+        )
+
+    def complete(self, decision: HPADecision, outcome: RescaleOutcome | None, now: float) -> SyncResult:
+        """The rest of ``reconcileAutoscaler`` once the caller has acted on ``decision``.
+
+        ``outcome`` is the result of the scale write, or None when the decision wanted none. Commits
+        the recommendations (whatever the outcome, as upstream stores them while normalizing) and, on
+        a successful rescale, the scale event; sets AbleToScale and ScaledToZero and adds
+        ``SuccessfulRescale`` or ``FailedRescale``. Complete each decision once, in the order decided.
+        """
+        if decision.rescale != (outcome is not None):
+            raise ValueError(
+                "complete() needs the rescale outcome exactly when the decision wanted a rescale"
+            )
+        hpa = decision.hpa
+        if decision.recommendations is not None:
+            self.state(hpa.key).recommendations = list(decision.recommendations)
+        if outcome is None:  # the common case: nothing to add, so no copies
+            return _result(
+                decision,
+                decision.conditions,
+                decision.events,
+                decision.desired_replicas,
+                False,
+                decision.error,
+                now,
+            )
+        sync = _Sync(hpa, now, list(decision.conditions), list(decision.events))
+        desired = decision.desired_replicas
+        if outcome.error is not None:
+            sync.event(
+                True,
+                EventReason.FAILED_RESCALE,
+                f"New size: {desired}; reason: {decision.reason}; error: {outcome.error}",
+            )
             sync.condition(
                 _ABLE,
-                True,
-                "SucceededRescale",
-                f"the HPA controller was able to update the target scale to {desired}",
+                False,
+                "FailedUpdateScale",
+                f"the HPA controller was unable to update the target scale: {outcome.error}",
             )
-            sync.event(False, EventReason.SUCCESSFUL_RESCALE, f"New size: {desired}; reason: {reason}")
-            self._store_scale_event(hpa, state, current, desired, now)
-            if gates.hpa_scale_to_zero:
-                if current > 0 and desired == 0 and min_replicas == 0 and has_object_or_external:
-                    sync.condition(
-                        ConditionType.SCALED_TO_ZERO,
-                        True,
-                        "ScaledToZero",
-                        "the HPA controller scaled the workload to zero",
-                    )
-                else:
-                    sync.condition(
-                        ConditionType.SCALED_TO_ZERO,
-                        False,
-                        "NotScaledToZero",
-                        "the HPA controller did not scale the workload to zero",
-                    )
-            else:
-                remove_condition(sync.conditions, ConditionType.SCALED_TO_ZERO)
-        else:
-            desired = current
-        return self._result(
-            sync,
-            current,
-            desired,
-            rescale,
-            current,
-            statuses,
-            outcomes,
-            error=error,
-            normalization=normalization,
-            reason=reason,
-            tolerances=(tolerances.down, tolerances.up),
-        )
-
-    # --- metrics ---------------------------------------------------------------------------------
-
-    def _compute_metrics(
-        self, sync: _Sync, spec_replicas: int, status_replicas: int, selector_text: str
-    ) -> _Combined:
-        hpa = sync.hpa
-        try:
-            selector = self.selectors.validate(hpa.key, hpa.namespace, selector_text, self.targets)
-        except SelectorProblem as problem:
-            sync.event(True, problem.event_reason, problem.event_message)
-            sync.condition(_ACTIVE, False, problem.condition_reason, problem.condition_message)
-            return _Combined(abort=True, error=problem.event_message)
-        ctx = MetricContext(
-            hpa,
-            spec_replicas,
-            status_replicas,
-            selector,
-            self.metrics,
-            self.targets,
-            self.config,
-            tolerances_for(hpa, self.config),
-            sync.now,
-            self._pod_indexes,
-        )
-        outcomes: list[MetricOutcome] = []
-        statuses: list[dict[str, object]] = []
-        replicas, metric_name = 0, ""
-        first_failure: MetricFailure | None = None
-        invalid = 0
-        for spec in hpa.metrics:
-            try:
-                result = compute_metric(ctx, spec)
-            except MetricFailure as failure:
-                sync.event(True, failure.reason, failure.message)
-                outcomes.append(
-                    MetricOutcome(spec, failure_reason=failure.reason, failure_message=failure.message)
-                )
-                statuses.append({})  # upstream leaves an empty MetricStatus for a failed metric
-                if first_failure is None:
-                    first_failure = failure
-                invalid += 1
-                continue
-            outcomes.append(MetricOutcome(spec, result.replicas, result.name, result.calculation))
-            statuses.append(result.status)
-            if replicas == 0 or result.replicas > replicas:
-                replicas, metric_name = result.replicas, result.name
-        error = None
-        if first_failure is not None:
-            error = f"invalid metrics ({invalid} invalid out of {len(hpa.metrics)}), first error is: {first_failure.message}"
-        # All metrics failed, or some did and the rest would scale down: hold (never scale down on partial data).
-        if invalid >= len(hpa.metrics) or (invalid > 0 and replicas < spec_replicas):
-            if first_failure is not None:
-                sync.condition(
-                    _ACTIVE,
-                    False,
-                    first_failure.reason,
-                    f"the HPA was unable to compute the replica count: {first_failure.message}",
-                )
-            return _Combined(abort=True, error=error, outcomes=tuple(outcomes), statuses=statuses)
+            ref = hpa.scale_target_ref
+            return sync.result(
+                decision,
+                hpa.status.desired_replicas,
+                scaled=False,
+                error=f"failed to rescale {ref.kind}/{hpa.namespace}/{ref.name}: {outcome.error}",
+            )
         sync.condition(
-            _ACTIVE,
+            _ABLE,
             True,
-            "ValidMetricFound",
-            f"the HPA was able to successfully calculate a replica count from {metric_name}",
+            "SucceededRescale",
+            f"the HPA controller was able to update the target scale to {desired}",
         )
-        return _Combined(False, error, tuple(outcomes), statuses, replicas, metric_name)
+        sync.event(False, EventReason.SUCCESSFUL_RESCALE, f"New size: {desired}; reason: {decision.reason}")
+        if decision.scale_event is not None:
+            self._store_scale_event(hpa, self.state(hpa.key), decision.scale_event, now)
+        current = decision.current_replicas or 0
+        if self._scale_to_zero(hpa):
+            if (
+                current > 0
+                and desired == 0
+                and hpa.min_replicas == 0
+                and any(m.type in ("Object", "External") for m in hpa.metrics)
+            ):
+                sync.condition(
+                    ConditionType.SCALED_TO_ZERO,
+                    True,
+                    "ScaledToZero",
+                    "the HPA controller scaled the workload to zero",
+                )
+            else:
+                sync.condition(
+                    ConditionType.SCALED_TO_ZERO,
+                    False,
+                    "NotScaledToZero",
+                    "the HPA controller did not scale the workload to zero",
+                )
+        else:
+            remove_condition(sync.conditions, ConditionType.SCALED_TO_ZERO)
+        return sync.result(decision, desired, scaled=True, error=decision.error)
+
+    def failed(self, hpa: HPA, problem: str, now: float) -> SyncResult:
+        """A sync that broke in a way upstream has no words for (an unexpected error in a port or in
+        this code): ScalingActive False ``FailedReconcile`` and a Warning event, the rest unchanged."""
+        sync = _Sync(hpa, now, list(hpa.status.conditions), [])
+        sync.event(True, EventReason.FAILED_RECONCILE, problem)
+        sync.condition(_ACTIVE, False, ConditionReason.FAILED_RECONCILE, f"the HPA sync failed: {problem}")
+        decision = sync.decision(None, hpa.status.desired_replicas, None, error=problem)
+        return sync.result(decision, decision.desired_replicas, scaled=False, error=problem)
+
+    def _scale_to_zero(self, hpa: HPA) -> bool:
+        """HPAScaleToZero: the gate, always on for the kubetide CRD (whose minReplicas may be 0)."""
+        return self.config.gates.hpa_scale_to_zero or hpa.is_kubetide
 
     # --- bookkeeping -----------------------------------------------------------------------------
 
     @staticmethod
-    def _store_scale_event(hpa: HPA, state: HPAState, previous: int, new: int, now: float) -> None:
+    def _store_scale_event(hpa: HPA, state: HPAState, change: ScaleEventChange, now: float) -> None:
         behavior = hpa.behavior
         if behavior is None or behavior.scale_up is None or behavior.scale_down is None:
             return  # without behavior nothing reads the events
-        if new > previous:
-            store_scale_event(state.scale_up_events, behavior.scale_up, new - previous, now)
+        if change.direction == "up":
+            store_scale_event(state.scale_up_events, behavior.scale_up, change.replica_change, now)
         else:
-            store_scale_event(state.scale_down_events, behavior.scale_down, previous - new, now)
-
-    def _result(
-        self,
-        sync: _Sync,
-        current: int | None,
-        desired: int,
-        scaled: bool,
-        status_current: int,
-        statuses: Sequence[dict[str, object]] = (),
-        outcomes: tuple[MetricOutcome, ...] = (),
-        *,
-        error: str | None = None,
-        normalization: Normalization | None = None,
-        reason: str = "",
-        tolerances: tuple[float, float] | None = None,
-    ) -> SyncResult:
-        old = sync.hpa.status
-        status = HPAStatus(
-            current_replicas=status_current,
-            desired_replicas=desired,
-            conditions=tuple(sync.conditions),
-            last_scale_time=sync.now if scaled else old.last_scale_time,
-            current_metrics=tuple(statuses) if statuses or current is not None else old.current_metrics,
-        )
-        return SyncResult(
-            sync.hpa.key,
-            current,
-            desired,
-            scaled,
-            status,
-            tuple(sync.events),
-            error,
-            reason,
-            outcomes,
-            normalization,
-            tolerances,
-        )
-
-
-@dataclass
-class _Combined:
-    abort: bool
-    error: str | None = None
-    outcomes: tuple[MetricOutcome, ...] = ()
-    statuses: list[dict[str, object]] = field(default_factory=list)
-    replicas: int = 0
-    metric_name: str = ""
+            store_scale_event(state.scale_down_events, behavior.scale_down, change.replica_change, now)

@@ -1,12 +1,14 @@
-"""Frozen values a sync returns: what was decided and why (per-metric proposals, stabilization, limits,
-conditions, events). Adapters act on them; ``kubetide hpa explain`` prints them."""
+"""Frozen values of one sync: what was decided and why (per-metric proposals, stabilization, limits,
+conditions, events), before acting (:class:`HPADecision`) and after (:class:`SyncResult`). The caller
+acts on a decision (the scale write) and reports the outcome; ``kubetide hpa explain`` prints them."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from kubetide.hpa.replicas import Calculation
-from kubetide.model.hpa import HPAStatus, MetricSpec
+from kubetide.hpa.state import Recommendation
+from kubetide.model.hpa import HPA, Condition, HPAStatus, MetricSpec
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,3 +58,56 @@ class SyncResult:
     metrics: tuple[MetricOutcome, ...] = ()
     normalization: Normalization | None = None
     tolerances: tuple[float, float] | None = None  # (down, up)
+
+
+@dataclass(frozen=True, slots=True)
+class ScaleEventChange:
+    """A scale event to remember for the rate-limit policies once the rescale has succeeded."""
+
+    direction: str  # up | down
+    replica_change: int  # > 0
+
+
+@dataclass(frozen=True, slots=True)
+class RescaleOutcome:
+    """What happened when the caller wrote the decided replicas to the scale subresource."""
+
+    error: str | None = None  # None: the write succeeded; else the error the API returned
+
+    @property
+    def succeeded(self) -> bool:
+        return self.error is None
+
+
+RESCALED = RescaleOutcome()
+
+
+@dataclass(frozen=True, slots=True)
+class HPADecision:
+    """What one sync decided, before anything is written (``HorizontalController.decide``).
+
+    When ``rescale`` is true the caller sets the target's ``spec.replicas`` to ``desired_replicas``
+    through ``ScaleTargetPort.update_scale`` and hands the outcome to ``HorizontalController.complete``,
+    which turns this into the final :class:`SyncResult` and commits the controller's memory. When it is
+    false there is nothing to write, but ``complete`` must still be called (with no outcome): the
+    recommendation memory is only committed there.
+    """
+
+    hpa: HPA
+    now: float
+    current_replicas: int | None  # None when the scale could not be read
+    desired_replicas: int  # the replicas to write when rescaling, else what the status will say
+    rescale: bool
+    reason: str  # the rescale reason of the SuccessfulRescale/FailedRescale message
+    conditions: tuple[Condition, ...]  # as set so far; the rescale outcome sets AbleToScale again
+    events: tuple[Event, ...]  # emitted so far
+    metric_statuses: tuple[dict[str, object], ...] | None  # None: keep the status' current metrics
+    error: str | None = None
+    metrics: tuple[MetricOutcome, ...] = ()
+    normalization: Normalization | None = None
+    tolerances: tuple[float, float] | None = None  # (down, up)
+    # The memory this sync would commit: the recommendations after it (None: unchanged), committed
+    # whatever the rescale's outcome (upstream stores them while normalizing), and the scale event,
+    # committed only when the rescale succeeds.
+    recommendations: tuple[Recommendation, ...] | None = None
+    scale_event: ScaleEventChange | None = None

@@ -1,7 +1,9 @@
-"""The two ports the HPA controller acts through: where metrics come from, and the scale target.
+"""The ports the HPA acts through: where metrics come from, the scale target, and where events go.
 
 The simulator and the live adapter implement these; tests use in-memory fakes. Methods raise
 :class:`MetricsError` / :class:`ScaleError` for failures the controller reports as conditions.
+The controller reads through the first two; the loop driver (``hpa/driver.py``) writes the scale and
+emits the events.
 """
 
 from __future__ import annotations
@@ -14,7 +16,15 @@ from kubetide.model.hpa import CrossVersionObjectReference
 from kubetide.model.pod import Pod
 from kubetide.model.selectors import LabelSelector
 
-__all__ = ["MetricsError", "MetricsSource", "PodMetric", "Scale", "ScaleError", "ScaleTargetPort"]
+__all__ = [
+    "EventPort",
+    "MetricsError",
+    "MetricsSource",
+    "PodMetric",
+    "Scale",
+    "ScaleError",
+    "ScaleTargetPort",
+]
 
 NEVER = float("-inf")  # Go's zero time: older than anything
 
@@ -88,9 +98,30 @@ class ScaleTargetPort(Protocol):
         ...
 
     def update_scale(self, namespace: str, ref: CrossVersionObjectReference, replicas: int) -> None:
-        """Sets ``spec.replicas``. Raises ScaleError on failure."""
+        """Sets ``spec.replicas``. Raises ScaleError on failure (its message goes into FailedRescale)."""
         ...
 
     def list_pods(self, namespace: str, selector: LabelSelector) -> Sequence[Pod]:
-        """Pods in ``namespace`` matching ``selector`` (the controller's pod lister)."""
+        """Pods in ``namespace`` matching ``selector`` (the controller's pod lister). Never raises for an
+        empty match (an empty sequence); the sequence must not be modified afterwards by anyone.
+
+        The cache contract the fast path relies on (``PodIndex``, the selector verdicts): while the
+        matching pods are unchanged, return the *same sequence object* (by identity); whenever any of
+        them changed (added, removed, or any field of one), return a *new* object. The controller keys
+        its per-pod-list caches on that identity, so an implementation that breaks the second half
+        serves stale pods. One that returns a fresh, equal list on every call is correct, only slower
+        (every sync then classifies the pods again).
+        """
+        ...
+
+
+class EventPort(Protocol):
+    """Kubernetes Events on HPA objects; the same method as ``kubetide.model.api.ClusterPort``."""
+
+    def emit_event(self, type_: str, reason: str, obj: str, message: str) -> None:
+        """Record an Event (``type_`` Normal or Warning) on ``obj`` (``Kind/[namespace/]name``).
+
+        Best effort, as client-go's recorder: never raises; an event that cannot be written is dropped
+        (and counted by the adapter).
+        """
         ...

@@ -23,10 +23,11 @@ class Tolerances:
 
 
 def tolerances_for(hpa: HPA, config: HPAConfig) -> Tolerances:
-    """The flag value, overridden per direction by ``behavior.*.tolerance`` when the gate is on."""
+    """The flag value, overridden per direction by ``behavior.*.tolerance`` when the gate is on (always for
+    the kubetide resource, which has the fields by definition)."""
     down = up = config.tolerance
     behavior = hpa.behavior
-    if behavior is None or not config.gates.hpa_configurable_tolerance:
+    if behavior is None or not (config.gates.hpa_configurable_tolerance or hpa.is_kubetide):
         return Tolerances(down, up)
     if behavior.scale_down is not None and behavior.scale_down.tolerance is not None:
         down = approximate_float(behavior.scale_down.tolerance)

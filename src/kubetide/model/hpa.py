@@ -1,4 +1,12 @@
-"""Typed view of a HorizontalPodAutoscaler (autoscaling/v2), read from v2, v2beta2, v2beta1 or v1 manifests.
+"""Typed view of a HorizontalPodAutoscaler (autoscaling/v2), read from v2, v2beta2, v2beta1 or v1 manifests,
+or from kubetide's own custom resource, ``autoscaling.kubetide.io/v1`` (``KUBETIDE_API_VERSION``).
+
+The kubetide resource is the autoscaling/v2 spec unchanged plus ``spec.syncPeriod`` (a Go duration
+such as ``"15s"`` or ``"1m30s"``: how often this HPA is reconciled), with the per-direction
+``behavior.*.tolerance`` always honoured (KEP-4951; the v2 path reads the same fields and honours them
+with the HPAConfigurableTolerance gate) and ``minReplicas: 0`` allowed only with an Object or External
+metric (checked by the controller, as a 1.20 API server cannot validate a custom resource's fields).
+Its manifest is ``kubetide/data/crd-horizontalpodautoscalers.autoscaling.kubetide.io.yaml``.
 
 Older versions are converted as the API server converts them, and API defaulting is applied
 (``pkg/apis/autoscaling/v2/defaults.go``): ``minReplicas`` 1, a cpu 80 % utilization metric when none is
@@ -9,6 +17,7 @@ only malformed structure (a string where an integer belongs) is an error, naming
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +28,7 @@ from kubetide.model.selectors import LabelSelector
 
 __all__ = [
     "HPA",
+    "KUBETIDE_API_VERSION",
     "Behavior",
     "Condition",
     "CrossVersionObjectReference",
@@ -37,6 +47,7 @@ TARGET_TYPES = ("Utilization", "Value", "AverageValue")
 SELECT_POLICIES = ("Max", "Min", "Disabled")
 POLICY_TYPES = ("Pods", "Percent")
 DEFAULT_CPU_UTILIZATION = 80
+KUBETIDE_API_VERSION = "autoscaling.kubetide.io/v1"
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,10 +155,17 @@ class HPA:
     behavior: Behavior | None = None  # defaulted when present
     status: HPAStatus = field(default_factory=HPAStatus)
     uid: str = ""
+    api_version: str = "autoscaling/v2"  # as read; older versions are converted to v2's shape
+    sync_period: float | None = None  # seconds; kubetide's spec.syncPeriod (None: the controller's flag)
 
     @property
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
+
+    @property
+    def is_kubetide(self) -> bool:
+        """Read from kubetide's own resource (``autoscaling.kubetide.io/v1``)."""
+        return self.api_version == KUBETIDE_API_VERSION
 
     def with_status(self, status: HPAStatus) -> HPA:
         # A shallow copy with one field swapped: dataclasses.replace and copy.copy are ~10x slower,
@@ -169,6 +187,7 @@ class HPA:
             "autoscaling/v2beta2": _metrics_v2,
             "autoscaling/v2beta1": _metrics_v2beta1,
             "autoscaling/v1": _metrics_v1,
+            KUBETIDE_API_VERSION: _metrics_v2,
         }
         if api_version not in readers:
             raise root.get("apiVersion").error(f"must be one of {', '.join(readers)}, got {api_version!r}")
@@ -184,6 +203,9 @@ class HPA:
                 ),
             )
         behavior = _behavior(spec.get("behavior")) if api_version != "autoscaling/v1" else None
+        sync_period = None
+        if api_version == KUBETIDE_API_VERSION and spec.get("syncPeriod").value is not None:
+            sync_period = _sync_period(spec.get("syncPeriod"))
         return cls(
             name=meta.get("name").str(),
             namespace=meta.get("namespace").str("default"),
@@ -196,7 +218,55 @@ class HPA:
             metrics=metrics,
             behavior=behavior,
             status=_status(root.get("status")),
+            api_version=api_version,
+            sync_period=sync_period,
         )
+
+
+# --- kubetide's spec.syncPeriod ----------------------------------------------------------------------
+
+_DURATION_UNITS = {
+    "ns": 1e-9,
+    "us": 1e-6,
+    "\u00b5s": 1e-6,
+    "\u03bcs": 1e-6,
+    "ms": 1e-3,
+    "s": 1.0,
+    "m": 60.0,
+    "h": 3600.0,
+}
+_DURATION_PART = re.compile(r"(\d+\.?\d*|\.\d+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)")
+
+
+def parse_go_duration(text: str) -> float:
+    """Seconds in a Go ``time.ParseDuration`` string (``"15s"``, ``"1m30s"``, ``"1.5h"``, ``"300ms"``).
+
+    Raises ValueError for anything Go rejects (a missing unit, an unknown unit, an empty string).
+    """
+    body = text[1:] if text[:1] in "+-" else text
+    if body == "0":
+        return 0.0
+    if not body:
+        raise ValueError(f"invalid duration {text!r}")
+    total, pos = 0.0, 0
+    while pos < len(body):
+        match = _DURATION_PART.match(body, pos)
+        if match is None:
+            raise ValueError(f"invalid duration {text!r}: expected a number and a unit (ns, us, ms, s, m, h)")
+        total += float(match.group(1)) * _DURATION_UNITS[match.group(2)]
+        pos = match.end()
+    return -total if text.startswith("-") else total
+
+
+def _sync_period(node: Node) -> float:
+    text = node.str()
+    try:
+        seconds = parse_go_duration(text)
+    except ValueError as exc:
+        raise node.error(str(exc)) from None
+    if seconds <= 0:
+        raise node.error(f"must be a positive duration, got {text!r}")
+    return seconds
 
 
 # --- autoscaling/v2 and v2beta2 -------------------------------------------------------------------

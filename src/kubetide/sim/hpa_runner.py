@@ -1,18 +1,26 @@
-"""Runs the real :class:`HorizontalController` inside the simulation: every ``syncPeriod`` it reconciles
-each HPA (in name order, like a work queue drained at once) against the simulated cluster and metrics.
+"""Runs the real HPA loop (:class:`HPADriver` over :class:`HorizontalController`) inside the simulation:
+every ``syncPeriod`` the driver ticks and reconciles each due HPA (in key order, like a work queue
+drained at once) against the simulated cluster and metrics.
 
-The scale-target port reads and writes the workloads in :class:`SimCluster`; its pod lister returns
-the same tuple object while a workload's pods are unchanged, so the controller's pod index is reused.
+The ports over the simulation: :class:`SimHPAs` lists ``SimCluster.hpas`` and writes their status;
+:class:`SimScaleTargets` reads and writes the workloads, and its pod lister keeps the cache contract of
+``ScaleTargetPort.list_pods`` (the same tuple object while a workload's pods are unchanged, so the
+controller's pod index is reused); :class:`SimHPAEvents` puts the events in the simulator's log.
+
+The driver ticks at the controller's sync period, so a ``spec.syncPeriod`` shorter than that is
+honoured only up to the tick (longer ones skip ticks, as they should).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from kubetide.hpa.config import HPAConfig
 from kubetide.hpa.controller import HorizontalController
+from kubetide.hpa.driver import HPADriver
 from kubetide.hpa.ports import Scale, ScaleError
-from kubetide.model.hpa import CrossVersionObjectReference
+from kubetide.model.errors import ManifestError
+from kubetide.model.hpa import HPA, CrossVersionObjectReference, HPAStatus
 from kubetide.model.pod import Pod
 from kubetide.model.selectors import LabelSelector
 from kubetide.sim.cluster.cluster import EventSink, SimCluster
@@ -29,6 +37,7 @@ class SimScaleTargets:
         # By key: (the workload, its version, its pods' views); the workload is kept because one
         # deleted and applied again has the same key and restarts its versions.
         self._views: dict[str, tuple[Workload, int, tuple[Pod, ...]]] = {}
+        self.last_rescale: tuple[int, int] | None = None  # (from, to) of the latest update_scale
 
     def _workload(self, namespace: str, ref: CrossVersionObjectReference) -> ReplicatedWorkload:
         key = f"{ref.kind}/{namespace}/{ref.name}"
@@ -43,6 +52,7 @@ class SimScaleTargets:
 
     def update_scale(self, namespace: str, ref: CrossVersionObjectReference, replicas: int) -> None:
         w = self._workload(namespace, ref)
+        self.last_rescale = (w.replicas, replicas)
         self.cluster.scale(w.key, replicas, self.cluster.engine.now)
 
     def list_pods(self, namespace: str, selector: LabelSelector) -> Sequence[Pod]:
@@ -62,6 +72,45 @@ class SimScaleTargets:
         )
 
 
+def _object_key(hpa: HPA) -> str:
+    return f"HorizontalPodAutoscaler/{hpa.namespace}/{hpa.name}"
+
+
+class SimHPAs:
+    """HPASource over ``SimCluster.hpas`` (keyed there by ``HorizontalPodAutoscaler/ns/name``)."""
+
+    def __init__(self, cluster: SimCluster) -> None:
+        self.cluster = cluster
+
+    def list_hpas(self) -> Mapping[str, HPA | ManifestError]:
+        return {hpa.key: hpa for hpa in self.cluster.hpas.values()}
+
+    def write_status(self, hpa: HPA, status: HPAStatus) -> None:
+        key = _object_key(hpa)
+        if key in self.cluster.hpas:  # nothing in a sync deletes it, but be safe
+            self.cluster.hpas[key] = hpa.with_status(status)
+
+
+class SimHPAEvents:
+    """EventPort into the simulator's event log (source ``hpa``). A ``SuccessfulRescale`` carries the
+    ``from``/``to`` data the log's contract asks for: the driver emits it right after the scale write,
+    so it is the last write the scale-target port saw."""
+
+    def __init__(self, engine: Engine, sink: EventSink, targets: SimScaleTargets) -> None:
+        self.engine = engine
+        self.sink = sink
+        self.targets = targets
+        self.rescales = 0
+
+    def emit_event(self, type_: str, reason: str, obj: str, message: str) -> None:
+        data: dict[str, object] = {}
+        if reason == "SuccessfulRescale" and self.targets.last_rescale is not None:
+            self.rescales += 1
+            before, after = self.targets.last_rescale
+            data = {"from": before, "to": after}
+        self.sink.emit(self.engine.now, "hpa", reason, obj, message, data)
+
+
 class HPARunner:
     def __init__(
         self,
@@ -75,28 +124,24 @@ class HPARunner:
         self.cluster = cluster
         self.metrics = metrics
         self.config = config
-        self.events = events
         self.targets = SimScaleTargets(cluster)
-        self.controller = HorizontalController(metrics, self.targets, config)
-        self.rescales = 0
+        self.events = SimHPAEvents(engine, events, self.targets)
+        self.driver = HPADriver(SimHPAs(cluster), metrics, self.targets, self.events, config)
+
+    @property
+    def controller(self) -> HorizontalController:
+        return self.driver.controller
+
+    @property
+    def rescales(self) -> int:
+        return self.events.rescales
 
     def start(self, phase: float) -> None:
         self.engine.every(self.config.sync_period, self.sync, phase=phase, priority=20, name="hpa-sync")
 
     def restart(self) -> None:
         """A controller-manager restart: the in-memory recommendations and scale events are gone."""
-        self.controller = HorizontalController(self.metrics, self.targets, self.config)
+        self.driver.restart()
 
     def sync(self, now: float) -> None:
-        for key in sorted(self.cluster.hpas):
-            hpa = self.cluster.hpas[key]
-            result = self.controller.reconcile(hpa, now)
-            if key in self.cluster.hpas:  # the scale may have triggered nothing that deletes it, but be safe
-                self.cluster.hpas[key] = hpa.with_status(result.status)
-            target = f"HorizontalPodAutoscaler/{hpa.namespace}/{hpa.name}"
-            for event in result.events:
-                data: dict[str, object] = {}
-                if event.reason == "SuccessfulRescale":
-                    self.rescales += 1
-                    data = {"from": result.current_replicas, "to": result.desired_replicas}
-                self.events.emit(now, "hpa", event.reason, target, event.message, data)
+        self.driver.tick(now)

@@ -118,3 +118,31 @@ def test_object_metrics_of_the_same_name_belong_to_their_own_objects() -> None:
     for name, expected in (("a", 10_000), ("b", 20_000)):
         ref = CrossVersionObjectReference("Deployment", name, "apps/v1")
         assert metrics.object_metric("default", "hits", ref, None) == expected
+
+
+def test_the_kubetide_hpa_sync_period_is_honoured_in_the_simulation() -> None:
+    engine, c, _ = cluster()
+    add_ready_node(c, node("n1", cpu=8000))
+    for name in ("a", "b"):
+        c.apply(deployment(name, 2), 0.0)
+        manifest = hpa(50)
+        manifest["metadata"]["name"] = name
+        manifest["spec"]["scaleTargetRef"]["name"] = name
+        if name == "a":
+            manifest["apiVersion"] = "autoscaling.kubetide.io/v1"
+            manifest["spec"]["syncPeriod"] = "30s"
+        c.apply(manifest, 0.0)
+    metrics = MetricsPipeline(c, [], window=30.0)
+    runner = HPARunner(engine, c, metrics, HPAConfig(), _NoEvents())
+    seen: list[tuple[str, float]] = []
+    sync = runner.driver.sync
+
+    def recording(item: Any, now: float) -> Any:
+        seen.append((item.name, now))
+        return sync(item, now)
+
+    runner.driver.sync = recording  # type: ignore[method-assign]
+    runner.start(phase=1.0)
+    engine.run(100.0)
+    assert [t for name, t in seen if name == "b"] == [1.0, 16.0, 31.0, 46.0, 61.0, 76.0, 91.0]
+    assert [t for name, t in seen if name == "a"] == [1.0, 31.0, 61.0, 91.0]

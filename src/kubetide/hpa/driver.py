@@ -1,0 +1,173 @@
+"""The HPA loop: which HPAs are due now, and for each one decide, write the scale, complete, emit the
+events and write the status, so that one HPA failing in any way never stops the others.
+
+Upstream's work queue re-adds every HPA one sync period after its last reconcile
+(``--horizontal-pod-autoscaler-sync-period``, 15 s); the driver keeps that next due time per HPA key
+(``namespace/name``), with the kubetide resource's ``spec.syncPeriod`` in place of the flag when set.
+``tick(now)`` is called often by the caller's clock and reconciles only the HPAs that are due, in key
+order. An HPA seen for the first time is due at once (upstream waits one period after the informer's
+add; reconciling at once is what a user watching a new HPA expects, and changes no decision). An HPA
+no longer listed is forgotten: its recommendations, scale events and selector go, as upstream's
+delete handler drops them.
+
+The driver reads no clock and does no I/O of its own: it acts only through the ports, so the
+simulator and the live adapter run this same loop.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+from kubetide.hpa.conditions import EventReason
+from kubetide.hpa.config import HPAConfig
+from kubetide.hpa.controller import HorizontalController
+from kubetide.hpa.decision import RESCALED, RescaleOutcome, SyncResult
+from kubetide.hpa.ports import EventPort, MetricsSource, ScaleError, ScaleTargetPort
+from kubetide.model.errors import ManifestError
+from kubetide.model.hpa import HPA, HPAStatus
+
+__all__ = ["HPADriver", "HPASource", "HPASourceError", "StatusWriteError", "Synced"]
+
+# The caller's clock may compute tick times by multiplication (the simulator does, so they never drift);
+# ``last + period`` can then land an ulp after the next tick. Anything due within this is due now.
+_SLACK = 1e-6
+
+
+class HPASourceError(Exception):
+    """The HPAs could not be listed at all (the API server is unreachable, the watch is broken)."""
+
+
+class StatusWriteError(Exception):
+    """Writing one HPA's status failed (a conflict, the object is gone, the API server refused it)."""
+
+
+class HPASource(Protocol):
+    """Where the HPAs live: the simulated cluster, or the API server's (kubetide or standard) HPAs."""
+
+    def list_hpas(self) -> Mapping[str, HPA | ManifestError]:
+        """Every HPA by key (``namespace/name``), as the informer's cache holds it.
+
+        An object that does not read as an HPA (a malformed ``spec.syncPeriod``, a string where a
+        number belongs) is listed as the ManifestError naming the field, so the driver can report it
+        on the object instead of skipping it silently. Raises HPASourceError when nothing can be listed.
+        """
+        ...
+
+    def write_status(self, hpa: HPA, status: HPAStatus) -> None:
+        """Replace ``hpa``'s status (the status subresource). Raises StatusWriteError on failure; the
+        driver reports it as upstream does (a ``FailedUpdateStatus`` Warning event) and goes on."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Synced:
+    """One HPA's turn in a tick: its result, or why it has none."""
+
+    key: str
+    result: SyncResult | None  # None when the object did not read as an HPA
+    status_written: bool = False
+    problem: str | None = None  # the status write failure, the manifest error, the unexpected error
+
+
+class HPADriver:
+    """Runs :class:`HorizontalController` over every HPA of an :class:`HPASource`, each on its period."""
+
+    def __init__(
+        self,
+        source: HPASource,
+        metrics: MetricsSource,
+        targets: ScaleTargetPort,
+        events: EventPort,
+        config: HPAConfig | None = None,
+    ) -> None:
+        self.source = source
+        self.metrics = metrics
+        self.targets = targets
+        self.events = events
+        self.config = config or HPAConfig()
+        self.controller = HorizontalController(metrics, targets, self.config)
+        self._due: dict[str, float] = {}
+
+    def restart(self) -> None:
+        """A controller-manager restart: the in-memory recommendations, scale events, selectors and
+        due times are gone; every HPA is due at the next tick."""
+        self.controller = HorizontalController(self.metrics, self.targets, self.config)
+        self._due.clear()
+
+    def period(self, hpa: HPA) -> float:
+        return hpa.sync_period if hpa.sync_period is not None else self.config.sync_period
+
+    def next_due(self, key: str) -> float | None:
+        """When the HPA is next reconciled (None: at the next tick, or unknown)."""
+        return self._due.get(key)
+
+    def tick(self, now: float) -> tuple[Synced, ...]:
+        """Reconcile every due HPA. Raises HPASourceError (reconciling nothing) if listing fails."""
+        listed = self.source.list_hpas()
+        for gone in [key for key in self._due if key not in listed]:
+            del self._due[gone]
+            self.controller.forget(gone)
+        for item in listed.values():
+            if isinstance(item, HPA):
+                self.controller.register(item)  # the informer knows every HPA, due or not
+        done: list[Synced] = []
+        for key in sorted(listed):
+            due = self._due.get(key)
+            if due is not None and now < due - _SLACK:
+                continue
+            item = listed[key]
+            if isinstance(item, ManifestError):
+                self._due[key] = now + self.config.sync_period
+                done.append(self._invalid(key, item))
+                continue
+            self._due[key] = now + self.period(item)
+            done.append(self.sync(item, now))
+        return tuple(done)
+
+    def sync(self, hpa: HPA, now: float) -> Synced:
+        """One HPA, now: decide, act, complete, emit, write the status. Never raises."""
+        try:
+            result = self._reconcile(hpa, now)
+        except Exception as exc:  # a bug or a port breaking its contract: this HPA only
+            result = self.controller.failed(hpa, f"{type(exc).__name__}: {exc}", now)
+        obj = f"HorizontalPodAutoscaler/{hpa.namespace}/{hpa.name}"
+        for event in result.events:
+            self._emit(event.type, event.reason, obj, event.message)
+        if result.status == hpa.status:
+            return Synced(hpa.key, result)  # upstream skips a write that changes nothing
+        try:
+            self.source.write_status(hpa, result.status)
+        except Exception as exc:  # StatusWriteError, or anything else: report and go on
+            message = f"{exc}" if isinstance(exc, StatusWriteError) else f"{type(exc).__name__}: {exc}"
+            self._emit("Warning", EventReason.FAILED_UPDATE_STATUS, obj, message)
+            return Synced(hpa.key, result, problem=f"failed to update status for {hpa.key}: {message}")
+        return Synced(hpa.key, result, status_written=True)
+
+    def _reconcile(self, hpa: HPA, now: float) -> SyncResult:
+        decision = self.controller.decide(hpa, now)
+        outcome: RescaleOutcome | None = None
+        if decision.rescale:
+            try:
+                self.targets.update_scale(hpa.namespace, hpa.scale_target_ref, decision.desired_replicas)
+            except ScaleError as exc:
+                outcome = RescaleOutcome(str(exc))
+            except Exception as exc:  # outside the port's contract, but still a failed write
+                outcome = RescaleOutcome(f"{type(exc).__name__}: {exc}")
+            else:
+                outcome = RESCALED
+        return self.controller.complete(decision, outcome, now)
+
+    def _invalid(self, key: str, error: ManifestError) -> Synced:
+        namespace, _, name = key.partition("/")
+        self._emit(
+            "Warning", EventReason.INVALID_SPEC, f"HorizontalPodAutoscaler/{namespace}/{name}", str(error)
+        )
+        return Synced(key, None, problem=str(error))
+
+    def _emit(self, type_: str, reason: str, obj: str, message: str) -> None:
+        # The port promises not to raise; a broken one must still not stop the loop.
+        with contextlib.suppress(Exception):
+            self.events.emit_event(type_, reason, obj, message)
