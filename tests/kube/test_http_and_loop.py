@@ -83,3 +83,32 @@ def test_ticks_at_fixed_multiples_of_the_period_and_survive_errors() -> None:
 
     run_every(10.0, tick, t, clock=t.clock)
     assert ticks == [1000.0, 1010.0, 1040.0, 1050.0, 1060.0]
+
+
+def test_a_wake_runs_a_tick_at_once_and_the_schedule_resumes() -> None:
+    stop = threading.Event()
+    now = [1000.0]
+    ticks: list[float] = []
+
+    class Waker(threading.Event):
+        """The wake event: its first wait is cut short after 4 s (a lease acquired), later ones elapse."""
+
+        def wait(self, timeout: float | None = None) -> bool:
+            assert timeout is not None
+            if len(ticks) == 1:
+                now[0] += 4.0
+                self.set()
+                return True
+            now[0] += timeout
+            if len(ticks) >= 4:
+                stop.set()
+                self.set()
+            return self.is_set()
+
+    waker = Waker()
+
+    def tick(t: float) -> None:
+        ticks.append(t)
+
+    run_every(10.0, tick, stop, clock=lambda: now[0], wake=waker)
+    assert ticks == [1000.0, 1004.0, 1010.0, 1020.0]

@@ -29,12 +29,18 @@ def run_every(
     *,
     name: str = "main",
     clock: Callable[[], float] = time.time,
+    wake: threading.Event | None = None,
 ) -> None:
-    """Call ``tick(clock())`` now and at every later multiple of ``period`` until ``stop`` is set."""
+    """Call ``tick(clock())`` now and at every later multiple of ``period`` until ``stop`` is set.
+
+    ``wake`` (optional) runs a tick at once when set, e.g. when this replica becomes leader, instead of
+    waiting out the period; whoever sets ``stop`` must set ``wake`` too, since the loop then waits on it.
+    """
     if period <= 0:
         raise ValueError("period must be positive")
+    waiter = wake if wake is not None else stop
     start = clock()
-    k = 0
+    k = 0  # the next regular tick is at start + k * period
     while not stop.is_set():
         try:
             tick(clock())
@@ -42,6 +48,11 @@ def run_every(
             LOOP_ERRORS.labels(loop=name).inc()
             log.exception("%s loop: iteration failed; next one at the next period", name)
         now = clock()
-        k = max(k + 1, math.floor((now - start) / period) + 1)
-        if stop.wait(max(0.0, start + k * period - now)):
-            break
+        # After a regular tick, move on at least one period; after an extra (woken) one, keep the
+        # regular schedule where it was.
+        k = max(k, math.floor((now - start) / period) + 1)
+        if waiter.wait(max(0.0, start + k * period - now)):
+            if waiter is wake:
+                wake.clear()
+        else:
+            k += 1
