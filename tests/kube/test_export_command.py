@@ -8,11 +8,12 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner, Result
-from export_fixtures import recorded_cluster
 
 from kubetide.cli import main
 from kubetide.commands import scenario as command
 from kubetide.sim.scenario import load_scenario
+
+from .export_fixtures import recorded_cluster
 
 KUBECONFIG = """apiVersion: v1
 kind: Config

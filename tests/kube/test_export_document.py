@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from export_fixtures import recorded_cluster
-
 from kubetide.kube.export import ClusterObjects, Export, ExportOptions, build_scenario
 from kubetide.sim.scenario import BUILTIN_CATALOG, parse_scenario
 from kubetide.sim.simulation import Simulation
+
+from .export_fixtures import recorded_cluster
 
 OPTIONS = ExportOptions(name="shop", duration="5m", catalog=frozenset(BUILTIN_CATALOG))
 

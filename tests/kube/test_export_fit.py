@@ -6,12 +6,13 @@ import copy
 from typing import Any
 
 import pytest
-from export_fixtures import recorded_cluster
 
 from kubetide.commands.scenario import _check
 from kubetide.kube.export import ExportOptions, Problem, build_scenario, fit_to_loader
 from kubetide.kube.export.fit import ExportError
 from kubetide.sim.scenario import BUILTIN_CATALOG, parse_scenario
+
+from .export_fixtures import recorded_cluster
 
 
 def document(*objects: dict[str, Any]) -> dict[str, Any]:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from export_fixtures import node
-
 from kubetide.kube.export.nodegroups import GroupBounds, export_node_groups
+
+from .export_fixtures import node
 
 CATALOG = frozenset({"m5.large", "c5.xlarge"})
 

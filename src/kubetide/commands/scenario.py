@@ -94,13 +94,6 @@ def _client(kubeconfig: str | None) -> Client:
         return make_client(kubeconfig)
     except KubeAccessError as exc:
         _fail(str(exc))
-    # A malformed file fails inside lightkube's reader with whatever the YAML or a lookup raised.
-    except yaml.YAMLError as exc:
-        _fail(f"cannot use the cluster configuration: invalid YAML: {str(exc).splitlines()[0]}")
-    except KeyError as exc:
-        _fail(f"cannot use the cluster configuration: no {exc} in it")
-    except (ConfigError, OSError, ValueError, TypeError, AttributeError) as exc:
-        _fail(f"cannot use the cluster configuration: {exc or type(exc).__name__}")
 
 
 def _read(client: Client) -> ClusterObjects:

@@ -46,21 +46,25 @@ def load_kubeconfig(path: str | None = None) -> KubeConfig:
             continue
         try:
             return KubeConfig.from_file(candidate)
-        except (
-            ConfigError,
-            OSError,
-            ValueError,
-            KeyError,
-            TypeError,
-            yaml.YAMLError,
-        ) as exc:  # a malformed file
-            raise KubeAccessError(f"{candidate}: not a usable kubeconfig ({exc})") from exc
+        except Exception as exc:  # lightkube's reader lets YAML, lookup and type errors through
+            raise KubeAccessError(f"cannot use the cluster configuration {candidate}: {_why(exc)}") from exc
     if not path:
         try:
             return KubeConfig.from_service_account()
         except ConfigError as exc:
             tried.append(f"in-cluster service account: {exc}")
     raise KubeAccessError("no cluster configuration found (" + "; ".join(tried) + ")")
+
+
+def _why(exc: Exception) -> str:
+    """One line saying what is wrong with a kubeconfig file."""
+    if isinstance(exc, yaml.YAMLError):
+        return "invalid YAML: " + str(exc).splitlines()[0]
+    if isinstance(exc, KeyError):
+        return f"no {exc} in it"
+    if isinstance(exc, AttributeError | TypeError):
+        return "not a kubeconfig (a mapping with clusters, users and contexts)"
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def make_client(

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubetide.kube.hpa.api import ApiFailure, KubeApi
-from kubetide.kube.hpa.crd import CRD_API_VERSION, CRD_PLURAL, as_autoscaling_v2, sync_period
+from kubetide.kube.hpa.crd import CRD_API_VERSION, CRD_PLURAL
 from kubetide.model.errors import ManifestError
 from kubetide.model.hpa import HPA
 
@@ -168,9 +168,8 @@ class HPASource:
     def _read(self, item: dict[str, Any], listing: HPAListing) -> None:
         ref = _ref(item, self.api_version)
         try:
-            manifest = item if self.standard else as_autoscaling_v2(item)
-            period = None if self.standard else sync_period(item)
-            listing.entries.append(HPAEntry(HPA.from_manifest(manifest), ref, period))
+            hpa = HPA.from_manifest(item)
+            listing.entries.append(HPAEntry(hpa, ref, hpa.sync_period))
         except ManifestError as exc:
             listing.problems.append(HPAProblem(ref, f"invalid HorizontalPodAutoscaler {ref.key}: {exc}"))
 

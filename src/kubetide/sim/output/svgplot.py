@@ -88,9 +88,13 @@ class Chart:
 
 def nice_ticks(lo: float, hi: float, count: int = 5, integer: bool = False) -> list[float]:
     """Round tick values covering ``[lo, hi]``: steps of 1, 2, 2.5 or 5 times a power of ten."""
-    if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
-        hi = lo + 1
+    # Absurd values (an inf or 1e308 cost) are clamped so the arithmetic below cannot overflow.
+    lo = min(max(lo, -1e300), 1e300) if math.isfinite(lo) else 0.0
+    hi = min(max(hi, -1e300), 1e300) if math.isfinite(hi) else lo
     raw = (hi - lo) / count
+    if raw <= 0 or raw < 1e-300:  # no span: empty, inverted, or so small its log underflows (5e-324)
+        hi = lo + max(1.0, abs(lo) * 1e-6)
+        raw = (hi - lo) / count
     magnitude = 10 ** math.floor(math.log10(raw))
     multiples = (1, 2, 5, 10) if integer else (1, 2, 2.5, 5, 10)
     step = next(m * magnitude for m in multiples if m * magnitude >= raw * 0.999)
