@@ -28,8 +28,9 @@ Where kubetide deliberately differs, it is to fix what users hit (``notes/ecosys
   is reported once (``NodeTemplateMismatch``); real nodes win, and are cached for scale-from-zero.
 
 Simplifications: drains are not delayed by ``--node-delete-delay-after-taint`` (evictions start in the
-loop that taints the node); GPU utilization, startup / status taints, cordoning (``--cordon-node-before-terminating``), the
-pods of nodes being drained in scale-up, and salvo / graceful-degradation modes are not implemented.
+loop that taints the node); GPU utilization, startup / status taints, cordoning
+(``--cordon-node-before-terminating``), the pods of nodes being drained in scale-up, and salvo /
+graceful-degradation modes are not implemented.
 """
 
 from __future__ import annotations
@@ -40,21 +41,18 @@ from dataclasses import replace
 from kubetide.cloud.instance import CloudProviderError, InstanceState, NotImplementedByProvider
 from kubetide.cloud.provider import CloudProvider, PricingModel
 from kubetide.cluster.clusterstate.readiness import is_node_ready
-from kubetide.cluster.clusterstate.registry import ClusterStateRegistry, UpdateResult
+from kubetide.cluster.clusterstate.registry import ClusterStateRegistry
 from kubetide.cluster.expander import ChainStrategy, ExpanderDependencies, build_strategy
 from kubetide.cluster.expander.priority import CONFIG_MAP_NAME
 from kubetide.cluster.loop import housekeeping
 from kubetide.cluster.loop.context import CA_EVENT_OBJECT, LoopContext, Recorder
 from kubetide.cluster.loop.deletions import Deletion, continue_deletions
+from kubetide.cluster.loop.report import candidates_by_group, loop_metrics
 from kubetide.cluster.loop.scaledown_actuator import execute_scale_down
 from kubetide.cluster.loop.scaledown_step import ScaleDownPlan, ScaleDownPlanner
 from kubetide.cluster.loop.scaleup_actuator import execute_scale_up
-from kubetide.cluster.loop.scaleup_step import (
-    ScaleUpDecision,
-    decide_scale_up,
-    estimation_node,
-    filter_out_schedulable,
-)
+from kubetide.cluster.loop.scaleup_step import ScaleUpDecision, decide_scale_up
+from kubetide.cluster.loop.snapshot import build_snapshot
 from kubetide.cluster.loop.templates import TemplateProvider
 from kubetide.cluster.loop.world import CAEvent, LoopMetrics, LoopResult, LoopStats, World
 from kubetide.cluster.options import AutoscalingOptions
@@ -71,7 +69,6 @@ from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
 from kubetide.scheduling.drainability import DrainContext, DrainOptions
 from kubetide.scheduling.scheduler import Scheduler
-from kubetide.scheduling.snapshot import ClusterSnapshot
 
 __all__ = [
     "CAEvent",
@@ -241,7 +238,7 @@ class StaticAutoscaler:
         if self.first_loop:
             self.registry.adopt_in_flight_scale_ups(now)
             self.first_loop = False
-        self._cluster_state_events(loop, update)
+        housekeeping.apply_cluster_state_update(loop, update, self.registry, self.recorder)
         housekeeping.remove_old_unregistered(loop, self.registry, o, self.recorder)
         if not self.registry.is_cluster_healthy():
             self.planner.unneeded = {}
@@ -272,39 +269,8 @@ class StaticAutoscaler:
                 register_scale_down=lambda gid, node: self.registry.register_scale_down(gid, node, now),
             )
 
-        # -- snapshot with upcoming nodes, pending pods filtered onto free space ----------------------
-        counts, registered_upcoming = self.registry.upcoming_nodes(now)
-        upcoming_names = {n for names in registered_upcoming.values() for n in names}
-        all_nodes = [n for n in loop.nodes if n.name not in upcoming_names]
-        scheduled = [
-            p
-            for n in all_nodes
-            for p in loop.pods_by_node[n.name]
-            if not (p.priority < o.expendable_pods_priority_cutoff)
-        ]
-        snapshot = ClusterSnapshot(all_nodes, scheduled)
-        placeholders: list[NodeView] = []
-        for gid, count in sorted(counts.items()):
-            template = templates.get(gid)
-            if template is None:
-                continue
-            for i in range(count):
-                view = estimation_node(template, f"{template.node.name}-upcoming-{i}")
-                snapshot.add_node(view)
-                placeholders.append(view)
-        pending = [
-            p
-            for p in world.pods
-            if not p.node_name
-            and p.unschedulable_message is not None
-            and p.deletion_time is None
-            and p.phase not in ("Succeeded", "Failed")
-            and not (p.priority < o.expendable_pods_priority_cutoff)
-        ]
-        to_help = filter_out_schedulable(self._scheduler, snapshot, pending)
-        to_help = [
-            p for p in to_help if p.creation_time is None or now - p.creation_time > o.new_pod_scale_up_delay
-        ]
+        view = build_snapshot(loop, self.registry, templates, o, self._scheduler)
+        snapshot, all_nodes, to_help = view.snapshot, list(view.all_nodes), list(view.to_help)
 
         # -- scale-up: decide, then act ----------------------------------------------------------------
         decision = decide_scale_up(
@@ -313,7 +279,7 @@ class StaticAutoscaler:
             o,
             self.registry,
             templates,
-            [*all_nodes, *placeholders],
+            [*all_nodes, *view.placeholders],
             self.settings,
             self.strategy,
         )
@@ -350,34 +316,6 @@ class StaticAutoscaler:
             housekeeping.enforce_min_sizes(loop, self.registry, o, self.recorder)
         return len(to_help)
 
-    def _cluster_state_events(self, loop: LoopContext, update: UpdateResult) -> None:
-        for ev in update.events:
-            self.recorder.cluster_event(loop, ev)
-        for failure in update.failed_scale_ups:
-            loop.result.stats.failed_scale_ups += 1
-            code = failure.error.error_code or "unknown"
-            loop.failed_scale_ups[code] = loop.failed_scale_ups.get(code, 0) + 1
-            self.recorder.backoff_event(loop, self.registry, failure.group)
-        for revert in update.reverts:
-            group = loop.groups.get(revert.group)
-            if group is None or revert.delta >= 0:
-                continue
-            try:
-                group.decrease_target_size(revert.delta)
-            except CloudProviderError as exc:
-                self.recorder.emit(
-                    loop,
-                    CAEvent(
-                        "Warning",
-                        str(EventReason.FAILED_TO_REVERT_SCALE_UP),
-                        f"NodeGroup/{revert.group}",
-                        f"Failed to revert scale-up of group {revert.group}: {exc}",
-                        {"group": revert.group},
-                    ),
-                )
-        if update.reverts:
-            self.registry.recalculate()
-
     # -- deletions in progress (derived from taints) ------------------------------------------------
     def _deletions_in_progress(self, loop: LoopContext) -> list[Deletion]:
         out = []
@@ -394,34 +332,8 @@ class StaticAutoscaler:
 
     # -- metrics and status ----------------------------------------------------------------------------
     def _finish(self, loop: LoopContext, unschedulable: int) -> None:
-        r = self.registry.total_readiness
-        result = loop.result
-        result.metrics = LoopMetrics(
-            unschedulable_pods=unschedulable,
-            unneeded_nodes=len(self.planner.unneeded),
-            nodes_by_state={
-                "ready": len(r.ready),
-                "unready": len(r.unready),
-                "notStarted": len(r.not_started),
-                "longUnregistered": len(r.long_unregistered),
-                "unregistered": len(r.unregistered),
-            },
-            node_groups=len(loop.groups),
-            scaled_up_nodes=result.stats.nodes_added,
-            scaled_down_nodes=dict(loop.scaled_down),
-            failed_scale_ups=dict(loop.failed_scale_ups),
-            cluster_safe_to_autoscale=self.registry.is_cluster_healthy(),
-            api_errors=loop.api_errors,
+        loop.result.metrics = loop_metrics(loop, self.registry, len(self.planner.unneeded), unschedulable)
+        candidates = candidates_by_group(loop, self.planner.unneeded)
+        loop.result.status = self.status.update(
+            self.registry, list(loop.groups.values()), candidates, loop.now
         )
-        result.status = self.status.update(
-            self.registry, list(loop.groups.values()), self._candidates(loop), loop.now
-        )
-
-    def _candidates(self, loop: LoopContext) -> dict[str, list[str]]:
-        """Scale-down candidates per group, for the status (upstream: the unneeded nodes)."""
-        out: dict[str, list[str]] = {}
-        for name in self.planner.unneeded:
-            gid = loop.group_of.get(name)
-            if gid is not None:
-                out.setdefault(gid, []).append(name)
-        return out

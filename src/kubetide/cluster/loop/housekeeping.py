@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from kubetide.cloud.instance import CloudProviderError, NotImplementedByProvider
 from kubetide.cloud.provider import NodeGroup
-from kubetide.cluster.clusterstate.registry import ClusterStateRegistry
+from kubetide.cluster.clusterstate.registry import ClusterStateRegistry, UpdateResult
 from kubetide.cluster.loop.context import LoopContext, Recorder
 from kubetide.cluster.loop.world import CAEvent
 from kubetide.cluster.options import AutoscalingOptions
@@ -33,6 +33,7 @@ from kubetide.model.api import ClusterPort
 from kubetide.model.node import NodeView
 
 __all__ = [
+    "apply_cluster_state_update",
     "delete_created_with_errors",
     "enforce_min_sizes",
     "fix_node_group_sizes",
@@ -44,6 +45,39 @@ __all__ = [
 
 def _without(node: NodeView, key: str) -> NodeView:
     return replace(node, taints=tuple(t for t in node.taints if t.key != key))
+
+
+def apply_cluster_state_update(
+    loop: LoopContext, update: UpdateResult, registry: ClusterStateRegistry, recorder: Recorder
+) -> None:
+    """The cluster state's own findings (§2.6, §2.7): its events, failed scale-ups (each backs its
+    group off) and the reverts of timed-out scale-ups (1.36+), executed through the cloud."""
+    for ev in update.events:
+        recorder.cluster_event(loop, ev)
+    for failure in update.failed_scale_ups:
+        loop.result.stats.failed_scale_ups += 1
+        code = failure.error.error_code or "unknown"
+        loop.failed_scale_ups[code] = loop.failed_scale_ups.get(code, 0) + 1
+        recorder.backoff_event(loop, registry, failure.group)
+    for revert in update.reverts:
+        group = loop.groups.get(revert.group)
+        if group is None or revert.delta >= 0:
+            continue
+        try:
+            group.decrease_target_size(revert.delta)
+        except CloudProviderError as exc:
+            recorder.emit(
+                loop,
+                CAEvent(
+                    "Warning",
+                    str(EventReason.FAILED_TO_REVERT_SCALE_UP),
+                    f"NodeGroup/{revert.group}",
+                    f"Failed to revert scale-up of group {revert.group}: {exc}",
+                    {"group": revert.group},
+                ),
+            )
+    if update.reverts:
+        registry.recalculate()
 
 
 def startup_cleanup(loop: LoopContext, port: ClusterPort, recorder: Recorder) -> None:
