@@ -92,8 +92,9 @@ def test_an_eviction_the_api_fails_waits_like_a_pdb_and_the_loop_goes_on() -> No
     h.cloud.groups["ng"].target = 2
     h.run(0.0)
     h.api.fail("evict", times=1)
-    h.run(610.0)
+    failed = h.run(610.0)
     assert h.cloud.calls_to("delete_nodes") == []  # not deleted with a pod of unknown fate
+    assert failed.metrics is not None and failed.metrics.api_errors == 1
     h.run(620.0)
     assert h.evicted == ["small"] and [c.args for c in h.cloud.calls_to("delete_nodes")] == [("n2",)]
 

@@ -24,7 +24,7 @@ from kubetide.cluster.loop.context import LoopContext, Recorder
 from kubetide.cluster.loop.world import CAEvent
 from kubetide.cluster.reasons import EventReason
 from kubetide.cluster.scaledown.taints import TO_BE_DELETED_TAINT
-from kubetide.model.api import ApiError, ClusterPort, EvictionOutcome
+from kubetide.model.api import ApiError, ClusterPort, EvictionOutcome, NotFoundError
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import Taint
@@ -67,12 +67,17 @@ def scale_down_reason(node: NodeView, moved: bool) -> str:
     return "underutilized" if moved else "empty"
 
 
-def _evict(port: ClusterPort, pod: Pod) -> bool:
+def _evict(loop: LoopContext, port: ClusterPort, pod: Pod) -> bool:
     """True when the pod is on its way out (evicted or already gone)."""
     try:
         return port.evict(pod) is not EvictionOutcome.REFUSED
+    except NotFoundError:
+        return True  # the pod is gone: nothing left to evict
     except ApiError:
-        return False  # unknown: retried next loop, as a PDB refusal would be
+        # Unknown: counted, and retried next loop as a PDB refusal would be; past
+        # --max-pod-eviction-time the drain fails with ScaleDownFailed naming the pod.
+        loop.api_errors += 1
+        return False
 
 
 def continue_deletions(
@@ -96,7 +101,7 @@ def continue_deletions(
         pods = pods_by_node.get(node.name, ())
         # DaemonSet pods on occupied nodes are evicted best-effort; they never hold the node.
         to_move = pods_to_evict(pods, ctx, False)
-        refused = [p for p in to_move if not _evict(port, p)]
+        refused = [p for p in to_move if not _evict(loop, port, p)]
         data: dict[str, object] = {"group": gid, "node": node.name}
         if refused:
             if now - d.since > max_pod_eviction_time:
