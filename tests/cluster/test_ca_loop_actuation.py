@@ -132,3 +132,13 @@ def test_the_driver_runs_the_loop_emits_every_event_through_the_port_and_counts(
     driver.restart(620.0)
     driver.tick(630.0)
     assert driver.stats.nodes_removed == 1 and driver.loops == 3
+
+
+def test_group_level_events_go_on_the_status_config_map_in_the_api() -> None:
+    h = drain_setup(**{"namespace": "autoscaling"})
+    driver = ClusterAutoscalerDriver(_Source(h), h.cloud, h.api, h.options)
+    assert driver.api_object("NodeGroup/ng") == "ConfigMap/autoscaling/cluster-autoscaler-status"
+    assert driver.api_object("ConfigMap/kube-system/cluster-autoscaler-status") == (
+        "ConfigMap/autoscaling/cluster-autoscaler-status"
+    )
+    assert driver.api_object("Node/n1") == "Node/n1"

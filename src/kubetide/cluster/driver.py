@@ -5,7 +5,9 @@ world from a :class:`WorldSource`, runs one loop, hands every event of the resul
 :meth:`ClusterPort.emit_event <kubetide.model.api.ClusterPort.emit_event>` and adds the loop's counters to
 its totals. It never reads a clock: the simulator calls ``tick`` from ``engine.every(scan_interval)``,
 live mode from its wall-clock loop, each with its own ``now``. What differs between the two is only
-the ports passed in (the world source, the cloud provider, the cluster port).
+the ports passed in (the world source, the cloud provider, the cluster port). Events go to the API on
+pods, nodes, or the status ConfigMap (group-level ones too, as upstream); a port that records the
+structured data as well (:class:`EventDataPort`, the simulator's) gets every event as the loop made it.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from kubetide.cloud.provider import CloudProvider
 from kubetide.cluster.autoscaler import StaticAutoscaler
+from kubetide.cluster.loop.context import CA_EVENT_OBJECT
 from kubetide.cluster.loop.world import CAEvent, LoopResult, LoopStats, World
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.model.api import ApiError, ClusterPort
@@ -93,4 +96,12 @@ class ClusterAutoscalerDriver:
         if isinstance(self.port, EventDataPort):
             self.port.emit_event_with_data(ev.type, ev.reason, ev.object, ev.message, dict(ev.data))
         else:
-            self.port.emit_event(ev.type, ev.reason, ev.object, ev.message)
+            self.port.emit_event(ev.type, ev.reason, self.api_object(ev.object), ev.message)
+
+    def api_object(self, obj: str) -> str:
+        """The object an event is recorded on in the API server. Group-level events (``NodeGroup/<id>``,
+        which names no Kubernetes kind; the group is in the message) and cluster-level ones go on the
+        status ConfigMap in ``--namespace``, as upstream records them."""
+        if obj.startswith("NodeGroup/") or obj == CA_EVENT_OBJECT:
+            return f"ConfigMap/{self.options.namespace}/{self.options.status_config_map_name}"
+        return obj
