@@ -56,7 +56,7 @@ from kubetide.cluster.loop.snapshot import build_snapshot
 from kubetide.cluster.loop.templates import TemplateProvider
 from kubetide.cluster.loop.world import CAEvent, LoopMetrics, LoopResult, LoopStats, World
 from kubetide.cluster.options import AutoscalingOptions
-from kubetide.cluster.reasons import EventReason
+from kubetide.cluster.reasons import EventReason, KubetideEventReason
 from kubetide.cluster.scaledown.cooldown import ScaleDownTimes
 from kubetide.cluster.scaledown.taints import is_being_deleted, to_be_deleted_time
 from kubetide.cluster.scaledown.unneeded import UnneededNode
@@ -217,7 +217,7 @@ class StaticAutoscaler:
                 loop,
                 CAEvent(
                     "Warning",
-                    "NodeTemplateMismatch",
+                    str(KubetideEventReason.NODE_TEMPLATE_MISMATCH),
                     f"NodeGroup/{m.group}",
                     f"node group {m.group}: the provider's template says {m.resource}={m.template}, "
                     f"its nodes have {m.observed}; using the real nodes",

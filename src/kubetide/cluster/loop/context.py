@@ -14,7 +14,7 @@ from kubetide.cloud.provider import NodeGroup
 from kubetide.cluster.clusterstate.registry import ClusterEvent, ClusterStateRegistry
 from kubetide.cluster.expander.priority import CONFIG_MAP_NAME
 from kubetide.cluster.loop.world import CAEvent, LoopResult, World
-from kubetide.cluster.reasons import EventReason
+from kubetide.cluster.reasons import EventReason, KubetideEventReason
 from kubetide.model.api import ApiError
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
@@ -37,7 +37,7 @@ DEDUPLICATED_REASONS = frozenset(
         EventReason.PRIORITY_CONFIG_MAP_INVALID,
         EventReason.PRIORITY_CONFIG_MAP_NOT_MATCHED_GROUP,
         EventReason.PRIORITY_CONFIG_MAP_NO_GROUP_MATCHED,
-        "NodeTemplateMismatch",
+        KubetideEventReason.NODE_TEMPLATE_MISMATCH,
     }
 )
 
@@ -96,7 +96,7 @@ class Recorder:
             loop,
             CAEvent(
                 "Warning",
-                "NodeGroupBackoff",
+                str(KubetideEventReason.NODE_GROUP_BACKOFF),
                 f"NodeGroup/{gid}",
                 f"node group {gid} backed off until {entry.until:g}s after failed scale-up ({reason})",
                 {"group": gid, "until": entry.until},

@@ -21,7 +21,7 @@ from kubetide.cluster.clusterstate.registry import ClusterStateRegistry, UpdateR
 from kubetide.cluster.loop.context import LoopContext, Recorder
 from kubetide.cluster.loop.world import CAEvent
 from kubetide.cluster.options import AutoscalingOptions
-from kubetide.cluster.reasons import EventReason
+from kubetide.cluster.reasons import EventReason, KubetideEventReason
 from kubetide.cluster.scaledown.taints import (
     DELETION_CANDIDATE_TAINT,
     TO_BE_DELETED_TAINT,
@@ -215,7 +215,7 @@ def delete_created_with_errors(
                 loop,
                 CAEvent(
                     "Normal",
-                    "DeleteCreatedWithError",
+                    str(KubetideEventReason.DELETE_CREATED_WITH_ERROR),
                     f"NodeGroup/{gid}",
                     f"Removed instance {inst.id} of group {gid} that failed to be created",
                     {"group": gid, "instance": inst.id},
@@ -241,7 +241,7 @@ def fix_node_group_sizes(loop: LoopContext, registry: ClusterStateRegistry, reco
             loop,
             CAEvent(
                 "Warning",
-                "FixNodeGroupSize",
+                str(KubetideEventReason.FIX_NODE_GROUP_SIZE),
                 f"NodeGroup/{gid}",
                 f"Decreased the target size of group {gid} by {-delta}: its nodes did not come up",
                 {"group": gid, "delta": delta},
