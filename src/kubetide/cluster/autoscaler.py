@@ -83,6 +83,10 @@ __all__ = [
 
 
 class StaticAutoscaler:
+    """One CA process: the state kept between loops (cluster state, templates cache, scale-down planner,
+    cooldown times, event deduplication, last status) and :meth:`run_once`, the stages in order.
+    A restart is a new instance; what must survive it lives in the cluster and the cloud."""
+
     def __init__(
         self,
         cloud: CloudProvider,
