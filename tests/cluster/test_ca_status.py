@@ -146,3 +146,26 @@ def test_time_formats() -> None:
     assert format_rfc3339(T0 + 0.5) == "2023-11-14T22:13:20.5Z"
     assert format_last_updated(T0) == "2023-11-14 22:13:20 +0000 UTC"
     assert format_last_updated(T0 + 0.123) == "2023-11-14 22:13:20.123 +0000 UTC"
+
+
+def test_long_messages_are_folded_as_yaml_v2_folds_them() -> None:
+    wide = ClusterWideStatus(
+        Condition("Healthy", T0, T0), Condition("NoActivity", T0, T0), Condition("NoCandidates", T0, T0)
+    )
+    message = (
+        "Scale-up timed out for node group very-long-node-group-name-in-zone-a after 15m1s: "
+        + " ".join(f"word{i}" for i in range(12))
+    )
+    group = NodeGroupStatus(
+        "ng",
+        Condition("Healthy", T0, T0, NodeCount(), 0, 0, 1),
+        Condition("Backoff", T0, T0, backoff_error_code="timeout", backoff_error_message=message),
+        Condition("NoCandidates", T0, T0),
+    )
+    text = render_status_yaml(ClusterAutoscalerStatus(wide, (group,)), T0)
+    # Folded at the first space met once past column 80 (so a line may end a word beyond it), continued at the value's indentation + 2 (8 here).
+    assert (
+        "      errorMessage: 'Scale-up timed out for node group very-long-node-group-name-in-zone-a\n"
+        "        after 15m1s: word0 word1 word2 word3 word4 word5 word6 word7 word8 word9 word10\n"
+        "        word11'\n"
+    ) in text

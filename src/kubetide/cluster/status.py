@@ -6,7 +6,8 @@ with the time in the ``cluster-autoscaler.kubernetes.io/last-updated`` annotatio
 parse that text, so :func:`render_status_yaml` reproduces yaml.v2's output of those Go types: fields
 in declaration order under their yaml tags, ``omitempty`` fields (zero structs, zero ints, zero times)
 left out, times as RFC 3339 strings (``metav1.Time`` marshals through ``time.Time.MarshalText``, and
-yaml.v2 double-quotes a string that would read back as a timestamp), sequences not indented.
+yaml.v2 double-quotes a string that would read back as a timestamp), sequences not indented, long
+messages folded as libyaml folds them past 80 columns.
 
 :class:`StatusTracker` keeps the previous status, because each condition's ``lastTransitionTime`` is
 the probe time of the loop where its status last changed (as upstream, a restart starts afresh).
@@ -354,7 +355,8 @@ def _emit_map(tree: Tree, indent: int, lines: list[str], first_prefix: str | Non
             lines.append(f"{head}{key}:" if value else f"{head}{key}: {{}}")
             _emit_map(value, indent + 2, lines, first_prefix=None)
         else:
-            lines.append(f"{head}{key}: {_scalar(value)}")
+            start = f"{head}{key}: "
+            lines.append(start + _fold(_scalar(value), len(start), indent + 2))
 
 
 _PLAIN_UNSAFE_START = set("-?:,[]{}#&*!|>'\"%@`")
@@ -366,6 +368,38 @@ _NON_STRING = re.compile(
     |\d{4}-\d{1,2}-\d{1,2}(?:[Tt ]\d{1,2}:\d{1,2}:\d{1,2}(?:\.\d*)?(?:Z|[-+]\d{2}:\d{2})?)?)$""",
     re.VERBOSE,
 )
+
+
+BEST_WIDTH = 80  # libyaml's (and yaml.v2's) default line width
+
+
+def _fold(text: str, column: int, indent: int) -> str:
+    """Break a plain or single-quoted scalar as libyaml's emitter does: at the first single space met
+    once the line is past ``BEST_WIDTH`` (never at the first or last character, nor before another
+    space), continuing on a new line at ``indent``. Double-quoted scalars here are short timestamps."""
+    if text.startswith('"') or len(text) + column <= BEST_WIDTH:
+        return text
+    quoted = text.startswith("'")
+    out: list[str] = []
+    col = column
+    spaces = False
+    for i, ch in enumerate(text):
+        inner = not quoted or 0 < i < len(text) - 1
+        if ch == " " and inner:
+            nxt = text[i + 1] if i + 1 < len(text) else ""
+            edge = quoted and (i == 1 or i == len(text) - 2)
+            if not spaces and col > BEST_WIDTH and nxt != " " and not edge:
+                out.append("\n" + " " * indent)
+                col = indent
+            else:
+                out.append(ch)
+                col += 1
+            spaces = True
+        else:
+            out.append(ch)
+            col += 1
+            spaces = False
+    return "".join(out)
 
 
 def _scalar(value: object) -> str:
