@@ -1,9 +1,12 @@
 """A tiny in-memory cluster for StaticAutoscaler tests: nodes and pods the loop reads as its World,
-a ClusterPort that applies taints and evictions to them, and a RecordingCloud behind it."""
+the recording fake ClusterPort (:mod:`fake_api`) that applies taints and evictions to them, and a
+RecordingCloud behind it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+
+from fake_api import FakeClusterApi
 
 from kubetide.cloud.fake import RecordingCloud
 from kubetide.cloud.instance import NodeTemplate
@@ -70,27 +73,32 @@ class Harness:
     pods: dict[str, Pod] = field(default_factory=dict)
     pdbs: list[PDB] = field(default_factory=list)
     config_maps: dict[str, dict[str, str]] = field(default_factory=dict)
-    refuse_evictions: bool = False
-    evicted: list[str] = field(default_factory=list)
-    taint_calls: list[tuple[str, tuple[Taint, ...]]] = field(default_factory=list)
+    controllers: dict[tuple[str, str, str], int] | None = None
     events: list[CAEvent] = field(default_factory=list)
     ca: StaticAutoscaler | None = None
+    api: FakeClusterApi = field(init=False)
 
     def __post_init__(self) -> None:
+        self.api = FakeClusterApi(self.nodes, self.pods)
         self.cloud.on_scale_down(lambda group, name: self.nodes.pop(name, None))
-        self.ca = StaticAutoscaler(self.cloud, self, self.options)
+        self.ca = StaticAutoscaler(self.cloud, self.api, self.options)
 
-    # -- ClusterPort
-    def set_node_taints(self, node: str, taints: tuple[Taint, ...]) -> None:
-        self.taint_calls.append((node, taints))
-        self.nodes[node] = replace(self.nodes[node], taints=taints)
+    # -- what the ClusterPort did
+    @property
+    def refuse_evictions(self) -> bool:
+        return self.api.refuse_evictions
 
-    def evict(self, p: Pod) -> bool:
-        if self.refuse_evictions:
-            return False
-        self.evicted.append(p.name)
-        del self.pods[p.name]
-        return True
+    @refuse_evictions.setter
+    def refuse_evictions(self, value: bool) -> None:
+        self.api.refuse_evictions = value
+
+    @property
+    def evicted(self) -> list[str]:
+        return self.api.evicted
+
+    @property
+    def taint_calls(self) -> list[tuple[str, tuple[Taint, ...]]]:
+        return self.api.taint_calls
 
     # -- building
     def add_node(self, n: NodeView, group: str) -> Harness:
@@ -103,10 +111,16 @@ class Harness:
         return self
 
     def world(self) -> World:
-        return World(list(self.nodes.values()), list(self.pods.values()), list(self.pdbs), self.config_maps)
+        return World(
+            list(self.nodes.values()),
+            list(self.pods.values()),
+            list(self.pdbs),
+            self.config_maps,
+            self.controllers,
+        )
 
     def restart(self) -> None:
-        self.ca = StaticAutoscaler(self.cloud, self, self.options)
+        self.ca = StaticAutoscaler(self.cloud, self.api, self.options)
 
     def run(self, now: float) -> LoopResult:
         assert self.ca is not None

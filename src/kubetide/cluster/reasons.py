@@ -11,6 +11,7 @@ from enum import StrEnum
 
 __all__ = [
     "EventReason",
+    "KubetideEventReason",
     "ReadinessBucket",
     "ScaleDownResult",
     "ScaleUpActivity",
@@ -43,6 +44,15 @@ class EventReason(StrEnum):
     PRIORITY_CONFIG_MAP_INVALID = "PriorityConfigMapInvalid"
     PRIORITY_CONFIG_MAP_NOT_MATCHED_GROUP = "PriorityConfigMapNotMatchedGroup"
     PRIORITY_CONFIG_MAP_NO_GROUP_MATCHED = "PriorityConfigMapNoGroupMatched"
+
+
+class KubetideEventReason(StrEnum):
+    """Events kubetide records where upstream only logs (or, for template drift, says nothing)."""
+
+    NODE_GROUP_BACKOFF = "NodeGroupBackoff"
+    DELETE_CREATED_WITH_ERROR = "DeleteCreatedWithError"
+    FIX_NODE_GROUP_SIZE = "FixNodeGroupSize"
+    NODE_TEMPLATE_MISMATCH = "NodeTemplateMismatch"
 
 
 class ReadinessBucket(StrEnum):

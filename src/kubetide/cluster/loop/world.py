@@ -1,9 +1,10 @@
-"""What one Cluster Autoscaler loop reads and how it acts: the world view, the cluster port, the result.
+"""What one Cluster Autoscaler loop reads and what it returns: the world view and the loop's result.
 
 ``World`` is a snapshot of the API server taken by the caller (nodes as the API shows them, with the
 node lifecycle taints; every live pod, scheduled or pending with its ``Unschedulable`` message; PDBs
-with their ``disruptionsAllowed``; ConfigMaps by ``namespace/name``). ``ClusterPort`` is the API
-writes CA makes besides the cloud: node taints and evictions. Events and counters come back in the
+with their ``disruptionsAllowed``; ConfigMaps by ``namespace/name``; the workload controllers'
+replicas). The loop acts through :class:`kubetide.model.api.ClusterPort` and the cloud-provider port;
+events, counters, the metrics live mode exports and the status ConfigMap's value come back in the
 :class:`LoopResult`, for the caller to record. Pure values; no I/O.
 """
 
@@ -11,14 +12,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
-from kubetide.model.scheduling_terms import Taint
 from kubetide.scheduling.drainability import PDB
 
-__all__ = ["CAEvent", "ClusterPort", "LoopResult", "LoopStats", "World"]
+if TYPE_CHECKING:
+    from kubetide.cluster.status import ClusterAutoscalerStatus
+
+__all__ = ["CAEvent", "LoopMetrics", "LoopResult", "LoopStats", "World"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,18 +33,6 @@ class World:
     # Replicas of the workload controllers pods may name, by (kind, namespace, name): the drain rules
     # for minimum replicas and missing controllers need them. None: the caller has no listers.
     controllers: Mapping[tuple[str, str, str], int] | None = None
-
-
-class ClusterPort(Protocol):
-    """The Kubernetes API writes of CA (the cloud is reached through the cloud-provider port)."""
-
-    def set_node_taints(self, node: str, taints: tuple[Taint, ...]) -> None:
-        """Replace ``node``'s taints (CA adds and removes its own ones)."""
-        ...
-
-    def evict(self, pod: Pod) -> bool:
-        """The Eviction API: False when a PodDisruptionBudget refuses it (retry later)."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,3 +75,29 @@ class LoopResult:
     # Nodes the loop found unneeded (with since) and why others cannot go, for explain / tests.
     unneeded: dict[str, float] = field(default_factory=dict)
     unremovable: dict[str, str] = field(default_factory=dict)
+    # For BlockedByPod nodes: the blocking pod (namespace/name) and the drain rule's reason.
+    blocking_pods: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # What live mode's Prometheus metrics and status ConfigMap need, computed by the loop.
+    metrics: LoopMetrics | None = None
+    status: ClusterAutoscalerStatus | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LoopMetrics:
+    """CA's loop gauges and this loop's counter increments, as plain numbers (``cluster_autoscaler_*``).
+
+    ``nodes_by_state`` keys are CA's ``nodes_count{state}`` labels (ready, unready, notStarted,
+    longUnregistered, unregistered); ``scaled_down_nodes`` keys CA's ``scaled_down_nodes_total{reason}``
+    (empty, underutilized, unready); ``failed_scale_ups`` keys ``failed_scale_ups_total{reason}``
+    (cloudProviderError, timeout, or the instance error code).
+    """
+
+    unschedulable_pods: int = 0
+    unneeded_nodes: int = 0
+    nodes_by_state: Mapping[str, int] = field(default_factory=dict)
+    node_groups: int = 0
+    scaled_up_nodes: int = 0
+    scaled_down_nodes: Mapping[str, int] = field(default_factory=dict)
+    failed_scale_ups: Mapping[str, int] = field(default_factory=dict)
+    cluster_safe_to_autoscale: bool = True
+    api_errors: int = 0

@@ -1,4 +1,5 @@
-"""Scale-down actuation (CA spec §7.8) with its state kept on the nodes, so a restart resumes it.
+"""Scale-down deletions in progress (CA spec §7.8 steps 3-6), with their state kept on the nodes, so a
+restart resumes them.
 
 A node CA started deleting carries ``ToBeDeletedByClusterAutoscaler=<unix seconds>:NoSchedule``.
 Every loop, :func:`continue_deletions` looks at every such node that is still within the deletion
@@ -7,7 +8,8 @@ next loop until ``--max-pod-eviction-time``), and once nothing is left to move i
 ``DeleteNodes``. A node whose instance is already Deleting in the cloud is left alone, so nothing is
 asked twice. Because all of this is read from the taint and the cloud, a restarted CA neither forgets
 a half-drained node (upstream strips the taints at start, users' "CA forgets tainted nodes") nor
-deletes it twice.
+deletes it twice. An eviction the API server fails (``ApiError``) counts as not done: the node waits
+like for a PDB, and is never deleted with a pod whose fate is unknown.
 """
 
 from __future__ import annotations
@@ -17,15 +19,18 @@ from dataclasses import dataclass
 
 from kubetide.cloud.instance import CloudProviderError
 from kubetide.cloud.provider import NodeGroup
-from kubetide.cluster.loop.world import CAEvent, ClusterPort, LoopStats
+from kubetide.cluster.clusterstate.readiness import is_node_ready
+from kubetide.cluster.loop.context import LoopContext, Recorder
+from kubetide.cluster.loop.world import CAEvent
 from kubetide.cluster.reasons import EventReason
 from kubetide.cluster.scaledown.taints import TO_BE_DELETED_TAINT
+from kubetide.model.api import ApiError, ClusterPort, EvictionOutcome, NotFoundError
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import Taint
 from kubetide.scheduling.drainability import DrainContext, Outcome, pod_verdict
 
-__all__ = ["Deletion", "add_to_be_deleted", "continue_deletions", "pods_to_evict", "remove_taint"]
+__all__ = ["Deletion", "continue_deletions", "pods_to_evict", "scale_down_reason", "to_be_deleted_taint"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,13 +40,8 @@ class Deletion:
     since: float
 
 
-def add_to_be_deleted(node: NodeView, now: float) -> tuple[Taint, ...]:
-    kept = tuple(t for t in node.taints if t.key != TO_BE_DELETED_TAINT)
-    return (*kept, Taint(TO_BE_DELETED_TAINT, str(int(now)), "NoSchedule"))
-
-
-def remove_taint(node: NodeView, key: str) -> tuple[Taint, ...]:
-    return tuple(t for t in node.taints if t.key != key)
+def to_be_deleted_taint(now: float) -> Taint:
+    return Taint(TO_BE_DELETED_TAINT, str(int(now)), "NoSchedule")
 
 
 def pods_to_evict(pods: Sequence[Pod], ctx: DrainContext, evict_daemonsets: bool) -> list[Pod]:
@@ -60,19 +60,39 @@ def pods_to_evict(pods: Sequence[Pod], ctx: DrainContext, evict_daemonsets: bool
     return out
 
 
+def scale_down_reason(node: NodeView, moved: bool) -> str:
+    """CA's ``scaled_down_nodes_total{reason}``: unready nodes first, then empty or underutilized."""
+    if not is_node_ready(node):
+        return "unready"
+    return "underutilized" if moved else "empty"
+
+
+def _evict(loop: LoopContext, port: ClusterPort, pod: Pod) -> bool:
+    """True when the pod is on its way out (evicted or already gone)."""
+    try:
+        return port.evict(pod) is not EvictionOutcome.REFUSED
+    except NotFoundError:
+        return True  # the pod is gone: nothing left to evict
+    except ApiError:
+        # Unknown: counted, and retried next loop as a PDB refusal would be; past
+        # --max-pod-eviction-time the drain fails with ScaleDownFailed naming the pod.
+        loop.api_errors += 1
+        return False
+
+
 def continue_deletions(
+    loop: LoopContext,
     deletions: Sequence[Deletion],
     pods_by_node: Mapping[str, Sequence[Pod]],
     port: ClusterPort,
+    recorder: Recorder,
     ctx: DrainContext,
-    now: float,
     *,
     max_pod_eviction_time: float,
     is_deleting_in_cloud: Callable[[NodeView], bool],
     register_scale_down: Callable[[str, str], None],
-    events: list[CAEvent],
-    stats: LoopStats,
 ) -> None:
+    now = loop.now
     for d in deletions:
         node = d.node
         gid = d.group.id()
@@ -81,43 +101,67 @@ def continue_deletions(
         pods = pods_by_node.get(node.name, ())
         # DaemonSet pods on occupied nodes are evicted best-effort; they never hold the node.
         to_move = pods_to_evict(pods, ctx, False)
-        refused = [p for p in to_move if not port.evict(p)]
+        refused = [p for p in to_move if not _evict(loop, port, p)]
+        data: dict[str, object] = {"group": gid, "node": node.name}
         if refused:
             if now - d.since > max_pod_eviction_time:
-                port.set_node_taints(node.name, remove_taint(node, TO_BE_DELETED_TAINT))
+                _untaint(loop, port, recorder, node.name, data)
                 names = ", ".join(p.key for p in refused)
-                events.append(
+                recorder.emit(
+                    loop,
                     CAEvent(
                         "Warning",
                         EventReason.SCALE_DOWN_FAILED,
                         f"Node/{node.name}",
                         f"failed to drain and delete node: failed to evict pods from node {node.name}: {names}",
-                        {"group": gid, "node": node.name},
-                    )
+                        data,
+                    ),
                 )
             continue
         try:
             d.group.delete_nodes([node])
         except CloudProviderError as exc:
-            port.set_node_taints(node.name, remove_taint(node, TO_BE_DELETED_TAINT))
-            events.append(
+            _untaint(loop, port, recorder, node.name, data)
+            recorder.emit(
+                loop,
                 CAEvent(
                     "Warning",
                     EventReason.SCALE_DOWN_FAILED,
                     f"Node/{node.name}",
                     f"failed to delete node: {exc}",
-                    {"group": gid, "node": node.name},
-                )
+                    data,
+                ),
             )
             continue
         register_scale_down(gid, node.name)
-        stats.nodes_removed += 1
-        events.append(
+        loop.result.stats.nodes_removed += 1
+        reason = scale_down_reason(node, bool(to_move))
+        loop.scaled_down[reason] = loop.scaled_down.get(reason, 0) + 1
+        recorder.emit(
+            loop,
             CAEvent(
                 "Normal",
                 EventReason.SCALE_DOWN,
                 f"Node/{node.name}",
                 "nodes removed by cluster autoscaler",
-                {"group": gid, "node": node.name},
-            )
+                data,
+            ),
         )
+
+
+def _untaint(
+    loop: LoopContext, port: ClusterPort, recorder: Recorder, node: str, data: dict[str, object]
+) -> None:
+    # The deletion is abandoned: the node may take pods again. If the API refuses, the taint stays and
+    # the node counts as being deleted until the deletion window passes, then the startup cleanup or
+    # the next deletion deals with it.
+    recorder.api_call(
+        loop,
+        EventReason.SCALE_DOWN_FAILED,
+        f"Node/{node}",
+        f"failed to remove {TO_BE_DELETED_TAINT} taint",
+        data,
+        port.remove_node_taint,
+        node,
+        TO_BE_DELETED_TAINT,
+    )

@@ -1,0 +1,107 @@
+"""One Cluster Autoscaler loop driver for the simulator and live mode: :class:`ClusterAutoscalerDriver`.
+
+It holds the :class:`~kubetide.cluster.autoscaler.StaticAutoscaler` and, on each :meth:`tick`, reads the
+world from a :class:`WorldSource`, runs one loop, hands every event of the result to
+:meth:`ClusterPort.emit_event <kubetide.model.api.ClusterPort.emit_event>` and adds the loop's counters to
+its totals. It never reads a clock: the simulator calls ``tick`` from ``engine.every(scan_interval)``,
+live mode from its wall-clock loop, each with its own ``now``. What differs between the two is only
+the ports passed in (the world source, the cloud provider, the cluster port). Events go to the API on
+pods, nodes, or the status ConfigMap (group-level ones too, as upstream); a port that records the
+structured data as well (:class:`EventDataPort`, the simulator's) gets every event as the loop made it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol, runtime_checkable
+
+from kubetide.cloud.provider import CloudProvider
+from kubetide.cluster.autoscaler import StaticAutoscaler
+from kubetide.cluster.loop.context import CA_EVENT_OBJECT
+from kubetide.cluster.loop.world import CAEvent, LoopResult, LoopStats, World
+from kubetide.cluster.options import AutoscalingOptions
+from kubetide.model.api import ApiError, ClusterPort
+
+__all__ = ["ClusterAutoscalerDriver", "EventDataPort", "WorldSource"]
+
+
+class WorldSource(Protocol):
+    """What the API server shows now, as one :class:`World` (CA's listers at the start of a loop).
+
+    The simulator builds it from its cluster; live mode from its informers' caches. A source that
+    cannot read the API server raises :class:`~kubetide.model.api.ApiError`: the driver then skips
+    the loop (nothing is decided on a partial view) and the caller retries at the next tick.
+    """
+
+    def world(self) -> World:
+        """A consistent snapshot: nodes, pods, PDBs, ConfigMaps and the controllers' replicas."""
+        ...
+
+
+@runtime_checkable
+class EventDataPort(Protocol):
+    """A :class:`ClusterPort` that also records each event's structured ``data`` (the simulator's, whose
+    ``events.jsonl`` carries it). The driver then calls this instead of ``emit_event``; same promise:
+    best effort, never raises."""
+
+    def emit_event_with_data(
+        self, type_: str, reason: str, obj: str, message: str, data: Mapping[str, Any]
+    ) -> None: ...
+
+
+class ClusterAutoscalerDriver:
+    def __init__(
+        self,
+        source: WorldSource,
+        cloud: CloudProvider,
+        port: ClusterPort,
+        options: AutoscalingOptions,
+        *,
+        now: float = 0.0,
+        seed: int = 0,
+    ) -> None:
+        self.source = source
+        self.cloud = cloud
+        self.port = port
+        self.options = options
+        self.seed = seed
+        self.stats = LoopStats()
+        self.loops = 0
+        self.last: LoopResult | None = None
+        self.autoscaler = self._new(now)
+
+    def _new(self, now: float) -> StaticAutoscaler:
+        return StaticAutoscaler(self.cloud, self.port, self.options, start_time=now, seed=self.seed)
+
+    def restart(self, now: float) -> None:
+        """A new CA process: in-memory state is gone; the cluster and the cloud keep theirs."""
+        self.autoscaler = self._new(now)
+
+    def tick(self, now: float) -> LoopResult:
+        """One loop at ``now``: read the world, run, emit the events, count."""
+        self.loops += 1
+        try:
+            world = self.source.world()
+        except ApiError as exc:
+            result = LoopResult(error=f"failed to read the cluster: {exc}")
+        else:
+            result = self.autoscaler.run_once(world, now)
+        self.stats.add(result.stats)
+        for ev in result.events:
+            self._emit(ev)
+        self.last = result
+        return result
+
+    def _emit(self, ev: CAEvent) -> None:
+        if isinstance(self.port, EventDataPort):
+            self.port.emit_event_with_data(ev.type, ev.reason, ev.object, ev.message, dict(ev.data))
+        else:
+            self.port.emit_event(ev.type, ev.reason, self.api_object(ev.object), ev.message)
+
+    def api_object(self, obj: str) -> str:
+        """The object an event is recorded on in the API server. Group-level events (``NodeGroup/<id>``,
+        which names no Kubernetes kind; the group is in the message) and cluster-level ones go on the
+        status ConfigMap in ``--namespace``, as upstream records them."""
+        if obj.startswith("NodeGroup/") or obj == CA_EVENT_OBJECT:
+            return f"ConfigMap/{self.options.namespace}/{self.options.status_config_map_name}"
+        return obj

@@ -1,0 +1,48 @@
+"""What a loop reports besides its events: the numbers behind CA's Prometheus metrics
+(:class:`~kubetide.cluster.loop.world.LoopMetrics`) and the scale-down candidates per group that the
+status ConfigMap counts. Computed from the loop's state, so live mode only exports them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from kubetide.cluster.clusterstate.registry import ClusterStateRegistry
+from kubetide.cluster.loop.context import LoopContext
+from kubetide.cluster.loop.world import LoopMetrics
+from kubetide.cluster.scaledown.unneeded import UnneededNode
+
+__all__ = ["candidates_by_group", "loop_metrics"]
+
+
+def loop_metrics(
+    loop: LoopContext, registry: ClusterStateRegistry, unneeded: int, unschedulable: int
+) -> LoopMetrics:
+    r = registry.total_readiness
+    return LoopMetrics(
+        unschedulable_pods=unschedulable,
+        unneeded_nodes=unneeded,
+        # CA's nodes_count{state} labels.
+        nodes_by_state={
+            "ready": len(r.ready),
+            "unready": len(r.unready),
+            "notStarted": len(r.not_started),
+            "longUnregistered": len(r.long_unregistered),
+            "unregistered": len(r.unregistered),
+        },
+        node_groups=len(loop.groups),
+        scaled_up_nodes=loop.result.stats.nodes_added,
+        scaled_down_nodes=dict(loop.scaled_down),
+        failed_scale_ups=dict(loop.failed_scale_ups),
+        cluster_safe_to_autoscale=registry.is_cluster_healthy(),
+        api_errors=loop.api_errors,
+    )
+
+
+def candidates_by_group(loop: LoopContext, unneeded: Mapping[str, UnneededNode]) -> dict[str, list[str]]:
+    """Scale-down candidates per group, for the status (upstream: the unneeded nodes)."""
+    out: dict[str, list[str]] = {}
+    for name in unneeded:
+        gid = loop.group_of.get(name)
+        if gid is not None:
+            out.setdefault(gid, []).append(name)
+    return out

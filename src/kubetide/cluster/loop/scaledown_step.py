@@ -1,0 +1,284 @@
+"""The scale-down step (CA spec §7): which nodes are unneeded, which of them go now, and the soft taints,
+as one frozen :class:`ScaleDownPlan` (Karpenter's "decide, then act").
+
+:class:`ScaleDownPlanner` keeps what upstream's planner keeps between loops (the unneeded timers and the
+recently-unremovable nodes) and, each loop, runs eligibility, the removal simulation, the unneeded
+tracking, the cooldown, the removable check and the budgets. The plan says, per node to delete, its
+group, whether it is empty or drained, why it is unneeded and where each pod goes per the simulation;
+and which soft taints to add or remove. It changes nothing in the cluster or the cloud:
+:mod:`kubetide.cluster.loop.scaledown_actuator` executes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from kubetide.cloud.instance import CloudProviderError
+from kubetide.cluster.clusterstate.registry import ClusterStateRegistry
+from kubetide.cluster.loop.context import LoopContext
+from kubetide.cluster.loop.deletions import Deletion, scale_down_reason
+from kubetide.cluster.options import AutoscalingOptions
+from kubetide.cluster.reasons import ScaleDownResult
+from kubetide.cluster.scaledown.budgets import Budget, crop_nodes, group_nodes
+from kubetide.cluster.scaledown.cooldown import ScaleDownTimes, scale_down_in_cooldown
+from kubetide.cluster.scaledown.eligibility import EligibilityInput, filter_out_unremovable
+from kubetide.cluster.scaledown.taints import DELETION_CANDIDATE_TAINT, is_being_deleted, to_be_deleted_time
+from kubetide.cluster.scaledown.unneeded import GroupSizes, UnneededNode, removable_at, update_unneeded
+from kubetide.cluster.scaleup.limits import ResourceLimits, node_resources
+from kubetide.model.node import NodeView
+from kubetide.model.pod import Pod
+from kubetide.model.scheduling_terms import Taint
+from kubetide.scheduling.drainability import DrainContext, drain_node
+from kubetide.scheduling.scaledown import must_move, simulate_removals
+from kubetide.scheduling.snapshot import ClusterSnapshot
+
+__all__ = ["NodeToDelete", "ScaleDownPlan", "ScaleDownPlanner", "must_move_now"]
+
+
+def must_move_now(pod: Pod) -> bool:
+    return pod.phase not in ("Succeeded", "Failed") and must_move(pod)
+
+
+@dataclass(frozen=True, slots=True)
+class NodeToDelete:
+    """One node the plan deletes: ``empty`` nodes are deleted at once, others drained first.
+
+    ``reason`` is CA's scale-down reason (empty, underutilized, unready); ``moves`` is where each pod
+    (``namespace/name``) goes per the removal simulation; ``utilization`` is the event's text.
+    """
+
+    node: NodeView
+    group: str
+    empty: bool
+    reason: str
+    since: float
+    moves: tuple[tuple[str, str], ...] = ()
+    pods_to_reschedule: tuple[str, ...] = ()
+    utilization: str = "{}"
+
+
+@dataclass(frozen=True, slots=True)
+class ScaleDownPlan:
+    """The scale-down decision of one loop. ``result`` is CA's ScaleDownResult should every deletion
+    start; ``soft_taints_add`` are ``DeletionCandidateOfClusterAutoscaler`` taints to add (node, taint),
+    ``soft_taints_remove`` nodes to clear; ``unneeded`` (node -> since) and ``unremovable`` (node ->
+    reason) explain the rest; ``no_longer_unneeded`` lost their timer this loop."""
+
+    result: ScaleDownResult
+    delete: tuple[NodeToDelete, ...] = ()
+    soft_taints_add: tuple[tuple[str, Taint], ...] = ()
+    soft_taints_remove: tuple[str, ...] = ()
+    unneeded: Mapping[str, float] = field(default_factory=dict)
+    unremovable: Mapping[str, str] = field(default_factory=dict)
+    no_longer_unneeded: tuple[str, ...] = ()
+    # For nodes a pod blocks (``BlockedByPod``): the pod (``namespace/name``) and the drain rule's reason.
+    blocking: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+
+
+class ScaleDownPlanner:
+    """Upstream's planner state: unneeded timers and nodes not re-simulated for a while."""
+
+    def __init__(self, options: AutoscalingOptions, limits: ResourceLimits) -> None:
+        self.options = options
+        self.limits = limits
+        self.unneeded: dict[str, UnneededNode] = {}
+        self.recently_unremovable: dict[str, float] = {}
+
+    def forget(self, names: Sequence[str]) -> None:
+        for name in names:
+            self.unneeded.pop(name, None)
+
+    def plan(
+        self,
+        loop: LoopContext,
+        registry: ClusterStateRegistry,
+        snapshot: ClusterSnapshot,
+        all_nodes: Sequence[NodeView],
+        drain_ctx: DrainContext,
+        deletions: Sequence[Deletion],
+        times: ScaleDownTimes,
+        disabled: bool,
+    ) -> ScaleDownPlan:
+        now = loop.now
+        o = self.options
+        unremovable: dict[str, str] = {}
+        blocking: dict[str, tuple[str, str]] = {}
+        self.recently_unremovable = {k: v for k, v in self.recently_unremovable.items() if v > now}
+        targets: dict[str, int] = {}
+        for gid, g in loop.groups.items():
+            try:
+                targets[gid] = g.target_size()
+            except CloudProviderError:
+                continue
+        being_deleted = {d.node.name for d in deletions} | {
+            n.name for n in all_nodes if is_being_deleted(n, now)
+        }
+        candidates = [
+            n
+            for n in all_nodes
+            if n.name not in being_deleted
+            and (cg := loop.group_of.get(n.name)) is not None
+            and cg in targets
+            and targets[cg] > loop.groups[cg].min_size()
+        ]
+        destinations = [n.name for n in all_nodes if n.name not in being_deleted]
+        snap_pods = {n.name: list(snapshot.pods_on(snapshot.index_of(n.name))) for n in all_nodes}
+        eligibility = filter_out_unremovable(
+            candidates,
+            EligibilityInput(
+                pods_by_node=snap_pods,
+                group_of=lambda n: loop.group_of.get(n.name),
+                group_options=registry.group_options,
+                scale_down_unready_enabled=o.scale_down_unready_enabled,
+                ignore_mirror_pods_utilization=o.ignore_mirror_pods_utilization,
+                recently_unremovable=self.recently_unremovable,
+            ),
+            now,
+        )
+        for name, why in eligibility.unremovable.items():
+            unremovable[name] = str(why)
+        eligible = list(eligibility.candidates)
+        # Empty nodes first, then the nodes that were unneeded last loop.
+        eligible.sort(key=lambda name: (bool(snap_pods.get(name)), name not in self.unneeded))
+        by_name = {n.name: n for n in all_nodes}
+        check = simulate_removals(
+            snapshot, eligible, destinations, drain=lambda pods: drain_node(pods, drain_ctx)
+        )
+        found: list[tuple[NodeView, bool]] = []
+        moves: dict[str, tuple[tuple[str, str], ...]] = {}
+        for r in check.results:
+            if r.removable:
+                found.append((by_name[r.node], not r.moves))
+                moves[r.node] = tuple((p.key, dest) for dest, pods in r.moves for p in pods)
+            else:
+                unremovable[r.node] = str(r.outcome)
+                if r.blocking is not None:
+                    blocking[r.node] = (r.blocking[0], str(r.blocking[1]))
+                self.recently_unremovable[r.node] = now + o.unremovable_node_recheck_timeout
+        previous = set(self.unneeded)
+        self.unneeded = update_unneeded(self.unneeded, found, now)
+        unneeded = {k: u.since for k, u in self.unneeded.items()}
+        add, remove = self._soft_taints(loop, all_nodes)
+
+        def done(result: ScaleDownResult, delete: tuple[NodeToDelete, ...] = ()) -> ScaleDownPlan:
+            return ScaleDownPlan(
+                result,
+                delete,
+                add,
+                remove,
+                unneeded,
+                unremovable,
+                tuple(sorted(previous - set(self.unneeded))),
+                blocking,
+            )
+
+        if disabled or scale_down_in_cooldown(
+            times,
+            now,
+            delay_after_add=o.scale_down_delay_after_add,
+            delay_after_failure=o.scale_down_delay_after_failure,
+            delay_after_delete=o.scale_down_delay_after_delete,
+            disabled_this_loop=disabled,
+            delay_type_local=o.scale_down_delay_type_local,
+        ):
+            return done(ScaleDownResult.IN_COOLDOWN)
+        if not self.unneeded:
+            return done(ScaleDownResult.NO_UNNEEDED)
+        in_progress: dict[str, int] = {}
+        drain_in_progress = 0
+        for d in deletions:
+            in_progress[d.group.id()] = in_progress.get(d.group.id(), 0) + 1
+            if any(must_move_now(p) for p in loop.pods_by_node.get(d.node.name, ())):
+                drain_in_progress += 1
+        sizes = {
+            gid: GroupSizes(t, loop.groups[gid].min_size(), in_progress.get(gid, 0))
+            for gid, t in targets.items()
+        }
+        usage = self.limits.usage(all_nodes)
+        removed: dict[str, int] = {}
+
+        def within_min_limits(node: NodeView) -> bool:
+            per_node = node_resources(node)
+            total = {r: removed.get(r, 0) + v for r, v in per_node.items()}
+            if not self.limits.within_minimum(usage, total):
+                return False
+            for r, v in per_node.items():
+                removed[r] = removed.get(r, 0) + v
+            return True
+
+        removable = removable_at(
+            list(self.unneeded.values()),
+            now,
+            lambda n: loop.group_of.get(n.name),
+            registry.group_options,
+            sizes,
+            within_min_limits,
+        )
+        for name, why in removable.unremovable.items():
+            unremovable[name] = str(why)
+        pairs_empty = [(n, eg) for n in removable.empty if (eg := loop.group_of.get(n)) is not None]
+        pairs_drain = [(n, dg) for n in removable.drain if (dg := loop.group_of.get(n)) is not None]
+        empty, drain = crop_nodes(
+            group_nodes(pairs_empty),
+            group_nodes(pairs_drain),
+            Budget(
+                o.max_scale_down_parallelism,
+                o.max_drain_parallelism,
+                len(deletions) - drain_in_progress,
+                drain_in_progress,
+            ),
+        )
+        delete: list[NodeToDelete] = []
+        for batch, is_empty in ((empty, True), (drain, False)):
+            for gn in batch:
+                for name in gn.nodes:
+                    node = by_name[name]
+                    moving = tuple(p.name for p in snap_pods.get(name, ()) if must_move_now(p))
+                    util = eligibility.utilization.get(name)
+                    util_text = (
+                        f"{{{util.cpu:.2f} {util.memory:.2f} {util.utilization:.2f}}}" if util else "{}"
+                    )
+                    delete.append(
+                        NodeToDelete(
+                            node,
+                            gn.group,
+                            is_empty,
+                            scale_down_reason(node, not is_empty),
+                            self.unneeded[name].since,
+                            moves.get(name, ()),
+                            moving,
+                            util_text,
+                        )
+                    )
+        if not delete:
+            return done(ScaleDownResult.NO_NODE_DELETED)
+        return done(ScaleDownResult.NODE_DELETE_STARTED, tuple(delete))
+
+    def _soft_taints(
+        self, loop: LoopContext, nodes: Sequence[NodeView]
+    ) -> tuple[tuple[tuple[str, Taint], ...], tuple[str, ...]]:
+        """``DeletionCandidateOfClusterAutoscaler=<unix seconds>:PreferNoSchedule`` on unneeded nodes of
+        autoscaled groups, removed once they are needed again (CA spec §7.9), within the per-loop budget
+        (``--max-bulk-soft-taint-count`` API calls; 0 turns the feature off)."""
+        budget = self.options.max_bulk_soft_taint_count
+        add: list[tuple[str, Taint]] = []
+        remove: list[str] = []
+        if budget <= 0:
+            return (), ()
+        for node in nodes:
+            if budget <= 0:
+                break
+            if loop.group_of.get(node.name) is None or to_be_deleted_time(node) is not None:
+                continue
+            has = any(t.key == DELETION_CANDIDATE_TAINT for t in node.taints)
+            wanted = node.name in self.unneeded
+            if has == wanted:
+                continue
+            if wanted:
+                since = int(self.unneeded[node.name].since)
+                add.append((node.name, Taint(DELETION_CANDIDATE_TAINT, str(since), "PreferNoSchedule")))
+            else:
+                remove.append(node.name)
+            budget -= 1
+        return tuple(add), tuple(remove)

@@ -1,0 +1,198 @@
+"""The scale-up step (CA spec §1 steps 20-26 and §6): which pending pods need new nodes, and the plan.
+
+It filters out the pods that fit on existing or upcoming nodes (binding them in the snapshot, so the
+scale-down simulation later sees them as load), drops young pods, checks ``shouldScaleUp`` (no pods,
+``--max-nodes-total``, all pods too new), and asks the orchestrator for a :class:`ScaleUpPlan`. The
+result is a frozen :class:`ScaleUpDecision`: the plan, or why there is none, and the events that say
+so (``NotTriggerScaleUp`` reasons are computed only if the actuator ends up scaling nothing). Nothing is executed here (:mod:`kubetide.cluster.loop.scaleup_actuator` does that).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from kubetide.cloud.instance import CloudProviderError, NodeTemplate
+from kubetide.cluster.clusterstate.readiness import is_node_ready
+from kubetide.cluster.clusterstate.registry import ClusterStateRegistry
+from kubetide.cluster.expander import ChainStrategy, ExpansionContext
+from kubetide.cluster.loop.context import CA_EVENT_OBJECT, LoopContext
+from kubetide.cluster.loop.world import CAEvent
+from kubetide.cluster.options import AutoscalingOptions
+from kubetide.cluster.reasons import EventReason, ScaleUpResult, SkipReason
+from kubetide.cluster.scaleup.orchestrator import GroupState, ScaleUpPlan, ScaleUpSettings, plan_scale_up
+from kubetide.model.node import NodeView
+from kubetide.model.pod import Pod
+from kubetide.model.resources import PODS, Resources
+from kubetide.scheduling.equivalence import group_pods
+from kubetide.scheduling.fit import FitChecker
+from kubetide.scheduling.reasons import not_trigger_scale_up_message
+from kubetide.scheduling.scheduler import Scheduler
+from kubetide.scheduling.snapshot import ClusterSnapshot
+
+__all__ = [
+    "UNSCHEDULABLE_POD_TIME_BUFFER_S",
+    "UPCOMING_ANNOTATION",
+    "ScaleUpDecision",
+    "decide_scale_up",
+    "estimation_node",
+    "filter_out_schedulable",
+]
+
+UNSCHEDULABLE_POD_TIME_BUFFER_S = 2.0
+UPCOMING_ANNOTATION = "cluster-autoscaler.k8s.io/upcoming-node"
+
+
+@dataclass(frozen=True, slots=True)
+class ScaleUpDecision:
+    """``result`` is CA's ScaleUpResult; ``plan`` is None when the orchestrator was not asked (nothing
+    to help, max nodes total, pods too new). ``events`` say why pods get no node, in emission order."""
+
+    result: str
+    plan: ScaleUpPlan | None = None
+    events: tuple[CAEvent, ...] = ()
+    disables_scale_down: bool = False
+    pods: tuple[Pod, ...] = ()
+    groups: tuple[GroupState, ...] = ()
+
+    def not_triggered(self) -> tuple[CAEvent, ...]:
+        """``NotTriggerScaleUp`` for every pod, with each group's reasons: what pods are told when no
+        group was scaled (none planned, or the first ``IncreaseSize`` failed). Computed on demand, as
+        it runs the scheduler's filters per pod group and template."""
+        if self.plan is None or self.plan.result is ScaleUpResult.ERROR or not self.pods:
+            return ()
+        return tuple(_not_triggered(list(self.pods), self.groups, self.plan.skipped))
+
+
+def estimation_node(template: NodeTemplate, name: str) -> NodeView:
+    used = Resources({PODS: len(template.pods)})
+    for p in template.pods:
+        used = used + p.requests
+    node = template.node
+    return replace(
+        node,
+        name=name,
+        labels=dict(node.labels),
+        annotations={**node.annotations, UPCOMING_ANNOTATION: "true"},
+        allocatable=node.allocatable - used,
+    )
+
+
+def filter_out_schedulable(scheduler: Scheduler, snapshot: ClusterSnapshot, pending: list[Pod]) -> list[Pod]:
+    if not pending or snapshot.num_active() == 0:
+        return pending
+    res = scheduler.schedule(snapshot, pending)
+    placed = {id(p.pod) for p in res.placements}
+    return [p for p in pending if id(p) not in placed]
+
+
+def _all_pods_new(pods: Sequence[Pod], now: float) -> bool:
+    oldest = min((p.creation_time for p in pods if p.creation_time is not None), default=None)
+    return oldest is not None and now - oldest < UNSCHEDULABLE_POD_TIME_BUFFER_S
+
+
+def group_states(
+    loop: LoopContext, registry: ClusterStateRegistry, templates: Mapping[str, NodeTemplate]
+) -> list[GroupState]:
+    states = []
+    for gid, g in loop.groups.items():
+        unsafe = None
+        if registry.backoff.is_backed_off(gid, loop.now):
+            unsafe = SkipReason.BACKOFF
+        elif not registry.is_node_group_healthy(gid):
+            unsafe = SkipReason.NOT_READY_FOR_SCALE_UP
+        try:
+            target = g.target_size()
+        except CloudProviderError:
+            unsafe, target = SkipReason.NOT_READY_FOR_SCALE_UP, 0
+        zero_or_max = registry.group_options(gid).zero_or_max_node_scaling
+        states.append(
+            GroupState(
+                gid, g.min_size(), g.max_size(), target, templates.get(gid), unsafe, g.exist(), zero_or_max
+            )
+        )
+    return states
+
+
+def decide_scale_up(
+    loop: LoopContext,
+    to_help: list[Pod],
+    options: AutoscalingOptions,
+    registry: ClusterStateRegistry,
+    templates: Mapping[str, NodeTemplate],
+    snapshot_nodes: Sequence[NodeView],
+    settings: ScaleUpSettings,
+    strategy: ChainStrategy,
+) -> ScaleUpDecision:
+    """``shouldScaleUp`` then the orchestrator's plan for ``to_help`` (pods that fit nowhere, old enough)."""
+    now = loop.now
+    if not to_help:
+        return ScaleUpDecision(str(ScaleUpResult.NOT_NEEDED))
+    if (
+        options.max_nodes_total > 0
+        and sum(1 for n in loop.nodes if is_node_ready(n) and not n.unschedulable) >= options.max_nodes_total
+    ):
+        msg = f"Max total nodes in cluster reached: {options.max_nodes_total}"
+        events = [CAEvent("Warning", str(EventReason.MAX_NODES_TOTAL_REACHED), CA_EVENT_OBJECT, msg)]
+        for p in to_help:
+            events.append(
+                CAEvent(
+                    "Normal",
+                    str(EventReason.NOT_TRIGGER_SCALE_UP),
+                    f"Pod/{p.namespace}/{p.name}",
+                    "max total nodes in cluster reached",
+                    {"reasons": {"max total nodes in cluster reached": 1}},
+                )
+            )
+        return ScaleUpDecision(str(ScaleUpResult.LIMITED_BY_MAX_NODES_TOTAL), events=tuple(events))
+    if _all_pods_new(to_help, now):
+        return ScaleUpDecision(str(ScaleUpResult.IN_COOLDOWN), disables_scale_down=True)
+    groups = group_states(loop, registry, templates)
+    ctx = ExpansionContext(now=now, cluster_node_count=len(loop.nodes))
+    plan = plan_scale_up(to_help, groups, snapshot_nodes, settings, strategy, ctx)
+    return ScaleUpDecision(str(plan.result), plan, pods=tuple(to_help), groups=tuple(groups))
+
+
+def _not_triggered(
+    pods: list[Pod], groups: Sequence[GroupState], skipped: Mapping[str, tuple[str, ...]]
+) -> list[CAEvent]:
+    out = []
+    for pg in group_pods(pods):
+        rep = pg.representative
+        per_group: dict[str, tuple[str, ...]] = {}
+        for g in groups:
+            if not g.exists:
+                continue
+            if g.id in skipped:
+                per_group[g.id] = tuple(skipped[g.id])
+            elif g.template is not None:
+                reasons = _predicate_reasons(rep, g.template)
+                if reasons:
+                    per_group[g.id] = reasons
+        message = not_trigger_scale_up_message(per_group)
+        counts: dict[str, int] = {}
+        for reasons in per_group.values():
+            for r in set(reasons):
+                counts[r] = counts.get(r, 0) + 1
+        for p in pg.pods:
+            out.append(
+                CAEvent(
+                    "Normal",
+                    str(EventReason.NOT_TRIGGER_SCALE_UP),
+                    f"Pod/{p.namespace}/{p.name}",
+                    message,
+                    {"reasons": dict(sorted(counts.items()))},
+                )
+            )
+    return out
+
+
+def _predicate_reasons(pod: Pod, template: NodeTemplate) -> tuple[str, ...]:
+    """Why ``pod`` does not fit an empty node of this template (the scheduler's filter reasons)."""
+    snap = ClusterSnapshot([estimation_node(template, template.node.name)])
+    checker = FitChecker(snap)
+    facts = checker.facts(pod)
+    failure = checker.diagnose(facts, np.array([0], np.intp))[0]
+    return failure.reasons if failure is not None else ()

@@ -1,0 +1,74 @@
+"""The loop's scheduling snapshot (CA spec §1 steps 11, 21-23): which nodes and pods the simulations see,
+and which pending pods still need a new node.
+
+Registered upcoming nodes (NotStarted) leave the snapshot and every upcoming node is a placeholder
+from its group's template instead, so nothing is counted twice and new nodes are never scale-down
+candidates. Expendable pods are left out. Pending pods that fit on a node or placeholder are bound in
+the snapshot (scale-down then sees them as load) and need no scale-up; young pods wait
+``--new-pod-scale-up-delay``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from kubetide.cloud.instance import NodeTemplate
+from kubetide.cluster.clusterstate.registry import ClusterStateRegistry
+from kubetide.cluster.loop.context import LoopContext
+from kubetide.cluster.loop.scaleup_step import estimation_node, filter_out_schedulable
+from kubetide.cluster.options import AutoscalingOptions
+from kubetide.model.node import NodeView
+from kubetide.model.pod import Pod
+from kubetide.scheduling.scheduler import Scheduler
+from kubetide.scheduling.snapshot import ClusterSnapshot
+
+__all__ = ["LoopSnapshot", "build_snapshot"]
+
+
+@dataclass(frozen=True, slots=True)
+class LoopSnapshot:
+    """``all_nodes``: registered nodes less the upcoming ones; ``placeholders``: the upcoming nodes;
+    ``to_help``: pending pods that fit nowhere and are old enough to scale up for."""
+
+    snapshot: ClusterSnapshot
+    all_nodes: tuple[NodeView, ...]
+    placeholders: tuple[NodeView, ...]
+    to_help: tuple[Pod, ...]
+
+
+def build_snapshot(
+    loop: LoopContext,
+    registry: ClusterStateRegistry,
+    templates: Mapping[str, NodeTemplate],
+    options: AutoscalingOptions,
+    scheduler: Scheduler,
+) -> LoopSnapshot:
+    now, cutoff = loop.now, options.expendable_pods_priority_cutoff
+    counts, registered_upcoming = registry.upcoming_nodes(now)
+    upcoming_names = {n for names in registered_upcoming.values() for n in names}
+    all_nodes = [n for n in loop.nodes if n.name not in upcoming_names]
+    scheduled = [p for n in all_nodes for p in loop.pods_by_node[n.name] if not (p.priority < cutoff)]
+    snapshot = ClusterSnapshot(all_nodes, scheduled)
+    placeholders: list[NodeView] = []
+    for gid, count in sorted(counts.items()):
+        template = templates.get(gid)
+        if template is None:
+            continue
+        for i in range(count):
+            view = estimation_node(template, f"{template.node.name}-upcoming-{i}")
+            snapshot.add_node(view)
+            placeholders.append(view)
+    pending = [
+        p
+        for p in loop.world.pods
+        if not p.node_name
+        and p.unschedulable_message is not None
+        and p.deletion_time is None
+        and p.phase not in ("Succeeded", "Failed")
+        and not (p.priority < cutoff)
+    ]
+    to_help = filter_out_schedulable(scheduler, snapshot, pending)
+    delay = options.new_pod_scale_up_delay
+    to_help = [p for p in to_help if p.creation_time is None or now - p.creation_time > delay]
+    return LoopSnapshot(snapshot, tuple(all_nodes), tuple(placeholders), tuple(to_help))

@@ -1,0 +1,95 @@
+"""The simulator's side of the CA ports: the world's controllers and the simulated ClusterPort."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scenario_builders import deployment, doc, load
+
+from kubetide.model.api import EvictionOutcome, NotFoundError
+from kubetide.model.scheduling_terms import Taint
+from kubetide.sim.ca_runner import SimClusterPort
+from kubetide.sim.cluster.cluster import NOT_READY_TAINT
+from kubetide.sim.simulation import Simulation
+
+
+def _scenario() -> dict[str, Any]:
+    web = deployment(replicas=3)
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "batch"},
+        "spec": {
+            "parallelism": 2,
+            "completions": 4,
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [
+                        {"name": "b", "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}
+                    ],
+                }
+            },
+        },
+    }
+    return doc(
+        duration="10m",
+        nodeGroups=[
+            {"name": "general", "instanceType": "m5.large", "minSize": 1, "maxSize": 10, "initialSize": 2},
+        ],
+        objects=[web, job],
+        traffic=[],
+        autoscalers={"clusterAutoscaler": {"enabled": True, "flags": {"scan-interval": "10s"}}},
+    )
+
+
+def _started() -> Simulation:
+    sim = Simulation(load(_scenario()))
+    sim._start()
+    sim.engine.run(120.0)
+    return sim
+
+
+def test_the_world_carries_the_controllers_as_ca_listers_see_them() -> None:
+    sim = _started()
+    assert sim.ca is not None
+    world = sim.ca.world()
+    assert world.controllers is not None
+    # The Deployment's pods are owned by a ReplicaSet of the same name, with the Deployment's replicas.
+    assert world.controllers[("ReplicaSet", "default", "web")] == 3
+    assert world.controllers[("Job", "default", "batch")] == 2
+    for p in world.pods:
+        ctrl = p.controller
+        assert ctrl is not None and (ctrl.kind, p.namespace, ctrl.name) in world.controllers
+
+
+def test_the_simulated_port_adds_and_removes_single_taints_and_leaves_the_lifecycle_taint_alone() -> None:
+    sim = _started()
+    port = SimClusterPort(sim.cluster, sim.events)
+    name = next(iter(sim.cluster.nodes))
+    mine = Taint("ToBeDeletedByClusterAutoscaler", "120", "NoSchedule")
+    other = Taint("example.com/maintenance", "", "NoSchedule")
+    before = sim.cluster.nodes[name].view.taints  # CA's own soft taint may be there already
+    port.add_node_taint(name, other)
+    port.add_node_taint(name, mine)
+    assert sim.cluster.nodes[name].view.taints == (*before, other, mine)
+    port.remove_node_taint(name, mine.key)
+    assert sim.cluster.nodes[name].view.taints == (*before, other)
+    assert all(t != NOT_READY_TAINT for n in sim.cluster.nodes.values() for t in n.view.taints)
+    port.set_node_unschedulable(name, True)
+    assert sim.cluster.nodes[name].view.unschedulable
+    try:
+        port.add_node_taint("no-such-node", mine)
+    except NotFoundError:
+        pass
+    else:  # pragma: no cover
+        raise AssertionError("a missing node must raise NotFoundError")
+
+
+def test_the_simulated_port_evicts_through_the_eviction_api() -> None:
+    sim = _started()
+    port = SimClusterPort(sim.cluster, sim.events)
+    pod = next(p for p in sim.ca.world().pods if p.node_name) if sim.ca else None
+    assert pod is not None
+    assert port.evict(pod) is EvictionOutcome.EVICTED
+    assert port.evict(pod) is EvictionOutcome.GONE
