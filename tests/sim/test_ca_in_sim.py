@@ -106,3 +106,30 @@ def test_silent_stockout_times_out_reverts_and_fails_over() -> None:
     failover = next(e for e in ca_events(sim, "ScaledUpGroup") if e.t >= timed_out.t)
     assert failover.data["group"] == "general" and failover.t - timed_out.t <= 10
     assert sim.cloud.target_sizes()["spot"] == 0  # the whole increase was given back
+
+
+def test_balance_similar_node_groups_balances_the_simulated_providers_groups() -> None:
+    # Two identical groups differ only in the provider's own group label (kubetide.io/node-group),
+    # which CA must ignore as it ignores eks.amazonaws.com/nodegroup on AWS: 6 nodes are split 3 + 3.
+    web = deployment(replicas=12)
+    web["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "900m"
+    groups = [
+        {"name": name, "instanceType": "m5.large", "minSize": 0, "maxSize": 10, "initialSize": 0}
+        for name in ("pool-a", "pool-b")
+    ]
+    data = doc(
+        duration="30m",
+        nodeGroups=groups,
+        objects=[web],
+        traffic=[],
+        autoscalers={
+            "clusterAutoscaler": {
+                "enabled": True,
+                "flags": {"scan-interval": "10s", "balance-similar-node-groups": True},
+            }
+        },
+    )
+    sim = Simulation(load(data))
+    sim.run()
+    targets = {e.data["group"]: e.data["to"] for e in ca_events(sim, "ScaledUpGroup")}
+    assert targets == {"pool-a": 3, "pool-b": 3}

@@ -62,7 +62,7 @@ from kubetide.cluster.scaledown.taints import is_being_deleted, to_be_deleted_ti
 from kubetide.cluster.scaledown.unneeded import UnneededNode
 from kubetide.cluster.scaleup.limits import ResourceLimits
 from kubetide.cluster.scaleup.orchestrator import ScaleUpSettings
-from kubetide.cluster.scaleup.similar import BASIC_IGNORED_LABELS, SimilarityRules
+from kubetide.cluster.scaleup.similar import BASIC_IGNORED_LABELS, PROVIDER_IGNORED_LABELS, SimilarityRules
 from kubetide.cluster.status import StatusTracker
 from kubetide.model.api import ClusterPort
 from kubetide.model.node import NodeView
@@ -123,7 +123,9 @@ class StaticAutoscaler:
                 memory_difference_ratio=o.memory_difference_ratio,
                 max_allocatable_difference_ratio=o.max_allocatable_difference_ratio,
                 max_free_difference_ratio=o.max_free_difference_ratio,
-                ignored_labels=BASIC_IGNORED_LABELS | frozenset(o.balancing_ignore_label),
+                ignored_labels=BASIC_IGNORED_LABELS
+                | PROVIDER_IGNORED_LABELS
+                | frozenset(o.balancing_ignore_label),
                 balancing_labels=tuple(o.balancing_label),
             ),
             limits=self.limits,

@@ -16,7 +16,7 @@ from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
 from kubetide.model.resources import MEMORY, Resources
 
-__all__ = ["BASIC_IGNORED_LABELS", "SimilarityRules", "similar_templates"]
+__all__ = ["BASIC_IGNORED_LABELS", "PROVIDER_IGNORED_LABELS", "SimilarityRules", "similar_templates"]
 
 BASIC_IGNORED_LABELS = frozenset(
     {
@@ -27,6 +27,18 @@ BASIC_IGNORED_LABELS = frozenset(
         "failure-domain.beta.kubernetes.io/region",
         "beta.kubernetes.io/fluentd-ds-ready",
         "kops.k8s.io/instancegroup",
+    }
+)
+# Each provider's own per-group labels, which differ between otherwise identical groups by design: CA
+# adds its provider's (``eks.amazonaws.com/nodegroup`` and eksctl's on AWS, the pool labels on GCE and
+# Azure); kubetide's simulated and kwok providers label their nodes with ``kubetide.io/node-group``.
+PROVIDER_IGNORED_LABELS = frozenset(
+    {
+        "kubetide.io/node-group",
+        "eks.amazonaws.com/nodegroup",
+        "alpha.eksctl.io/nodegroup-name",
+        "alpha.eksctl.io/instance-id",
+        "k8s.amazonaws.com/eniConfig",
     }
 )
 
