@@ -17,7 +17,7 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -90,8 +90,11 @@ class EventRecorder:
         uid_of: UidLookup | None = None,
         clock: Callable[[], float] = time.time,
         sleep: Callable[[float], None] = time.sleep,
+        api_versions: Mapping[str, str] | None = None,
     ):
         self.rest, self.component = rest, component
+        # involvedObject.apiVersion by kind, beyond the core kinds (e.g. kubetide's HPA resource).
+        self._api_versions = {**_API_VERSIONS, **(api_versions or {})}
         self.host = socket.gethostname() if host is None else host
         self._uid_of, self._clock, self._sleep = uid_of, clock, sleep
         self._seen: dict[tuple[str, ...], _Seen] = {}
@@ -126,7 +129,7 @@ class EventRecorder:
         involved: dict[str, Any] = {
             "kind": ref.kind,
             "name": ref.name,
-            "apiVersion": _API_VERSIONS.get(ref.kind, "v1"),
+            "apiVersion": self._api_versions.get(ref.kind, "v1"),
         }
         if ref.namespace:
             involved["namespace"] = ref.namespace

@@ -47,5 +47,5 @@ def configure_logging(fmt: str, verbosity: int, component: str, stream: TextIO |
     root.addHandler(handler)
     root.setLevel(logging.DEBUG if verbosity >= 4 else logging.INFO)
     # The HTTP client logs every request at INFO: that is debugging detail here.
-    for noisy in ("httpx", "httpx2", "httpcore"):
+    for noisy in ("httpx", "httpx2", "httpcore", "httpcore2"):
         logging.getLogger(noisy).setLevel(logging.DEBUG if verbosity >= 6 else logging.WARNING)

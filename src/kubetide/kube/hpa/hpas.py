@@ -145,6 +145,11 @@ class HPASource:
         self._find_conflicts(own, listing)
         return listing
 
+    def uid(self, namespace: str, name: str) -> str | None:
+        """The uid of an HPA of the last listing (for its Events' involvedObject), None if unknown."""
+        item = self._seen.get(f"{namespace}/{name}")
+        return None if item is None else (item.get("metadata") or {}).get("uid")
+
     def write_status(self, key: str, status: dict[str, Any]) -> None:
         """Replace the status of the HPA ``namespace/name``; HPASourceError when it can't be written."""
         namespace, _, name = key.partition("/")

@@ -46,10 +46,11 @@ def build_kwok_provider(
     namespace: str = "kube-system",
     kubeconfig: str | None = None,
     client: Client | None = None,
+    dry_run: bool = False,
 ) -> KwokCloudProvider:
     """The provider for ``--cloud-config FILE`` and ``--nodes MIN:MAX:NAME`` (repeatable)."""
     groups = apply_nodes_flags(load_cloud_config(cloud_config), nodes)
     api = LightkubeKwokApi(
         client if client is not None else make_client(kubeconfig, field_manager="kubetide-kwok")
     )
-    return KwokCloudProvider(api, groups, namespace=namespace)
+    return KwokCloudProvider(api, groups, namespace=namespace, carry_out=not dry_run)

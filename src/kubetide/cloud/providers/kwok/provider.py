@@ -130,8 +130,12 @@ class KwokCloudProvider:
         namespace: str = "kube-system",
         clock: Callable[[], float] = time.time,
         rng: random.Random | None = None,
+        carry_out: bool = True,
     ) -> None:
         self._api = api
+        # False for a dry run: refresh() reads the shared state but never creates the nodes another
+        # replica asked for (the dry-run wrapper keeps this one's own writes from happening at all).
+        self._carry_out_due = carry_out
         self._store = StateStore(api, namespace)
         self._groups = {g.name: KwokNodeGroup(self, g) for g in groups}
         self._clock = clock
@@ -174,7 +178,8 @@ class KwokCloudProvider:
         with self._lock, _cloud_errors("kwok refresh"):
             self._state = self._store.read()
             self._nodes = self._list_nodes()
-            self._carry_out(self._clock())
+            if self._carry_out_due:
+                self._carry_out(self._clock())
 
     def cleanup(self) -> None:
         pass

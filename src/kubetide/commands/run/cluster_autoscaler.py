@@ -1,0 +1,207 @@
+"""``kubetide run cluster-autoscaler``: Cluster Autoscaler's loop against a real cluster.
+
+Takes CA's command line (every flag of :mod:`kubetide.cluster.options` with CA's names and defaults,
+plus the live flags every ``run`` shares), builds the loop from watch caches (the world), the live
+cluster port and the cloud provider, and runs it with :class:`~kubetide.commands.run.runtime.Runtime`:
+leader election, ``/metrics`` with CA's metric names, ``/health-check``, the status ConfigMap.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+import time
+from collections.abc import Sequence
+
+from kubetide.cloud.provider import CloudProvider
+from kubetide.cloud.providers.kwok import KwokConfigError, build_kwok_provider
+from kubetide.cluster.driver import ClusterAutoscalerDriver
+from kubetide.cluster.flags import CA_FLAGS, FlagSpec
+from kubetide.cluster.loop.world import LoopResult
+from kubetide.cluster.options import AutoscalingOptions
+from kubetide.cluster.status import format_last_updated, render_status_yaml
+from kubetide.commands.run.common import connect, exit_invalid, start_caches
+from kubetide.commands.run.help import render_help
+from kubetide.commands.run.logs import configure_logging
+from kubetide.commands.run.runtime import HealthLimits, Runtime
+from kubetide.commands.run.settings import LeaderElection, leader_flags, live_flags, parse_line, settings_from
+from kubetide.kube.actuation import KubeClusterPort
+from kubetide.kube.ca_metrics import CAMetrics
+from kubetide.kube.client import KubeAccessError
+from kubetide.kube.dryrun import DryRunCloud
+from kubetide.kube.events import EventRecorder, uid_lookup
+from kubetide.kube.guard import LeaderGuardedCloud, LeaderGuardedPort
+from kubetide.kube.rest import KubeStatusError, Rest
+from kubetide.kube.status_configmap import StatusConfigMap
+from kubetide.kube.world import CAWorldSource
+
+__all__ = ["REGISTRY", "main"]
+
+COMPONENT = "cluster-autoscaler"
+PROVIDERS = ("kwok",)  # aws: the AWS Auto Scaling provider's issue
+log = logging.getLogger("kubetide.cluster-autoscaler")
+
+_LIVE: list[FlagSpec] = [
+    *live_flags(),
+    *leader_flags(
+        enabled=True,
+        name_flag="leader-elect-resource-name",
+        name="cluster-autoscaler",
+        namespace_flag=None,  # CA keeps its Lease in --namespace
+        namespace="kube-system",
+    ),
+    FlagSpec("emit-per-nodegroup-metrics", "bool", False, "per node group min/max/target/backoff gauges"),
+]
+REGISTRY: dict[str, FlagSpec] = {**CA_FLAGS, **{s.name: s for s in _LIVE}}
+USAGE = "kubetide run cluster-autoscaler [CA FLAGS]"
+INTRO = (
+    "Cluster Autoscaler's loop against the cluster kubectl would use. Flags are Cluster Autoscaler's\n"
+    "(names, defaults, units). --cloud-provider=kwok --cloud-config=FILE manages node groups of Node\n"
+    "objects kubetide creates (for test clusters and dry runs); run `kubetide node-agent` beside it."
+)
+
+
+def main(argv: Sequence[str]) -> None:
+    parsed = parse_line(argv, REGISTRY)
+    if parsed.help:
+        print(render_help(USAGE, INTRO, REGISTRY))
+        return
+    values = parsed.values
+    problems = list(parsed.problems)
+    if values["cloud-provider"] not in PROVIDERS:
+        problems.append(
+            (
+                "cloud-provider",
+                f"{values['cloud-provider']!r} is not available: use one of {', '.join(PROVIDERS)}",
+            )
+        )
+    if values["cloud-provider"] == "kwok" and not values["cloud-config"]:
+        problems.append(
+            ("cloud-config", "the kwok provider needs its node groups file (--cloud-config FILE)")
+        )
+    if problems:
+        exit_invalid(COMPONENT, problems)
+    options = AutoscalingOptions.from_flags({k: v for k, v in values.items() if k in CA_FLAGS})
+    leader = LeaderElection(
+        enabled=bool(values["leader-elect"]),
+        name=str(values["leader-elect-resource-name"]),
+        namespace=options.namespace,
+        lease_duration=float(values["leader-elect-lease-duration"]),
+        renew_deadline=float(values["leader-elect-renew-deadline"]),
+        retry_period=float(values["leader-elect-retry-period"]),
+    )
+    settings = settings_from(COMPONENT, parsed, address=options.address, leader=leader)
+    configure_logging(settings.logging_format, settings.verbosity, COMPONENT)
+    rest = connect(COMPONENT, settings.kubeconfig)
+    try:
+        provider: CloudProvider = build_kwok_provider(
+            options.cloud_config,
+            options.nodes,
+            namespace=options.namespace,
+            kubeconfig=settings.kubeconfig,
+            dry_run=settings.dry_run,
+        )
+    except KwokConfigError as exc:
+        exit_invalid(COMPONENT, [("cloud-config", str(e)) for e in exc.errors])
+    except KubeAccessError as exc:
+        print(f"kubetide run {COMPONENT}: {exc}", file=sys.stderr)
+        sys.exit(1)
+    runtime = Runtime(
+        settings,
+        rest,
+        HealthLimits(options.max_inactivity, options.max_failing_time, options.max_startup_time),
+    )
+    component = ClusterAutoscalerComponent(
+        rest, options, provider, runtime, per_nodegroup=bool(values["emit-per-nodegroup-metrics"])
+    )
+    sys.exit(runtime.run(component))
+
+
+class ClusterAutoscalerComponent:
+    """The caches, ports and driver of one CA process."""
+
+    def __init__(
+        self,
+        rest: Rest,
+        options: AutoscalingOptions,
+        provider: CloudProvider,
+        runtime: Runtime,
+        *,
+        per_nodegroup: bool,
+    ) -> None:
+        self.rest = rest
+        self.options = options
+        self.runtime = runtime
+        self.dry_run = runtime.settings.dry_run
+        cloud = DryRunCloud(provider, COMPONENT) if self.dry_run else provider
+        self.cloud = LeaderGuardedCloud(cloud, runtime.may_act)
+        self.provider = provider
+        self.period = options.scan_interval
+        self.metrics = CAMetrics(per_nodegroup=per_nodegroup)
+        self.status_map = StatusConfigMap(rest, options.namespace, options.status_config_map_name)
+        self.world: CAWorldSource | None = None
+        self.driver: ClusterAutoscalerDriver | None = None
+        self.last: LoopResult | None = None
+
+    def start(self, stop: threading.Event) -> bool:
+        versions, world = start_caches(
+            COMPONENT,
+            self.rest,
+            stop,
+            lambda v: CAWorldSource(self.rest, v, namespace=self.options.namespace),
+        )
+        if world is None:
+            return False
+        self.world = world
+        recorder = EventRecorder(
+            self.rest, COMPONENT, uid_of=uid_lookup(world.nodes, world.pods, world.config_maps)
+        )
+        port = KubeClusterPort(
+            self.rest, versions, component=COMPONENT, dry_run=self.dry_run, events=recorder
+        )
+        guarded = LeaderGuardedPort(port, self.runtime.may_act)
+        self.driver = ClusterAutoscalerDriver(world, self.cloud, guarded, self.options, now=time.time())
+        return True
+
+    def tick(self, now: float) -> None:
+        assert self.driver is not None
+        started = time.monotonic()
+        self.metrics.loop_started(now)
+        result = self.driver.tick(now)
+        self.last = result
+        self.metrics.loop_finished(result, now, time.monotonic() - started, self.provider)
+        for ev in result.events:
+            log.info(
+                "%s %s: %s",
+                ev.reason,
+                ev.object,
+                ev.message,
+                extra={"reason": ev.reason, "object": ev.object},
+            )
+        if result.status is not None and self.options.write_status_configmap and self.runtime.may_act():
+            try:
+                self.status_map.write(render_status_yaml(result.status, now), format_last_updated(now))
+            except KubeStatusError as exc:
+                log.warning("status ConfigMap not written: %s", exc)
+        if result.error is not None:
+            raise RuntimeError(result.error)
+
+    def report(self) -> str:
+        r = self.last
+        if r is None:
+            return "no loop ran"
+        lines = [
+            f"scale-up: {r.scale_up_result or 'none'}",
+            f"scale-down: {r.scale_down_result or 'none'}",
+        ]
+        lines += [f"unneeded: {name} (since {since:.0f})" for name, since in sorted(r.unneeded.items())]
+        lines += [f"unremovable: {name}: {why}" for name, why in sorted(r.unremovable.items())]
+        lines += [f"event {ev.type} {ev.reason} {ev.object}: {ev.message}" for ev in r.events]
+        if r.error:
+            lines.append(f"error: {r.error}")
+        return "\n".join(lines)
+
+    def stop(self) -> None:
+        if self.world is not None:
+            self.world.stop()

@@ -1,0 +1,270 @@
+"""``kubetide run hpa``: the HPA controller against a real cluster, kube-controller-manager's flags.
+
+By default it reconciles kubetide's own ``autoscaling.kubetide.io/v1`` HorizontalPodAutoscalers (per-HPA
+tolerance and sync period, scale to zero), so it runs beside a managed control plane's built-in
+controller; ``--standard-hpas`` takes the standard objects instead. Metrics come from the metrics APIs
+or, with ``--prometheus-url``, straight from Prometheus. Each due HPA is reconciled by the same
+:class:`~kubetide.hpa.driver.HPADriver` the simulator runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+from collections.abc import Mapping, Sequence
+
+from kubetide.cluster.flags import FlagSpec
+from kubetide.commands.run.common import connect, exit_invalid, start_caches
+from kubetide.commands.run.help import render_help
+from kubetide.commands.run.logs import configure_logging
+from kubetide.commands.run.runtime import HealthLimits, Runtime
+from kubetide.commands.run.settings import LeaderElection, leader_flags, live_flags, parse_line, settings_from
+from kubetide.hpa.config import HPAConfig
+from kubetide.hpa.driver import HPADriver, Synced
+from kubetide.hpa.ports import MetricsSource
+from kubetide.kube.events import EventRecorder, uid_lookup
+from kubetide.kube.hpa.api import KubeApi
+from kubetide.kube.hpa.hpas import HPASource
+from kubetide.kube.hpa.live_ports import GuardedHPAs, GuardedScaleTargets, NamespacedPods, PodCache
+from kubetide.kube.hpa.loop_source import LoopHPASource
+from kubetide.kube.hpa.metrics_api import ApiMetricsSource
+from kubetide.kube.hpa.prometheus.client import PrometheusClient
+from kubetide.kube.hpa.prometheus.rules import RulesConfig, RulesError, load_rules
+from kubetide.kube.hpa.prometheus.source import PrometheusMetricsSource
+from kubetide.kube.hpa.scale import ApiScaleTargets
+from kubetide.kube.rest import Rest
+
+__all__ = ["REGISTRY", "main"]
+
+COMPONENT = "horizontal-pod-autoscaler"
+log = logging.getLogger("kubetide.hpa")
+
+
+def _positive(value: float) -> str | None:
+    return "must be > 0" if value <= 0 else None
+
+
+def _non_negative(value: float) -> str | None:
+    return "must be >= 0" if value < 0 else None
+
+
+_OWN: list[FlagSpec] = [
+    FlagSpec(
+        "horizontal-pod-autoscaler-sync-period",
+        "duration",
+        15.0,
+        "how often each HPA is reconciled",
+        check=_positive,
+    ),
+    FlagSpec(
+        "horizontal-pod-autoscaler-tolerance",
+        "float",
+        0.1,
+        "ratio within which no scaling happens",
+        check=_non_negative,
+    ),
+    FlagSpec(
+        "horizontal-pod-autoscaler-downscale-stabilization", "duration", 300.0, "scale-down look-back window"
+    ),
+    FlagSpec(
+        "horizontal-pod-autoscaler-cpu-initialization-period",
+        "duration",
+        300.0,
+        "after pod start: CPU samples of unready pods are skipped",
+    ),
+    FlagSpec(
+        "horizontal-pod-autoscaler-initial-readiness-delay",
+        "duration",
+        30.0,
+        "after pod start: readiness changes count as initial",
+    ),
+    FlagSpec("address", "string", ":8086", "host:port for /metrics and /health-check"),
+    FlagSpec(
+        "standard-hpas",
+        "bool",
+        False,
+        "reconcile the standard autoscaling/v2 (or v2beta2) HPAs, not kubetide's",
+    ),
+    FlagSpec(
+        "prometheus-url",
+        "string",
+        "",
+        "read metrics straight from this Prometheus instead of the metrics APIs",
+    ),
+    FlagSpec(
+        "prometheus-rules", "string", "", "custom/external metric rules, prometheus-adapter's rules: format"
+    ),
+    FlagSpec(
+        "prometheus-rate-window",
+        "duration",
+        60.0,
+        "the rate() window of the default CPU query",
+        check=_positive,
+    ),
+    *live_flags(),
+    *leader_flags(
+        enabled=True,
+        name_flag="leader-elect-resource-name",
+        name="kubetide-hpa",
+        namespace_flag="leader-elect-resource-namespace",
+        namespace="kube-system",
+    ),
+]
+REGISTRY: dict[str, FlagSpec] = {s.name: s for s in _OWN}
+USAGE = "kubetide run hpa [FLAGS]"
+INTRO = (
+    "The HPA controller, deciding exactly as kube-controller-manager's. It reconciles kubetide's\n"
+    "HorizontalPodAutoscalers (autoscaling.kubetide.io/v1, `kubectl get khpa`; install the CRD from\n"
+    "deploy/) or, with --standard-hpas, the standard ones (run kube-controller-manager with\n"
+    "--controllers=*,-horizontalpodautoscaling then)."
+)
+
+
+def main(argv: Sequence[str]) -> None:
+    parsed = parse_line(argv, REGISTRY)
+    if parsed.help:
+        print(render_help(USAGE, INTRO, REGISTRY))
+        return
+    v = parsed.values
+    problems = list(parsed.problems)
+    rules: RulesConfig | None = None
+    if v["prometheus-rules"] and not v["prometheus-url"]:
+        problems.append(("prometheus-rules", "needs --prometheus-url (the rules are Prometheus queries)"))
+    elif v["prometheus-rules"]:
+        try:
+            rules = load_rules(str(v["prometheus-rules"]))
+        except RulesError as exc:
+            problems += [
+                (f"prometheus-rules {e.path}" if e.path else "prometheus-rules", e.message)
+                for e in exc.errors
+            ]
+    if problems:
+        exit_invalid("hpa", problems)
+    config = HPAConfig(
+        tolerance=float(v["horizontal-pod-autoscaler-tolerance"]),
+        downscale_stabilization=float(v["horizontal-pod-autoscaler-downscale-stabilization"]),
+        cpu_initialization_period=float(v["horizontal-pod-autoscaler-cpu-initialization-period"]),
+        initial_readiness_delay=float(v["horizontal-pod-autoscaler-initial-readiness-delay"]),
+        sync_period=float(v["horizontal-pod-autoscaler-sync-period"]),
+    )
+    leader = LeaderElection(
+        enabled=bool(v["leader-elect"]),
+        name=str(v["leader-elect-resource-name"]),
+        namespace=str(v["leader-elect-resource-namespace"]),
+        lease_duration=float(v["leader-elect-lease-duration"]),
+        renew_deadline=float(v["leader-elect-renew-deadline"]),
+        retry_period=float(v["leader-elect-retry-period"]),
+    )
+    settings = settings_from(COMPONENT, parsed, address=str(v["address"]), leader=leader)
+    configure_logging(settings.logging_format, settings.verbosity, "hpa")
+    rest = connect("hpa", settings.kubeconfig)
+    runtime = Runtime(settings, rest, HealthLimits())
+    component = HPAComponent(rest, config, runtime, v, rules)
+    sys.exit(runtime.run(component))
+
+
+class _Events:
+    """The HPA's EventPort over the recorder (source component ``horizontal-pod-autoscaler``)."""
+
+    def __init__(self, recorder: EventRecorder) -> None:
+        self.recorder = recorder
+
+    def emit_event(self, type_: str, reason: str, obj: str, message: str) -> None:
+        self.recorder.emit(type_, reason, obj, message)
+
+
+class HPAComponent:
+    def __init__(
+        self,
+        rest: Rest,
+        config: HPAConfig,
+        runtime: Runtime,
+        values: Mapping[str, object],
+        rules: RulesConfig | None,
+    ) -> None:
+        self.rest = rest
+        self.config = config
+        self.runtime = runtime
+        self.values = values
+        self.rules = rules
+        # The driver decides per HPA when it is due; ticking every 2 s (or the sync period, when shorter)
+        # honours short per-HPA periods without listing the HPAs more often than that.
+        self.period = min(2.0, config.sync_period)
+        self.pods: PodCache | None = None
+        self.driver: HPADriver | None = None
+        self.last: tuple[Synced, ...] = ()
+
+    def start(self, stop: threading.Event) -> bool:
+        _, pods = start_caches("hpa", self.rest, stop, lambda versions: PodCache(self.rest, versions))
+        if pods is None:
+            return False
+        self.pods = pods
+        api = KubeApi(self.rest)
+        store = NamespacedPods(pods.pods)
+        dry_run = self.runtime.settings.dry_run
+        targets = GuardedScaleTargets(ApiScaleTargets(api, store), self.runtime.may_act, dry_run=dry_run)
+        metrics: MetricsSource
+        url = str(self.values["prometheus-url"])
+        if url:
+            metrics = PrometheusMetricsSource(
+                PrometheusClient(url),
+                targets.list_pods,
+                self.rules,
+                window_s=float(str(self.values["prometheus-rate-window"])),
+            )
+        else:
+            metrics = ApiMetricsSource(api)
+        source = HPASource(api, standard=bool(self.values["standard-hpas"]))
+        pod_uid = uid_lookup(pods.pods)
+
+        def uid_of(kind: str, namespace: str, name: str) -> str | None:
+            # kubectl describe finds an object's events by its uid.
+            if kind == "HorizontalPodAutoscaler":
+                return source.uid(namespace, name)
+            return pod_uid(kind, namespace, name)
+
+        recorder = EventRecorder(
+            self.rest, COMPONENT, uid_of=uid_of, api_versions={"HorizontalPodAutoscaler": source.api_version}
+        )
+        events = _Events(recorder)
+        hpas = GuardedHPAs(LoopHPASource(source, events), self.runtime.may_act, dry_run=dry_run)
+        self.driver = HPADriver(hpas, metrics, targets, events, self.config)
+        return True
+
+    def tick(self, now: float) -> None:
+        assert self.driver is not None
+        self.last = self.driver.tick(now)
+        for synced in self.last:
+            r = synced.result
+            if synced.problem:
+                log.warning("%s: %s", synced.key, synced.problem, extra={"hpa": synced.key})
+            if r is not None and r.scaled:
+                log.info(
+                    "%s: %s -> %d (%s)",
+                    synced.key,
+                    r.current_replicas,
+                    r.desired_replicas,
+                    r.rescale_reason,
+                    extra={"hpa": synced.key, "from": r.current_replicas, "to": r.desired_replicas},
+                )
+
+    def report(self) -> str:
+        lines = []
+        for synced in self.last:
+            r = synced.result
+            if r is None:
+                lines.append(f"{synced.key}: {synced.problem}")
+                continue
+            change = (
+                f"{r.current_replicas} -> {r.desired_replicas}"
+                if r.scaled
+                else f"stays at {r.current_replicas}"
+            )
+            lines.append(f"{synced.key}: {change} ({r.rescale_reason or r.error or 'within tolerance'})")
+            lines += [f"  {c.type}={c.status} {c.reason}: {c.message}" for c in r.status.conditions]
+        return "\n".join(lines) or "no HorizontalPodAutoscalers"
+
+    def stop(self) -> None:
+        if self.pods is not None:
+            self.pods.stop()

@@ -1,0 +1,203 @@
+"""Cluster Autoscaler's Prometheus metrics, with CA's names, labels and help (``cluster_autoscaler_*``).
+
+The loop computes the numbers (:class:`~kubetide.cluster.loop.world.LoopMetrics`); this module only
+exports them, so dashboards and alerts written for CA (``cluster_autoscaler_unschedulable_pods_count``,
+``..._failed_scale_ups_total{reason}``, ``..._last_activity{activity}``) work unchanged. Per-group
+gauges only with ``--emit-per-nodegroup-metrics``, as CA.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
+
+from kubetide.cloud.provider import CloudProvider, CloudProviderError, NodeGroup
+from kubetide.cluster.loop.world import LoopResult
+
+__all__ = ["CAMetrics"]
+
+_NS = "cluster_autoscaler"
+# CA's buckets for function_duration_seconds.
+_BUCKETS = (
+    0.01,
+    0.05,
+    0.1,
+    0.5,
+    1.0,
+    2.5,
+    5.0,
+    7.5,
+    10.0,
+    12.5,
+    15.0,
+    17.5,
+    20.0,
+    22.5,
+    25.0,
+    27.5,
+    30.0,
+    50.0,
+    75.0,
+    100.0,
+    1000.0,
+)
+
+
+class CAMetrics:
+    def __init__(self, *, per_nodegroup: bool, registry: CollectorRegistry = REGISTRY) -> None:
+        self.per_nodegroup = per_nodegroup
+        r = registry
+        self.safe = Gauge(
+            "cluster_safe_to_autoscale",
+            "Whether or not cluster is healthy enough for autoscaling. 1 if it is, 0 otherwise.",
+            namespace=_NS,
+            registry=r,
+        )
+        self.nodes = Gauge("nodes_count", "Number of nodes in cluster.", ["state"], namespace=_NS, registry=r)
+        self.groups = Gauge(
+            "node_groups_count",
+            "Number of node groups managed by CA.",
+            ["node_group_type"],
+            namespace=_NS,
+            registry=r,
+        )
+        self.unschedulable = Gauge(
+            "unschedulable_pods_count",
+            "Number of unschedulable pods in the cluster.",
+            namespace=_NS,
+            registry=r,
+        )
+        self.max_nodes = Gauge(
+            "max_nodes_count", "Maximum number of nodes in all node groups", namespace=_NS, registry=r
+        )
+        self.last_activity = Gauge(
+            "last_activity",
+            "Last time certain part of CA logic executed.",
+            ["activity"],
+            namespace=_NS,
+            registry=r,
+        )
+        self.duration = Histogram(
+            "function_duration_seconds",
+            "Time taken by various parts of CA main loop.",
+            ["function"],
+            namespace=_NS,
+            buckets=_BUCKETS,
+            registry=r,
+        )
+        self.errors = Counter(
+            "errors", "The number of CA loops failed due to an error.", ["type"], namespace=_NS, registry=r
+        )
+        self.scaled_up = Counter("scaled_up_nodes", "Number of nodes added by CA.", namespace=_NS, registry=r)
+        self.failed_scale_ups = Counter(
+            "failed_scale_ups",
+            "Number of times scale-up operation has failed.",
+            ["reason"],
+            namespace=_NS,
+            registry=r,
+        )
+        self.scaled_down = Counter(
+            "scaled_down_nodes", "Number of nodes removed by CA.", ["reason"], namespace=_NS, registry=r
+        )
+        self.unneeded = Gauge(
+            "unneeded_nodes_count",
+            "Number of nodes currently considered unneeded by CA.",
+            namespace=_NS,
+            registry=r,
+        )
+        self.group_min = Gauge(
+            "node_group_min_count",
+            "Minimum number of nodes in the node group",
+            ["node_group"],
+            namespace=_NS,
+            registry=r,
+        )
+        self.group_max = Gauge(
+            "node_group_max_count",
+            "Maximum number of nodes in the node group",
+            ["node_group"],
+            namespace=_NS,
+            registry=r,
+        )
+        self.group_target = Gauge(
+            "node_group_target_count",
+            "Target number of nodes in the node group by CA.",
+            ["node_group"],
+            namespace=_NS,
+            registry=r,
+        )
+        self.group_backoff = Gauge(
+            "node_group_backoff_status",
+            "Whether or not node group is backoff for not autoscaling. 1 if it is, 0 otherwise.",
+            ["node_group", "reason"],
+            namespace=_NS,
+            registry=r,
+        )
+        # Series exist from the start (CA registers its counters' labels as they first occur; zeroed
+        # series let rate() and absent() alerts work from the first scrape).
+        for reason in ("empty", "underutilized", "unready"):
+            self.scaled_down.labels(reason=reason)
+        for reason in ("cloudProviderError", "apiCallError", "timeout"):
+            self.failed_scale_ups.labels(reason=reason)
+
+    def loop_started(self, now: float) -> None:
+        self.last_activity.labels(activity="main").set(int(now))
+
+    def loop_finished(self, result: LoopResult, now: float, duration: float, cloud: CloudProvider) -> None:
+        self.duration.labels(function="main").observe(duration)
+        if result.error is not None:
+            self.errors.labels(type="internalError").inc()
+            return
+        self.last_activity.labels(activity="autoscaling").set(int(now))
+        m = result.metrics
+        if m is None:
+            return
+        self.safe.set(1 if m.cluster_safe_to_autoscale else 0)
+        for state, count in m.nodes_by_state.items():
+            self.nodes.labels(state=state).set(count)
+        self.groups.labels(node_group_type="autoscaled").set(m.node_groups)
+        self.groups.labels(node_group_type="autoprovisioned").set(0)
+        self.unschedulable.set(m.unschedulable_pods)
+        self.unneeded.set(m.unneeded_nodes)
+        if m.scaled_up_nodes:
+            self.scaled_up.inc(m.scaled_up_nodes)
+            self.last_activity.labels(activity="scaleUp").set(int(now))
+        for reason, count in m.scaled_down_nodes.items():
+            if count:
+                self.scaled_down.labels(reason=reason).inc(count)
+                self.last_activity.labels(activity="scaleDown").set(int(now))
+        for reason, count in m.failed_scale_ups.items():
+            if count:
+                self.failed_scale_ups.labels(reason=reason).inc(count)
+        self._groups(cloud, result)
+
+    def _groups(self, cloud: CloudProvider, result: LoopResult) -> None:
+        try:
+            groups: Sequence[NodeGroup] = cloud.node_groups()
+        except CloudProviderError:
+            return
+        self.max_nodes.set(sum(g.max_size() for g in groups))
+        if not self.per_nodegroup:
+            return
+        backed_off = _backed_off(result)
+        for g in groups:
+            gid = g.id()
+            self.group_min.labels(node_group=gid).set(g.min_size())
+            self.group_max.labels(node_group=gid).set(g.max_size())
+            with contextlib.suppress(CloudProviderError):  # a failing read leaves the last value
+                self.group_target.labels(node_group=gid).set(g.target_size())
+            reason = backed_off.get(gid)
+            self.group_backoff.labels(node_group=gid, reason=reason or "").set(1 if reason else 0)
+
+
+def _backed_off(result: LoopResult) -> dict[str, str]:
+    """Groups in backoff per the loop's status (their backoff error code)."""
+    out: dict[str, str] = {}
+    if result.status is None:
+        return out
+    for group in result.status.node_groups:
+        if group.scale_up.status == "Backoff":
+            out[group.name] = group.scale_up.backoff_error_code or "Backoff"
+    return out
