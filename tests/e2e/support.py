@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shlex
+import signal
+import socket
 import subprocess
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -69,3 +75,63 @@ class Kubectl:
     def create(self, manifest: dict[str, Any]) -> Any:
         """Creates one object from a manifest and returns it as the server stored it."""
         return json.loads(self("create", "-f", "-", "-o", "json", input=json.dumps(manifest)))
+
+
+def free_port() -> int:
+    """A free loopback port (bound and released: nothing else on this machine asks for it meanwhile)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class KubetideProcess:
+    """One `kubetide run COMPONENT ...` process of a test: its log, its HTTP endpoints, its stop."""
+
+    def __init__(self, name: str, argv: list[str], log_path: Path, port: int) -> None:
+        self.name = name
+        self.port = port
+        self.log_path = log_path
+        self._log = log_path.open("w")
+        self.proc = subprocess.Popen(
+            argv, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True, env={**os.environ}
+        )
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def log(self) -> str:
+        self._log.flush()
+        return self.log_path.read_text()
+
+    def get(self, path: str) -> tuple[int, str]:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=5) as resp:
+                return int(resp.status), resp.read().decode()
+        except urllib.error.HTTPError as err:
+            return int(err.code), err.read().decode()
+
+    def metric(self, name: str, **labels: str) -> float | None:
+        """The value of one sample of `/metrics` (None when absent)."""
+        _, text = self.get("/metrics")
+        for line in text.splitlines():
+            if line.startswith("#") or not line.startswith(name):
+                continue
+            series, _, value = line.rpartition(" ")
+            if series == name or (
+                series.startswith(name + "{") and all(f'{k}="{v}"' in series for k, v in labels.items())
+            ):
+                return float(value)
+        return None
+
+    def stop(self, sig: int = 15, timeout: float = 20.0) -> int:
+        """Send `sig` (SIGTERM by default) and wait for the exit; SIGKILL after `timeout`."""
+        if self.alive():
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, sig)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(10)
+        self._log.close()
+        return int(self.proc.returncode)

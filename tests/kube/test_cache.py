@@ -129,3 +129,36 @@ def test_stop_ends_the_thread() -> None:
     assert inf.wait_synced(5.0)
     inf.stop(timeout=5.0)
     assert inf._thread is not None and not inf._thread.is_alive()
+
+
+PODS = ResourceKind("", "v1", "Pod", "pods", namespaced=True)
+
+
+def test_a_bookmarks_empty_pod_does_not_stop_the_watch() -> None:
+    # A real 1.20 server sends BOOKMARK events whose object is an empty Pod with "containers": null,
+    # which the cache's schema (containers: a list) rejects. The watch must go on past it.
+    api = FakeApi()
+    path = "/api/v1/pods"
+    api.add("GET", path, (200, {"kind": "PodList", "metadata": {"resourceVersion": "10"}, "items": []}))
+    informer: Informer[Any] = Informer(
+        api.rest(), PODS, lambda o: o["metadata"]["name"], backoff=Backoff(base=0.0, jitter=0.0)
+    )
+    bookmark = {
+        "kind": "Pod",
+        "metadata": {"resourceVersion": "20"},
+        "spec": {"containers": None},
+        "status": {},
+    }
+    pod = obj("p", "21")
+    pod["metadata"]["namespace"] = "default"
+    pod["spec"] = {"containers": [{"name": "c"}]}
+    api.add(
+        "WATCH",
+        path,
+        [{"type": "BOOKMARK", "object": bookmark}, {"type": "ADDED", "object": pod}],
+        _stop_after(informer),
+    )
+    informer.run()
+    assert informer.views() == ["p"]
+    watches = [r for r in api.requests if r.url.params.get("watch") == "true"]
+    assert len(watches) == 2 and watches[1].url.params["resourceVersion"] == "21"

@@ -47,6 +47,20 @@ def object_key(obj: Json) -> str:
     return f"{ns}/{meta.get('name')}" if ns else str(meta.get("name"))
 
 
+def _decode_lenient(decoder: Any, raw: Any) -> Any:
+    """Decode with the cache's schema, or, when the object does not fit it (a BOOKMARK's empty Pod has
+    ``"containers": null``; a newer server may add a shape the schema does not expect), as plain JSON.
+
+    A schema error must never stop a watch: the watch would resume from the same resourceVersion and
+    meet the same event forever. The plain object is trimmed like any other, and a view that cannot be
+    built from it is skipped by :meth:`Informer.views`, as every malformed object is.
+    """
+    try:
+        return decoder.decode(raw)
+    except msgspec.ValidationError:
+        return msgspec.json.decode(raw)
+
+
 def _rv(obj: Json) -> str:
     return str((obj.get("metadata") or {}).get("resourceVersion", ""))
 
@@ -228,8 +242,8 @@ class Informer(Generic[V]):
         params: dict[str, str | int] = {**self._params, "limit": self._page_size}
         while True:
             try:
-                page = self._list_decoder.decode(
-                    self.rest.request_bytes("GET", path, params=params, timeout=60.0)
+                page = _decode_lenient(
+                    self._list_decoder, self.rest.request_bytes("GET", path, params=params, timeout=60.0)
                 )
             except KubeStatusError as exc:
                 if exc.status != 410 or "continue" not in params:
@@ -265,8 +279,11 @@ class Informer(Generic[V]):
                 self.kind.path(self.namespace), params, timeout_s + 30.0, on_open=self._opened
             ):
                 event = self._event_decoder.decode(line)
-                decoder = _STATUS if event.type == "ERROR" else self._object_decoder
-                rv = self._apply({"type": event.type, "object": decoder.decode(event.object)}, rv)
+                if event.type == "ERROR":
+                    obj = _STATUS.decode(event.object)
+                else:
+                    obj = _decode_lenient(self._object_decoder, event.object)
+                rv = self._apply({"type": event.type, "object": obj}, rv)
                 if self._stop.is_set():
                     break
         finally:

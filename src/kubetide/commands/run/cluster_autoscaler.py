@@ -171,6 +171,13 @@ class ClusterAutoscalerComponent:
         result = self.driver.tick(now)
         self.last = result
         self.metrics.loop_finished(result, now, time.monotonic() - started, self.provider)
+        log.debug(
+            "loop: scale-up %s, scale-down %s, unneeded %s, unremovable %s",
+            result.scale_up_result or "-",
+            result.scale_down_result or "-",
+            sorted(result.unneeded),
+            dict(sorted(result.unremovable.items())),
+        )
         for ev in result.events:
             log.info(
                 "%s %s: %s",

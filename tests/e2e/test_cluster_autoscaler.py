@@ -1,0 +1,206 @@
+"""The cluster autoscaler against the real control plane, as a user would check it with kubectl.
+
+Pending pods make it add kwok nodes; the real scheduler binds the pods and the node agent runs them.
+When a node's pod fits elsewhere, the node is drained through the eviction API and deleted, but not
+while a PDB allows no disruption of that pod. The status ConfigMap, Events and /metrics show what happened. kubetide runs with
+the ServiceAccount of deploy/rbac, not as admin.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from .support import Kubectl, KubetideProcess
+
+# Shortened timings (CA's defaults are minutes; the README lists these).
+FAST = [
+    "--scan-interval=2s",
+    "--scale-down-unneeded-time=6s",
+    "--scale-down-delay-after-add=0s",
+    "--scale-down-delay-after-delete=0s",
+    "--scale-down-delay-after-failure=5s",
+    "--unremovable-node-recheck-timeout=5s",
+    "--max-pod-eviction-time=5m",
+    "--namespace=kubetide",
+    "--v=4",  # the loop's reasons in the log, for a failing test's reader
+]
+
+
+def cloud_config(tmp_path: Path, group: str, max_size: int = 5) -> Path:
+    config = {
+        "nodeGroups": [
+            {
+                "name": group,
+                "minSize": 0,
+                "maxSize": max_size,
+                "template": {
+                    "metadata": {"labels": {"pool": group}},
+                    "status": {
+                        "allocatable": {"cpu": "2", "memory": "8Gi", "pods": "110"},
+                        "capacity": {"cpu": "2", "memory": "8Gi", "pods": "110"},
+                    },
+                },
+            }
+        ]
+    }
+    path = tmp_path / "cloud.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def deployment(name: str, namespace: str, group: str, replicas: int, cpu: str = "900m") -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {
+                    "nodeSelector": {"pool": group},
+                    "terminationGracePeriodSeconds": 1,
+                    "containers": [
+                        {"name": "main", "image": "nginx", "resources": {"requests": {"cpu": cpu}}}
+                    ],
+                },
+            },
+        },
+    }
+
+
+@pytest.fixture
+def group(kubectl: Kubectl) -> Iterator[str]:
+    """A node group of its own (its nodes are deleted afterwards, whatever the test left)."""
+    name = f"e2e-{uuid.uuid4().hex[:5]}"
+    yield name
+    kubectl("delete", "nodes", "-l", f"kubetide.io/node-group={name}", "--wait=false")
+
+
+@pytest.fixture
+def namespace(kubectl: Kubectl) -> Iterator[str]:
+    name = f"ca-{uuid.uuid4().hex[:6]}"
+    kubectl("create", "namespace", name)
+    yield name
+    kubectl("delete", "namespace", name, "--wait=false")
+
+
+def group_nodes(kubectl: Kubectl, group: str) -> list[dict[str, Any]]:
+    return list(kubectl.json("get", "nodes", "-l", f"kubetide.io/node-group={group}")["items"])
+
+
+def running_pods(kubectl: Kubectl, namespace: str, app: str) -> list[dict[str, Any]]:
+    pods = kubectl.json("-n", namespace, "get", "pods", "-l", f"app={app}")["items"]
+    return [
+        p
+        for p in pods
+        if p["status"].get("phase") == "Running" and not p["metadata"].get("deletionTimestamp")
+    ]
+
+
+def start_ca(
+    kubetide: Callable[..., KubetideProcess], accounts: dict[str, Path], config: Path, group: str, *extra: str
+) -> KubetideProcess:
+    return kubetide(
+        "cluster-autoscaler",
+        "--cloud-provider=kwok",
+        f"--cloud-config={config}",
+        f"--nodes=0:5:{group}",
+        *FAST,
+        *extra,
+        kubeconfig=accounts["cluster-autoscaler"],
+    )
+
+
+def test_scale_up_then_drain_through_a_pdb_and_delete(
+    kubectl: Kubectl,
+    kubetide: Callable[..., KubetideProcess],
+    service_accounts: dict[str, Path],
+    wait_for: Callable[..., Any],
+    tmp_path: Path,
+    group: str,
+    namespace: str,
+) -> None:
+    kubectl.create(deployment("web", namespace, group, replicas=3))
+    kubectl.create(
+        {
+            "apiVersion": "policy/v1beta1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": "web", "namespace": namespace},
+            "spec": {"minAvailable": 2, "selector": {"matchLabels": {"app": "web"}}},
+        }
+    )
+    ca = start_ca(kubetide, service_accounts, cloud_config(tmp_path, group), group, "--leader-elect=false")
+
+    # Scale-up: 3 pods of 900m on 2-CPU nodes need 2 nodes; the scheduler binds, the agent runs them.
+    wait_for(lambda: len(running_pods(kubectl, namespace, "web")) == 3, 120, message="3 web pods running")
+    nodes = group_nodes(kubectl, group)
+    assert len(nodes) == 2, [n["metadata"]["name"] for n in nodes]
+    assert all(n["spec"]["providerID"].startswith(f"kwok://{group}/") for n in nodes)
+    reasons = {e["reason"] for e in kubectl.json("-n", namespace, "get", "events")["items"]}
+    assert "TriggeredScaleUp" in reasons
+    assert (ca.metric("cluster_autoscaler_scaled_up_nodes_total") or 0) >= 2
+
+    # 2 replicas land 1 + 1 (the ReplicaSet removes a pod of the crowded node): one node could go, its
+    # pod fits beside the other. But the PDB (minAvailable 2) allows no disruption: CA leaves both nodes
+    # alone (its pod blocks the node, as CA's drain rules say), loop after loop.
+    kubectl("-n", namespace, "scale", "deployment", "web", "--replicas=2")
+    wait_for(lambda: len(running_pods(kubectl, namespace, "web")) == 2, 60, message="2 web pods running")
+    wait_for(
+        lambda: (
+            kubectl.json("-n", namespace, "get", "pdb", "web").get("status", {}).get("currentHealthy") == 2
+        ),
+        60,
+        message="the PDB sees 2 healthy pods",
+    )
+    first = ca.metric("cluster_autoscaler_last_activity", activity="main") or 0
+    wait_for(
+        lambda: (ca.metric("cluster_autoscaler_last_activity", activity="main") or 0) >= first + 10,
+        60,
+        message="five more loops",
+    )
+    assert len(group_nodes(kubectl, group)) == 2
+    assert not any(
+        t["key"] == "ToBeDeletedByClusterAutoscaler"
+        for n in group_nodes(kubectl, group)
+        for t in n["spec"].get("taints") or []
+    )
+
+    # Relax the PDB: one node is tainted, its pod evicted through the eviction API, the ReplicaSet's
+    # replacement runs on the other node, and the node is deleted.
+    kubectl("-n", namespace, "patch", "pdb", "web", "--type=merge", "-p", '{"spec":{"minAvailable":1}}')
+
+    def draining() -> str | None:
+        for node in group_nodes(kubectl, group):
+            if any(t["key"] == "ToBeDeletedByClusterAutoscaler" for t in node["spec"].get("taints") or []):
+                return str(node["metadata"]["name"])
+        return None
+
+    drained = wait_for(draining, 90, message="a node tainted ToBeDeletedByClusterAutoscaler")
+    wait_for(lambda: len(group_nodes(kubectl, group)) == 1, 120, message="the drained node deleted")
+    wait_for(
+        lambda: len(running_pods(kubectl, namespace, "web")) == 2, 90, message="2 web pods running again"
+    )
+    assert all(p["spec"]["nodeName"] != drained for p in running_pods(kubectl, namespace, "web"))
+
+    node_events = kubectl.json(
+        "get", "events", "-n", "default", "--field-selector", f"involvedObject.name={drained}"
+    )
+    assert "ScaleDown" in {e["reason"] for e in node_events["items"]}
+    assert (ca.metric("cluster_autoscaler_scaled_down_nodes_total", reason="underutilized") or 0) >= 1
+    status = kubectl.json("-n", "kubetide", "get", "configmap", "cluster-autoscaler-status")
+    assert "cluster-autoscaler.kubernetes.io/last-updated" in status["metadata"]["annotations"]
+    document = yaml.safe_load(status["data"]["status"])
+    groups = {g["name"]: g for g in document["nodeGroups"]}
+    assert groups[group]["health"]["cloudProviderTarget"] == 1
+    assert document["clusterWide"]["health"]["status"] == "Healthy"
+    status_code, body = ca.get("/health-check")
+    assert status_code == 200, body
+    assert ca.alive()
