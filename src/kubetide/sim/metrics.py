@@ -61,22 +61,21 @@ class Load:
 
 class UniformSamples(Mapping[str, PodMetric]):
     """One scrape's samples of a workload: every Ready pod has the same usage, every other Running pod
-    the base usage. O(1) to build per scrape; its key set is shared while the pods don't change."""
+    the base usage. O(1) to build per scrape; its key set is shared while the pods don't change.
 
-    __slots__ = ("_base", "_names", "_ready", "_sample", "_unready_count")
+    ``names`` maps each Running pod to whether it counts as Ready, the Ready pods first (both parts in
+    the workload's pod order), and ``ready_count`` says how many lead. Keys iterate in that order and
+    ``values()`` lists the samples in the same order, so ``zip(keys(), values())`` pairs each pod with
+    its own sample, and nothing here iterates a set (whose order of strings changes with
+    PYTHONHASHSEED from one process to the next)."""
 
-    def __init__(
-        self, names: frozenset[str], ready: frozenset[str], sample: PodMetric, base: PodMetric
-    ) -> None:
-        self._names, self._ready, self._sample, self._base = names, ready, sample, base
-        self._unready_count = len(names) - len(ready)
+    __slots__ = ("_base", "_names", "_ready_count", "_sample")
+
+    def __init__(self, names: dict[str, bool], ready_count: int, sample: PodMetric, base: PodMetric) -> None:
+        self._names, self._ready_count, self._sample, self._base = names, ready_count, sample, base
 
     def __getitem__(self, name: str) -> PodMetric:
-        if name in self._ready:
-            return self._sample
-        if name in self._names:
-            return self._base
-        raise KeyError(name)
+        return self._sample if self._names[name] else self._base
 
     def __contains__(self, name: object) -> bool:
         return name in self._names
@@ -88,13 +87,12 @@ class UniformSamples(Mapping[str, PodMetric]):
         return len(self._names)
 
     def keys(self) -> KeysView[str]:
-        # A frozenset is a set-like view of the keys; set algebra on it stays in C.
-        return cast(KeysView[str], self._names)
+        # A dict's keys view is ordered and set-like: set algebra on it stays in C.
+        return self._names.keys()
 
     def values(self) -> ValuesView[PodMetric]:
-        return cast(
-            ValuesView[PodMetric], [self._sample] * len(self._ready) + [self._base] * self._unready_count
-        )
+        ready = self._ready_count
+        return cast(ValuesView[PodMetric], [self._sample] * ready + [self._base] * (len(self._names) - ready))
 
 
 @dataclass
@@ -117,9 +115,9 @@ class MetricsPipeline:
         # an Object metric is the metric of one object, so two objects' metrics of one name differ.
         self.values: dict[tuple[str, str, str], float] = {}
         self.external_labels: dict[str, list[tuple[Mapping[str, str], float]]] = {}
-        # By key: (the workload, its version, Running names, Ready names). The workload itself is kept
-        # because a workload deleted and applied again has the same key and restarts its versions.
-        self._name_cache: dict[str, tuple[Workload, int, frozenset[str], frozenset[str]]] = {}
+        # By key: (the workload, its version, Running names -> Ready, Ready count). The workload itself
+        # is kept because a workload deleted and applied again has the same key and restarts its versions.
+        self._name_cache: dict[str, tuple[Workload, int, dict[str, bool], int]] = {}
 
     # --- scraping -------------------------------------------------------------------------------
 
@@ -141,30 +139,33 @@ class MetricsPipeline:
                 if feed.kind == "External":
                     self.external_labels.setdefault(feed.name, []).append((feed.labels, value))
 
-    def _names(self, workload: Workload) -> tuple[frozenset[str], frozenset[str]]:
-        """(Running, Ready) pod names, recomputed only when the workload's pods change."""
+    def _names(self, workload: Workload) -> tuple[dict[str, bool], int]:
+        """Running pod names -> Ready, the Ready ones first, each part in the workload's pod order; and
+        the number of Ready pods. Recomputed only when the workload's pods change."""
         cached = self._name_cache.get(workload.key)
         if cached is not None and cached[0] is workload and cached[1] == workload.version:
             return cached[2], cached[3]
-        running = frozenset(p.spec.name for p in workload.pods.values() if p.phase == "Running")
-        ready = frozenset(p.spec.name for p in workload.pods.values() if p.phase == "Running" and p.ready)
-        self._name_cache[workload.key] = (workload, workload.version, running, ready)
-        return running, ready
+        running = [p for p in workload.pods.values() if p.phase == "Running"]
+        names = {p.spec.name: True for p in running if p.ready}
+        ready = len(names)
+        names.update((p.spec.name, False) for p in running if not p.ready)
+        self._name_cache[workload.key] = (workload, workload.version, names, ready)
+        return names, ready
 
     def _scrape_workload(self, workload: Workload, load: Load | None, now: float) -> _Scrape:
         running, ready = self._names(workload)
-        scrape = _Scrape(ready=len(ready))
+        scrape = _Scrape(ready=ready)
         rps = max(load.rps.at(now), 0.0) if load is not None else 0.0
         scrape.rps = rps
         base = load.base_cpu if load is not None else 0
-        share = milli(rps * load.cpu_per_request / len(ready)) if load is not None and ready else 0
+        share = milli(rps * load.cpu_per_request / ready) if load is not None and ready else 0
         window = self.window
         scrape.cpu = UniformSamples(
             running, ready, PodMetric(base + share, now, window), PodMetric(base, now, window)
         )
         if load is not None and load.memory is not None:
             sample = PodMetric(load.memory * 1000, now, window)
-            scrape.memory = UniformSamples(running, running, sample, sample)
+            scrape.memory = UniformSamples(running, len(running), sample, sample)
         if ready:
             request = workload.template.view.requests[CPU]
             if request > 0:
@@ -172,9 +173,7 @@ class MetricsPipeline:
         if load is not None:
             for feed in load.feeds:
                 if feed.kind == "Pods":
-                    per_pod = (
-                        feed.series.at(now) if feed.series is not None else rps / max(len(ready), 1)
-                    ) * 1000
+                    per_pod = (feed.series.at(now) if feed.series is not None else rps / max(ready, 1)) * 1000
                     scrape.per_pod[feed.name] = UniformSamples(
                         running, ready, PodMetric(milli(per_pod), now, window), PodMetric(0, now, window)
                     )
