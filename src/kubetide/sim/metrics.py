@@ -148,7 +148,8 @@ class MetricsPipeline:
         running = [p for p in workload.pods.values() if p.phase == "Running"]
         names = {p.spec.name: True for p in running if p.ready}
         ready = len(names)
-        names.update((p.spec.name, False) for p in running if not p.ready)
+        if ready < len(running):
+            names.update((p.spec.name, False) for p in running if not p.ready)
         self._name_cache[workload.key] = (workload, workload.version, names, ready)
         return names, ready
 
