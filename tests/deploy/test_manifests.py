@@ -1,0 +1,57 @@
+"""deploy/: the kustomize bases read (every listed file exists and parses), the CRD is the packaged one,
+and every kubetide pod is marked safe-to-evict false with two replicas under leader election."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "deploy"
+
+
+def _docs(path: Path) -> list[dict]:
+    return [d for d in yaml.safe_load_all(path.read_text()) if d]
+
+
+def test_kustomizations_list_files_that_exist_and_parse() -> None:
+    for kustomization in (DEPLOY / "kustomization.yaml", DEPLOY / "rbac" / "kustomization.yaml"):
+        spec = yaml.safe_load(kustomization.read_text())
+        # kubectl 1.20's built-in kustomize (v2.0.3) knows resources and bases, not patches or labels.
+        assert set(spec) <= {"resources", "bases"}
+        for entry in spec.get("resources", []):
+            assert _docs(kustomization.parent / entry), entry
+        for base in spec.get("bases", []):
+            assert (kustomization.parent / base / "kustomization.yaml").exists()
+
+
+def test_the_crd_is_the_packaged_one() -> None:
+    packaged = (
+        ROOT / "src" / "kubetide" / "data" / "crd-horizontalpodautoscalers.autoscaling.kubetide.io.yaml"
+    )
+    assert (DEPLOY / "rbac" / "crd-horizontalpodautoscalers.yaml").read_text() == packaged.read_text()
+
+
+def test_deployments_run_two_replicas_not_evicted_by_the_autoscaler() -> None:
+    for name in ("cluster-autoscaler", "hpa", "escalator"):
+        (deployment,) = _docs(DEPLOY / f"{name}.yaml")
+        assert deployment["kind"] == "Deployment"
+        assert deployment["spec"]["replicas"] == 2
+        template = deployment["spec"]["template"]
+        assert (
+            template["metadata"]["annotations"]["cluster-autoscaler.kubernetes.io/safe-to-evict"] == "false"
+        )
+        assert template["spec"]["serviceAccountName"] == f"kubetide-{name}"
+        args = template["spec"]["containers"][0]["args"]
+        assert not any(a.startswith("--leader-elect=false") for a in args)
+
+
+def test_deployment_args_are_valid_command_lines() -> None:
+    from kubetide.commands.run import cluster_autoscaler, hpa
+    from kubetide.commands.run.settings import parse_line
+
+    for name, module in (("cluster-autoscaler", cluster_autoscaler), ("hpa", hpa)):
+        (deployment,) = _docs(DEPLOY / f"{name}.yaml")
+        args = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+        assert parse_line(args, module.REGISTRY).problems == [], name
