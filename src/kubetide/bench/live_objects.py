@@ -4,7 +4,7 @@ Each pod looks like a Deployment's pod on a busy cluster: two or three container
 commands, env, probes, mounts, requests and limits; labels, annotations (with kubectl's
 last-applied configuration), an owner reference, managed fields, four status conditions and
 container statuses. About 7 KB of JSON each, close to what ``kubectl get pod -o json`` prints. One
-pod in ten is pending with kube-scheduler's ``Unschedulable`` message. Nodes carry the images list
+pod in thirty (1,000) is pending with kube-scheduler's ``Unschedulable`` message. Nodes carry the images list
 and managed fields the kubelet writes, which the cache trims.
 """
 
@@ -66,7 +66,7 @@ def _container(app: str, k: int, cpu: str, mem: str) -> dict[str, Any]:
 def _pod(i: int, nodes: int) -> dict[str, Any]:
     app = f"app-{i % 300}"
     rs = f"{app}-7d9f8b6c5"
-    pending = i % 10 == 9
+    pending = i % 30 == 29  # 1,000 of 30,000: CA's scalability scenario
     n_containers = 2 + i % 2
     containers = [
         _container(app, k, f"{100 + 50 * (i % 7)}m", f"{128 * (1 + i % 4)}Mi") for k in range(n_containers)
