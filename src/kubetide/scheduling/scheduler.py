@@ -67,8 +67,13 @@ class Scheduler:
     def __init__(self, seed: int = 0) -> None:
         self.rng = random.Random(seed)
 
-    def schedule(self, snap: ClusterSnapshot, pods: Iterable[Pod]) -> ScheduleResult:
-        """Bind what fits (in queue order) into ``snap``; explain the rest."""
+    def schedule(self, snap: ClusterSnapshot, pods: Iterable[Pod], *, explain: bool = True) -> ScheduleResult:
+        """Bind what fits (in queue order) into ``snap``; explain the rest.
+
+        ``explain=False`` skips the ``FitError`` message (a per-node diagnosis and preemption dry run)
+        for callers that only need to know what fits, such as CA's filter of schedulable pods: the
+        unschedulable pods come back with an empty message.
+        """
         checker = FitChecker(snap)
         placements: list[Placement] = []
         pending: list[Unschedulable] = []
@@ -101,7 +106,9 @@ class Scheduler:
                 placements.append(Placement(pod, snap.name(slot)))
                 continue
             run.reset()
-            verdict = explain(snap, checker, facts, pod)
+            verdict = (
+                explain_unschedulable(snap, checker, facts, pod) if explain else Unschedulable(pod, "", ())
+            )
             if checker.is_simple(facts):
                 failed[facts] = verdict
             pending.append(verdict)
@@ -184,7 +191,9 @@ def least_allocated(snap: ClusterSnapshot, pod: Pod, nodes: NDArray[np.intp]) ->
     return result
 
 
-def explain(snap: ClusterSnapshot, checker: FitChecker, facts: PodFacts, pod: Pod) -> Unschedulable:
+def explain_unschedulable(
+    snap: ClusterSnapshot, checker: FitChecker, facts: PodFacts, pod: Pod
+) -> Unschedulable:
     """The ``FitError`` for a pod that fits no node, with the preemption dry run's verdict."""
     nodes = snap.active_indices()
     failures = checker.diagnose(facts, nodes)

@@ -83,7 +83,7 @@ def estimation_node(template: NodeTemplate, name: str) -> NodeView:
 def filter_out_schedulable(scheduler: Scheduler, snapshot: ClusterSnapshot, pending: list[Pod]) -> list[Pod]:
     if not pending or snapshot.num_active() == 0:
         return pending
-    res = scheduler.schedule(snapshot, pending)
+    res = scheduler.schedule(snapshot, pending, explain=False)  # only what fits matters here
     placed = {id(p.pod) for p in res.placements}
     return [p for p in pending if id(p) not in placed]
 
