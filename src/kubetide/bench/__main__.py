@@ -20,10 +20,12 @@ SUITES: dict[str, str] = {
     "scheduling": "kubetide.bench.scheduling",
     "sim": "kubetide.bench.sim",
 }
+# Suites that need a running cluster (``make cluster-up``): named explicitly, not part of ``all``.
+CLUSTER_SUITES: dict[str, str] = {"live-server": "kubetide.bench.live_server"}
 
 
 def _load(name: str) -> Callable[[], list[dict[str, Any]]]:
-    run: Callable[[], list[dict[str, Any]]] = importlib.import_module(SUITES[name]).run
+    run: Callable[[], list[dict[str, Any]]] = importlib.import_module({**SUITES, **CLUSTER_SUITES}[name]).run
     return run
 
 
@@ -52,7 +54,7 @@ def _fmt(seconds: float) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m kubetide.bench", description=__doc__)
-    parser.add_argument("suite", choices=[*SUITES, "all"])
+    parser.add_argument("suite", choices=[*SUITES, *CLUSTER_SUITES, "all"])
     parser.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
     args = parser.parse_args(argv)
     names = list(SUITES) if args.suite == "all" else [args.suite]
