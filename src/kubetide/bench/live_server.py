@@ -10,6 +10,7 @@ machine that also runs the API server and etcd.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -75,10 +76,8 @@ def run() -> list[dict[str, Any]]:
         with ThreadPoolExecutor(8) as pool:
 
             def delete(i: int) -> None:
-                try:
+                with contextlib.suppress(KubeStatusError):  # already gone
                     rest.request("DELETE", f"/api/v1/nodes/bench-{i:04d}")
-                except KubeStatusError:
-                    pass  # already gone
 
             list(pool.map(delete, range(NODES)))
     return [
