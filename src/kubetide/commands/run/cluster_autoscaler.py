@@ -25,7 +25,7 @@ from kubetide.commands.run.common import connect, exit_invalid, start_caches
 from kubetide.commands.run.help import render_help
 from kubetide.commands.run.logs import configure_logging
 from kubetide.commands.run.runtime import HealthLimits, Runtime
-from kubetide.commands.run.settings import LeaderElection, leader_flags, live_flags, parse_line, settings_from
+from kubetide.commands.run.settings import leader_flags, leader_from, live_flags, parse_line, settings_from
 from kubetide.kube.actuation import KubeClusterPort
 from kubetide.kube.ca_metrics import CAMetrics
 from kubetide.kube.client import KubeAccessError
@@ -83,14 +83,8 @@ def main(argv: Sequence[str]) -> None:
     if problems:
         exit_invalid(COMPONENT, problems)
     options = AutoscalingOptions.from_flags({k: v for k, v in values.items() if k in CA_FLAGS})
-    leader = LeaderElection(
-        enabled=bool(values["leader-elect"]),
-        name=str(values["leader-elect-resource-name"]),
-        namespace=options.namespace,
-        lease_duration=float(values["leader-elect-lease-duration"]),
-        renew_deadline=float(values["leader-elect-renew-deadline"]),
-        retry_period=float(values["leader-elect-retry-period"]),
-    )
+    # CA keeps its Lease in --namespace.
+    leader = leader_from(values, name_flag="leader-elect-resource-name", namespace=options.namespace)
     settings = settings_from(COMPONENT, parsed, address=options.address, leader=leader)
     configure_logging(settings.logging_format, settings.verbosity, COMPONENT)
     rest = connect(COMPONENT, settings.kubeconfig)

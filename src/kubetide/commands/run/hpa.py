@@ -19,7 +19,7 @@ from kubetide.commands.run.common import connect, exit_invalid, start_caches
 from kubetide.commands.run.help import render_help
 from kubetide.commands.run.logs import configure_logging
 from kubetide.commands.run.runtime import HealthLimits, Runtime
-from kubetide.commands.run.settings import LeaderElection, leader_flags, live_flags, parse_line, settings_from
+from kubetide.commands.run.settings import leader_flags, leader_from, live_flags, parse_line, settings_from
 from kubetide.hpa.config import HPAConfig
 from kubetide.hpa.driver import HPADriver, Synced
 from kubetide.hpa.ports import MetricsSource
@@ -148,13 +148,8 @@ def main(argv: Sequence[str]) -> None:
         initial_readiness_delay=float(v["horizontal-pod-autoscaler-initial-readiness-delay"]),
         sync_period=float(v["horizontal-pod-autoscaler-sync-period"]),
     )
-    leader = LeaderElection(
-        enabled=bool(v["leader-elect"]),
-        name=str(v["leader-elect-resource-name"]),
-        namespace=str(v["leader-elect-resource-namespace"]),
-        lease_duration=float(v["leader-elect-lease-duration"]),
-        renew_deadline=float(v["leader-elect-renew-deadline"]),
-        retry_period=float(v["leader-elect-retry-period"]),
+    leader = leader_from(
+        v, name_flag="leader-elect-resource-name", namespace=str(v["leader-elect-resource-namespace"])
     )
     settings = settings_from(COMPONENT, parsed, address=str(v["address"]), leader=leader)
     configure_logging(settings.logging_format, settings.verbosity, "hpa")

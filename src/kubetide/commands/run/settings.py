@@ -15,7 +15,16 @@ from typing import Any
 from kubetide.cluster.flags import FlagSpec, parse_flags, value_from_text
 from kubetide.commands.goflags import tokenize
 
-__all__ = ["LeaderElection", "LiveSettings", "ParsedLine", "leader_flags", "live_flags", "parse_line"]
+__all__ = [
+    "LeaderElection",
+    "LiveSettings",
+    "ParsedLine",
+    "leader_flags",
+    "leader_from",
+    "live_flags",
+    "parse_line",
+    "settings_from",
+]
 
 
 def _positive(value: Any) -> str | None:
@@ -66,6 +75,18 @@ class LeaderElection:
     lease_duration: float
     renew_deadline: float
     retry_period: float
+
+
+def leader_from(values: Mapping[str, Any], *, name_flag: str, namespace: str) -> LeaderElection:
+    """The leader election settings of a parsed line (the flags of :func:`leader_flags`)."""
+    return LeaderElection(
+        enabled=bool(values["leader-elect"]),
+        name=str(values[name_flag]),
+        namespace=namespace,
+        lease_duration=float(values["leader-elect-lease-duration"]),
+        renew_deadline=float(values["leader-elect-renew-deadline"]),
+        retry_period=float(values["leader-elect-retry-period"]),
+    )
 
 
 @dataclass(frozen=True, slots=True)
