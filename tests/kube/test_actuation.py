@@ -14,7 +14,7 @@ from kubetide.model.api import ApiError, EvictionOutcome, NotFoundError
 from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import Taint
 
-from .fakeapi import FakeApi, obj, status
+from .fake_apiserver import FakeApi, obj, status
 
 NODE = "/api/v1/nodes/n1"
 EVICT = "/api/v1/namespaces/web/pods/p1/eviction"

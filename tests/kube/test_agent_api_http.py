@@ -10,7 +10,7 @@ import pytest
 from kubetide.kube.agent.api import ApiError, LightkubeAgentApi
 from kubetide.kube.agent.nodes import lease_for
 
-from .http_fake import client_for, status
+from .fake_lightkube import client_for, status
 
 NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "uid": "u1", "resourceVersion": "5"}}
 

@@ -10,7 +10,7 @@ from kubetide.kube.cache import Informer
 from kubetide.kube.discovery import ResourceKind
 from kubetide.kube.rest import Backoff
 
-from .fakeapi import FakeApi, obj, status
+from .fake_apiserver import FakeApi, obj, status
 
 NODES = ResourceKind("", "v1", "Node", "nodes", namespaced=False)
 PATH = "/api/v1/nodes"

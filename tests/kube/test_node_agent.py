@@ -11,7 +11,7 @@ from kubetide.kube.agent.agent import NodeAgent
 from kubetide.kube.agent.api import ApiError
 from kubetide.kube.agent.timefmt import format_time, parse_time
 
-from .fake_api import FakeAgentApi
+from .fake_agent_api import FakeAgentApi
 
 T0 = 1_800_000_000.0
 

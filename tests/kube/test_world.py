@@ -8,7 +8,7 @@ from kubetide.kube.discovery import ServedVersions
 from kubetide.kube.world import CAWorldSource, pdb_from_manifest
 from kubetide.model.pod import Pod
 
-from .fakeapi import FakeApi, obj
+from .fake_apiserver import FakeApi, obj
 
 
 def _pdb(selector: Any, allowed: int = 1) -> dict[str, Any]:
