@@ -24,6 +24,8 @@ def main() -> None:
       kubetide simulate examples/cluster-autoscaler.yaml  the Cluster Autoscaler failing over a stockout
       kubetide hpa explain examples/hpa-explain.yaml      why an HPA decides what it decides
       kubetide validate my-scenario.yaml                  every problem with its field path
+      kubetide scenario from-cluster > mine.yaml          simulate your own cluster
+      kubetide run cluster-autoscaler --help              live mode: CA, hpa, escalator on a cluster
     """
 
 
