@@ -1,0 +1,287 @@
+"""``kubetide run escalator``: the batch autoscaler (Escalator's loop) against a real cluster.
+
+Takes Escalator's command line (``cmd/main.go``'s flag names and defaults: ``--nodegroups``,
+``--address :8080``, ``--scaninterval 60s``, ``--drymode``, ``--loglevel``/``-v``, ``--logfmt``,
+``--cloud-provider``, the ``--leader-elect*`` flags) plus kubetide's live flags (``--cloud-config``,
+``--dry-run``, ``--once``, ``--logging-format``), reads Escalator's ``node_groups:`` file, and runs
+:class:`~kubetide.escalator.driver.EscalatorDriver` every scan interval with the shared
+:class:`~kubetide.commands.run.runtime.Runtime`: watch caches of nodes and pods for the world, the live
+cluster port and the kwok provider behind the leader guard (and the dry-run wrapper), Escalator's
+metrics on ``/metrics``, one log line per decision. Bad flags and every problem of the files: exit 2.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kubetide.cloud.provider import CloudProvider
+from kubetide.cloud.providers.kwok import KwokConfigError, build_kwok_provider, load_cloud_config
+from kubetide.cluster.flags import FlagSpec
+from kubetide.commands.run.common import connect, exit_invalid, start_caches
+from kubetide.commands.run.help import render_help
+from kubetide.commands.run.logs import configure_logging
+from kubetide.commands.run.runtime import HealthLimits, Runtime
+from kubetide.commands.run.settings import LeaderElection, leader_flags, live_flags, parse_line, settings_from
+from kubetide.escalator import EscalatorDriver, NodeGroupOptions, TickResult
+from kubetide.escalator.config import node_group_from_yaml, validate_node_group
+from kubetide.kube.actuation import KubeClusterPort
+from kubetide.kube.client import KubeAccessError
+from kubetide.kube.dryrun import DryRunCloud
+from kubetide.kube.escalator_metrics import EscalatorMetrics
+from kubetide.kube.escalator_world import EscalatorCaches
+from kubetide.kube.events import EventRecorder, uid_lookup
+from kubetide.kube.guard import LeaderGuardedCloud, LeaderGuardedPort
+from kubetide.kube.metrics import DRY_RUN_ACTIONS
+from kubetide.kube.rest import Rest
+
+__all__ = ["REGISTRY", "load_node_groups", "main"]
+
+COMPONENT = "escalator"
+PROVIDERS = ("kwok",)
+log = logging.getLogger("kubetide.escalator")
+
+
+def _positive(value: Any) -> str | None:
+    return "must be > 0" if value <= 0 else None
+
+
+_OWN: list[FlagSpec] = [
+    FlagSpec("nodegroups", "string", "", "Config file for nodegroups (Escalator's node_groups: YAML)"),
+    FlagSpec("address", "string", ":8080", "Address to listen to for /metrics and /health-check"),
+    FlagSpec(
+        "scaninterval",
+        "duration",
+        60.0,
+        "How often cluster is reevaluated for scale up or down",
+        check=_positive,
+    ),
+    FlagSpec("loglevel", "int", 4, "logrus level: 4 info, 5 debug (3 warn, 2 error)"),
+    FlagSpec(
+        "logfmt",
+        "string",
+        "ascii",
+        "Set the format of logging output (json, ascii)",
+        choices=("ascii", "json"),
+    ),
+    FlagSpec(
+        "cloud-provider", "string", "aws", "Cloud provider to use: kwok (aws comes with the AWS provider)"
+    ),
+    FlagSpec("aws-assume-role-arn", "string", "", "AWS role arn to assume (aws cloud provider only)"),
+    FlagSpec("cloud-config", "string", "", "the kwok provider's node groups file"),
+]
+_LIVE: list[FlagSpec] = [
+    *live_flags(dry_run_alias="drymode"),
+    *leader_flags(
+        enabled=False,
+        name_flag="leader-elect-config-name",
+        name="escalator-leader-elect",
+        namespace_flag="leader-elect-config-namespace",
+        namespace="kube-system",
+    ),
+]
+REGISTRY: dict[str, FlagSpec] = {s.name: s for s in [*_OWN, *_LIVE]}
+USAGE = "kubetide run escalator --nodegroups FILE [FLAGS]"
+INTRO = (
+    "Escalator's loop against the cluster kubectl would use, with Escalator's flags and node groups\n"
+    "file. --cloud-provider=kwok --cloud-config=FILE scales groups of Node objects kubetide creates\n"
+    "(the groups are matched by cloud_provider_group_name); its state ConfigMap lives in\n"
+    "--leader-elect-config-namespace. Run `kubetide node-agent` beside it."
+)
+# The keys a validation message can start with, to name the field it is about.
+_KEYS = (*NodeGroupOptions.__dataclass_fields__, "aws.lifecycle")
+
+
+def _field_of(message: str) -> str:
+    first = message.split(" ", 1)[0].rstrip(":")
+    return f".{first}" if first in _KEYS else ""
+
+
+def load_node_groups(path: str) -> tuple[list[NodeGroupOptions], list[tuple[str, str]]]:
+    """The validated groups of Escalator's node groups file, and every problem with its path."""
+    where = f"--nodegroups {path}"
+    try:
+        doc = yaml.safe_load(Path(path).read_text())
+    except OSError as exc:
+        return [], [(where, f"cannot read: {exc.strerror or exc}")]
+    except yaml.YAMLError as exc:
+        return [], [(where, f"not valid YAML: {exc}")]
+    entries = doc.get("node_groups") if isinstance(doc, dict) else None
+    if not isinstance(entries, list) or not entries:
+        return [], [(f"{where}: node_groups", "must be a non-empty list of node groups")]
+    groups: list[NodeGroupOptions] = []
+    problems: list[tuple[str, str]] = []
+    names: dict[str, int] = {}
+    for i, entry in enumerate(entries):
+        at = f"{where}: node_groups[{i}]"
+        if not isinstance(entry, dict):
+            problems.append((at, f"must be a mapping, got {entry!r}"))
+            continue
+        try:
+            group = node_group_from_yaml(entry)
+        except ValueError as exc:
+            key, _, what = str(exc).partition(": ")
+            problems.append((f"{at}.{key}", what))
+            continue
+        problems += [(f"{at}{_field_of(m)}", m) for m in validate_node_group(group)]
+        if group.name and group.name in names:
+            problems.append((f"{at}.name", f"{group.name!r} is also node_groups[{names[group.name]}]"))
+        names.setdefault(group.name, i)
+        groups.append(group)
+    return groups, problems
+
+
+def _provider_problems(values: dict[str, Any], groups: Sequence[NodeGroupOptions]) -> list[tuple[str, str]]:
+    provider = values["cloud-provider"]
+    if provider == "aws":
+        return [("cloud-provider", "aws is not available yet: it comes with the AWS provider; use kwok")]
+    problems: list[tuple[str, str]] = []
+    if values["aws-assume-role-arn"]:
+        problems.append(("aws-assume-role-arn", "only usable with --cloud-provider=aws"))
+    if provider not in PROVIDERS:
+        return [*problems, ("cloud-provider", f"{provider!r} is not available: use one of kwok")]
+    if not values["cloud-config"]:
+        return [
+            *problems,
+            ("cloud-config", "the kwok provider needs its node groups file (--cloud-config FILE)"),
+        ]
+    try:
+        known = {g.name for g in load_cloud_config(values["cloud-config"])}
+    except KwokConfigError as exc:
+        return [*problems, *[("cloud-config", str(e)) for e in exc.errors]]
+    except OSError as exc:
+        return [*problems, ("cloud-config", f"cannot read: {exc}")]
+    for i, g in enumerate(groups):
+        if g.cloud_provider_group_name and g.cloud_provider_group_name not in known:
+            problems.append(
+                (
+                    f"--nodegroups {values['nodegroups']}: node_groups[{i}].cloud_provider_group_name",
+                    f"{g.cloud_provider_group_name!r} is not a group of --cloud-config"
+                    f" (it has: {', '.join(sorted(known)) or 'none'})",
+                )
+            )
+    return problems
+
+
+def _log_level(loglevel: int) -> int:
+    """logrus levels (0 panic ... 4 info, 5 debug, 6 trace) as Python's."""
+    if loglevel >= 5:
+        return logging.DEBUG
+    return {4: logging.INFO, 3: logging.WARNING}.get(loglevel, logging.ERROR)
+
+
+def main(argv: Sequence[str]) -> None:
+    parsed = parse_line(argv, REGISTRY)
+    if parsed.help:
+        print(render_help(USAGE, INTRO, REGISTRY))
+        return
+    values = parsed.values
+    problems = list(parsed.problems)
+    # Escalator's -v is --loglevel (logrus), not klog's verbosity.
+    loglevel = int(parsed.logging["v"]) if parsed.logging.get("v", "").isdigit() else int(values["loglevel"])
+    groups: list[NodeGroupOptions] = []
+    if not values["nodegroups"]:
+        problems.append(("nodegroups", "required: Escalator's node groups file"))
+    else:
+        groups, file_problems = load_node_groups(str(values["nodegroups"]))
+        problems += file_problems
+    problems += _provider_problems(values, groups)
+    if problems:
+        exit_invalid(COMPONENT, problems)
+    leader = LeaderElection(
+        enabled=bool(values["leader-elect"]),
+        name=str(values["leader-elect-config-name"]),
+        namespace=str(values["leader-elect-config-namespace"]),
+        lease_duration=float(values["leader-elect-lease-duration"]),
+        renew_deadline=float(values["leader-elect-renew-deadline"]),
+        retry_period=float(values["leader-elect-retry-period"]),
+    )
+    settings = settings_from(
+        COMPONENT, parsed, address=str(values["address"]), leader=leader, dry_run_alias="drymode"
+    )
+    fmt = "json" if "json" in (values["logfmt"], values["logging-format"]) else "text"
+    configure_logging(fmt, 0, COMPONENT)
+    logging.getLogger().setLevel(_log_level(loglevel))
+    rest = connect(COMPONENT, settings.kubeconfig)
+    try:
+        # The kwok state ConfigMap beside the Lease: Escalator has no --namespace, and deploy/ grants
+        # the ServiceAccount ConfigMaps in that namespace only.
+        provider: CloudProvider = build_kwok_provider(
+            str(values["cloud-config"]),
+            (),
+            namespace=leader.namespace,
+            kubeconfig=settings.kubeconfig,
+            dry_run=settings.dry_run,
+        )
+    except KwokConfigError as exc:
+        exit_invalid(COMPONENT, [("cloud-config", str(e)) for e in exc.errors])
+    except KubeAccessError as exc:
+        print(f"kubetide run {COMPONENT}: {exc}", file=sys.stderr)
+        sys.exit(1)
+    runtime = Runtime(settings, rest, HealthLimits())
+    component = EscalatorComponent(rest, groups, provider, runtime, period=float(values["scaninterval"]))
+    sys.exit(runtime.run(component))
+
+
+class EscalatorComponent:
+    """The caches, ports and driver of one Escalator process."""
+
+    def __init__(
+        self,
+        rest: Rest,
+        groups: Sequence[NodeGroupOptions],
+        provider: CloudProvider,
+        runtime: Runtime,
+        *,
+        period: float,
+    ) -> None:
+        self.rest, self.groups, self.runtime, self.period = rest, tuple(groups), runtime, period
+        self.dry_run = runtime.settings.dry_run
+        cloud = DryRunCloud(provider, COMPONENT) if self.dry_run else provider
+        self.cloud = LeaderGuardedCloud(cloud, runtime.may_act)
+        self.metrics = EscalatorMetrics()
+        self.caches: EscalatorCaches | None = None
+        self.driver: EscalatorDriver | None = None
+        self.last: TickResult | None = None
+
+    def start(self, stop: threading.Event) -> bool:
+        versions, caches = start_caches(COMPONENT, self.rest, stop, lambda v: EscalatorCaches(self.rest, v))
+        if caches is None:
+            return False
+        self.caches = caches
+        recorder = EventRecorder(self.rest, COMPONENT, uid_of=uid_lookup(caches.node_cache, caches.pod_cache))
+        port = KubeClusterPort(
+            self.rest, versions, component=COMPONENT, dry_run=self.dry_run, events=recorder
+        )
+        guarded = LeaderGuardedPort(port, self.runtime.may_act)
+        self.driver = EscalatorDriver(self.groups, caches, guarded, self.cloud, dry_run=self.dry_run)
+        return True
+
+    def tick(self, now: float) -> None:
+        assert self.driver is not None
+        result = self.driver.tick(now)
+        self.last = result
+        self.metrics.update(result.metrics, result.observations)
+        for action in result.dry_run_actions:
+            DRY_RUN_ACTIONS.labels(component=COMPONENT, action=str(action.kind)).inc()
+        for line in result.log_lines():
+            log.info("%s", line)
+        for error in result.errors:
+            if not error.startswith("nodegroup "):  # a group's errors are among its log lines
+                log.warning("%s", error)
+
+    def report(self) -> str:
+        r = self.last
+        if r is None:
+            return "no loop ran"
+        return "\n".join(r.log_lines() or ("no node groups",))
+
+    def stop(self) -> None:
+        if self.caches is not None:
+            self.caches.stop()
