@@ -48,10 +48,10 @@ def test_deployments_run_two_replicas_not_evicted_by_the_autoscaler() -> None:
 
 
 def test_deployment_args_are_valid_command_lines() -> None:
-    from kubetide.commands.run import cluster_autoscaler, hpa
+    from kubetide.commands.run import cluster_autoscaler, escalator, hpa
     from kubetide.commands.run.settings import parse_line
 
-    for name, module in (("cluster-autoscaler", cluster_autoscaler), ("hpa", hpa)):
+    for name, module in (("cluster-autoscaler", cluster_autoscaler), ("hpa", hpa), ("escalator", escalator)):
         (deployment,) = _docs(DEPLOY / f"{name}.yaml")
         args = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
         assert parse_line(args, module.REGISTRY).problems == [], name
