@@ -148,7 +148,9 @@ def start_hpa(
 def running_pods(kubectl: Kubectl, namespace: str, app: str) -> list[dict[str, Any]]:
     pods = kubectl.json("-n", namespace, "get", "pods", "-l", f"app={app}")["items"]
     return [
-        p for p in pods if p["status"].get("phase") == "Running" and not p["metadata"].get("deletionTimestamp")
+        p
+        for p in pods
+        if p["status"].get("phase") == "Running" and not p["metadata"].get("deletionTimestamp")
     ]
 
 
@@ -162,7 +164,9 @@ def set_usage(kubectl: Kubectl, namespace: str, app: str, cpu: str) -> None:
 
 
 def khpa(kubectl: Kubectl, namespace: str, name: str) -> dict[str, Any]:
-    return dict(kubectl.json("-n", namespace, "get", "horizontalpodautoscalers.autoscaling.kubetide.io", name))
+    return dict(
+        kubectl.json("-n", namespace, "get", "horizontalpodautoscalers.autoscaling.kubetide.io", name)
+    )
 
 
 def conditions(hpa: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -173,7 +177,9 @@ def events_on(kubectl: Kubectl, namespace: str, obj: dict[str, Any]) -> list[dic
     """The Events `kubectl describe` shows for ``obj``: those naming its uid."""
     uid = obj["metadata"]["uid"]
     return list(
-        kubectl.json("-n", namespace, "get", "events", "--field-selector", f"involvedObject.uid={uid}")["items"]
+        kubectl.json("-n", namespace, "get", "events", "--field-selector", f"involvedObject.uid={uid}")[
+            "items"
+        ]
     )
 
 
@@ -182,7 +188,9 @@ def event_with(kubectl: Kubectl, namespace: str, obj: dict[str, Any], reason: st
     return found[0] if found else None
 
 
-def wait_replicas(kubectl: Kubectl, wait_for: Wait, namespace: str, name: str, replicas: int, timeout: float) -> None:
+def wait_replicas(
+    kubectl: Kubectl, wait_for: Wait, namespace: str, name: str, replicas: int, timeout: float
+) -> None:
     """The Deployment asks for ``replicas`` and that many pods run (and the HPA status says so)."""
 
     def settled() -> bool:
@@ -237,13 +245,17 @@ def test_scales_up_and_down_from_prometheus_metrics(
     obj = khpa(kubectl, namespace, "web")
     assert obj["status"]["desiredReplicas"] == 3, obj["status"]
     up = wait_for(
-        lambda: event_with(kubectl, namespace, obj, "SuccessfulRescale", "New size: 3; reason: cpu resource utilization"),
+        lambda: event_with(
+            kubectl, namespace, obj, "SuccessfulRescale", "New size: 3; reason: cpu resource utilization"
+        ),
         30,
         message="SuccessfulRescale to 3 on the HPA",
     )
     assert up["type"] == "Normal" and up["message"].endswith("above target"), up
     cond = wait_for(
-        lambda: (c := conditions(khpa(kubectl, namespace, "web")))["ScalingLimited"]["status"] == "True" and c,
+        lambda: (
+            (c := conditions(khpa(kubectl, namespace, "web")))["ScalingLimited"]["status"] == "True" and c
+        ),
         60,
         message="ScalingLimited True while 4 replicas are wanted",
     )
@@ -255,13 +267,17 @@ def test_scales_up_and_down_from_prometheus_metrics(
     wait_replicas(kubectl, wait_for, namespace, "web", 1, 120)
     obj = wait_status(kubectl, wait_for, namespace, "web", 1)
     down = wait_for(
-        lambda: event_with(kubectl, namespace, obj, "SuccessfulRescale", "New size: 1; reason: All metrics below target"),
+        lambda: event_with(
+            kubectl, namespace, obj, "SuccessfulRescale", "New size: 1; reason: All metrics below target"
+        ),
         30,
         message="SuccessfulRescale to 1 on the HPA",
     )
     assert down["type"] == "Normal", down
     cond = wait_for(
-        lambda: (c := conditions(khpa(kubectl, namespace, "web")))["ScalingLimited"]["status"] == "False" and c,
+        lambda: (
+            (c := conditions(khpa(kubectl, namespace, "web")))["ScalingLimited"]["status"] == "False" and c
+        ),
         60,
         message="ScalingLimited False at 1 replica",
     )
@@ -280,12 +296,15 @@ def test_a_malformed_hpa_never_stops_the_others(
     group: str,
 ) -> None:
     """Beside a working HPA, one naming a missing Deployment shows AbleToScale False FailedGetScale
-    and a Warning Event, and one with `syncPeriod: soon` a Warning Event InvalidSpec; the working one
-    still scales its Deployment."""
+    and a Warning Event, and one with `syncPeriod: 0s` (a Go duration the CRD's pattern lets through,
+    but not a period) a Warning Event InvalidSpec; the working one still scales its Deployment. A
+    `syncPeriod: soon` never gets that far: the CRD's schema refuses it at `kubectl create`."""
     kubectl.create(deployment("web", namespace, group))
     wait_replicas(kubectl, wait_for, namespace, "web", 1, 60)
+    with pytest.raises(AssertionError, match=r"spec\.syncPeriod"):
+        kubectl.create(kubetide_hpa("soon", namespace, "web", syncPeriod="soon"))
     kubectl.create(kubetide_hpa("missing", namespace, "nowhere"))
-    kubectl.create(kubetide_hpa("invalid", namespace, "web", syncPeriod="soon"))
+    kubectl.create(kubetide_hpa("invalid", namespace, "web", syncPeriod="0s"))
     kubectl.create(kubetide_hpa("web", namespace, "web"))
     hpa = start_hpa(kubetide, service_accounts, e2e_env)
 
