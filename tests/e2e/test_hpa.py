@@ -49,11 +49,13 @@ Wait = Callable[..., Any]
 
 
 @pytest.fixture
-def namespace(kubectl: Kubectl) -> Iterator[str]:
+def namespace(kubectl: Kubectl, group: str) -> Iterator[str]:
+    """A namespace of the test's own, deleted (and waited for) before its Node goes: the node agent
+    finishes the pods, so the namespace never hangs in Terminating on pods of a deleted node."""
     name = f"hpa-{uuid.uuid4().hex[:6]}"
     kubectl("create", "namespace", name)
     yield name
-    kubectl("delete", "namespace", name, "--wait=false")
+    kubectl("delete", "namespace", name, "--timeout=120s", timeout=150)
 
 
 @pytest.fixture
