@@ -6,11 +6,14 @@ process: etcd, kube-apiserver, kube-scheduler, kube-controller-manager (every co
 built-in HPA), Prometheus scraping the node agent, and ``kubetide node-agent``. It waits for each to
 be healthy, writes ``.e2e/kubeconfig`` (admin), ``.e2e/env`` (shell-sourceable) and ``.e2e/pids``, and
 returns. ``down`` stops exactly the processes listed in ``.e2e/pids``. Logs stay in ``.e2e/logs/``.
+``restart COMPONENT [--down-for SECONDS]`` stops one running component (e.g. ``kube-apiserver``, for
+the tests of recovery), waits, and starts it again with the very command line it had (read from
+``/proc``), then records its new pid in ``.e2e/pids``.
 
 Stdlib only, so it runs before the virtualenv exists. See ../shared/infra/control-plane.md for why each
 flag is there.
 
-Usage: python hack/e2e_cluster.py up [--no-agent] | down
+Usage: python hack/e2e_cluster.py up [--no-agent] | down | restart COMPONENT [--down-for SECONDS]
 """
 
 from __future__ import annotations
@@ -550,6 +553,54 @@ def down() -> int:
     return 0
 
 
+def restart(component: str, down_for: float) -> int:
+    """Stop ``component`` (its process group), wait ``down_for`` seconds, start it again with the same
+    argv and environment, replace its line in .e2e/pids, and wait until it answers (the API server:
+    /readyz)."""
+    pids = read_pids()
+    pid = next((p for name, p in pids if name == component), None)
+    if pid is None or not is_ours(pid):
+        log(f"{component} is not running in this cluster (see .e2e/pids)")
+        return 1
+    argv = [a.decode() for a in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0") if a]
+    log(f"stopping {component} (pid {pid}) for {down_for:.0f}s")
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGTERM)
+    deadline = time.monotonic() + STOP_TIMEOUT
+    while time.monotonic() < deadline and is_ours(pid):
+        time.sleep(0.2)
+    if is_ours(pid):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)
+    time.sleep(down_for)
+    env = {**os.environ, OWNER_MARK: str(E2E)}
+    with (LOGS / f"{component}.log").open("ab") as out:
+        proc = subprocess.Popen(
+            argv, cwd=E2E, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+    PIDS.write_text("".join(f"{name} {proc.pid if name == component else p}\n" for name, p in pids))
+    log(f"started {component} again (pid {proc.pid})")
+    if component == "kube-apiserver":
+        cluster_env = read_env()
+        readyz = f"{cluster_env['KUBE_API_URL']}/readyz"
+        deadline = time.monotonic() + 90
+        while not _answers(readyz, cluster_env["KUBE_ADMIN_TOKEN"]):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                log(f"FAILED: kube-apiserver not ready again\n{tail(component)}")
+                return 1
+            time.sleep(0.5)
+        log("kube-apiserver ready again")
+    return 0
+
+
+def _answers(url: str, token: str) -> bool:
+    try:
+        return answers_ok(url, token, api_context())
+    except (OSError, http.client.HTTPException, ValueError):
+        return False
+
+
 @contextlib.contextmanager
 def exclusive() -> Iterator[None]:
     """One `up` or `down` at a time per checkout."""
@@ -572,8 +623,17 @@ def main(argv: list[str] | None = None) -> int:
         help="do not start `kubetide node-agent` (also KUBETIDE_E2E_NO_AGENT=1)",
     )
     commands.add_parser("down", help="stop the processes in .e2e/pids")
+    restart_parser = commands.add_parser(
+        "restart", help="stop one component and start it again with the same flags (e.g. kube-apiserver)"
+    )
+    restart_parser.add_argument("component", help="its name in .e2e/pids, e.g. kube-apiserver")
+    restart_parser.add_argument(
+        "--down-for", type=float, default=0.0, metavar="SECONDS", help="how long it stays stopped"
+    )
     args = parser.parse_args(argv)
     with exclusive():
+        if args.command == "restart":
+            return restart(args.component, args.down_for)
         return up(agent=not args.no_agent) if args.command == "up" else down()
 
 

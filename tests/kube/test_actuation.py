@@ -172,3 +172,36 @@ def test_an_event_that_cannot_be_written_is_dropped_silently() -> None:
     api = FakeApi().add("POST", "/api/v1/namespaces/default/events", status(403, "Forbidden"))
     _port(api).emit_event("Warning", "ScaleDownFailed", "Node/n1", "failed")
     _port(api).emit_event("Warning", "X", "not a reference", "m")
+
+
+def test_an_object_named_kind_version_group_gets_that_api_version_and_its_own_uid() -> None:
+    # A standard HPA beside a kubetide HPA of the same name: the Event on the standard one must name
+    # autoscaling/v2beta2 and its uid, or `kubectl describe hpa` never shows it.
+    events = "/api/v1/namespaces/web/events"
+    api = FakeApi().add("POST", events, (201, {}), (201, {}))
+    uids = {"HorizontalPodAutoscaler": "uid-own", "HorizontalPodAutoscaler.v2beta2.autoscaling": "uid-std"}
+    recorder = EventRecorder(
+        api.rest(),
+        "horizontal-pod-autoscaler",
+        host="h",
+        sleep=lambda s: None,
+        uid_of=lambda kind, ns, name: uids.get(kind),
+        api_versions={"HorizontalPodAutoscaler": "autoscaling.kubetide.io/v1"},
+    )
+    recorder.emit("Warning", "ConflictingHPA", "HorizontalPodAutoscaler/web/web", "both")
+    recorder.emit("Warning", "ConflictingHPA", "HorizontalPodAutoscaler.v2beta2.autoscaling/web/web", "both")
+    own, standard = (b["involvedObject"] for b in api.bodies("POST", events))
+    assert own == {
+        "kind": "HorizontalPodAutoscaler",
+        "name": "web",
+        "apiVersion": "autoscaling.kubetide.io/v1",
+        "namespace": "web",
+        "uid": "uid-own",
+    }
+    assert standard == {
+        "kind": "HorizontalPodAutoscaler",
+        "name": "web",
+        "apiVersion": "autoscaling/v2beta2",
+        "namespace": "web",
+        "uid": "uid-std",
+    }

@@ -43,7 +43,7 @@ class ObjectRef:
 
 
 def parse_ref(obj: str) -> ObjectRef:
-    """``Kind/name`` (cluster-scoped) or ``Kind/namespace/name``."""
+    """``Kind/name`` (cluster-scoped) or ``Kind/namespace/name``; Kind may be ``Kind.version.group``."""
     parts = obj.split("/")
     if len(parts) == 2:
         return ObjectRef(parts[0], "", parts[1])
@@ -126,10 +126,14 @@ class EventRecorder:
                 # The event expired (the API server keeps events an hour): write a new one.
         namespace = ref.namespace or "default"  # client-go puts cluster-scoped objects' events there
         name = f"{ref.name}.{int(now * 1e9):x}"
+        # ``Kind.version.group`` names an object of another API version than the kind's usual one
+        # (a standard HPA beside kubetide's own: both are HorizontalPodAutoscalers).
+        kind, _, qualified = ref.kind.partition(".")
+        version, _, group = qualified.partition(".")
         involved: dict[str, Any] = {
-            "kind": ref.kind,
+            "kind": kind,
             "name": ref.name,
-            "apiVersion": self._api_versions.get(ref.kind, "v1"),
+            "apiVersion": f"{group}/{version}" if group else self._api_versions.get(ref.kind, "v1"),
         }
         if ref.namespace:
             involved["namespace"] = ref.namespace

@@ -11,6 +11,7 @@ import pytest
 from kubehpa_fakes import FakeServer, status
 
 from kubetide.kube.hpa.hpas import CONFLICT_REASON, HPASource, HPASourceError
+from kubetide.kube.hpa.loop_source import LoopHPASource
 
 CRD = "/apis/autoscaling.kubetide.io/v1/horizontalpodautoscalers"
 V2B2 = "/apis/autoscaling/v2beta2/horizontalpodautoscalers"
@@ -170,3 +171,32 @@ def test_write_status_sends_the_listed_object_and_retries_a_conflict() -> None:
     )
     with pytest.raises(HPASourceError, match="writing the status of shop/web: invalid"):
         source.write_status("shop/web", new_status)
+
+
+def test_conflict_events_name_each_hpa_in_its_own_api_version_with_its_uid() -> None:
+    server = (
+        FakeServer()
+        .on("GET", "/apis/autoscaling", GROUP_120)
+        .on("GET", V2B2, items(hpa("std", "autoscaling/v2beta2")))
+        .on("GET", CRD, items(hpa("mine", "autoscaling.kubetide.io/v1")))
+    )
+    emitted: list[tuple[str, str]] = []
+
+    class Events:
+        def emit_event(self, type_: str, reason: str, obj: str, message: str) -> None:
+            emitted.append((reason, obj))
+
+    for standard, own, other in (
+        (False, "HorizontalPodAutoscaler/shop/mine", "HorizontalPodAutoscaler.v2beta2.autoscaling/shop/std"),
+        (
+            True,
+            "HorizontalPodAutoscaler/shop/std",
+            "HorizontalPodAutoscaler.v1.autoscaling.kubetide.io/shop/mine",
+        ),
+    ):
+        emitted.clear()
+        source = HPASource(server.api(), standard=standard)
+        LoopHPASource(source, Events()).list_hpas()
+        assert sorted(emitted) == sorted([(CONFLICT_REASON, own), (CONFLICT_REASON, other)])
+        other_name = other.rpartition("/")[2]
+        assert source.other_uid("shop", other_name) == f"uid-{other_name}"

@@ -217,6 +217,8 @@ class HPAComponent:
             # kubectl describe finds an object's events by its uid.
             if kind == "HorizontalPodAutoscaler":
                 return source.uid(namespace, name)
+            if kind.startswith("HorizontalPodAutoscaler."):  # the other kind's HPA in a conflict
+                return source.other_uid(namespace, name)
             return pod_uid(kind, namespace, name)
 
         recorder = EventRecorder(

@@ -114,6 +114,7 @@ class HPASource:
         self.namespace = namespace  # "" = every namespace
         self._standard_version: str | None = None
         self._seen: dict[str, dict[str, Any]] = {}  # the objects last listed, by key
+        self._others: dict[str, ObjectRef] = {}  # the other kind's HPAs in a conflict, by key
 
     @property
     def api_version(self) -> str:
@@ -149,6 +150,11 @@ class HPASource:
         """The uid of an HPA of the last listing (for its Events' involvedObject), None if unknown."""
         item = self._seen.get(f"{namespace}/{name}")
         return None if item is None else (item.get("metadata") or {}).get("uid")
+
+    def other_uid(self, namespace: str, name: str) -> str | None:
+        """The uid of an HPA of the other kind found in a conflict of the last listing."""
+        ref = self._others.get(f"{namespace}/{name}")
+        return ref.uid if ref is not None and ref.uid else None
 
     def write_status(self, key: str, status: dict[str, Any]) -> None:
         """Replace the status of the HPA ``namespace/name``; HPASourceError when it can't be written."""
@@ -190,12 +196,14 @@ class HPASource:
             ref = _ref(item, other_version)
             if (target := _target(item)) is not None:
                 targets.setdefault((ref.namespace, *target), []).append(ref)
+        self._others = {}
         for item in own:
             target = _target(item)
             ref = _ref(item, self.api_version)
             if target is None:
                 continue
             for other in targets.get((ref.namespace, *target), []):
+                self._others[other.key] = other
                 kubetide, standard = (other, ref) if self.standard else (ref, other)
                 listing.conflicts.append(HPAConflict(kubetide, standard, f"{target[0]}/{target[1]}"))
 

@@ -17,7 +17,7 @@ from typing import Any
 from kubetide.hpa.driver import HPASourceError as LoopSourceError
 from kubetide.hpa.driver import StatusWriteError
 from kubetide.hpa.ports import EventPort
-from kubetide.kube.hpa.hpas import CONFLICT_REASON, HPASource, HPASourceError
+from kubetide.kube.hpa.hpas import CONFLICT_REASON, HPASource, HPASourceError, ObjectRef
 from kubetide.model.errors import FieldError, ManifestError
 from kubetide.model.hpa import HPA, HPAStatus
 
@@ -78,11 +78,17 @@ class LoopHPASource:
             if pair in self._warned:
                 continue
             for ref in (conflict.kubetide, conflict.standard):
-                self.events.emit_event(
-                    "Warning", CONFLICT_REASON, f"HorizontalPodAutoscaler/{ref.key}", conflict.message
-                )
+                self.events.emit_event("Warning", CONFLICT_REASON, self._object(ref), conflict.message)
         self._warned = pairs
         return out
+
+    def _object(self, ref: ObjectRef) -> str:
+        """The Event's object: the other kind's HPA qualified as ``Kind.version.group``, so its Event
+        carries its own apiVersion and uid (``kubectl describe`` of it shows the Event)."""
+        if ref.api_version == self.source.api_version:
+            return f"HorizontalPodAutoscaler/{ref.key}"
+        group, _, version = ref.api_version.rpartition("/")
+        return f"HorizontalPodAutoscaler.{version}.{group}/{ref.key}"
 
     def write_status(self, hpa: HPA, status: HPAStatus) -> None:
         try:
