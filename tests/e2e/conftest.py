@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import sys
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -108,3 +109,19 @@ def kubetide(request: pytest.FixtureRequest) -> Iterator[Callable[..., KubetideP
     yield start
     for proc in started:
         proc.stop()
+
+
+@pytest.fixture
+def group(kubectl: Kubectl) -> Iterator[str]:
+    """A node group of its own (its nodes are deleted afterwards, whatever the test left)."""
+    name = f"e2e-{uuid.uuid4().hex[:5]}"
+    yield name
+    kubectl("delete", "nodes", "-l", f"kubetide.io/node-group={name}", "--wait=false")
+
+
+@pytest.fixture
+def namespace(kubectl: Kubectl) -> Iterator[str]:
+    name = f"ca-{uuid.uuid4().hex[:6]}"
+    kubectl("create", "namespace", name)
+    yield name
+    kubectl("delete", "namespace", name, "--wait=false")

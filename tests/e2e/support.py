@@ -100,7 +100,8 @@ class KubetideProcess:
         return self.proc.poll() is None
 
     def log(self) -> str:
-        self._log.flush()
+        if not self._log.closed:  # closed once stopped; the file stays readable
+            self._log.flush()
         return self.log_path.read_text()
 
     def get(self, path: str) -> tuple[int, str]:

@@ -8,12 +8,11 @@ the ServiceAccount of deploy/rbac, not as admin.
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Callable, Iterator
+import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 from .support import Kubectl, KubetideProcess
@@ -32,13 +31,14 @@ FAST = [
 ]
 
 
-def cloud_config(tmp_path: Path, group: str, max_size: int = 5) -> Path:
+def cloud_config(tmp_path: Path, group: str, max_size: int = 5, provisioning_delay: str = "0s") -> Path:
     config = {
         "nodeGroups": [
             {
                 "name": group,
                 "minSize": 0,
                 "maxSize": max_size,
+                "provisioningDelay": provisioning_delay,
                 "template": {
                     "metadata": {"labels": {"pool": group}},
                     "status": {
@@ -76,24 +76,15 @@ def deployment(name: str, namespace: str, group: str, replicas: int, cpu: str = 
     }
 
 
-@pytest.fixture
-def group(kubectl: Kubectl) -> Iterator[str]:
-    """A node group of its own (its nodes are deleted afterwards, whatever the test left)."""
-    name = f"e2e-{uuid.uuid4().hex[:5]}"
-    yield name
-    kubectl("delete", "nodes", "-l", f"kubetide.io/node-group={name}", "--wait=false")
-
-
-@pytest.fixture
-def namespace(kubectl: Kubectl) -> Iterator[str]:
-    name = f"ca-{uuid.uuid4().hex[:6]}"
-    kubectl("create", "namespace", name)
-    yield name
-    kubectl("delete", "namespace", name, "--wait=false")
-
-
 def group_nodes(kubectl: Kubectl, group: str) -> list[dict[str, Any]]:
     return list(kubectl.json("get", "nodes", "-l", f"kubetide.io/node-group={group}")["items"])
+
+
+def kwok_target(kubectl: Kubectl, group: str) -> int | None:
+    """The group's target size in the kwok provider's state ConfigMap (None before it knows the group)."""
+    cm = kubectl.json("-n", "kubetide", "get", "configmap", "kubetide-kwok-state")
+    groups = json.loads((cm.get("data") or {}).get("state") or "{}").get("groups", {})
+    return int(groups[group]["target"]) if group in groups else None
 
 
 def running_pods(kubectl: Kubectl, namespace: str, app: str) -> list[dict[str, Any]]:
