@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from typing import Any
 
 import httpx2
 
+from kubetide.kube import leader as leader_module
 from kubetide.kube.leader import LeaderElector
 from kubetide.kube.rest import Rest
 
@@ -128,3 +130,30 @@ def test_run_leads_and_stop_releases() -> None:
     elector.stop(release=True)
     assert not elector.is_leader() and stopped == [1]
     assert server.lease is not None and server.lease["spec"]["holderIdentity"] == ""
+
+
+def test_a_standby_takes_a_released_lease_without_waiting_out_its_retry() -> None:
+    # The retry wait polls the Lease every RELEASE_POLL_S: once the holder releases it, the standby's
+    # wait ends at the next poll instead of after client-go's 2-4.4 s.
+
+    server, clock = LeaseServer(), Clock()
+    holder = _elector(server, clock, "a")
+    assert holder.try_acquire_or_renew()
+    standby = _elector(server, clock, "b")
+    assert not standby.try_acquire_or_renew()
+    polls: list[float] = []
+
+    class Stop(threading.Event):
+        def wait(self, timeout: float | None = None) -> bool:
+            assert timeout is not None and timeout <= leader_module.RELEASE_POLL_S
+            polls.append(timeout)
+            clock.now += timeout
+            if len(polls) == 2:
+                holder.release()  # the leader stops with SIGTERM between two polls
+            return False
+
+    standby._stop = Stop()
+    standby._wait_retry()
+    assert len(polls) == 2  # ended at the poll after the release, ~1 s in, not after the jittered retry
+    assert standby.try_acquire_or_renew()
+    assert server.lease is not None and server.lease["spec"]["holderIdentity"] == "b"
