@@ -69,8 +69,9 @@ class Kubectl:
         return result.stdout
 
     def json(self, *args: str) -> Any:
-        """`kubectl ARGS -o json`, parsed."""
-        return json.loads(self(*args, "-o", "json"))
+        """`kubectl ARGS -o json`, parsed; None when kubectl printed nothing (`--ignore-not-found`)."""
+        out = self(*args, "-o", "json")
+        return json.loads(out) if out.strip() else None
 
     def create(self, manifest: dict[str, Any]) -> Any:
         """Creates one object from a manifest and returns it as the server stored it."""
