@@ -128,10 +128,12 @@ def test_scale_subresource_of_a_real_deployment(api: KubeApi, namespace: str) ->
     assert api.get(f"/apis/apps/v1/namespaces/{namespace}/deployments/web")["spec"]["replicas"] == 3
     # A stale read: the update conflicts once, is re-read and retried.
     targets.get_scale(namespace, ref)
-    api.put(
-        f"/apis/apps/v1/namespaces/{namespace}/deployments/web/scale",
-        {**api.get(f"/apis/apps/v1/namespaces/{namespace}/deployments/web/scale"), "spec": {"replicas": 1}},
-    )
+    # Another writer scales it meanwhile (unconditionally, as `kubectl scale` does: no resourceVersion,
+    # so this write never conflicts with the deployment controller's own updates).
+    scale_path = f"/apis/apps/v1/namespaces/{namespace}/deployments/web/scale"
+    current = api.get(scale_path)
+    metadata = {k: v for k, v in current["metadata"].items() if k != "resourceVersion"}
+    api.put(scale_path, {**current, "metadata": metadata, "spec": {"replicas": 1}})
     targets.update_scale(namespace, ref, 4)
     assert targets.get_scale(namespace, ref) == Scale(
         4, targets.get_scale(namespace, ref).status_replicas, "app=web"
