@@ -85,9 +85,7 @@ class CAWorldSource:
         kinds = resource_kinds(versions)
         matches_all = versions.pdb_empty_selector_matches_all
         self.nodes: Informer[NodeView] = Informer(rest, kinds["nodes"], NodeView.from_manifest)
-        self.pods: Informer[Pod] = Informer(
-            rest, kinds["pods"], pod_view, field_selector=NON_TERMINAL_PODS
-        )
+        self.pods: Informer[Pod] = Informer(rest, kinds["pods"], pod_view, field_selector=NON_TERMINAL_PODS)
         self.pdbs: Informer[PDB] = Informer(
             rest,
             kinds["poddisruptionbudgets"],
