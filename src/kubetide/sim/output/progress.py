@@ -15,10 +15,10 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import TextIO
 
-__all__ = ["Progress"]
+__all__ = ["Progress", "clock_text", "is_tty"]
 
 
-def _clock_text(seconds: float) -> str:
+def clock_text(seconds: float) -> str:
     seconds = max(0, int(seconds))
     hours, rest = divmod(seconds, 3600)
     return f"{hours}:{rest // 60:02d}:{rest % 60:02d}"
@@ -39,7 +39,7 @@ class Progress:
     ) -> None:
         self.duration = max(float(duration), 0.0)
         self.stream = stream if stream is not None else sys.stderr
-        self.enabled = _is_tty(self.stream) if enabled is None else enabled
+        self.enabled = is_tty(self.stream) if enabled is None else enabled
         self._interval = 1.0 / max_rate
         self._clock = clock
         self._start = clock()
@@ -62,7 +62,7 @@ class Progress:
         fraction = min(max(t / self.duration, 0.0), 1.0) if self.duration > 0 else 1.0
         speed = f"{t / wall_elapsed:,.0f}x" if wall_elapsed > 0 else "-"
         label = f"{self._label} " if self._label else ""
-        text = f" {_clock_text(t)} / {_clock_text(self.duration)} {fraction * 100:5.1f}%  {speed} sim-s/s"
+        text = f" {clock_text(t)} / {clock_text(self.duration)} {fraction * 100:5.1f}%  {speed} sim-s/s"
         bar_width = max(10, min(40, columns - len(label) - len(text) - 3))
         filled = round(fraction * bar_width)
         line = f"{label}[{'#' * filled}{'.' * (bar_width - filled)}]{text}"
@@ -96,7 +96,7 @@ class Progress:
         self._width = len(line)
 
 
-def _is_tty(stream: TextIO) -> bool:
+def is_tty(stream: TextIO) -> bool:
     isatty = getattr(stream, "isatty", None)
     try:
         return bool(isatty()) if callable(isatty) else False

@@ -1,0 +1,65 @@
+"""Where a sweep's runs execute: in this process, in a local process pool, or on a Dask cluster.
+
+Each executor takes the tasks and a ``done`` callback, calls ``done`` once per task as soon as that
+task ends (in completion order, in this process), and returns when all have, or raises
+``KeyboardInterrupt`` after cancelling what has not started. Runs that raised or whose worker was lost
+come back as failure records, never as exceptions.
+
+The local pool forks its workers from a forkserver that has already imported the simulator: a worker
+starts in milliseconds, its state does not depend on what the parent process did (threads, open
+sockets), and it is reused for many runs. One worker runs in this process (no pool to pay for).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+
+from kubetide.sim.sweep.run import RunResult, RunTask, execute, failure_record
+
+__all__ = ["Done", "Executor", "default_workers", "run_local", "run_serial"]
+
+Done = Callable[[RunResult], None]
+Executor = Callable[[Sequence[RunTask], Done], None]
+
+
+def default_workers() -> int:
+    """The cores this process may use (its affinity, which containers and taskset restrict)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def run_serial(tasks: Sequence[RunTask], done: Done) -> None:
+    for task in tasks:
+        done(execute(task))
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["kubetide.sim.sweep.run"])
+        return context
+    return multiprocessing.get_context("spawn")
+
+
+def run_local(tasks: Sequence[RunTask], done: Done, workers: int) -> None:
+    if workers <= 1 or len(tasks) <= 1:
+        run_serial(tasks, done)
+        return
+    pool = ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=_context())
+    try:
+        futures: dict[Future[RunResult], RunTask] = {pool.submit(execute, task): task for task in tasks}
+        for future in as_completed(futures):
+            try:
+                result = future.result()
+            except Exception as exc:  # the worker died (killed, out of memory): the run is lost, not the sweep
+                result = RunResult(failure_record(futures[future], f"{type(exc).__name__}: {exc}"))
+            done(result)
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
