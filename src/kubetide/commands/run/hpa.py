@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import sys
 import threading
+import time
 from collections.abc import Mapping, Sequence
 
 from kubetide.cluster.flags import FlagSpec
@@ -25,6 +26,7 @@ from kubetide.hpa.driver import HPADriver, Synced
 from kubetide.hpa.ports import MetricsSource
 from kubetide.kube.events import EventRecorder, uid_lookup
 from kubetide.kube.hpa.api import KubeApi
+from kubetide.kube.hpa.controller_metrics import HPAControllerMetrics
 from kubetide.kube.hpa.hpas import HPASource
 from kubetide.kube.hpa.live_ports import GuardedHPAs, GuardedScaleTargets, NamespacedPods, PodCache
 from kubetide.kube.hpa.loop_source import LoopHPASource
@@ -189,6 +191,7 @@ class HPAComponent:
         self.pods: PodCache | None = None
         self.driver: HPADriver | None = None
         self.last: tuple[Synced, ...] = ()
+        self.metrics = HPAControllerMetrics()
 
     def start(self, stop: threading.Event) -> bool:
         _, pods = start_caches("hpa", self.rest, stop, lambda versions: PodCache(self.rest, versions))
@@ -226,12 +229,13 @@ class HPAComponent:
         )
         events = _Events(recorder)
         hpas = GuardedHPAs(LoopHPASource(source, events), self.runtime.may_act, dry_run=dry_run)
-        self.driver = HPADriver(hpas, metrics, targets, events, self.config)
+        self.driver = HPADriver(hpas, metrics, targets, events, self.config, timer=time.perf_counter)
         return True
 
     def tick(self, now: float) -> None:
         assert self.driver is not None
         self.last = self.driver.tick(now)
+        self.metrics.observe(self.last)
         for synced in self.last:
             r = synced.result
             if synced.problem:
