@@ -3,6 +3,7 @@ before anything connects to a cluster."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,20 @@ def test_help_lists_upstream_flags_with_defaults(component: str, flag: str) -> N
     code, out, _ = run(component, "--help")
     assert code == 0
     assert flag in out and "(default" in out
+
+
+@pytest.mark.parametrize("component", ["cluster-autoscaler", "hpa", "escalator"])
+def test_help_explains_every_flag(component: str) -> None:
+    """Each flag's entry has a line saying what it does, not only its default."""
+    code, out, _ = run(component, "--help")
+    assert code == 0
+    lines = out.splitlines()
+    bare = [
+        flag.split()[0]
+        for flag, below in itertools.pairwise(lines)
+        if flag.startswith("  --") and below.strip().startswith("(default")
+    ]
+    assert bare == [], f"flags without a help text: {bare}"
 
 
 def test_cluster_autoscaler_reports_every_bad_flag_and_exits_2() -> None:

@@ -47,7 +47,12 @@ def test_each_reconcile_is_counted_and_timed_with_upstreams_labels() -> None:
     down_ports, down_source = Worlds(down=World(replicas=6, usage_per_pod=100)), Source()
     down_source.add(in_ns("down"))
     down = HPADriver(
-        down_source, down_ports, down_ports, Events(), HPAConfig(downscale_stabilization=0.0), timer=lambda: 0.0
+        down_source,
+        down_ports,
+        down_ports,
+        Events(),
+        HPAConfig(downscale_stabilization=0.0),
+        timer=lambda: 0.0,
     )
     down.tick(0.0)
     metrics.observe(down.tick(15.0))

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from kubetide.cloud.instance import NodeGroupAutoscalingOptions, NotImplementedByProvider
 from kubetide.cloud.provider import NodeGroup
+from kubetide.cluster.flag_help import FLAG_HELP
 
 __all__ = [
     "EXPANDER_NAMES",
@@ -218,7 +219,7 @@ FLAGS: tuple[Flag, ...] = tuple(
         f.name,
         f.metadata["kind"],
         f.default,
-        f.metadata["help"],
+        f.metadata["help"] or FLAG_HELP.get(f.metadata["flag"], ""),
     )
     for f in dataclasses.fields(AutoscalingOptions)
 )
