@@ -8,6 +8,7 @@ Times are "seconds ago" relative to ``now``; values are integers in milli-units.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -278,3 +279,88 @@ def read_snapshot(data: Any, now: float = NOW) -> Snapshot:
         ),
         now,
     )
+
+
+# The snapshot's keys, so a typo (``tolerence``) is an error naming it rather than a silent default.
+# A dict maps a key to its children's schema; a list marks a list of such mappings; "*" any key; None a
+# value (or a manifest, checked by its own parser).
+_POD_CONTAINER = {"name": None, "requests_milli": None, "restartPolicy": None}
+_EVENTS = [{"replica_change": None, "seconds_ago": None, "outdated": None}]
+SNAPSHOT_KEYS: dict[str, Any] = {
+    "config": {
+        "tolerance": None,
+        "downscale_stabilization_window_seconds": None,
+        "cpu_initialization_period_seconds": None,
+        "delay_of_initial_readiness_status_seconds": None,
+        "scale_up_limit_factor": None,
+        "scale_up_limit_minimum": None,
+        "feature_gates": {
+            "HPAConfigurableTolerance": None,
+            "HPAScaleToZero": None,
+            "PodLevelResources": None,
+        },
+    },
+    "hpa": None,
+    "scale": {
+        "spec_replicas": None,
+        "status_replicas": None,
+        "selector": None,
+        "get_error": None,
+        "update_error": None,
+    },
+    "pods": [
+        {
+            "name": None,
+            "labels": None,
+            "phase": None,
+            "ready": None,
+            "start_seconds_ago": None,
+            "ready_transition_seconds_ago": None,
+            "deleted": None,
+            "containers": [_POD_CONTAINER],
+            "initContainers": [_POD_CONTAINER],
+            "pod_requests_milli": None,
+        }
+    ],
+    "resource_metrics": [
+        {
+            "pod": None,
+            "timestamp_seconds_ago": None,
+            "window_seconds": None,
+            "containers": [{"name": None, "usage_milli": None}],
+        }
+    ],
+    "pod_custom_metrics": {"*": [{"pod": None, "value_milli": None}]},
+    "object_metrics": None,
+    "external_metrics": None,
+    "metric_fetch_errors": None,
+    "controller_state": {
+        "recommendations": [{"replicas": None, "seconds_ago": None}],
+        "scale_up_events": _EVENTS,
+        "scale_down_events": _EVENTS,
+    },
+}
+
+
+def unknown_snapshot_keys(data: Any) -> list[FieldError]:
+    """Every key of ``data`` the snapshot format does not have, with the closest known one suggested."""
+    problems: list[FieldError] = []
+    _walk(data, SNAPSHOT_KEYS, "", problems)
+    return problems
+
+
+def _walk(value: Any, schema: Any, path: str, problems: list[FieldError]) -> None:
+    if isinstance(schema, list) and isinstance(value, list):
+        for i, item in enumerate(value):
+            _walk(item, schema[0], f"{path}[{i}]", problems)
+    elif isinstance(schema, dict) and isinstance(value, Mapping):
+        for key, child in value.items():
+            where = f"{path}.{key}" if path else str(key)
+            if "*" in schema:
+                _walk(child, schema["*"], where, problems)
+            elif key in schema:
+                _walk(child, schema[key], where, problems)
+            else:
+                close = difflib.get_close_matches(str(key), list(schema), n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else f" (known: {', '.join(schema)})"
+                problems.append(FieldError(where, f"unknown field{hint}"))
