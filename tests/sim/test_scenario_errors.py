@@ -41,12 +41,22 @@ def test_unknown_keys_in_kubetide_sections_suggest_the_closest_name() -> None:
     ]
 
 
-def test_unknown_fields_inside_manifests_are_ignored() -> None:
+def test_unknown_fields_inside_manifests_are_errors_as_with_strict_kubectl() -> None:
+    """A typo is named with its path and the closest field, every one of them at once; maps of the
+    user's own keys (labels, requests) and real status fields are not typos."""
     data = doc()
-    data["spec"]["objects"][0]["spec"]["strategy"] = {"type": "RollingUpdate", "whatever": 1}
-    data["spec"]["objects"][0]["status"] = {"anything": True}
-    data["spec"]["objects"][0]["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx"
-    assert load(data).spec.objects[0]["status"] == {"anything": True}
+    manifest = data["spec"]["objects"][0]
+    manifest["spec"]["replica"] = 3
+    manifest["spec"]["strategy"] = {"type": "RollingUpdate", "whatever": 1}
+    manifest["status"] = {"replicas": 2, "anything": True}
+    manifest["spec"]["template"]["spec"]["containers"][0]["imagee"] = "nginx"
+    manifest["metadata"]["labels"] = {"any-key": "fine"}
+    assert problems(data) == [  # in document order
+        'spec.objects[0].spec.template.spec.containers[0].imagee: unknown field "imagee" (did you mean "image"?)',
+        'spec.objects[0].spec.replica: unknown field "replica" (did you mean "replicas"?)',
+        'spec.objects[0].spec.strategy.whatever: unknown field "whatever"',
+        'spec.objects[0].status.anything: unknown field "anything"',
+    ]
 
 
 def test_unknown_autoscaler_is_named() -> None:

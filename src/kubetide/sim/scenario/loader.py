@@ -17,6 +17,7 @@ import yaml
 from pydantic import ValidationError
 
 from kubetide.model.errors import FieldError, ManifestError
+from kubetide.model.strict import unknown_fields
 from kubetide.sim.scenario.checks import run_checks
 from kubetide.sim.scenario.model import API_VERSION, KIND, Scenario
 from kubetide.sim.scenario.objects import check_object
@@ -89,6 +90,7 @@ def _manifests(data: Mapping[str, Any]) -> Iterable[tuple[Any, str]]:
 def _check_manifests(data: Mapping[str, Any]) -> list[FieldError]:
     problems: list[FieldError] = []
     for manifest, path in _manifests(data):
+        problems.extend(unknown_fields(manifest, path))  # typos first: the rest may follow from them
         try:
             check_object(manifest, path)
         except ManifestError as exc:

@@ -2,7 +2,8 @@
 
 :data:`OBJECT_VALIDATORS` is the one place that maps a kind to its check. A check receives the manifest
 and its path (``spec.objects[3]``), builds the typed view where one exists (so its errors carry the full
-path) and raises :class:`ManifestError`. Unknown fields inside manifests are ignored, as Kubernetes does.
+path) and raises :class:`ManifestError`. Unknown fields inside manifests are errors, as with
+``kubectl apply --validate=strict`` (``kubetide.model.strict``, checked by the loader).
 
 HorizontalPodAutoscalers are read with ``kubetide.model.hpa`` (any autoscaling/ version) and checked
 with the API server's rules (``validate_hpa``).
