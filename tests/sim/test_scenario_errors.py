@@ -332,3 +332,40 @@ def test_numbers_must_be_finite(value: float) -> None:
         f"spec.nodeGroups[0].pricePerHour: must be a finite number, got {value}",
         f"spec.traffic[0].rps.value: must be a finite number, got {value}",
     ]
+
+
+def test_inputs_kubernetes_refuses_are_refused() -> None:
+    """A negative request and a pod template without containers: the API server's validation errors."""
+    data = doc()
+    data["spec"]["objects"][0]["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"][
+        "cpu"
+    ] = "-250m"
+    empty = deployment("empty")
+    empty["spec"]["template"]["spec"]["containers"] = None
+    data["spec"]["objects"].append(empty)
+    assert problems(data) == [
+        "spec.objects[0].spec.template.spec.containers[0].resources.requests.cpu: must be greater than or equal to 0, got '-250m'",
+        "spec.objects[1].spec.template.spec.containers: is required: a pod runs at least one container",
+    ]
+
+
+def test_a_key_given_twice_is_an_error_with_both_lines(tmp_path: Path) -> None:
+    path = tmp_path / "twice.yaml"
+    path.write_text(
+        "apiVersion: kubetide.io/v1alpha1\nkind: Scenario\nspec:\n  duration: 1h\n  duration: 2h\n"
+    )
+    with pytest.raises(ManifestError) as info:
+        load_scenario(path)
+    assert [str(e) for e in info.value.errors] == [
+        "twice.yaml: line 5, column 3: duplicate key 'duration' (first at line 4)"
+    ]
+
+
+def test_drain_priority_config_is_checked() -> None:
+    data = doc(
+        autoscalers={"clusterAutoscaler": {"enabled": True, "flags": {"drain-priority-config": "high:soon"}}}
+    )
+    (problem,) = problems(data)
+    assert problem.startswith(
+        "spec.autoscalers.clusterAutoscaler.flags.drain-priority-config: must be priority:seconds"
+    )

@@ -38,6 +38,19 @@ def _non_negative(value: Any) -> str | None:
     return "must be >= 0" if value < 0 else None
 
 
+def _drain_priorities(value: Any) -> str | None:
+    """CA's ``priority:seconds,...`` (kubelet's shutdownGracePeriodByPodPriority): integers each."""
+    for entry in filter(None, str(value).split(",")):
+        priority, sep, seconds = entry.partition(":")
+        try:
+            ok = bool(sep) and int(seconds) >= 0 and isinstance(int(priority), int)
+        except ValueError:
+            ok = False
+        if not ok:
+            return f"must be priority:seconds pairs of integers like 10000:30,0:60 ({entry!r} is not)"
+    return None
+
+
 def _fraction(value: Any) -> str | None:
     return "must be between 0 and 1" if not 0 <= value <= 1 else None
 
@@ -59,6 +72,7 @@ _CHECKS: dict[str, Callable[[Any], str | None]] = {
     "ok-total-unready-count": _non_negative,
     "max-nodes-per-scaleup": _non_negative,
     "max-bulk-soft-taint-count": _non_negative,
+    "drain-priority-config": _drain_priorities,
 }
 _UPSTREAM = tuple(
     FlagSpec(f.name, f.kind, f.default, f.help, _CHOICES.get(f.name, ()), _CHECKS.get(f.name)) for f in FLAGS

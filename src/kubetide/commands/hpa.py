@@ -14,6 +14,7 @@ from kubetide.hpa.config import HPAConfig
 from kubetide.hpa.explain import explain, explain_ports, render
 from kubetide.hpa.snapshot import read_snapshot, unknown_snapshot_keys
 from kubetide.hpa.state import HPAState
+from kubetide.model import yamldoc
 from kubetide.model.durations import DurationError, parse_duration
 from kubetide.model.errors import ManifestError
 from kubetide.model.fields import parse_time
@@ -264,7 +265,11 @@ def _load(path: Path, *, single: bool) -> list[Any]:
     except OSError as exc:
         _invalid(str(path), [f"cannot read: {exc.strerror}"])
     try:
-        docs = [yaml.safe_load(text)] if single else [d for d in yaml.safe_load_all(text) if d is not None]
+        docs = (
+            [yamldoc.safe_load(text)] if single else [d for d in yamldoc.safe_load_all(text) if d is not None]
+        )
+    except yamldoc.DuplicateKeyError as exc:
+        _invalid(str(path), exc.duplicates)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""

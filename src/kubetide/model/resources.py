@@ -45,10 +45,13 @@ class Resources(Mapping[str, int]):
             raise ManifestError.at(path, f"must be a mapping of resource name to quantity, got {manifest!r}")
         out: dict[str, int] = {}
         for name, raw in manifest.items():
+            where = f"{path}.{name}" if path else str(name)
             try:
                 out[str(name)] = resource_units(str(name), raw)
             except QuantityError as exc:
-                raise ManifestError.at(f"{path}.{name}" if path else str(name), str(exc)) from None
+                raise ManifestError.at(where, str(exc)) from None
+            if out[str(name)] < 0:  # the API server's validation: requests, limits, capacity
+                raise ManifestError.at(where, f"must be greater than or equal to 0, got {raw!r}")
         return cls(out)
 
     def __getitem__(self, key: str) -> int:

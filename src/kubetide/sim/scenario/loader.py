@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from kubetide.model import yamldoc
 from kubetide.model.errors import FieldError, ManifestError
 from kubetide.model.strict import unknown_fields
 from kubetide.sim.scenario.checks import run_checks
@@ -51,7 +52,9 @@ def parse_document(text: str, name: str = "<scenario>", *, json_syntax: bool = F
         except RecursionError:
             raise ManifestError.at("", f"{name}: invalid JSON: nested too deeply") from None
     try:
-        return yaml.safe_load(text)
+        return yamldoc.safe_load(text)
+    except yamldoc.DuplicateKeyError as exc:
+        raise ManifestError([FieldError("", f"{name}: {d}") for d in exc.duplicates]) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"{name}:{mark.line + 1}:{mark.column + 1}" if mark is not None else name

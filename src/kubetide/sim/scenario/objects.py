@@ -89,9 +89,17 @@ def _annotation_duration(annotations: Node, key: str) -> None:
             raise ManifestError.at(f'{annotations.path}["{key}"]', str(exc)) from None
 
 
+def _has_containers(spec: Node) -> None:
+    """The API server refuses a Pod (or template) without containers; the views would run it empty."""
+    containers = spec.get("containers")
+    if not containers.list():
+        raise containers.error("is required: a pod runs at least one container")
+
+
 def _pod_template(root: Node) -> None:
     """A workload's ``spec.template`` read as the Pod it stamps out."""
     template = root.get("spec").get("template")
+    _has_containers(template.get("spec"))
     meta = dict(template.get("metadata").mapping())
     meta.setdefault("name", "template")
     Pod.from_manifest({"metadata": meta, "spec": template.get("spec").mapping()}, template.path)
@@ -120,6 +128,7 @@ def _job(manifest: Mapping[str, Any], path: str) -> None:
 
 
 def _pod(manifest: Mapping[str, Any], path: str) -> None:
+    _has_containers(Node(manifest, path).get("spec"))
     Pod.from_manifest(manifest, path)
     _annotation_duration(Node(manifest, path).get("metadata").get("annotations"), STARTUP_DELAY_ANNOTATION)
 
