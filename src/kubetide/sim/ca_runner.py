@@ -14,7 +14,7 @@ Eviction API honours PDBs; the ``not-ready`` taint stays the cluster's).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -37,12 +37,14 @@ SOURCE = "cluster-autoscaler"
 
 
 class SimClusterPort:
-    """CA's writes to the simulated API server, at the engine's current time. Never raises ApiError
-    (the simulated API server is always up); NotFoundError for a node that is gone."""
+    """An autoscaler's writes to the simulated API server, at the engine's current time. Never raises
+    ApiError (the simulated API server is always up); NotFoundError for a node that is gone. Events go
+    to the log under ``source`` (CA's by default; the batch autoscaler passes its own)."""
 
-    def __init__(self, cluster: SimCluster, events: EventSink) -> None:
+    def __init__(self, cluster: SimCluster, events: EventSink, source: str = SOURCE) -> None:
         self.cluster = cluster
         self.events = events
+        self.source = source
 
     def _node(self, name: str) -> SimNode:
         node = self.cluster.nodes.get(name)
@@ -92,12 +94,13 @@ class SimClusterPort:
     def emit_event_with_data(
         self, type_: str, reason: str, obj: str, message: str, data: Mapping[str, Any]
     ) -> None:
-        self.events.emit(self.cluster.engine.now, SOURCE, reason, obj, message, dict(data))
+        self.events.emit(self.cluster.engine.now, self.source, reason, obj, message, dict(data))
 
 
 class SimWorldSource:
     """The world as the simulated API server shows it; views are cached while their objects do not
-    change, so a loop on a large cluster does not rebuild every pod."""
+    change, so a loop on a large cluster does not rebuild every pod. ``nodes()`` and ``pods()`` make it
+    the batch autoscaler's world port too (:class:`~kubetide.escalator.world.EscalatorWorldSource`)."""
 
     def __init__(self, cluster: SimCluster) -> None:
         self.cluster = cluster
@@ -147,6 +150,12 @@ class SimWorldSource:
         self._pod_views = views
         return out
 
+    def nodes(self) -> list[NodeView]:
+        return self._nodes()
+
+    def pods(self) -> list[Pod]:
+        return self._pods()
+
     def _pdbs(self) -> list[PDB]:
         out = []
         for pdb in self.cluster.pdbs.values():
@@ -184,13 +193,15 @@ class ClusterAutoscalerRunner:
         options: AutoscalingOptions,
         events: EventSink,
         seed: int = 0,
+        groups: Collection[str] | None = None,
     ) -> None:
+        """``groups``: the node groups CA manages (CA's ``--nodes``); None: all of them."""
         self.engine = engine
         self.options = options
         self.source = SimWorldSource(cluster)
         self.port = SimClusterPort(cluster, events)
         self.driver = ClusterAutoscalerDriver(
-            self.source, cloud.client(SOURCE), self.port, options, now=engine.now, seed=seed
+            self.source, cloud.client(SOURCE, groups), self.port, options, now=engine.now, seed=seed
         )
 
     @property

@@ -209,17 +209,33 @@ def _action_refs(s: Scenario) -> Iterator[FieldError]:
 def _escalator_groups(s: Scenario) -> Iterator[FieldError]:
     escalator = s.spec.autoscalers.escalator
     groups = {g.name for g in s.spec.nodeGroups}
-    seen: set[str] = set()
-    for i, ng in enumerate(escalator.nodeGroups if escalator else []):
-        path = f"spec.autoscalers.escalator.nodeGroups[{i}]"
+    for i, ng in enumerate(escalator.groups if escalator else ()):
         if ng.cloud_provider_group_name not in groups:
             yield FieldError(
-                f"{path}.cloud_provider_group_name",
+                f"spec.autoscalers.escalator.nodeGroups[{i}].cloud_provider_group_name",
                 f"no node group {ng.cloud_provider_group_name!r} in spec.nodeGroups (known: {', '.join(sorted(groups))})",
             )
-        if ng.name in seen:
-            yield FieldError(f"{path}.name", f"duplicate name {ng.name!r}")
-        seen.add(ng.name)
+
+
+def _one_autoscaler_per_group(s: Scenario) -> Iterator[FieldError]:
+    """A group both autoscalers resize would be fought over (CA removes the nodes Escalator untaints,
+    Escalator taints the nodes CA added): CA must leave Escalator's groups alone, as a user does by
+    leaving them out of ``--nodes``. Without ``--nodes`` the simulator does that itself; a ``--nodes``
+    entry naming an Escalator group is the overlap."""
+    running = s.enabled_autoscalers()
+    ca, escalator = s.spec.autoscalers.clusterAutoscaler, s.spec.autoscalers.escalator
+    if "cluster-autoscaler" not in running or "escalator" not in running or ca is None or escalator is None:
+        return
+    owned = {g.cloud_provider_group_name: i for i, g in enumerate(escalator.groups)}
+    for j, spec in enumerate(ca.flag("nodes")):
+        name = str(spec).split(":", 2)[-1]
+        if name in owned:
+            yield FieldError(
+                f"spec.autoscalers.clusterAutoscaler.flags.nodes[{j}]",
+                f"node group {name!r} is managed by the batch autoscaler "
+                f"(spec.autoscalers.escalator.nodeGroups[{owned[name]}].cloud_provider_group_name): "
+                "a group can have one autoscaler; leave it out of --nodes",
+            )
 
 
 # Order: as a reader goes down the file.
@@ -233,6 +249,7 @@ CHECKS: tuple[Check, ...] = (
     _hpa_targets,
     _action_refs,
     _escalator_groups,
+    _one_autoscaler_per_group,
 )
 
 
