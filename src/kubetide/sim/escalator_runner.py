@@ -129,7 +129,9 @@ class EscalatorRunner:
         return float(self.settings.scanInterval)
 
     def start(self, phase: float) -> None:
-        self.engine.every(self.scan_interval, self.tick, phase=phase, priority=35, name="escalator-loop")
+        # Last at its instant (after the scheduler's 50): the loop at t=0 sees the scenario's starting
+        # pods bound, as Escalator starting on a running cluster would, not tainting the nodes under them.
+        self.engine.every(self.scan_interval, self.tick, phase=phase, priority=60, name="escalator-loop")
 
     def restart(self) -> None:
         """A new Escalator process: its memory is gone; the cluster (taints) and the cloud keep theirs."""
