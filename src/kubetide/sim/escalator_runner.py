@@ -25,12 +25,11 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from kubetide.escalator.driver import EscalatorDriver
-from kubetide.escalator.executor import ActionKind
+from kubetide.escalator.executor import ActionKind, Execution
 from kubetide.escalator.metrics import MetricKind, Sample
 from kubetide.escalator.reasons import EventReason, Message
 from kubetide.escalator.result import GroupRun, TickResult
@@ -169,10 +168,10 @@ class EscalatorRunner:
             self._emit_group(run, now)
             for reason, obj, message, source in self._pending:
                 if owner.get(obj) == run.group and reason not in _AGGREGATED:
-                    self.events.emit(now, source, reason, obj, message, {"group": run.group})
+                    self.events.emit(now, source, str(reason), obj, message, {"group": run.group})
         for reason, obj, message, source in self._pending:  # a driver event about no group: as it is
             if obj not in owner:
-                self.events.emit(now, source, reason, obj, message, {})
+                self.events.emit(now, source, str(reason), obj, message, {})
         self._pending = []
 
     def _record_group(self, run: GroupRun, now: float) -> None:
@@ -184,9 +183,7 @@ class EscalatorRunner:
         stats.nodes_tainted += len(execution.done(ActionKind.TAINT))
         stats.nodes_untainted += len(execution.done(ActionKind.UNTAINT))
         stats.nodes_removed += len(execution.done(ActionKind.DELETE))
-        stats.nodes_added += sum(
-            a.count for a in execution.actions if a.kind is ActionKind.INCREASE and a.ok and not a.dry_run
-        )
+        stats.nodes_added += _added(execution)
         stats.pods_on_removed_nodes += execution.pods_evicted
         if self._scaled_up(run):
             stats.scale_ups += 1
@@ -202,42 +199,40 @@ class EscalatorRunner:
 
     @staticmethod
     def _scaled_up(run: GroupRun) -> bool:
+        """A scale-up that did something: nodes untainted or the cloud group grown (not in dry mode)."""
         e = run.execution
-        grew = any(a.kind is ActionKind.INCREASE and a.ok and not a.dry_run for a in e.actions)
-        return (
-            run.decision is not None and run.decision.delta > 0 and bool(grew or e.done(ActionKind.UNTAINT))
-        )
+        done = _added(e) > 0 or bool(e.done(ActionKind.UNTAINT))
+        return run.decision is not None and run.decision.delta > 0 and done
 
     def _emit_group(self, run: GroupRun, now: float) -> None:
-        """The group's actions in the executor's order (untaint, grow, delete, taint), each one event."""
+        """The group's actions in the executor's order (untaint, grow, delete, taint), each one event
+        naming all its nodes; messages are Escalator's per-node log lines, joined."""
         e, group, obj = run.execution, run.group, f"NodeGroup/{run.group}"
         untainted = list(e.done(ActionKind.UNTAINT))
         if untainted:
-            self._emit(
-                now, EventReason.UNTAINT, obj, _nodes_message(Message.untainting, untainted), group, untainted
+            message = Message.untainting(", ".join(untainted))
+            self.events.emit(
+                now, SOURCE, str(EventReason.UNTAINT), obj, message, {"group": group, "nodes": untainted}
             )
-        if self._scaled_up(run):
-            assert run.decision is not None
-            added = sum(
-                a.count for a in e.actions if a.kind is ActionKind.INCREASE and a.ok and not a.dry_run
-            )
+        if run.decision is not None and self._scaled_up(run):
+            delta, added = run.decision.delta, _added(e)
             parts = [f"untainted {len(untainted)} node(s)"] if untainted else []
             parts += [Message.increasing(added)] if added else []
-            data: dict[str, Any] = {"group": group, "delta": run.decision.delta, "untainted": len(untainted)}
-            data["increase"] = added
-            message = f"scale up by {run.decision.delta}: {', '.join(parts)}"
-            self.events.emit(now, SOURCE, EventReason.SCALE_UP, obj, message, data)
+            data = {"group": group, "delta": delta, "untainted": len(untainted), "increase": added}
+            message = f"scale up by {delta}: {', '.join(parts)}"
+            self.events.emit(now, SOURCE, str(EventReason.SCALE_UP), obj, message, data)
         deleted = list(e.done(ActionKind.DELETE))
         if deleted:
-            self._emit(
-                now, EventReason.DELETE, obj, f"Deleting tainted node {', '.join(deleted)}", group, deleted
+            message = f"Deleting tainted node {', '.join(deleted)}"
+            self.events.emit(
+                now, SOURCE, str(EventReason.DELETE), obj, message, {"group": group, "nodes": deleted}
             )
         tainted = list(e.done(ActionKind.TAINT))
         if tainted:
-            self._emit(now, EventReason.TAINT, obj, _nodes_message(Message.tainting, tainted), group, tainted)
-
-    def _emit(self, now: float, reason: str, obj: str, message: str, group: str, nodes: list[str]) -> None:
-        self.events.emit(now, SOURCE, reason, obj, message, {"group": group, "nodes": nodes})
+            message = Message.tainting(", ".join(tainted))
+            self.events.emit(
+                now, SOURCE, str(EventReason.TAINT), obj, message, {"group": group, "nodes": tainted}
+            )
 
     # --- outputs ----------------------------------------------------------------------------------
 
@@ -271,6 +266,11 @@ class EscalatorRunner:
         return out
 
 
+def _added(execution: Execution) -> int:
+    """Nodes the cloud group was grown by (0 in dry mode or when the cloud refused)."""
+    return sum(a.count for a in execution.actions if a.kind is ActionKind.INCREASE and a.ok and not a.dry_run)
+
+
 def _owners(result: TickResult) -> dict[str, str]:
     """Which group each event object of the tick is about: ``NodeGroup/<group>``, and every node an
     action of the group touched (a node belongs to one group: the label selects it)."""
@@ -281,9 +281,3 @@ def _owners(result: TickResult) -> dict[str, str]:
             if action.kind is not ActionKind.INCREASE:
                 owner[f"Node/{action.target}"] = run.group
     return owner
-
-
-def _nodes_message(per_node: Any, nodes: Iterable[str]) -> str:
-    """Escalator's per-node log line, one for all the group's nodes of this action."""
-    text: str = per_node(", ".join(nodes))
-    return text

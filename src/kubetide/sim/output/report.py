@@ -150,6 +150,8 @@ def build_charts(timeline: Timeline, meta: ReportMeta, markers: list[Marker]) ->
 ESCALATOR_CPU_COLOR = "#4e79a7"
 ESCALATOR_MEM_COLOR = "#f28e2b"
 TAINTED_COLOR = "#e15759"
+# The thresholds, apart from the two utilization lines and from each other.
+SCALE_UP_COLOR, SLOW_REMOVAL_COLOR, FAST_REMOVAL_COLOR = "#b07aa1", "#76b7b2", "#9c755f"
 
 
 def _escalator_charts(
@@ -161,10 +163,14 @@ def _escalator_charts(
     # The value each loop decided on holds until the next loop: sample it so at the hover times.
     at = np.clip(np.searchsorted(t, hover_t, side="right") - 1, 0, max(len(t) - 1, 0))
 
-    def line(values: tuple[float, ...], label: str, color: str, **kwargs: bool) -> Line:
+    def line(values: tuple[float, ...], label: str, color: str, cap: float = np.inf, **kwargs: bool) -> Line:
         y = np.asarray(values, dtype=np.float64)
-        hover = y[at] if len(y) else np.full(len(hover_t), np.nan)
-        return Line(label, color, t, y, hover_y=hover, **kwargs)
+        hover = y[at] if len(y) else np.full(len(hover_t), np.nan)  # the true values, unclipped
+        return Line(label, color, t, np.minimum(y, cap), hover_y=hover, **kwargs)
+
+    # A wave of pending pods reads as 1000%+ and would flatten the thresholds: clip the plot, not the
+    # hover readout.
+    cap = max(150.0, 2 * series.scale_up_threshold)
 
     color = meta.group_color(series.cloud_group) if series.cloud_group in meta.node_groups else TAINTED_COLOR
     rules = [
@@ -185,13 +191,13 @@ def _escalator_charts(
             f"Batch autoscaler {name}: utilization",
             "% of allocatable",
             [
-                line(series.cpu_percent, "CPU requests", ESCALATOR_CPU_COLOR),
-                line(series.mem_percent, "memory requests", ESCALATOR_MEM_COLOR),
+                line(series.cpu_percent, "CPU requests", ESCALATOR_CPU_COLOR, cap),
+                line(series.mem_percent, "memory requests", ESCALATOR_MEM_COLOR, cap),
             ],
             rules=rules,
             unit="%",
-            note=f"Requests of the group's pods over the untainted nodes of {series.cloud_group}, per loop; "
-            "dotted: thresholds",
+            note=f"Requests of the group's pods over the untainted nodes of {series.cloud_group}, per loop "
+            f"(clipped at {cap:g}%; hover for the value); dotted: thresholds",
         ),
         chart(
             f"escalator-nodes-{slug}",

@@ -68,7 +68,7 @@ def _unknown_keys(entries: Any) -> list[tuple[tuple[str | int, ...], str, Any]]:
         for key in entry if isinstance(entry, dict) else {}:
             if key not in known:
                 close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
-                hint = f"did you mean {close[0]!r}?" if close else "Escalator's node group keys: see its docs"
+                hint = f"did you mean {close[0]!r}?" if close else f"known: {', '.join(known)}"
                 problems.append(((i, str(key)), f"unknown Escalator node group key ({hint})", entry[key]))
     return problems
 
