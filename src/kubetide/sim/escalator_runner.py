@@ -1,8 +1,8 @@
 """The batch autoscaler inside the simulation: Escalator's loop driver on the engine, every ``scanInterval``.
 
 The driver and executor are live mode's (:class:`~kubetide.escalator.driver.EscalatorDriver`); this
-module only passes the simulated ports: :class:`~kubetide.sim.ca_runner.SimWorldSource` for the world
-(every Node with its taints and annotations, every live pod), :class:`~kubetide.sim.ca_runner.SimClusterPort`
+module only passes the simulated ports: :class:`~kubetide.sim.ports.SimWorldSource` for the world
+(every Node with its taints and annotations, every live pod), :class:`~kubetide.sim.ports.SimClusterPort`
 for taints and Node deletions, and a ``client("escalator")`` handle on the simulated cloud that lists
 only the groups Escalator is configured for, so terminations are attributed to it. It never evicts:
 the executor calls no eviction, and a node deleted after the hard grace period takes its pods with it
@@ -33,11 +33,11 @@ from kubetide.escalator.executor import ActionKind, Execution
 from kubetide.escalator.metrics import MetricKind, Sample
 from kubetide.escalator.reasons import EventReason, Message
 from kubetide.escalator.result import GroupRun, TickResult
-from kubetide.sim.ca_runner import SimClusterPort, SimWorldSource
 from kubetide.sim.cloud.simulated import SimulatedCloud
 from kubetide.sim.cluster.cluster import EventSink, SimCluster
 from kubetide.sim.engine import Engine
 from kubetide.sim.output.meta import EscalatorGroupSeries
+from kubetide.sim.ports import SimClusterPort, SimWorldSource
 from kubetide.sim.scenario.autoscalers import EscalatorSettings
 
 __all__ = ["SOURCE", "EscalatorRunner", "EscalatorStats", "series_name"]

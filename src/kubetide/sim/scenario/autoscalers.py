@@ -91,8 +91,7 @@ class EscalatorSettings(SpecModel):
         _, found = node_groups_from_entries(self.nodeGroups)
         problems = [(("nodeGroups", *loc), message, None) for loc, message in found]
         problems += [(("nodeGroups", *loc), message, v) for loc, message, v in _unknown_keys(self.nodeGroups)]
-        if problems:
-            problems.sort(key=lambda p: p[0][1] if len(p[0]) > 1 and isinstance(p[0][1], int) else -1)
+        if problems:  # the loader lists them in document order
             raise errors_at("nodeGroups", problems)
         return self
 
