@@ -222,8 +222,8 @@ def test_cluster_autoscaler_flags_are_checked_against_the_registry() -> None:
 
 ESCALATOR_GROUP: dict[str, Any] = {
     "name": "batch",
-    "label_key": "team",
-    "label_value": "batch",
+    "label_key": "kubetide.io/node-group",
+    "label_value": "spot",
     "cloud_provider_group_name": "nope",
     "taint_upper_capacity_threshold_percent": 40,
     "taint_lower_capacity_threshold_percent": 10,
@@ -248,6 +248,18 @@ def test_escalator_groups_follow_escalator_rules_and_reference_node_groups() -> 
     assert problems(data) == [
         f"{ESC}[0].cloud_provider_group_name: no node group 'nope' in spec.nodeGroups (known: general, spot)"
     ]
+
+
+def test_an_escalator_group_must_select_the_nodes_of_its_cloud_group() -> None:
+    group = dict(ESCALATOR_GROUP, scale_up_threshold_percent=70, cloud_provider_group_name="spot")
+    group.update(label_key="workload", label_value="batch")
+    assert problems(doc(autoscalers={"escalator": {"nodeGroups": [group]}})) == [
+        f"{ESC}[0].label_value: the Nodes of spec.nodeGroups[1] (spot) do not carry workload=batch: add it "
+        "to its labels, or select them by kubetide.io/node-group=spot"
+    ]
+    data = doc(autoscalers={"escalator": {"nodeGroups": [group]}})
+    data["spec"]["nodeGroups"][1]["labels"] = {"workload": "batch"}
+    parse_scenario(data)
 
 
 def test_escalator_groups_report_every_problem_in_escalator_words_at_once() -> None:

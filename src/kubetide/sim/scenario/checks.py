@@ -13,6 +13,7 @@ from kubetide.model.durations import format_duration
 from kubetide.model.errors import FieldError
 from kubetide.model.resources import CPU, MEMORY
 from kubetide.model.workloads import SCALABLE_KINDS
+from kubetide.sim.cloud.nodes import GROUP_LABEL
 from kubetide.sim.scenario.catalog import BUILTIN_CATALOG
 from kubetide.sim.scenario.csvdata import CsvError, load_csv
 from kubetide.sim.scenario.model import Scenario
@@ -207,13 +208,28 @@ def _action_refs(s: Scenario) -> Iterator[FieldError]:
 
 
 def _escalator_groups(s: Scenario) -> Iterator[FieldError]:
+    """Each Escalator group names a spec.nodeGroups entry whose Nodes carry its label: in a simulation
+    every Node comes from one, so a label they lack would leave the group without nodes for ever."""
     escalator = s.spec.autoscalers.escalator
-    groups = {g.name for g in s.spec.nodeGroups}
+    groups = {g.name: g for g in s.spec.nodeGroups}
     for i, ng in enumerate(escalator.groups if escalator else ()):
-        if ng.cloud_provider_group_name not in groups:
+        path = f"spec.autoscalers.escalator.nodeGroups[{i}]"
+        group = groups.get(ng.cloud_provider_group_name)
+        if group is None:
             yield FieldError(
-                f"spec.autoscalers.escalator.nodeGroups[{i}].cloud_provider_group_name",
+                f"{path}.cloud_provider_group_name",
                 f"no node group {ng.cloud_provider_group_name!r} in spec.nodeGroups (known: {', '.join(sorted(groups))})",
+            )
+            continue
+        if group.instanceType is not None and group.instanceType not in s.catalog:
+            continue  # reported on the group
+        labels = {GROUP_LABEL: group.name, **resolve_node_group(group, s.catalog).labels}
+        if labels.get(ng.label_key) != ng.label_value:
+            yield FieldError(
+                f"{path}.label_value",
+                f"the Nodes of spec.nodeGroups[{list(groups).index(group.name)}] ({group.name}) do not carry "
+                f"{ng.label_key}={ng.label_value}: add it to its labels, or select them by "
+                f"{GROUP_LABEL}={group.name}",
             )
 
 
