@@ -357,7 +357,7 @@ waves = st.lists(
 )
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     waves=waves,
     min_nodes=st.integers(1, 3),
@@ -387,8 +387,21 @@ def test_batch_days_never_go_below_the_minimum_never_evict_and_respect_the_rates
     result = sim.run()
     assert asked == []
     assert result.timeline.column("target:batch").min() >= min_nodes
+    hard_s = {"6m": 360, "30m": 1800}[hard]
+    tainted_at: dict[str, float] = {}
+    ages: list[float] = []
     for e in _events(result):
+        nodes = e["data"].get("nodes", [])
         if e["reason"] == "EscalatorTaint":
-            assert len(e["data"]["nodes"]) <= fast
-        if e["reason"] == "EscalatorScaleUp":
+            assert len(nodes) <= fast
+            tainted_at.update(dict.fromkeys(nodes, e["t"]))
+        elif e["reason"] == "EscalatorUntaint":
+            for node in nodes:
+                tainted_at.pop(node)
+        elif e["reason"] == "EscalatorDelete":
+            ages += [e["t"] - tainted_at.pop(node) for node in nodes]
+        elif e["reason"] == "EscalatorScaleUp":
             assert e["data"]["delta"] > 0
+    assert all(age > 300 for age in ages)  # never before the soft grace period
+    if result.summary.escalator.extra["pods_on_removed_nodes"]:  # busy nodes go only after the hard one
+        assert any(age > hard_s for age in ages)
