@@ -405,3 +405,30 @@ def test_batch_days_never_go_below_the_minimum_never_evict_and_respect_the_rates
     assert all(age > 300 for age in ages)  # never before the soft grace period
     if result.summary.escalator.extra["pods_on_removed_nodes"]:  # busy nodes go only after the hard one
         assert any(age > hard_s for age in ages)
+
+
+def test_a_refused_cloud_increase_takes_no_scale_lock_and_is_retried_next_loop() -> None:
+    data = _batch_doc(initial=1, duration="1h")
+    data["spec"]["nodeGroups"][0]["faults"] = [{"type": "apiError", "at": "0s", "until": "10m"}]
+    data["spec"]["actions"] = [{"at": "2m", "apply": _job("wave", 8, "1500m", "30m")}]
+    result = Simulation(parse_scenario(data)).run()
+    events = _events(result)
+    failed = [e for e in events if e["reason"] == "EscalatorScaleUpFailed"]
+    assert failed and all(e["data"] == {"group": "batch"} and e["t"] < 600 for e in failed)
+    # No lock after a refusal: the next loop asks again, every loop until the API answers.
+    assert [e["t"] for e in failed] == [120.0 + 60 * i for i in range(len(failed))]
+    grown = next(e for e in events if e["reason"] == "EscalatorScaleUp")
+    assert 600 <= grown["t"] <= 660 and grown["data"]["increase"] > 0
+
+
+def test_scale_on_starve_grows_by_one_for_a_pod_no_node_has_room_for() -> None:
+    # Three 4-CPU nodes, each with 1 CPU taken, held at min_nodes: with the pending pod 54% is between
+    # the thresholds (no scale by utilization), but no node has the 3.5 CPU it asks for.
+    objects = [_job(f"small-{i}", 1, "1", "10h", host=f"batch-{i}") for i in range(1, 4)]
+    data = _batch_doc(initial=3, duration="20m", objects=objects, scale_on_starve=True, min_nodes=3)
+    data["spec"]["actions"] = [{"at": "5m", "apply": _job("big", 1, "3500m", "10h")}]
+    result = Simulation(parse_scenario(data)).run()
+    ups = [e for e in _events(result) if e["reason"] == "EscalatorScaleUp"]
+    assert ups and ups[0]["t"] == 300 and ups[0]["data"]["delta"] == 1
+    series = result.meta.escalator["batch"]
+    assert 40 < series.cpu_percent[series.t.index(300.0)] < 70
