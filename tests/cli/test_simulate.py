@@ -137,17 +137,27 @@ def test_minimal_example_simulates_with_the_cluster_autoscaler(tmp_path: Path) -
     assert set(mismatch["data"]) == {"group", "resource", "template", "observed"}
 
 
-def test_an_autoscaler_not_implemented_yet_is_named(tmp_path: Path) -> None:
-    code, _, err = run(
+def test_the_minimal_example_runs_the_batch_autoscaler_beside_the_cluster_autoscaler(tmp_path: Path) -> None:
+    code, out, err = run(
         "simulate",
         str(EXAMPLES / "scenario-minimal.yaml"),
+        "--json",
         "--output-dir",
         str(tmp_path),
         "--set",
         "spec.autoscalers.escalator.enabled=true",
     )
-    assert code == 2
-    assert "escalator" in err and "not implemented" in err
+    assert code == 0, err
+    escalator = json.loads(out)["autoscalers"]["escalator"]
+    assert escalator["loops"] > 0 and escalator["by_group"]["batch"]["nodes_removed"] >= 0
+    # CA left Escalator's group (spot-a) alone: every spot-a change is Escalator's.
+    ca_groups = {
+        e["data"].get("group")
+        for e in _events(tmp_path)
+        if e["source"] == "cluster-autoscaler"
+        and e["reason"] in ("ScaledUpGroup", "ScaleDown", "ScaleDownEmpty")
+    }
+    assert "spot-a" not in ca_groups
 
 
 def test_cluster_autoscaler_example_scales_up_fails_over_and_scales_down(tmp_path: Path) -> None:

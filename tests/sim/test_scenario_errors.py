@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from scenario_builders import deployment, doc, load, problems
 
 from kubetide.model.errors import ManifestError
-from kubetide.sim.scenario import load_scenario
+from kubetide.sim.scenario import load_scenario, parse_scenario
 
 
 def test_max_below_min_uses_the_contract_message() -> None:
@@ -229,29 +230,81 @@ def test_cluster_autoscaler_flags_are_checked_against_the_registry() -> None:
     ]
 
 
+ESCALATOR_GROUP: dict[str, Any] = {
+    "name": "batch",
+    "label_key": "kubetide.io/node-group",
+    "label_value": "spot",
+    "cloud_provider_group_name": "nope",
+    "taint_upper_capacity_threshold_percent": 40,
+    "taint_lower_capacity_threshold_percent": 10,
+    "scale_up_threshold_percent": 30,
+    "slow_node_removal_rate": 1,
+    "fast_node_removal_rate": 2,
+    "scale_up_cool_down_period": "2m",
+    "soft_delete_grace_period": "1m",
+    "hard_delete_grace_period": "10m",
+}
+ESC = "spec.autoscalers.escalator.nodeGroups"
+
+
 def test_escalator_groups_follow_escalator_rules_and_reference_node_groups() -> None:
-    group = {
-        "name": "batch",
-        "label_key": "team",
-        "label_value": "batch",
-        "cloud_provider_group_name": "nope",
-        "taint_upper_capacity_threshold_percent": 40,
-        "taint_lower_capacity_threshold_percent": 10,
-        "scale_up_threshold_percent": 30,
-        "slow_node_removal_rate": 1,
-        "fast_node_removal_rate": 2,
-        "soft_delete_grace_period": "1m",
-        "hard_delete_grace_period": "10m",
-    }
+    group = dict(ESCALATOR_GROUP)
     data = doc(autoscalers={"escalator": {"nodeGroups": [group]}})
     assert problems(data) == [
-        "spec.autoscalers.escalator.nodeGroups[0].scale_up_threshold_percent: must be > taint_upper_capacity_threshold_percent (got 30 <= 40)"
+        f"{ESC}[0].taint_upper_capacity_threshold_percent: taint_upper_capacity_threshold_percent must be less than scale_up_threshold_percent"
     ]
     group["scale_up_threshold_percent"] = 70
     data = doc(autoscalers={"escalator": {"nodeGroups": [group]}})
     assert problems(data) == [
-        "spec.autoscalers.escalator.nodeGroups[0].cloud_provider_group_name: no node group 'nope' in spec.nodeGroups (known: general, spot)"
+        f"{ESC}[0].cloud_provider_group_name: no node group 'nope' in spec.nodeGroups (known: general, spot)"
     ]
+
+
+def test_an_escalator_group_must_select_the_nodes_of_its_cloud_group() -> None:
+    group = dict(ESCALATOR_GROUP, scale_up_threshold_percent=70, cloud_provider_group_name="spot")
+    group.update(label_key="workload", label_value="batch")
+    assert problems(doc(autoscalers={"escalator": {"nodeGroups": [group]}})) == [
+        f"{ESC}[0].label_value: the Nodes of spec.nodeGroups[1] (spot) do not carry workload=batch: add it "
+        "to its labels, or select them by kubetide.io/node-group=spot"
+    ]
+    data = doc(autoscalers={"escalator": {"nodeGroups": [group]}})
+    data["spec"]["nodeGroups"][1]["labels"] = {"workload": "batch"}
+    parse_scenario(data)
+
+
+def test_escalator_groups_report_every_problem_in_escalator_words_at_once() -> None:
+    first = dict(ESCALATOR_GROUP, scale_up_threshold_percent=70, cloud_provider_group_name="spot")
+    first.update(min_nodes=5, max_nodes=5, taint_effect="NoWay", scale_up_cool_down_period="soon")
+    second = dict(first, name="batch", min_nodes=0, max_nodes=0, taint_effect="", min_node=1)
+    second.update(scale_up_cool_down_period="2m", soft_delete_grace_period=60)
+    data = doc(autoscalers={"escalator": {"nodeGroups": [first, second]}})
+    assert problems(data) == [
+        # upstream's message names the wrong option; the path names the right one
+        f"{ESC}[0].scale_up_cool_down_period: soft_delete_grace_period failed to parse into a time.Duration. check your formatting.",
+        f"{ESC}[0].min_nodes: min_nodes must be less than max_nodes",
+        f"{ESC}[0].taint_effect: taint_effect must be valid kubernetes taint",
+        f"{ESC}[1].soft_delete_grace_period: must be a string, got 60",
+        f"{ESC}[1].min_node: unknown Escalator node group key (did you mean 'min_nodes'?)",
+    ]
+
+
+def test_an_enabled_escalator_needs_node_groups() -> None:
+    assert problems(doc(autoscalers={"escalator": {}})) == [
+        "spec.autoscalers.escalator.nodeGroups: must be a non-empty list of node groups"
+    ]
+    parse_scenario(doc(autoscalers={"escalator": {"enabled": False}}))
+
+
+def test_a_group_managed_by_both_autoscalers_is_an_error_naming_both() -> None:
+    group = dict(ESCALATOR_GROUP, scale_up_threshold_percent=70, cloud_provider_group_name="spot")
+    ca = {"flags": {"nodes": ["1:10:general", "0:5:spot"]}}
+    data = doc(autoscalers={"escalator": {"nodeGroups": [group]}, "clusterAutoscaler": ca})
+    assert problems(data) == [
+        "spec.autoscalers.clusterAutoscaler.flags.nodes[1]: node group 'spot' is managed by the batch "
+        f"autoscaler ({ESC}[0].cloud_provider_group_name): a group can have one autoscaler; leave it out of --nodes"
+    ]
+    ca = {"flags": {"nodes": ["1:10:general"]}}
+    parse_scenario(doc(autoscalers={"escalator": {"nodeGroups": [group]}, "clusterAutoscaler": ca}))
 
 
 @pytest.mark.parametrize(

@@ -24,6 +24,7 @@ from kubetide.sim.cloud.simulated import SimulatedCloud
 from kubetide.sim.cluster.cluster import SimCluster
 from kubetide.sim.cluster.workloads import ReplicatedWorkload
 from kubetide.sim.engine import Engine
+from kubetide.sim.escalator_runner import EscalatorRunner
 from kubetide.sim.hpa_runner import HPARunner
 from kubetide.sim.loads import build_loads
 from kubetide.sim.metrics import MetricsPipeline
@@ -38,7 +39,7 @@ from kubetide.sim.summary import SummaryBuilder
 
 __all__ = ["IMPLEMENTED_AUTOSCALERS", "Simulation", "SimulationResult"]
 
-IMPLEMENTED_AUTOSCALERS = ("hpa", "cluster-autoscaler")
+IMPLEMENTED_AUTOSCALERS = ("hpa", "cluster-autoscaler", "escalator")
 
 Progress = Callable[[float], None]
 
@@ -124,6 +125,10 @@ class Simulation:
                 sync_period=float(settings.syncPeriod),
             )
             self.hpa = HPARunner(self.engine, self.cluster, self.metrics, config, self.events)
+        self.escalator: EscalatorRunner | None = None
+        esc_settings = spec.autoscalers.escalator
+        if esc_settings is not None and esc_settings.enabled:
+            self.escalator = EscalatorRunner(self.engine, self.cluster, self.cloud, esc_settings, self.events)
         self.ca: ClusterAutoscalerRunner | None = None
         ca_settings = spec.autoscalers.clusterAutoscaler
         if ca_settings is not None and ca_settings.enabled:
@@ -131,13 +136,29 @@ class Simulation:
                 {name: ca_settings.flag(name) for name in ca_settings.flags}
             )
             self.ca = ClusterAutoscalerRunner(
-                self.engine, self.cluster, self.cloud, options, self.events, self.seed
+                self.engine,
+                self.cluster,
+                self.cloud,
+                options,
+                self.events,
+                self.seed,
+                self._ca_groups(options),
             )
         self.watch: dict[str, _WorkloadWatch] = {}
         self.node_max: dict[str, int] = dict.fromkeys(self.groups, 0)
         self.workload_keys: list[str] = []
         self.timeline: Timeline | None = None
         self._progress: Progress | None = None
+
+    def _ca_groups(self, options: AutoscalingOptions) -> list[str] | None:
+        """The groups CA manages: ``--nodes``' names when given (the scenario checks keep the batch
+        autoscaler's out of them), else every group the batch autoscaler does not own; None: all."""
+        if options.nodes:
+            return [spec.split(":", 2)[-1] for spec in options.nodes]
+        if self.escalator is None:
+            return None
+        owned = {g.cloud_provider_group_name for g in self.escalator.groups}
+        return [g for g in self.groups if g not in owned]
 
     # --- setup ------------------------------------------------------------------------------------
 
@@ -167,6 +188,9 @@ class Simulation:
         if self.ca is not None:
             scan = self.ca.options.scan_interval
             self.ca.start(phase=round(deterministic_phase(self.seed, "cluster-autoscaler", scan), 3))
+        if self.escalator is not None:
+            # Escalator runs one loop at start-up, then every scan interval (upstream RunForever).
+            self.escalator.start(phase=0.0)
 
     def _announce_fault(self, group: str, index: int, fault: Any) -> None:
         """``FaultStarted`` / ``FaultEnded`` scenario events around each fault's window."""
@@ -208,6 +232,8 @@ class Simulation:
                 self.hpa.restart()
             if action.restart == "cluster-autoscaler" and self.ca is not None:
                 self.ca.restart()
+            if action.restart == "escalator" and self.escalator is not None:
+                self.escalator.restart()
             self.events.emit(
                 now,
                 "scenario",
@@ -287,6 +313,7 @@ class Simulation:
             workloads=tuple(self.workload_keys),
             hpa_targets=self._hpa_targets(),
             capacity_per_pod={k: v for k, v in self.capacity.items() if v is not None},
+            escalator=self.escalator.group_series() if self.escalator is not None else {},
         )
         return SimulationResult(summary, self.timeline, self.events, meta, wall)
 

@@ -30,7 +30,7 @@ from kubetide.commands.run.logs import configure_logging
 from kubetide.commands.run.runtime import HealthLimits, Runtime
 from kubetide.commands.run.settings import LeaderElection, leader_flags, live_flags, parse_line, settings_from
 from kubetide.escalator import EscalatorDriver, NodeGroupOptions, TickResult
-from kubetide.escalator.config import node_group_from_yaml, validate_node_group
+from kubetide.escalator.config import Location, node_groups_from_entries
 from kubetide.kube.actuation import KubeClusterPort
 from kubetide.kube.client import KubeAccessError
 from kubetide.kube.dryrun import DryRunCloud
@@ -94,13 +94,13 @@ INTRO = (
     "(the groups are matched by cloud_provider_group_name); its state ConfigMap lives in\n"
     "--leader-elect-config-namespace. Run `kubetide node-agent` beside it."
 )
-# The keys a validation message can start with, to name the field it is about.
-_KEYS = (*NodeGroupOptions.__dataclass_fields__, "aws.lifecycle")
 
 
-def _field_of(message: str) -> str:
-    first = message.split(" ", 1)[0].rstrip(":")
-    return f".{first}" if first in _KEYS else ""
+def _path(where: str, location: Location) -> str:
+    path = "node_groups"
+    for part in location:
+        path += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return f"{where}: {path}"
 
 
 def load_node_groups(path: str) -> tuple[list[NodeGroupOptions], list[tuple[str, str]]]:
@@ -113,28 +113,8 @@ def load_node_groups(path: str) -> tuple[list[NodeGroupOptions], list[tuple[str,
     except yaml.YAMLError as exc:
         return [], [(where, f"not valid YAML: {exc}")]
     entries = doc.get("node_groups") if isinstance(doc, dict) else None
-    if not isinstance(entries, list) or not entries:
-        return [], [(f"{where}: node_groups", "must be a non-empty list of node groups")]
-    groups: list[NodeGroupOptions] = []
-    problems: list[tuple[str, str]] = []
-    names: dict[str, int] = {}
-    for i, entry in enumerate(entries):
-        at = f"{where}: node_groups[{i}]"
-        if not isinstance(entry, dict):
-            problems.append((at, f"must be a mapping, got {entry!r}"))
-            continue
-        try:
-            group = node_group_from_yaml(entry)
-        except ValueError as exc:
-            key, _, what = str(exc).partition(": ")
-            problems.append((f"{at}.{key}", what))
-            continue
-        problems += [(f"{at}{_field_of(m)}", m) for m in validate_node_group(group)]
-        if group.name and group.name in names:
-            problems.append((f"{at}.name", f"{group.name!r} is also node_groups[{names[group.name]}]"))
-        names.setdefault(group.name, i)
-        groups.append(group)
-    return groups, problems
+    groups, problems = node_groups_from_entries(entries)
+    return groups, [(_path(where, location), message) for location, message in problems]
 
 
 def _provider_problems(values: dict[str, Any], groups: Sequence[NodeGroupOptions]) -> list[tuple[str, str]]:

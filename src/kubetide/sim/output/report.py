@@ -22,6 +22,7 @@ from kubetide.sim.output.downsample import stride_indices
 from kubetide.sim.output.events import Event, EventLog
 from kubetide.sim.output.meta import ReportMeta
 from kubetide.sim.output.report_assets import CSP, SCRIPT, STYLE
+from kubetide.sim.output.report_escalator import escalator_charts
 from kubetide.sim.output.report_events import event_rows, render_event_counts, render_event_log
 from kubetide.sim.output.report_tables import render_kpis, render_summary_tables
 from kubetide.sim.output.summary import Summary
@@ -139,6 +140,8 @@ def build_charts(timeline: Timeline, meta: ReportMeta, markers: list[Marker]) ->
                 note=f"Offered load{'; ' if rps_note else ''}{rps_note}",
             ),
         ]
+    for name, series in meta.escalator.items():
+        charts += escalator_charts(name, series, meta, chart, hover_t)
     charts.append(chart("cost", "Cost per hour", "$/hour", cost, unit="$"))
     return charts
 

@@ -45,12 +45,13 @@ def render_kpis(summary: Summary) -> str:
         _card("HPA", f"{s.hpa.rescales} rescales", f"{len(s.workloads)} workloads"),
     ]
     esc = s.escalator
-    if esc.scale_ups or esc.nodes_tainted or esc.nodes_removed:
+    if esc.enabled:
         cards.append(
             _card(
                 "Escalator",
                 f"+{esc.nodes_added} / −{esc.nodes_removed}",
-                f"{esc.scale_ups} scale-ups · {esc.nodes_tainted} tainted",
+                f"{esc.scale_ups} scale-ups · {esc.nodes_tainted} tainted · "
+                f"{esc.extra.get('nodes_untainted', 0)} untainted",
             )
         )
     return f'<section class="kpis">{"".join(cards)}</section>'
@@ -144,22 +145,26 @@ def render_summary_tables(summary: Summary, meta: ReportMeta, event_counts_html:
         ["workload", "min", "max", "final", "rescales", "overloaded", "HPA target"], workload_rows
     )
     ca, esc = s.cluster_autoscaler, s.escalator
-    autoscalers = _table(
-        ["", "scale-ups", "nodes added", "scale-downs", "nodes removed"],
+    rows = [
         [
-            [
-                "cluster-autoscaler",
-                str(ca.scale_ups),
-                str(ca.nodes_added),
-                str(ca.scale_downs),
-                str(ca.nodes_removed),
-            ],
-            ["escalator", str(esc.scale_ups), str(esc.nodes_added), "–", str(esc.nodes_removed)],
-        ],
-    ) + (
-        f'<p class="muted small">Cluster autoscaler: {ca.failed_scale_ups} failed scale-ups, {ca.backoffs} '
-        f"backoffs, {ca.unregistered_removed} unregistered nodes removed. HPA: {s.hpa.rescales} rescales. "
-        f"Escalator: {esc.nodes_tainted} nodes tainted.</p>"
+            "cluster-autoscaler",
+            str(ca.scale_ups),
+            str(ca.nodes_added),
+            str(ca.scale_downs),
+            str(ca.nodes_removed),
+        ]
+    ]
+    note = (
+        f"Cluster autoscaler: {ca.failed_scale_ups} failed scale-ups, {ca.backoffs} "
+        f"backoffs, {ca.unregistered_removed} unregistered nodes removed. HPA: {s.hpa.rescales} rescales."
+    )
+    if esc.enabled:  # no row for an autoscaler that did not run
+        rows.append(["escalator", str(esc.scale_ups), str(esc.nodes_added), "–", str(esc.nodes_removed)])
+        note += (
+            f" Escalator: {esc.nodes_tainted} nodes tainted, {esc.extra.get('nodes_untainted', 0)} untainted."
+        )
+    autoscalers = _table(["", "scale-ups", "nodes added", "scale-downs", "nodes removed"], rows) + (
+        f'<p class="muted small">{note}</p>'
     )
     # Three columns: run facts, pods, nodes; the workloads across (their keys are long); then the
     # autoscalers beside the event counts, the longest table, last so it grows downwards alone.
