@@ -422,3 +422,37 @@ def test_drain_priority_config_is_checked() -> None:
     assert problem.startswith(
         "spec.autoscalers.clusterAutoscaler.flags.drain-priority-config: must be priority:seconds"
     )
+
+
+def test_hpa_settings_take_kube_controller_manager_flag_names() -> None:
+    flags = {
+        "horizontal-pod-autoscaler-sync-period": "30s",
+        "horizontal-pod-autoscaler-tolerance": 0.2,
+        "horizontal-pod-autoscaler-downscale-stabilization": "1m",
+    }
+    by_flag = load(doc(autoscalers={"hpa": {"flags": flags}})).spec.autoscalers.hpa.config()
+    by_alias = load(
+        doc(autoscalers={"hpa": {"syncPeriod": "30s", "tolerance": 0.2, "downscaleStabilization": "1m"}})
+    ).spec.autoscalers.hpa.config()
+    assert by_flag == by_alias
+    assert (by_flag.sync_period, by_flag.tolerance, by_flag.downscale_stabilization) == (30.0, 0.2, 60.0)
+    assert by_flag.cpu_initialization_period == 300.0  # untouched flags keep upstream's defaults
+
+
+def test_hpa_flag_typos_and_settings_given_twice_are_named() -> None:
+    data = doc(
+        autoscalers={
+            "hpa": {
+                "tolerance": 0.3,
+                "flags": {
+                    "horizontal-pod-autoscaler-tolerance": 0.2,
+                    "horizontal-pod-autoscaler-sync-perod": "10s",
+                },
+            }
+        }
+    )
+    assert problems(data) == [  # in document order
+        "spec.autoscalers.hpa.tolerance: set twice: here and as flags.horizontal-pod-autoscaler-tolerance (keep one)",
+        "spec.autoscalers.hpa.flags.horizontal-pod-autoscaler-sync-perod: unknown HPA controller flag "
+        "(did you mean 'horizontal-pod-autoscaler-sync-period'?)",
+    ]

@@ -15,7 +15,6 @@ from functools import partial
 from typing import Any
 
 from kubetide.cluster.options import AutoscalingOptions
-from kubetide.hpa.config import HPAConfig
 from kubetide.model.node import NodeView
 from kubetide.model.workloads import SCALABLE_KINDS
 from kubetide.sim.ca_runner import ClusterAutoscalerRunner
@@ -117,13 +116,7 @@ class Simulation:
         self.hpa: HPARunner | None = None
         settings = spec.autoscalers.hpa
         if settings.is_enabled(scenario.has_hpa_objects()):
-            config = HPAConfig(
-                tolerance=settings.tolerance,
-                downscale_stabilization=float(settings.downscaleStabilization),
-                cpu_initialization_period=float(settings.cpuInitializationPeriod),
-                initial_readiness_delay=float(settings.initialReadinessDelay),
-                sync_period=float(settings.syncPeriod),
-            )
+            config = settings.config()
             self.hpa = HPARunner(self.engine, self.cluster, self.metrics, config, self.events)
         self.escalator: EscalatorRunner | None = None
         esc_settings = spec.autoscalers.escalator

@@ -14,8 +14,10 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import Field, model_validator
 
-from kubetide.cluster.flags import CA_FLAGS, parse_flags
+from kubetide.cluster.flags import CA_FLAGS, FlagSpec, parse_flags
 from kubetide.escalator.config import KNOWN_KEYS, NodeGroupOptions, node_groups_from_entries
+from kubetide.hpa.config import HPAConfig
+from kubetide.hpa.flags import HPA_FLAGS, config_from_flags
 from kubetide.sim.scenario.base import Duration, SpecModel, errors_at
 
 __all__ = [
@@ -26,16 +28,54 @@ __all__ = [
 ]
 
 
+HPA_REGISTRY: dict[str, FlagSpec] = {
+    f.name: FlagSpec(f.name, f.kind, f.default, f.help, check=f.check) for f in HPA_FLAGS
+}
+# The short camelCase keys, aliases of kube-controller-manager's flags (same defaults).
+HPA_ALIASES: dict[str, str] = {
+    "syncPeriod": "horizontal-pod-autoscaler-sync-period",
+    "tolerance": "horizontal-pod-autoscaler-tolerance",
+    "downscaleStabilization": "horizontal-pod-autoscaler-downscale-stabilization",
+    "cpuInitializationPeriod": "horizontal-pod-autoscaler-cpu-initialization-period",
+    "initialReadinessDelay": "horizontal-pod-autoscaler-initial-readiness-delay",
+}
+
+
 class HpaSettings(SpecModel):
     enabled: bool | None = None  # None: enabled when any HorizontalPodAutoscaler exists
+    # kube-controller-manager's flag names (``horizontal-pod-autoscaler-sync-period: 15s``).
+    flags: dict[str, Any] = Field(default_factory=dict)
     syncPeriod: Annotated[Duration, Field(gt=0)] = 15.0
     tolerance: Annotated[float, Field(ge=0)] = 0.1
-    downscaleStabilization: Duration = 300.0
-    cpuInitializationPeriod: Duration = 300.0
-    initialReadinessDelay: Duration = 30.0
+    downscaleStabilization: Annotated[Duration, Field(ge=0)] = 300.0
+    cpuInitializationPeriod: Annotated[Duration, Field(ge=0)] = 300.0
+    initialReadinessDelay: Annotated[Duration, Field(ge=0)] = 30.0
+
+    @model_validator(mode="after")
+    def _flags(self) -> HpaSettings:
+        _, problems = parse_flags(self.flags, HPA_REGISTRY)
+        found: list[tuple[tuple[str | int, ...], str, Any]] = [
+            (("flags", name), msg.replace("Cluster Autoscaler", "HPA controller"), self.flags[name])
+            for name, msg in problems
+        ]
+        for alias, flag in HPA_ALIASES.items():
+            if alias in self.model_fields_set and flag in self.flags:
+                found.append(
+                    ((alias,), f"set twice: here and as flags.{flag} (keep one)", getattr(self, alias))
+                )
+        if found:
+            raise errors_at("flags", found)
+        return self
 
     def is_enabled(self, has_hpa_objects: bool) -> bool:
         return has_hpa_objects if self.enabled is None else self.enabled
+
+    def config(self) -> HPAConfig:
+        """The controller's settings: the flags, else their camelCase aliases, else the defaults."""
+        values, _ = parse_flags(self.flags, HPA_REGISTRY)
+        for alias, flag in HPA_ALIASES.items():
+            values.setdefault(flag, float(getattr(self, alias)))
+        return config_from_flags(values)
 
 
 class ClusterAutoscalerSettings(SpecModel):
