@@ -48,6 +48,24 @@ def _child(prop: dict[str, Any]) -> str | None:
     return None
 
 
+def _all_kinds() -> list[str]:
+    """Every kind of the Kubernetes API (built-in resources), to tell "not modelled" from "not Kubernetes"."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import lightkube.resources
+
+    kinds = set()
+    for module_info in pkgutil.iter_modules(lightkube.resources.__path__):
+        module = importlib.import_module(f"lightkube.resources.{module_info.name}")
+        for obj in vars(module).values():
+            info = getattr(obj, "_api_info", None)
+            if info is not None and inspect.isclass(obj):
+                kinds.add(info.resource.kind)
+    return sorted(kinds)
+
+
 def generate() -> dict[str, Any]:
     models = list(dict.fromkeys(KINDS.values()))
     roots, components = msgspec.json.schema_components(models, ref_template="#/$defs/{name}")
@@ -59,6 +77,7 @@ def generate() -> dict[str, Any]:
     return {
         "source": f"lightkube-models {version('lightkube-models')}",
         "kinds": {key: names[id(model)] for key, model in KINDS.items()},
+        "all_kinds": _all_kinds(),
         "types": types,
     }
 

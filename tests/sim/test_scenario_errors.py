@@ -22,14 +22,14 @@ def test_every_problem_is_reported_not_just_the_first() -> None:
     data = doc(duration="6hours", seed=-1)
     data["spec"]["nodeGroups"][0]["maxSize"] = "ten"
     data["spec"]["nodeGroups"][1]["capacity"] = {"memory": "16GB"}
-    data["spec"]["objects"].append({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}})
+    data["spec"]["objects"].append({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}})
     found = problems(data)
     assert len(found) == 5
     assert found[0].startswith("spec.duration: must be a duration like 90s")
     assert found[1] == "spec.seed: must be >= 0, got -1"
     assert found[2] == "spec.nodeGroups[0].maxSize: must be an integer, got 'ten'"
     assert found[3].startswith("spec.nodeGroups[1].capacity.memory: '16GB' is not a valid quantity")
-    assert found[4].startswith("spec.objects[1].kind: unsupported kind 'Secret' (supported: Deployment,")
+    assert found[4].startswith("spec.objects[1].kind: unsupported kind 'Widget' (supported: Deployment,")
 
 
 def test_unknown_keys_in_kubetide_sections_suggest_the_closest_name() -> None:

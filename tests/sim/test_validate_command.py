@@ -87,3 +87,16 @@ def test_the_batch_example_validates_and_bad_escalator_groups_exit_2_with_every_
         "spec.autoscalers.clusterAutoscaler.flags.nodes[1]: node group 'batch' is managed by the batch "
         f"autoscaler ({at}.cloud_provider_group_name)" in err
     )
+
+
+def test_skipped_kinds_are_noted_on_stderr(tmp_path: Path) -> None:
+    data = doc()
+    data["spec"]["objects"].append({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"}})
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(data))
+    code, out, err = run(str(path))
+    assert code == 0 and "OK: scenario" in out
+    assert (
+        f"note: {path}: spec.objects[1]: Service 'web' skipped (the simulator does not model Service objects)"
+        in err
+    )

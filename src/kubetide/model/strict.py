@@ -19,13 +19,27 @@ from typing import Any
 
 from kubetide.model.errors import FieldError
 
-__all__ = ["has_schema", "unknown_fields"]
+__all__ = ["has_schema", "is_kubernetes_kind", "unknown_fields"]
 
 
 @cache
+def _data() -> Mapping[str, Any]:
+    data: Mapping[str, Any] = json.loads(files("kubetide").joinpath("data/k8s-fields.json").read_text())
+    return data
+
+
 def _schema() -> tuple[Mapping[str, str], Mapping[str, Mapping[str, str | None]]]:
-    data = json.loads(files("kubetide").joinpath("data/k8s-fields.json").read_text())
-    return data["kinds"], data["types"]
+    return _data()["kinds"], _data()["types"]
+
+
+def is_kubernetes_kind(kind: str) -> bool:
+    """A kind of the built-in Kubernetes API (Service, Ingress, ...), modelled here or not."""
+    return kind in _all_kinds()
+
+
+@cache
+def _all_kinds() -> frozenset[str]:
+    return frozenset(_data()["all_kinds"])
 
 
 def has_schema(api_version: str, kind: str) -> bool:

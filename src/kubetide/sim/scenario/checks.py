@@ -77,7 +77,7 @@ def _objects_unique(s: Scenario) -> Iterator[FieldError]:
     for i, manifest in enumerate(s.spec.objects):
         key = object_key(manifest)
         if key in seen:
-            yield FieldError(f"spec.objects[{i}]", f"duplicate object {key} (also spec.objects[{seen[key]}])")
+            yield FieldError(s.object_path(i), f"duplicate object {key} (also {s.object_path(seen[key])})")
         seen.setdefault(key, i)
 
 
@@ -158,7 +158,7 @@ def _hpa_targets(s: Scenario) -> Iterator[FieldError]:
             key = f"{ref.get('kind')}/{namespace}/{ref.get('name')}"
             if key not in known:
                 yield FieldError(
-                    f"spec.objects[{i}].spec.scaleTargetRef",
+                    f"{s.object_path(i)}.spec.scaleTargetRef",
                     f"no object {key} in spec.objects (or applied by an action)",
                 )
 
