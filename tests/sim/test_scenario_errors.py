@@ -22,7 +22,9 @@ def test_every_problem_is_reported_not_just_the_first() -> None:
     data = doc(duration="6hours", seed=-1)
     data["spec"]["nodeGroups"][0]["maxSize"] = "ten"
     data["spec"]["nodeGroups"][1]["capacity"] = {"memory": "16GB"}
-    data["spec"]["objects"].append({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}})
+    data["spec"]["objects"].append(
+        {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}
+    )
     found = problems(data)
     assert len(found) == 5
     assert found[0].startswith("spec.duration: must be a duration like 90s")
