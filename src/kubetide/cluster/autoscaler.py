@@ -40,6 +40,7 @@ from dataclasses import replace
 
 from kubetide.cloud.instance import CloudProviderError, InstanceState, NotImplementedByProvider
 from kubetide.cloud.provider import CloudProvider, PricingModel
+from kubetide.cluster.clusterstate.matching import NodeMatching, match_nodes_without_provider_id
 from kubetide.cluster.clusterstate.readiness import is_node_ready
 from kubetide.cluster.clusterstate.registry import ClusterStateRegistry
 from kubetide.cluster.expander import ChainStrategy, ExpanderDependencies, build_strategy
@@ -189,8 +190,16 @@ class StaticAutoscaler:
         except CloudProviderError as exc:
             result.error = f"failed to refresh cloud provider: {exc}"
             return None
+        try:
+            matching = match_nodes_without_provider_id(
+                world.nodes, {gid: g.nodes() for gid, g in groups.items()}
+            )
+        except CloudProviderError as exc:
+            result.error = f"failed to list the cloud's instances: {exc}"
+            return None
+        nodes = list(matching.nodes)
         group_of: dict[str, str | None] = {}
-        for n in world.nodes:
+        for n in nodes:
             try:
                 g = self.cloud.node_group_for_node(n)
             except CloudProviderError:
@@ -200,7 +209,38 @@ class StaticAutoscaler:
         for p in world.pods:
             if p.node_name and p.node_name in pods_by_node and p.phase not in ("Succeeded", "Failed"):
                 pods_by_node[p.node_name].append(p)
-        return LoopContext(now, world, result, list(world.nodes), group_of, groups, pods_by_node)
+        unidentified = tuple(n.name for n in matching.unidentified if is_node_ready(n))
+        loop = LoopContext(
+            now, world, result, nodes, group_of, groups, pods_by_node, unidentified=unidentified
+        )
+        self._report_nodes_without_provider_id(loop, matching)
+        return loop
+
+    def _report_nodes_without_provider_id(self, loop: LoopContext, matching: NodeMatching) -> None:
+        for m in matching.matched:
+            self.recorder.emit(
+                loop,
+                CAEvent(
+                    "Warning",
+                    str(KubetideEventReason.NODE_WITHOUT_PROVIDER_ID),
+                    f"Node/{m.node}",
+                    f"node {m.node} has no spec.providerID; matched to instance {m.instance} of node group "
+                    f"{m.group} by its address {m.address}",
+                    {"node": m.node, "group": m.group, "instance": m.instance},
+                ),
+            )
+        for n in matching.unidentified:
+            self.recorder.emit(
+                loop,
+                CAEvent(
+                    "Warning",
+                    str(KubetideEventReason.NODE_WITHOUT_PROVIDER_ID),
+                    f"Node/{n.name}",
+                    f"node {n.name} has no spec.providerID and matches no instance of any node group; "
+                    "while it is Ready, no instance is removed as unregistered",
+                    {"node": n.name},
+                ),
+            )
 
     def _run(self, loop: LoopContext) -> int:
         """The stages in upstream's order; returns the unschedulable pods count (for the metrics)."""

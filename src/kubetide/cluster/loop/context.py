@@ -38,6 +38,7 @@ DEDUPLICATED_REASONS = frozenset(
         EventReason.PRIORITY_CONFIG_MAP_NOT_MATCHED_GROUP,
         EventReason.PRIORITY_CONFIG_MAP_NO_GROUP_MATCHED,
         KubetideEventReason.NODE_TEMPLATE_MISMATCH,
+        KubetideEventReason.NODE_WITHOUT_PROVIDER_ID,
     }
 )
 
@@ -57,6 +58,8 @@ class LoopContext:
     scaled_down: dict[str, int] = field(default_factory=dict)
     failed_scale_ups: dict[str, int] = field(default_factory=dict)
     api_errors: int = 0
+    # Ready nodes without providerID that match no instance: no instance is removed as unregistered.
+    unidentified: tuple[str, ...] = ()
 
 
 class Recorder:

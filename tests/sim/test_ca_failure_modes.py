@@ -1,0 +1,63 @@
+"""Regression scenarios for issue 8: Cluster Autoscaler's failure modes, run through the real CA loop in
+the simulator (each failed before its fix)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scenario_builders import deployment, doc, load
+
+from kubetide.sim.simulation import Simulation
+
+
+def web(replicas: int, cpu: str = "900m") -> dict[str, Any]:
+    d = deployment(replicas=replicas)
+    d["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = cpu
+    return d
+
+
+def scenario(
+    groups: list[dict[str, Any]],
+    objects: list[dict[str, Any]],
+    duration: str = "1h",
+    actions: list[dict[str, Any]] | None = None,
+    **flags: Any,
+) -> dict[str, Any]:
+    return doc(
+        duration=duration,
+        nodeGroups=groups,
+        objects=objects,
+        traffic=[],
+        actions=actions or [],
+        autoscalers={"clusterAutoscaler": {"enabled": True, "flags": {"scan-interval": "10s", **flags}}},
+    )
+
+
+def ca_events(sim: Simulation, reason: str) -> list[Any]:
+    return [e for e in sim.events.events if e.source == "cluster-autoscaler" and e.reason == reason]
+
+
+def events(sim: Simulation, source: str, reason: str) -> list[Any]:
+    return [e for e in sim.events.events if e.source == source and e.reason == reason]
+
+
+# -- 1. a Node registered without spec.providerID ------------------------------------------------------
+
+
+def test_a_node_without_provider_id_is_matched_by_address_and_never_terminated() -> None:
+    group = {
+        "name": "general",
+        "instanceType": "m5.large",
+        "minSize": 1,
+        "maxSize": 10,
+        "initialSize": 1,
+        "faults": [{"type": "missingProviderID", "count": 1}],
+    }
+    sim = Simulation(load(scenario([group], [web(4)], duration="40m")))
+    result = sim.run()
+    assert ca_events(sim, "DeleteUnregistered") == []
+    assert [e for e in events(sim, "cloud", "InstanceTerminated")] == []
+    (warning, *_) = ca_events(sim, "NodeWithoutProviderID")
+    assert warning.data["group"] == "general" and warning.data["instance"]
+    assert result.summary.pods.unschedulable_at_end == 0
+    assert sim.cloud.target_sizes()["general"] == 2
