@@ -61,3 +61,23 @@ def test_a_node_without_provider_id_is_matched_by_address_and_never_terminated()
     assert warning.data["group"] == "general" and warning.data["instance"]
     assert result.summary.pods.unschedulable_at_end == 0
     assert sim.cloud.target_sizes()["general"] == 2
+
+
+# -- 2. required hostname anti-affinity and upcoming nodes ---------------------------------------------
+
+
+def test_one_pod_per_node_anti_affinity_adds_one_node_per_pod_not_the_group_max() -> None:
+    spread = web(6, cpu="100m")
+    spread["spec"]["template"]["spec"]["affinity"] = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "kubernetes.io/hostname"}
+            ]
+        }
+    }
+    group = {"name": "general", "instanceType": "m5.large", "minSize": 0, "maxSize": 30, "initialSize": 0}
+    sim = Simulation(load(scenario([group], [spread], duration="20m")))
+    result = sim.run()
+    ca = result.summary.to_json()["autoscalers"]["cluster-autoscaler"]
+    assert ca["nodes_added"] == 6, [e.data for e in ca_events(sim, "ScaledUpGroup")]
+    assert result.summary.pods.unschedulable_at_end == 0
