@@ -37,6 +37,11 @@ def ca_events(sim: Simulation, reason: str) -> list[Any]:
     return [e for e in sim.events.events if e.source == "cluster-autoscaler" and e.reason == reason]
 
 
+def scale_ups(sim: Simulation) -> list[Any]:
+    """One ``ScaledUpGroup`` per scale-up (CA records "setting group ..." and then "group ... set to")."""
+    return [e for e in ca_events(sim, "ScaledUpGroup") if " size set to " in e.message]
+
+
 def events(sim: Simulation, source: str, reason: str) -> list[Any]:
     return [e for e in sim.events.events if e.source == source and e.reason == reason]
 
@@ -81,3 +86,51 @@ def test_one_pod_per_node_anti_affinity_adds_one_node_per_pod_not_the_group_max(
     ca = result.summary.to_json()["autoscalers"]["cluster-autoscaler"]
     assert ca["nodes_added"] == 6, [e.data for e in ca_events(sim, "ScaledUpGroup")]
     assert result.summary.pods.unschedulable_at_end == 0
+
+
+# -- 3 and 10. silent stockouts: failover order and the provision clock --------------------------------
+
+
+def priorities(text: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "cluster-autoscaler-priority-expander", "namespace": "kube-system"},
+        "data": {"priorities": text},
+    }
+
+
+def stocked_out(name: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "instanceType": "m5.large",
+        "minSize": 0,
+        "maxSize": 10,
+        "faults": [{"type": "stockout", "mode": "silent"}],
+    }
+
+
+def test_two_silent_stockouts_do_not_alternate_before_the_healthy_group() -> None:
+    general = {"name": "general", "instanceType": "m5.large", "minSize": 1, "maxSize": 10, "initialSize": 1}
+    groups = [stocked_out("spot-a"), stocked_out("spot-b"), general]
+    objects = [web(6), priorities("30:\n  - spot-a\n20:\n  - spot-b\n1:\n  - general\n")]
+    sim = Simulation(load(scenario(groups, objects, duration="2h", expander="priority")))
+    result = sim.run()
+    order = [e.data["group"] for e in scale_ups(sim)]
+    assert order[:3] == ["spot-a", "spot-b", "general"], order
+    healthy = next(e for e in scale_ups(sim) if e.data["group"] == "general")
+    assert healthy.t <= 2 * 900 + 60  # two provision timeouts, then the healthy group at once
+    assert result.summary.pods.unschedulable_at_end == 0
+
+
+def test_a_second_scale_up_of_a_stuck_group_keeps_its_provision_clock() -> None:
+    general = {"name": "general", "instanceType": "m5.large", "minSize": 1, "maxSize": 10, "initialSize": 1}
+    more = {"at": "8m", "scale": {"target": "Deployment/default/web", "replicas": 10}}
+    groups = [stocked_out("spot"), general]
+    objects = [web(4), priorities("10:\n  - spot\n1:\n  - general\n")]
+    sim = Simulation(load(scenario(groups, objects, duration="1h", actions=[more], expander="priority")))
+    sim.run()
+    ups = [e for e in scale_ups(sim) if e.data["group"] == "spot"]
+    assert len(ups) >= 2 and ups[1].t >= 480, [(e.t, e.data) for e in ups]  # the stuck group grew again
+    (timed_out, *_) = ca_events(sim, "ScaleUpTimedOut")
+    assert timed_out.t - ups[0].t <= 900 + 20  # from the first request, not the second

@@ -11,7 +11,7 @@ sizes, and which instances were already failing.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kubetide.cloud.instance import (
     CloudProviderError,
@@ -100,6 +100,8 @@ class ClusterStateRegistry:
         self.scale_up_requests: dict[str, ScaleUpRequest] = {}
         self.scale_down_requests: list[ScaleDownRequest] = []
         self.unregistered: dict[str, UnregisteredNode] = {}
+        # Registered nodes of a group when its scale-up request began or last made progress.
+        self._registered_at_request: dict[str, int] = {}
         self.incorrect_sizes: dict[str, IncorrectSize] = {}
         self.acceptable_ranges: dict[str, AcceptableRange] = {}
         self.per_group_readiness: dict[str, Readiness] = {}
@@ -125,18 +127,41 @@ class ClusterStateRegistry:
 
     # -- requests ----------------------------------------------------------------------------------
     def register_scale_up(self, group_id: str, delta: int, now: float) -> None:
+        """``RegisterScaleUp``, except (kubetide) that more nodes asked of a group that has registered
+        none since its request began do not restart the provision clock: upstream restarts it, so pods
+        that go pending during a silent stockout put the failover off by the time they waited. A group
+        that is delivering (a node registered since) restarts it as upstream does."""
         provision = self.group_options(group_id).max_node_provision_time
-        request = register_scale_up(self.scale_up_requests.get(group_id), group_id, delta, now, provision)
+        existing = self.scale_up_requests.get(group_id)
+        registered = len(self.per_group_readiness.get(group_id, Readiness()).registered)
+        request = register_scale_up(existing, group_id, delta, now, provision)
         if request is None:
             self.scale_up_requests.pop(group_id, None)
-        else:
-            self.scale_up_requests[group_id] = request
+            self._registered_at_request.pop(group_id, None)
+            return
+        if existing is None or (delta > 0 and registered > self._registered_at_request.get(group_id, 0)):
+            self._registered_at_request[group_id] = registered
+        elif delta > 0:
+            request = replace(request, time=existing.time, expected_add_time=existing.expected_add_time)
+        self.scale_up_requests[group_id] = request
 
     def register_scale_down(self, group_id: str, node: str, now: float) -> None:
         self.scale_down_requests.append(ScaleDownRequest(group_id, node, now, now + SCALE_DOWN_REQUEST_TTL_S))
 
-    def register_failed_scale_up(self, group_id: str, error: InstanceErrorInfo, now: float) -> None:
-        self.backoff.backoff(group_id, error, now)
+    def register_failed_scale_up(
+        self, group_id: str, error: InstanceErrorInfo, now: float, min_duration: float = 0.0
+    ) -> None:
+        self.backoff.backoff(group_id, error, now, min_duration)
+
+    def timeout_backoff_floor(self, group_id: str) -> float:
+        """kubetide: how long a group whose scale-up timed out stays backed off at least: its provision
+        time and two scan intervals. Upstream's 5m is shorter than the 15m it took to find the failure,
+        so with two silent stockouts CA returns to the first while the second, chosen at the failure, is
+        still timing out, and the two alternate before a healthy group is ever tried. With the floor, the
+        group chosen at the failure has timed out (found at most one loop after its deadline) or
+        succeeded before this one is eligible again. Below the initial backoff it changes nothing."""
+        provision = self.group_options(group_id).max_node_provision_time
+        return provision + 2 * self.options.scan_interval
 
     # -- the update --------------------------------------------------------------------------------
     def update_nodes(self, nodes: Sequence[NodeView], now: float) -> UpdateResult:
@@ -231,11 +256,13 @@ class ClusterStateRegistry:
                         "Warning", EventReason.SCALE_UP_TIMED_OUT, timeout_event_message(request, now), gid
                     )
                 )
-                self.register_failed_scale_up(gid, error, now)
+                self.register_failed_scale_up(gid, error, now, self.timeout_backoff_floor(gid))
                 loop.failures.append(FailedScaleUp(gid, error, request.increase, now))
                 # 1.36+: give back the whole recorded increase, even if some of it came up.
                 loop.reverts.append(ScaleUpRevert(gid, -request.increase))
                 del self.scale_up_requests[gid]
+        for gid in set(self._registered_at_request) - set(self.scale_up_requests):
+            del self._registered_at_request[gid]
         self.scale_down_requests = [r for r in self.scale_down_requests if not r.expected_delete_time < now]
 
     def _handle_creation_errors(self, now: float, loop: _Loop) -> None:
