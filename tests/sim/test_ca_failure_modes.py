@@ -134,3 +134,33 @@ def test_a_second_scale_up_of_a_stuck_group_keeps_its_provision_clock() -> None:
     assert len(ups) >= 2 and ups[1].t >= 480, [(e.t, e.data) for e in ups]  # the stuck group grew again
     (timed_out, *_) = ca_events(sim, "ScaleUpTimedOut")
     assert timed_out.t - ups[0].t <= 900 + 20  # from the first request, not the second
+
+
+# -- 5. templates of groups at zero include the DaemonSet pods that would run there ----------------------
+
+
+def test_a_group_at_zero_whose_daemonsets_fill_its_nodes_is_not_chosen() -> None:
+    agent = {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "agent", "namespace": "kube-system"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "agent"}},
+            "template": {
+                "metadata": {"labels": {"app": "agent"}},
+                "spec": {
+                    "containers": [
+                        {"name": "a", "image": "agent", "resources": {"requests": {"cpu": "1500m"}}}
+                    ]
+                },
+            },
+        },
+    }
+    small = {"name": "small", "instanceType": "m5.large", "minSize": 0, "maxSize": 10, "initialSize": 0}
+    large = {"name": "large", "instanceType": "m5.2xlarge", "minSize": 1, "maxSize": 10, "initialSize": 1}
+    objects = [web(10), agent, priorities("10:\n  - small\n1:\n  - large\n")]
+    sim = Simulation(load(scenario([small, large], objects, duration="30m", expander="priority")))
+    result = sim.run()
+    groups = {e.data["group"] for e in scale_ups(sim)}
+    assert groups == {"large"}, [(e.t, e.data) for e in scale_ups(sim)]
+    assert result.summary.pods.unschedulable_at_end == 0

@@ -54,7 +54,7 @@ from kubetide.cluster.loop.scaledown_step import ScaleDownPlan, ScaleDownPlanner
 from kubetide.cluster.loop.scaleup_actuator import execute_scale_up
 from kubetide.cluster.loop.scaleup_step import ScaleUpDecision, decide_scale_up
 from kubetide.cluster.loop.snapshot import build_snapshot
-from kubetide.cluster.loop.templates import TemplateProvider
+from kubetide.cluster.loop.templates import TemplateProvider, daemonset_exemplars
 from kubetide.cluster.loop.world import CAEvent, LoopMetrics, LoopResult, LoopStats, World
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.cluster.reasons import EventReason, KubetideEventReason
@@ -257,6 +257,7 @@ class StaticAutoscaler:
             lambda n: loop.group_of.get(n.name),
             loop.pods_by_node,
             now,
+            daemonset_exemplars(world.pods),
         )
         for m in mismatches:
             self.recorder.emit(
