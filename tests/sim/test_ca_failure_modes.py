@@ -3,6 +3,7 @@ the simulator (each failed before its fix)."""
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Any
 
 from scenario_builders import deployment, doc, load
@@ -164,3 +165,32 @@ def test_a_group_at_zero_whose_daemonsets_fill_its_nodes_is_not_chosen() -> None
     groups = {e.data["group"] for e in scale_ups(sim)}
     assert groups == {"large"}, [(e.t, e.data) for e in scale_ups(sim)]
     assert result.summary.pods.unschedulable_at_end == 0
+
+
+# -- 8. a failing DeleteNodes is not retried with a fresh drain at once ----------------------------------
+
+
+def test_failing_delete_nodes_waits_the_delay_after_failure_and_backs_the_node_off() -> None:
+    group = {
+        "name": "general",
+        "instanceType": "m5.large",
+        "minSize": 1,
+        "maxSize": 10,
+        "initialSize": 3,
+        "faults": [{"type": "apiError", "at": 0, "until": "1h"}],
+    }
+    spread = web(3, cpu="300m")
+    sim = Simulation(load(scenario([group], [spread], duration="1h")))
+    sim.run()
+    starts = [
+        e for e in ca_events(sim, "ScaleDown") if e.message == "marked the node as toBeDeleted/unschedulable"
+    ]
+    failures = ca_events(sim, "ScaleDownFailed")
+    assert failures, "the scenario must make DeleteNodes fail"
+    times = [e.t for e in starts]
+    assert all(b - a >= 180 for a, b in pairwise(times)), times  # --scale-down-delay-after-failure
+    by_node: dict[str, list[float]] = {}
+    for e in starts:
+        by_node.setdefault(e.data["node"], []).append(e.t)
+    for node_times in by_node.values():  # a node whose deletion failed is left alone for 5m
+        assert all(b - a >= 300 for a, b in pairwise(node_times)), by_node

@@ -359,9 +359,23 @@ class StaticAutoscaler:
                 self.times = replace(self.times, last_scale_down_delete=now)
             if len(started) < len(plan.delete):
                 self.times = replace(self.times, last_scale_down_fail=now)
+        self._back_off_failed_deletions(loop)
         if o.enforce_node_group_min_size:
             housekeeping.enforce_min_sizes(loop, self.registry, o, self.recorder)
         return len(to_help)
+
+    def _back_off_failed_deletions(self, loop: LoopContext) -> None:
+        """A deletion that failed (drain timed out or aborted, ``DeleteNodes`` refused), in a drain started
+        this loop or resumed: scale-down waits ``--scale-down-delay-after-failure`` and the node is not a
+        candidate again for ``--unremovable-node-recheck-timeout``. Upstream's asynchronous deletions do
+        neither (only a failed taint sets the failure time), so a failing ``DeleteNodes`` was retried,
+        with a fresh drain, as soon as the node was unneeded again."""
+        if not loop.failed_deletions:
+            return
+        self.times = replace(self.times, last_scale_down_fail=loop.now)
+        until = loop.now + self.options.unremovable_node_recheck_timeout
+        for name in loop.failed_deletions:
+            self.planner.recently_unremovable[name] = until
 
     # -- deletions in progress (derived from taints) ------------------------------------------------
     def _deletions_in_progress(self, loop: LoopContext) -> list[Deletion]:

@@ -58,6 +58,8 @@ class LoopContext:
     scaled_down: dict[str, int] = field(default_factory=dict)
     failed_scale_ups: dict[str, int] = field(default_factory=dict)
     api_errors: int = 0
+    # Nodes whose deletion failed this loop (drain or DeleteNodes): scale-down waits and skips them.
+    failed_deletions: list[str] = field(default_factory=list)
     # Ready nodes without providerID that match no instance: no instance is removed as unregistered.
     unidentified: tuple[str, ...] = ()
 

@@ -138,6 +138,7 @@ def continue_deletions(
             # moved (a bare pod, safe-to-evict "false", local storage, a kube-system pod) landed on the
             # node after it was chosen; evicting it would lose it, so the deletion is abandoned.
             _untaint(loop, port, recorder, node.name, data)
+            loop.failed_deletions.append(node.name)
             pod, why = blocking
             recorder.emit(
                 loop,
@@ -157,6 +158,7 @@ def continue_deletions(
         if refused:
             if now - d.since > max_pod_eviction_time:
                 _untaint(loop, port, recorder, node.name, data)
+                loop.failed_deletions.append(node.name)
                 names = ", ".join(p.key for p in refused)
                 recorder.emit(
                     loop,
@@ -173,6 +175,7 @@ def continue_deletions(
             d.group.delete_nodes([node])
         except CloudProviderError as exc:
             _untaint(loop, port, recorder, node.name, data)
+            loop.failed_deletions.append(node.name)
             recorder.emit(
                 loop,
                 CAEvent(
