@@ -194,3 +194,77 @@ def test_failing_delete_nodes_waits_the_delay_after_failure_and_backs_the_node_o
         by_node.setdefault(e.data["node"], []).append(e.t)
     for node_times in by_node.values():  # a node whose deletion failed is left alone for 5m
         assert all(b - a >= 300 for a, b in pairwise(node_times)), by_node
+
+
+# -- 4 and 9. restarts keep the provision clock and the backoff ------------------------------------------
+
+
+def restarts(every_s: int, until_s: int) -> list[dict[str, Any]]:
+    return [{"at": f"{t}s", "restart": "cluster-autoscaler"} for t in range(every_s, until_s, every_s)]
+
+
+def test_an_autoscaler_restarted_every_few_minutes_still_fails_over_from_a_silent_stockout() -> None:
+    general = {"name": "general", "instanceType": "m5.large", "minSize": 1, "maxSize": 10, "initialSize": 1}
+    groups = [stocked_out("spot"), general]
+    objects = [web(4), priorities("10:\n  - spot\n1:\n  - general\n")]
+    data = scenario(groups, objects, duration="1h", actions=restarts(240, 3600), expander="priority")
+    sim = Simulation(load(data))
+    result = sim.run()
+    first = scale_ups(sim)[0]
+    assert first.data["group"] == "spot"
+    (timed_out, *_) = ca_events(sim, "ScaleUpTimedOut")
+    assert timed_out.t - first.t <= 900 + 20
+    failover = next(e for e in scale_ups(sim) if e.data["group"] == "general")
+    assert failover.t - timed_out.t <= 20
+    assert result.summary.pods.unschedulable_at_end == 0
+
+
+def test_an_autoscaler_restarted_every_few_minutes_still_removes_unregistered_instances() -> None:
+    group = {
+        "name": "general",
+        "instanceType": "m5.large",
+        "minSize": 1,
+        "maxSize": 10,
+        "initialSize": 1,
+        "faults": [{"type": "unregistered", "count": 1}],
+    }
+    data = scenario([group], [web(4)], duration="1h", actions=restarts(240, 3600))
+    sim = Simulation(load(data))
+    sim.run()
+    created = events(sim, "cloud", "InstanceCreated")
+    (removed, *_) = ca_events(sim, "DeleteUnregistered")
+    lost = next(e for e in created if e.data["instance"] == removed.data["instance"])
+    assert removed.t - lost.t <= 900 + 90  # provision time after it was requested (plus boot delays)
+
+
+def test_a_restart_between_a_scale_up_and_its_timeout_does_not_skip_the_backoff() -> None:
+    general = {"name": "general", "instanceType": "m5.large", "minSize": 1, "maxSize": 10, "initialSize": 1}
+    groups = [stocked_out("spot"), general]
+    objects = [web(4), priorities("10:\n  - spot\n1:\n  - general\n")]
+    # Restarted 14m after the scale-up, and again right after the timeout is found.
+    actions = [
+        {"at": "850s", "restart": "cluster-autoscaler"},
+        {"at": "925s", "restart": "cluster-autoscaler"},
+    ]
+    data = scenario(groups, objects, duration="1h", actions=actions, expander="priority")
+    sim = Simulation(load(data))
+    sim.run()
+    first = scale_ups(sim)[0]
+    (timed_out,) = ca_events(sim, "ScaleUpTimedOut")
+    assert timed_out.t - first.t <= 900 + 20
+    assert [e.data["group"] for e in scale_ups(sim)][:2] == ["spot", "general"]
+    # the backoff survives the restart at 925s: spot is not tried again within it
+    again = [e for e in scale_ups(sim) if e.data["group"] == "spot" and e.t > timed_out.t]
+    assert all(e.t > timed_out.t + 900 for e in again)
+
+
+def test_a_restart_with_failed_instances_in_the_cloud_backs_the_group_off() -> None:
+    general = {"name": "general", "instanceType": "m5.large", "minSize": 1, "maxSize": 10, "initialSize": 1}
+    spot = {**stocked_out("spot"), "faults": [{"type": "stockout", "mode": "error"}]}
+    objects = [web(4), priorities("10:\n  - spot\n1:\n  - general\n")]
+    actions = [{"at": "12s", "restart": "cluster-autoscaler"}]  # after the scale-up, before the next loop
+    data = scenario([spot, general], objects, duration="30m", actions=actions, expander="priority")
+    sim = Simulation(load(data))
+    sim.run()
+    assert [e.data["group"] for e in scale_ups(sim)][:2] == ["spot", "general"]
+    assert any(e.data["group"] == "spot" for e in ca_events(sim, "NodeGroupBackoff"))

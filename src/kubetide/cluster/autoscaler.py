@@ -21,7 +21,8 @@ Where kubetide deliberately differs, it is to fix what users hit (``notes/ecosys
   being deleted keeps its ``ToBeDeletedByClusterAutoscaler`` taint and the new CA resumes its drain
   (upstream strips those taints at start), and scale-ups in flight are re-adopted from the cloud (a
   target above the nodes that exist becomes an open scale-up request at the first loop), so the new CA
-  does not add the same nodes a second time;
+  does not add the same nodes a second time; the cluster state's clocks (scale-up requests, backoff,
+  unregistered first-seen times) are written to a state ConfigMap and read back at start;
 * **fast failover.** Instance creation errors (stockouts) back the group off at once (§2.7) and its
   phantom upcoming nodes stop counting (1.36+), so the next loop picks another group;
 * **template drift.** A group's claimed template is compared with its real nodes and every difference
@@ -41,6 +42,7 @@ from dataclasses import replace
 from kubetide.cloud.instance import CloudProviderError, InstanceState, NotImplementedByProvider
 from kubetide.cloud.provider import CloudProvider, PricingModel
 from kubetide.cluster.clusterstate.matching import NodeMatching, match_nodes_without_provider_id
+from kubetide.cluster.clusterstate.persisted import STATE_CONFIG_MAP, decode_state, encode_state
 from kubetide.cluster.clusterstate.readiness import is_node_ready
 from kubetide.cluster.clusterstate.registry import ClusterStateRegistry
 from kubetide.cluster.expander import ChainStrategy, ExpanderDependencies, build_strategy
@@ -113,6 +115,7 @@ class StaticAutoscaler:
         self.recorder = Recorder(o.record_duplicated_events, o.namespace)
         self.status = StatusTracker()
         self._world: World | None = None
+        self._state_restored = False
         self._seed = seed
         self._scheduler = Scheduler(seed)
         self.strategy = self._build_strategy()
@@ -249,6 +252,7 @@ class StaticAutoscaler:
             result.error = "no ready nodes: the loop is skipped (--scale-up-from-zero=false)"
             return 0
         if self.first_loop:
+            self._restore_state(loop)
             housekeeping.startup_cleanup(loop, self.port, self.recorder)
             self.planner.unneeded.update(housekeeping.restore_unneeded(loop, o, self.port, self.recorder))
         templates, mismatches = self.templates.compute(
@@ -377,6 +381,14 @@ class StaticAutoscaler:
         for name in loop.failed_deletions:
             self.planner.recently_unremovable[name] = until
 
+    # -- state kept across restarts ------------------------------------------------------------------
+    def _restore_state(self, loop: LoopContext) -> None:
+        key = f"{self.options.namespace}/{STATE_CONFIG_MAP}"
+        state = decode_state(loop.world.config_maps.get(key))
+        if state is not None:
+            self.registry.restore(state)
+        self._state_restored = True
+
     # -- deletions in progress (derived from taints) ------------------------------------------------
     def _deletions_in_progress(self, loop: LoopContext) -> list[Deletion]:
         out = []
@@ -398,3 +410,5 @@ class StaticAutoscaler:
         loop.result.status = self.status.update(
             self.registry, list(loop.groups.values()), candidates, loop.now
         )
+        if self._state_restored:  # never overwrite the previous process's state before reading it
+            loop.result.state = encode_state(self.registry.persisted_state())

@@ -73,6 +73,13 @@ class ExponentialBackoff:
     def entry(self, key: str) -> BackoffEntry | None:
         return self._entries.get(key)
 
+    def entries(self) -> dict[str, BackoffEntry]:
+        """Every entry, for the state a restarted autoscaler reads back."""
+        return dict(self._entries)
+
+    def restore(self, key: str, entry: BackoffEntry) -> None:
+        self._entries[key] = entry
+
     def remove_backoff(self, key: str) -> None:
         self._entries.pop(key, None)
 

@@ -26,6 +26,7 @@ from kubetide.cluster.backoff import ExponentialBackoff
 from kubetide.cluster.clusterstate.creation_errors import creation_error_groups, scale_up_failed_message
 from kubetide.cluster.clusterstate.health import is_cluster_healthy, is_node_group_healthy
 from kubetide.cluster.clusterstate.incorrect import IncorrectSize, incorrect_size, size_fix_delta
+from kubetide.cluster.clusterstate.persisted import PersistedState
 from kubetide.cluster.clusterstate.ranges import AcceptableRange, acceptable_range
 from kubetide.cluster.clusterstate.readiness import Readiness, classify_node, unregistered_bucket
 from kubetide.cluster.clusterstate.requests import (
@@ -100,6 +101,7 @@ class ClusterStateRegistry:
         self.scale_up_requests: dict[str, ScaleUpRequest] = {}
         self.scale_down_requests: list[ScaleDownRequest] = []
         self.unregistered: dict[str, UnregisteredNode] = {}
+        self._updated = False  # True after the first update_nodes of this process
         # Registered nodes of a group when its scale-up request began or last made progress.
         self._registered_at_request: dict[str, int] = {}
         self.incorrect_sizes: dict[str, IncorrectSize] = {}
@@ -181,6 +183,7 @@ class ClusterStateRegistry:
         self._handle_creation_errors(now, loop)
         self._update_ranges()
         self._update_incorrect_sizes(now)
+        self._updated = True
         return UpdateResult(tuple(loop.events), tuple(loop.reverts), tuple(loop.failures))
 
     def _is_deleted(self, node: NodeView) -> bool:
@@ -204,8 +207,18 @@ class ClusterStateRegistry:
                     continue
                 old = self.unregistered.get(inst.id)
                 # The first-seen time survives as long as the instance stays unregistered.
-                seen[inst.id] = old if old is not None else UnregisteredNode(inst.id, gid, now)
+                if old is None:
+                    old = UnregisteredNode(inst.id, gid, self._first_seen(inst, now))
+                seen[inst.id] = old
         self.unregistered = seen
+
+    def _first_seen(self, inst: Instance, now: float) -> float:
+        """kubetide: an instance a just-started autoscaler finds unregistered has been so since the cloud
+        created it, when the cloud says (upstream: since now, so restarts postpone its removal)."""
+        created = inst.creation_time
+        if self._updated or created is None or created > now:
+            return now
+        return created
 
     def _update_readiness(
         self, nodes: Sequence[NodeView], node_group: dict[str, NodeGroup | None], now: float
@@ -394,11 +407,34 @@ class ClusterStateRegistry:
         for gid in self.acceptable_ranges:
             upcoming = self._raw_upcoming(gid)
             if upcoming > 0 and gid not in self.scale_up_requests:
-                self.register_scale_up(gid, upcoming, now)
+                # kubetide: timed from the oldest instance still on its way, when the cloud says when it
+                # was created; otherwise (nothing created: a silent stockout) from now.
+                since = [u.since for u in self.unregistered.values() if u.group == gid]
+                self.register_scale_up(gid, upcoming, min([now, *since]))
                 adopted[gid] = upcoming
         if adopted:
             self._update_ranges()
         return adopted
+
+    def persisted_state(self) -> PersistedState:
+        """What a restarted autoscaler must read back (see :mod:`.persisted`)."""
+        return PersistedState(
+            dict(self.scale_up_requests),
+            dict(self._registered_at_request),
+            self.backoff.entries(),
+            dict(self.unregistered),
+            self._failing,
+        )
+
+    def restore(self, state: PersistedState) -> None:
+        """At start, before the first update: the previous process's requests, backoff, unregistered
+        first-seen times and already-failing instances."""
+        self.scale_up_requests.update(state.scale_ups)
+        self._registered_at_request.update(state.registered_at_request)
+        for gid, entry in state.backoff.items():
+            self.backoff.restore(gid, entry)
+        self.unregistered.update(state.unregistered)
+        self._failing = self._failing | state.failing
 
     def instance_state(self, instance_id: str) -> InstanceState | None:
         """The cloud state of the instance with this id (a Node's providerID), as read this loop."""
