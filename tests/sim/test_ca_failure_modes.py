@@ -268,3 +268,37 @@ def test_a_restart_with_failed_instances_in_the_cloud_backs_the_group_off() -> N
     sim.run()
     assert [e.data["group"] for e in scale_ups(sim)][:2] == ["spot", "general"]
     assert any(e.data["group"] == "spot" for e in ca_events(sim, "NodeGroupBackoff"))
+
+
+# -- --scale-up-progress-timeout (kubetide's own flag) ------------------------------------------------------
+
+
+def test_scale_up_progress_timeout_fails_a_silent_stockout_over_in_minutes() -> None:
+    general = {"name": "general", "instanceType": "m5.large", "minSize": 1, "maxSize": 10, "initialSize": 1}
+    groups = [stocked_out("spot"), general]
+    objects = [web(4), priorities("10:\n  - spot\n1:\n  - general\n")]
+    flags = {"expander": "priority", "scale-up-progress-timeout": "3m"}
+    sim = Simulation(load(scenario(groups, objects, duration="30m", **flags)))
+    result = sim.run()
+    first = scale_ups(sim)[0]
+    assert first.data["group"] == "spot"
+    failover = next(e for e in scale_ups(sim) if e.data["group"] == "general")
+    assert failover.t - first.t <= 180 + 20
+    (failed, *_) = [e for e in ca_events(sim, "ScaleUpTimedOut") if e.data["group"] == "spot"]
+    assert "no new instance" in failed.message
+    assert sim.cloud.target_sizes()["spot"] == 0
+    assert result.summary.pods.unschedulable_at_end == 0
+
+
+def test_scale_up_progress_timeout_is_off_by_default_and_spares_a_slow_but_working_group() -> None:
+    slow = {
+        "name": "slow",
+        "instanceType": "m5.large",
+        "minSize": 0,
+        "maxSize": 10,
+        "provisioning": {"delay": "4m"},
+    }
+    groups = [slow]
+    sim = Simulation(load(scenario(groups, [web(4)], duration="30m", **{"scale-up-progress-timeout": "3m"})))
+    sim.run()
+    assert ca_events(sim, "ScaleUpTimedOut") == []  # instances appear at once (Creating), then boot

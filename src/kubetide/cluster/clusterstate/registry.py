@@ -34,6 +34,7 @@ from kubetide.cluster.clusterstate.requests import (
     RequestOutcome,
     ScaleDownRequest,
     ScaleUpRequest,
+    progress_timeout_error,
     register_scale_up,
     request_outcome,
     timeout_error,
@@ -102,6 +103,8 @@ class ClusterStateRegistry:
         self.scale_down_requests: list[ScaleDownRequest] = []
         self.unregistered: dict[str, UnregisteredNode] = {}
         self._updated = False  # True after the first update_nodes of this process
+        # Instances of a group when its scale-up request began (--scale-up-progress-timeout).
+        self._instances_at_request: dict[str, int] = {}
         # Registered nodes of a group when its scale-up request began or last made progress.
         self._registered_at_request: dict[str, int] = {}
         self.incorrect_sizes: dict[str, IncorrectSize] = {}
@@ -141,6 +144,8 @@ class ClusterStateRegistry:
             self.scale_up_requests.pop(group_id, None)
             self._registered_at_request.pop(group_id, None)
             return
+        if existing is None:
+            self._instances_at_request[group_id] = len(self._instances.get(group_id, []))
         if existing is None or (delta > 0 and registered > self._registered_at_request.get(group_id, 0)):
             self._registered_at_request[group_id] = registered
         elif delta > 0:
@@ -256,11 +261,35 @@ class ClusterStateRegistry:
             )
         self.acceptable_ranges = ranges
 
+    def _no_progress(self, gid: str, request: ScaleUpRequest, now: float) -> bool:
+        """``--scale-up-progress-timeout`` ran out and the group has no instance newer than the request
+        (by creation time when the cloud reports it, else by count against the request's start)."""
+        timeout = self.options.scale_up_progress_timeout
+        if timeout <= 0 or not request.time + timeout < now:
+            return False
+        instances = self._instances.get(gid, [])
+        if all(i.creation_time is not None for i in instances):
+            return not any(i.creation_time >= request.time for i in instances if i.creation_time is not None)
+        baseline = self._instances_at_request.get(gid)
+        return baseline is not None and len(instances) <= baseline
+
     def _update_scale_requests(self, now: float, loop: _Loop) -> None:
         self.backoff.remove_stale(now)
         for gid, request in list(self.scale_up_requests.items()):
             outcome = request_outcome(request, self._raw_upcoming(gid), now)
-            if outcome is RequestOutcome.FULFILLED:
+            if outcome is RequestOutcome.PENDING and self._no_progress(gid, request, now):
+                # kubetide: fails as a stockout would, long before --max-node-provision-time.
+                error = progress_timeout_error(request, now)
+                message = (
+                    f"Nodes added to group {gid} failed: {error.error_message} (--scale-up-progress-timeout)"
+                )
+                loop.events.append(ClusterEvent("Warning", EventReason.SCALE_UP_TIMED_OUT, message, gid))
+                floor = self.options.scale_up_progress_timeout + 2 * self.options.scan_interval
+                self.register_failed_scale_up(gid, error, now, floor)
+                loop.failures.append(FailedScaleUp(gid, error, request.increase, now))
+                loop.reverts.append(ScaleUpRevert(gid, -request.increase))
+                del self.scale_up_requests[gid]
+            elif outcome is RequestOutcome.FULFILLED:
                 del self.scale_up_requests[gid]
             elif outcome is RequestOutcome.TIMED_OUT:
                 error = timeout_error(request, now)
@@ -276,6 +305,8 @@ class ClusterStateRegistry:
                 del self.scale_up_requests[gid]
         for gid in set(self._registered_at_request) - set(self.scale_up_requests):
             del self._registered_at_request[gid]
+        for gid in set(self._instances_at_request) - set(self.scale_up_requests):
+            del self._instances_at_request[gid]
         self.scale_down_requests = [r for r in self.scale_down_requests if not r.expected_delete_time < now]
 
     def _handle_creation_errors(self, now: float, loop: _Loop) -> None:
