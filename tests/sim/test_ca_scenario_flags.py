@@ -1,0 +1,55 @@
+"""Every Cluster Autoscaler flag in a scenario either works or is an error naming it (issue 8)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from scenario_builders import doc, load, problems
+
+from kubetide.cluster.flags import parse_flags
+
+
+def with_flags(**flags: Any) -> dict[str, Any]:
+    return doc(autoscalers={"clusterAutoscaler": {"enabled": True, "flags": flags}})
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "message"),
+    [
+        ("nodes", ["1:10:general"], "not supported in a scenario"),
+        ("cloud-provider", "aws", "not supported in a scenario"),
+        ("node-group-auto-discovery", ["asg:tag=k8s.io/cluster-autoscaler/enabled"], "not supported"),
+        ("scan-interval", "0s", "must be > 0"),
+        ("scan-interval", 10, "with a unit"),
+        ("max-node-provision-time", "900", "with a unit"),
+        ("cores-total", "10", "<min>:<max>"),
+        ("memory-total", "a:b", "<min>:<max>"),
+        ("cores-total", "10:5", "<min>:<max>"),
+        ("gpu-total", ["nvidia:1"], "<gpu type>:<min>:<max>"),
+        ("expander", "random,priority", "random must be the last"),
+        ("expander", "priority,priority", "multiple times"),
+        ("expander", "grpc", "gRPC"),
+    ],
+)
+def test_a_flag_a_scenario_cannot_honour_is_an_error_naming_it(flag: str, value: Any, message: str) -> None:
+    found = problems(with_flags(**{flag: value}))
+    assert any(f"flags.{flag}" in p and message in p for p in found), found
+
+
+def test_valid_values_pass_and_zero_needs_no_unit() -> None:
+    flags = {
+        "scan-interval": "10s",
+        "max-node-provision-time": 0,
+        "cores-total": "0:320",
+        "memory-total": "0:1280",
+        "gpu-total": ["nvidia.com/gpu:0:8"],
+        "expander": "priority,least-waste,random",
+        "scale-up-progress-timeout": "3m",
+    }
+    load(with_flags(**flags))
+
+
+def test_the_live_command_line_still_takes_the_cloud_flags() -> None:
+    values, found = parse_flags({"cloud-provider": "kwok", "nodes": ["1:10:general"]})
+    assert found == [] and values["cloud-provider"] == "kwok"
