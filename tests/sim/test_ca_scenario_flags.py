@@ -53,3 +53,12 @@ def test_valid_values_pass_and_zero_needs_no_unit() -> None:
 def test_the_live_command_line_still_takes_the_cloud_flags() -> None:
     values, found = parse_flags({"cloud-provider": "kwok", "nodes": ["1:10:general"]})
     assert found == [] and values["cloud-provider"] == "kwok"
+
+
+def test_requests_beyond_int64_are_an_error_not_a_crash() -> None:
+    from scenario_builders import deployment
+
+    web = deployment(replicas=1)
+    web["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "99999999999999999999"
+    found = problems(doc(objects=[web]))
+    assert any("requests.cpu: too large" in p for p in found), found
