@@ -193,13 +193,15 @@ class StaticAutoscaler:
         except CloudProviderError as exc:
             result.error = f"failed to refresh cloud provider: {exc}"
             return None
-        try:
-            matching = match_nodes_without_provider_id(
-                world.nodes, {gid: g.nodes() for gid, g in groups.items()}
-            )
-        except CloudProviderError as exc:
-            result.error = f"failed to list the cloud's instances: {exc}"
-            return None
+        if all(n.provider_id for n in world.nodes):
+            matching = NodeMatching(tuple(world.nodes))  # the usual case: no cloud call
+        else:
+            try:
+                instances = {gid: g.nodes() for gid, g in groups.items()}
+            except CloudProviderError as exc:
+                result.error = f"failed to list the cloud's instances: {exc}"
+                return None
+            matching = match_nodes_without_provider_id(world.nodes, instances)
         nodes = list(matching.nodes)
         group_of: dict[str, str | None] = {}
         for n in nodes:
