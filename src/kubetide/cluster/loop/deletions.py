@@ -134,7 +134,7 @@ def continue_deletions(
         data: dict[str, object] = {"group": gid, "node": node.name}
         blocking = undrainable_pod(pods, ctx)
         if blocking is not None:
-            # Re-checked right before evicting, as CA's actuator does since 1.27: a pod that cannot be
+            # Re-checked right before evicting, as later CA versions' actuator does: a pod that cannot be
             # moved (a bare pod, safe-to-evict "false", local storage, a kube-system pod) landed on the
             # node after it was chosen; evicting it would lose it, so the deletion is abandoned.
             _untaint(loop, port, recorder, node.name, data)
