@@ -263,7 +263,7 @@ class StaticAutoscaler:
             lambda n: loop.group_of.get(n.name),
             loop.pods_by_node,
             now,
-            daemonset_exemplars(world.pods),
+            lambda: daemonset_exemplars(world.pods),
         )
         for m in mismatches:
             self.recorder.emit(

@@ -166,10 +166,12 @@ class TemplateProvider:
         group_of: Callable[[NodeView], str | None],
         pods_by_node: Mapping[str, Sequence[Pod]],
         now: float,
-        daemonsets: Sequence[Pod] = (),
+        daemonsets: Callable[[], Sequence[Pod]] = tuple,
     ) -> tuple[dict[str, NodeTemplate], list[TemplateMismatch]]:
         """``daemonsets``: one pod per DaemonSet (:func:`daemonset_exemplars`), added to templates that
-        come from the provider, as upstream adds pending DaemonSets to them."""
+        come from the provider, as upstream adds pending DaemonSets to them; called only when one does
+        (it reads every pod)."""
+        exemplars: list[Sequence[Pod]] = []
         out: dict[str, NodeTemplate] = {}
         from_nodes: dict[str, NodeView] = {}
         bad: dict[str, NodeView] = {}
@@ -214,7 +216,9 @@ class TemplateProvider:
                     out[gid] = cached[0]
                     continue
             if claimed is not None:
-                out[gid] = with_daemonset_pods(sanitize(gid, claimed.node, claimed.pods, True), daemonsets)
+                if not exemplars:
+                    exemplars.append(daemonsets())
+                out[gid] = with_daemonset_pods(sanitize(gid, claimed.node, claimed.pods, True), exemplars[0])
                 continue
             if gid in bad:
                 out[gid] = sanitize(
