@@ -62,3 +62,11 @@ def test_requests_beyond_int64_are_an_error_not_a_crash() -> None:
     web["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "99999999999999999999"
     found = problems(doc(objects=[web]))
     assert any("requests.cpu: too large" in p for p in found), found
+
+
+def test_a_flag_kubetide_does_not_implement_takes_only_its_default_in_a_scenario() -> None:
+    found = problems(with_flags(**{"startup-taint": ["example.com/startup"]}))
+    assert any("flags.startup-taint" in p and "not implemented" in p for p in found), found
+    load(with_flags(**{"node-delete-delay-after-taint": "5s", "cordon-node-before-terminating": True}))
+    values, found = parse_flags({"startup-taint": ["example.com/startup"]})  # the live command
+    assert found == [] and values["startup-taint"] == ("example.com/startup",)
