@@ -288,10 +288,12 @@ class StaticAutoscaler:
             self.planner.unneeded = {}
             result.error = f"failed to update cluster state: {exc}"
             return 0
-        if self.first_loop:
-            self.registry.adopt_in_flight_scale_ups(now)
-            self.first_loop = False
         housekeeping.apply_cluster_state_update(loop, update, self.registry, self.recorder)
+        if self.first_loop:
+            adopted = self.registry.adopt_in_flight_scale_ups(now)
+            errors = self.registry.adopted_creation_errors(adopted, now)
+            housekeeping.apply_cluster_state_update(loop, errors, self.registry, self.recorder)
+            self.first_loop = False
         housekeeping.remove_old_unregistered(loop, self.registry, o, self.recorder)
         if not self.registry.is_cluster_healthy():
             self.planner.unneeded = {}

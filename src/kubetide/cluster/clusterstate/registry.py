@@ -10,7 +10,7 @@ sizes, and which instances were already failing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from kubetide.cloud.instance import (
@@ -103,6 +103,7 @@ class ClusterStateRegistry:
         self.scale_down_requests: list[ScaleDownRequest] = []
         self.unregistered: dict[str, UnregisteredNode] = {}
         self._updated = False  # True after the first update_nodes of this process
+        self._restored_failing: frozenset[str] = frozenset()  # failing instances the last process saw
         # Instances of a group when its scale-up request began (--scale-up-progress-timeout).
         self._instances_at_request: dict[str, int] = {}
         # Registered nodes of a group when its scale-up request began or last made progress.
@@ -447,6 +448,28 @@ class ClusterStateRegistry:
             self._update_ranges()
         return adopted
 
+    def adopted_creation_errors(self, adopted: Mapping[str, int], now: float) -> UpdateResult:
+        """kubetide (restart safety): the creation errors of groups whose scale-up was just adopted.
+
+        The first update ran before the adoption, so it saw these groups as not scaling up and only
+        marked their failed instances as seen: a restart between a scale-up and the discovery of its
+        failure would skip the backoff. Instances the previous process had already seen failing (its
+        restored state) are not counted again."""
+        loop = _Loop()
+        for gid in sorted(adopted):
+            for failure in creation_error_groups(self._instances.get(gid, []), self._restored_failing):
+                if not failure.unseen_ids or not self.is_node_group_scaling_up(gid):
+                    continue
+                count = len(failure.unseen_ids)
+                message = scale_up_failed_message(gid, failure, count)
+                loop.events.append(ClusterEvent("Warning", EventReason.SCALE_UP_FAILED, message, gid))
+                self.register_scale_up(gid, -count, now)
+                self.register_failed_scale_up(gid, failure.error, now)
+                loop.failures.append(FailedScaleUp(gid, failure.error, count, now))
+        if loop.failures:
+            self._update_ranges()
+        return UpdateResult(tuple(loop.events), tuple(loop.reverts), tuple(loop.failures))
+
     def persisted_state(self) -> PersistedState:
         """What a restarted autoscaler must read back (see :mod:`.persisted`)."""
         return PersistedState(
@@ -466,6 +489,7 @@ class ClusterStateRegistry:
             self.backoff.restore(gid, entry)
         self.unregistered.update(state.unregistered)
         self._failing = self._failing | state.failing
+        self._restored_failing = self._restored_failing | state.failing
 
     def instance_state(self, instance_id: str) -> InstanceState | None:
         """The cloud state of the instance with this id (a Node's providerID), as read this loop."""
