@@ -26,7 +26,11 @@ Where kubetide deliberately differs, it is to fix what users hit (``notes/ecosys
 * **fast failover.** Instance creation errors (stockouts) back the group off at once (§2.7) and its
   phantom upcoming nodes stop counting (1.36+), so the next loop picks another group;
 * **template drift.** A group's claimed template is compared with its real nodes and every difference
-  is reported once (``NodeTemplateMismatch``); real nodes win, and are cached for scale-from-zero.
+  is reported once (``NodeTemplateMismatch``); real nodes win, and are cached for scale-from-zero;
+* **failure modes of issue 8** (the README's table lists each): Nodes without providerID matched by
+  address, drains re-checked before evicting, a timed-out group backed off past the next group's
+  timeout, a stuck group's provision clock kept, failed deletions backed off, and
+  ``--scale-up-progress-timeout``.
 
 Simplifications: drains are not delayed by ``--node-delete-delay-after-taint`` (evictions start in the
 loop that taints the node); GPU utilization, startup / status taints, cordoning
