@@ -110,8 +110,9 @@ def test_minimal_example_simulates_with_the_cluster_autoscaler(tmp_path: Path) -
     ca = json.loads((tmp_path / "summary.json").read_text())["autoscalers"]["cluster-autoscaler"]
     assert ca["scale_ups"] > 0 and ca["nodes_added"] >= ca["scale_ups"]
     assert ca["scale_downs"] > 0 and ca["nodes_removed"] > 0
-    # The never-registering instance, the one whose Node has no providerID, and the deleted Node.
-    assert ca["unregistered_removed"] >= 3
+    # The never-registering instance and the deleted Node; the one whose Node has no providerID is matched
+    # to its Node by address and kept (issue 8 item 1).
+    assert ca["unregistered_removed"] >= 2
     assert ca["failed_scale_ups"] >= 2 and ca["backoffs"] >= 2  # the stockout and the API errors
     events = [e for e in _events(tmp_path) if e["source"] == "cluster-autoscaler"]
     by_reason: dict[str, list[dict[str, Any]]] = {}
@@ -121,6 +122,7 @@ def test_minimal_example_simulates_with_the_cluster_autoscaler(tmp_path: Path) -
     assert set(scaled["data"]) == {"group", "from", "to"}
     assert {"groups"} <= set(by_reason["TriggeredScaleUp"][0]["data"])
     assert set(by_reason["DeleteUnregistered"][0]["data"]) == {"group", "instance"}
+    assert set(by_reason["NodeWithoutProviderID"][0]["data"]) == {"node", "group", "instance"}
     # The stockout (1h-2h, error mode) fails the spot-a scale-up at once, backs the group off, and the
     # same loop scales the other group instead of waiting for max-node-provision-time.
     failed = next(e for e in by_reason["ScaleUpFailed"] if e["data"]["group"] == "spot-a")

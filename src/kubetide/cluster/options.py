@@ -81,6 +81,13 @@ class AutoscalingOptions:
     initial_node_group_backoff_duration: float = _f("initial-node-group-backoff-duration", "duration", 300.0)
     max_node_group_backoff_duration: float = _f("max-node-group-backoff-duration", "duration", 1800.0)
     node_group_backoff_reset_timeout: float = _f("node-group-backoff-reset-timeout", "duration", 10800.0)
+    # kubetide's own: 0 (off) keeps CA's behaviour.
+    scale_up_progress_timeout: float = _f(
+        "scale-up-progress-timeout",
+        "duration",
+        0.0,
+        "kubetide: a scale-up that produced no new instance within this fails as a stockout (0: off)",
+    )
     # Scale-up.
     estimator: str = _f("estimator", "string", "binpacking")
     expander: str = _f("expander", "string", "least-waste", "node group choice for scale-up (1.33+ default)")

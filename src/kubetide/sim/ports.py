@@ -85,6 +85,10 @@ class SimClusterPort:
             return EvictionOutcome.EVICTED
         return EvictionOutcome.REFUSED
 
+    def write_config_map(self, namespace: str, name: str, data: Mapping[str, str]) -> None:
+        """The autoscaler's own state ConfigMap (``StatePort``): kept by the cluster across restarts."""
+        self.cluster.config_maps[f"ConfigMap/{namespace}/{name}"] = dict(data)
+
     def emit_event(self, type_: str, reason: str, obj: str, message: str) -> None:
         self.emit_event_with_data(type_, reason, obj, message, {})
 

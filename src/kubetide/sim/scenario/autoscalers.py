@@ -84,7 +84,7 @@ class ClusterAutoscalerSettings(SpecModel):
 
     @model_validator(mode="after")
     def _flags(self) -> ClusterAutoscalerSettings:
-        _, problems = parse_flags(self.flags)
+        _, problems = parse_flags(self.flags, scenario=True)
         if problems:
             raise errors_at("flags", [(("flags", name), msg, self.flags[name]) for name, msg in problems])
         return self

@@ -233,6 +233,33 @@ def _escalator_groups(s: Scenario) -> Iterator[FieldError]:
             )
 
 
+def _ca_nodes(s: Scenario) -> Iterator[FieldError]:
+    """``--nodes`` in a scenario chooses the groups CA manages, as on a command line; each names a
+    group of spec.nodeGroups and repeats its sizes (the simulated cloud's sizes are spec.nodeGroups',
+    so a different MIN:MAX would be a setting silently not applied)."""
+    ca = s.spec.autoscalers.clusterAutoscaler
+    if ca is None or "nodes" not in ca.flags:
+        return
+    groups = {g.name: (i, g) for i, g in enumerate(s.spec.nodeGroups)}
+    for j, spec in enumerate(ca.flag("nodes")):
+        path = f"spec.autoscalers.clusterAutoscaler.flags.nodes[{j}]"
+        parts = str(spec).split(":", 2)
+        if len(parts) != 3 or not parts[0].isdigit() or not parts[1].isdigit():
+            yield FieldError(path, f"must be MIN:MAX:NAME, got {spec!r}")
+            continue
+        found = groups.get(parts[2])
+        if found is None:
+            yield FieldError(path, f"no node group {parts[2]!r} in spec.nodeGroups ({', '.join(groups)})")
+            continue
+        i, group = found
+        if (int(parts[0]), int(parts[1])) != (group.minSize, group.maxSize):
+            yield FieldError(
+                path,
+                f"sizes must be spec.nodeGroups[{i}]'s ({group.minSize}:{group.maxSize}): the simulated "
+                "cloud sizes its groups from spec.nodeGroups",
+            )
+
+
 def _one_autoscaler_per_group(s: Scenario) -> Iterator[FieldError]:
     """A group both autoscalers resize would be fought over (CA removes the nodes Escalator untaints,
     Escalator taints the nodes CA added): CA must leave Escalator's groups alone, as a user does by
@@ -265,6 +292,7 @@ CHECKS: tuple[Check, ...] = (
     _hpa_targets,
     _action_refs,
     _escalator_groups,
+    _ca_nodes,
     _one_autoscaler_per_group,
 )
 
