@@ -61,8 +61,8 @@ def node_utilization(
     ignore_mirror: bool = False,
 ) -> Utilization:
     """Raises ValueError when cpu or memory allocatable is missing or zero (upstream's error)."""
-    pods = [p for p in pods if p.deletion_time is None or not is_long_terminating(p, now)]
     if gpu_resource is not None:
+        pods = [p for p in pods if p.deletion_time is None or not is_long_terminating(p, now)]
         alloc = node.allocatable[gpu_resource]
         used = sum(p.requests[gpu_resource] for p in pods)
         util = used / alloc if alloc > 0 else 0.0
@@ -75,6 +75,8 @@ def node_utilization(
     cpu_used = mem_used = cpu_skipped = mem_skipped = 0
     skipping = ignore_daemonsets or ignore_mirror
     for p in pods:
+        if p.deletion_time is not None and is_long_terminating(p, now):
+            continue
         req = p.requests
         if skipping and ((ignore_daemonsets and is_daemonset_pod(p)) or (ignore_mirror and is_mirror_pod(p))):
             cpu_skipped += req[CPU]
