@@ -121,9 +121,7 @@ class FitChecker:
                     break
         return ok
 
-    def capacity(
-        self, facts: PodFacts, within: BoolArray | None = None, start: int = 0
-    ) -> NDArray[np.int64]:
+    def capacity(self, facts: PodFacts, within: BoolArray | None = None, start: int = 0) -> NDArray[np.int64]:
         """How many more identical pods fit per node (slots ``start`` on: the estimator asks only about
         the nodes it added); only valid when :meth:`is_simple` holds."""
         ok = self.static_mask(facts)[start:]

@@ -83,7 +83,9 @@ class SummaryBuilder:
             nodes=nodes,
             workloads=workloads,
             cluster_autoscaler=_ca_summary(sim),
-            hpa=HpaSummary(rescales=sim.hpa.rescales if sim.hpa is not None else 0),
+            hpa=HpaSummary(
+                rescales=sim.hpa.rescales if sim.hpa is not None else 0, enabled=sim.hpa is not None
+            ),
             escalator=_escalator_summary(sim),
             extra={
                 "simulated_seconds_per_wall_second": round(end / wall_seconds, 1)
@@ -117,6 +119,7 @@ def _ca_summary(sim: Simulation) -> ClusterAutoscalerSummary:
         failed_scale_ups=s.failed_scale_ups,
         backoffs=s.backoffs,
         unregistered_removed=s.unregistered_removed,
+        enabled=True,
         extra={"failed_instances_removed": s.failed_removed, "loops": sim.ca.loops},
     )
 

@@ -101,12 +101,15 @@ class ClusterAutoscalerSummary:
     failed_scale_ups: int = 0
     backoffs: int = 0
     unregistered_removed: int = 0
+    # Whether it ran: the tables and the report show it only then (the JSON block is the contract's).
+    enabled: bool = field(default=False, metadata={"json": False})
     extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
 class HpaSummary:
     rescales: int = 0
+    enabled: bool = field(default=False, metadata={"json": False})
     extra: dict[str, Any] = field(default_factory=dict)
 
 

@@ -107,19 +107,22 @@ def render_summary(summary: Summary) -> str:
         ]
 
     ca, hpa, esc = s.cluster_autoscaler, s.hpa, s.escalator
-    rows = [
-        [
-            "cluster-autoscaler",
-            str(ca.scale_ups),
-            str(ca.nodes_added),
-            str(ca.scale_downs),
-            str(ca.nodes_removed),
-            f"{ca.failed_scale_ups} failed, {ca.backoffs} backoffs, "
-            f"{ca.unregistered_removed} unregistered removed",
-        ],
-        ["hpa", "-", "-", "-", "-", f"{hpa.rescales} rescales"],
-    ]
-    if esc.enabled:  # no row for an autoscaler that did not run
+    rows: list[list[str]] = []
+    if ca.enabled:  # no row for an autoscaler that did not run
+        rows.append(
+            [
+                "cluster-autoscaler",
+                str(ca.scale_ups),
+                str(ca.nodes_added),
+                str(ca.scale_downs),
+                str(ca.nodes_removed),
+                f"{ca.failed_scale_ups} failed, {ca.backoffs} backoffs, "
+                f"{ca.unregistered_removed} unregistered removed",
+            ]
+        )
+    if hpa.enabled:
+        rows.append(["hpa", "-", "-", "-", "-", f"{hpa.rescales} rescales"])
+    if esc.enabled:
         rows.append(
             [
                 "escalator",
@@ -132,6 +135,8 @@ def render_summary(summary: Summary) -> str:
         )
     out += [
         "Autoscalers",
-        render_table(["", "scale-ups", "+nodes", "scale-downs", "-nodes", "other"], rows, align="lrrrrl"),
+        render_table(["", "scale-ups", "+nodes", "scale-downs", "-nodes", "other"], rows, align="lrrrrl")
+        if rows
+        else "  none ran",
     ]
     return "\n".join(out) + "\n"
