@@ -44,6 +44,11 @@ def test_quickstart_writes_the_four_outputs(tmp_path: Path) -> None:
     assert set(rescale["data"]) == {"from", "to"}
     html = (tmp_path / "report.html").read_text()
     assert "<svg" in html and "http://" not in html.split("</head>")[0]
+    # Both autoscalers act in the quickstart, and their decisions are on the time axis.
+    assert summary["autoscalers"]["cluster-autoscaler"]["scale_ups"] >= 1
+    assert summary["autoscalers"]["cluster-autoscaler"]["nodes_removed"] >= 1
+    assert html.count('class="marker decision"') >= summary["autoscalers"]["hpa"]["rescales"]
+    assert 'id="chart-requests"' in html and "most pending in the step" in html
 
 
 def test_json_prints_exactly_the_summary(tmp_path: Path) -> None:

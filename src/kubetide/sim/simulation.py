@@ -14,8 +14,12 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.model.node import NodeView
+from kubetide.model.resources import CPU, MEMORY
 from kubetide.model.workloads import SCALABLE_KINDS
 from kubetide.sim.ca_runner import ClusterAutoscalerRunner
 from kubetide.sim.cloud.listener import NodeAddress
@@ -30,7 +34,7 @@ from kubetide.sim.metrics import MetricsPipeline
 from kubetide.sim.output.events import EventLog
 from kubetide.sim.output.meta import ReportMeta
 from kubetide.sim.output.summary import Summary
-from kubetide.sim.output.timeline import Timeline, timeline_columns
+from kubetide.sim.output.timeline import Timeline, group_extra_columns, timeline_columns
 from kubetide.sim.rng import RngFactory, deterministic_phase
 from kubetide.sim.scenario.model import Scenario
 from kubetide.sim.scenario.objects import object_key
@@ -142,6 +146,7 @@ class Simulation:
         self.workload_keys: list[str] = []
         self.timeline: Timeline | None = None
         self._progress: Progress | None = None
+        self._group_slots: tuple[int, dict[str, npt.NDArray[np.intp]]] | None = None
 
     def _ca_groups(self, options: AutoscalingOptions) -> list[str] | None:
         """The groups CA manages: ``--nodes``' names when given (the scenario checks keep the batch
@@ -167,7 +172,8 @@ class Simulation:
         for key in self.workload_keys:
             replicas = self._replicas(key)
             self.watch[key] = _WorkloadWatch(replicas, replicas, capacity_per_pod=self.capacity.get(key))
-        self.timeline = Timeline(timeline_columns(self.groups, self.workload_keys))
+        contract = timeline_columns(self.groups, self.workload_keys)
+        self.timeline = Timeline([*contract, *group_extra_columns(self.groups)], csv_columns=len(contract))
         for i, action in enumerate(self.scenario.spec.actions):
             self.engine.schedule_at(float(action.at), partial(self._act, action, i), priority=5)
         for group in self.scenario.spec.nodeGroups:
@@ -283,9 +289,37 @@ class Simulation:
                 # A row stands for the step up to the next one; the row at the very end for nothing.
                 watch.overloaded_seconds += min(self.resolution, self.duration - now)
         row += [float(len(self.cluster.pending_pods)), self.cloud.cost_per_hour()]
+        row.append(float(self.cluster.stats.take_window_max()))
+        requested = self._requested_by_group()
+        cost = self.cloud.cost_per_hour_by_group()
+        for group in self.groups:
+            cpu, memory = requested.get(group, (float("nan"), float("nan")))
+            row += [cpu, memory, cost.get(group, 0.0)]
         self.timeline.append(row)
         if self._progress is not None:
             self._progress(now)
+
+    def _requested_by_group(self) -> dict[str, tuple[float, float]]:
+        """Per group, cpu and memory requested by the pods bound to its Ready nodes, in percent of
+        their allocatable (what scale-down's utilization reads); groups without a Ready node are absent.
+        The slots per group are recomputed only when the nodes change (the snapshot's node epoch)."""
+        snap = self.cluster.snapshot
+        if self._group_slots is None or self._group_slots[0] != snap.node_epoch:
+            slots: dict[str, list[int]] = {}
+            for node in self.cluster.nodes.values():
+                if node.ready:
+                    slots.setdefault(node.group, []).append(node.slot)
+            self._group_slots = (snap.node_epoch, {g: np.asarray(s, np.intp) for g, s in slots.items()})
+        cpu, memory = snap.column(CPU), snap.column(MEMORY)
+        out: dict[str, tuple[float, float]] = {}
+        for group, idx in self._group_slots[1].items():
+            alloc = snap.allocatable[idx]
+            used = snap.requested[idx]
+            out[group] = (
+                _percent(used[:, cpu].sum(), alloc[:, cpu].sum()),
+                _percent(used[:, memory].sum(), alloc[:, memory].sum()),
+            )
+        return out
 
     # --- run --------------------------------------------------------------------------------------
 
@@ -323,3 +357,7 @@ class Simulation:
                 ):
                     out[key] = {"cpu_utilization": float(m.target.average_utilization)}
         return out
+
+
+def _percent(used: float, allocatable: float) -> float:
+    return 100.0 * float(used) / float(allocatable) if allocatable > 0 else float("nan")

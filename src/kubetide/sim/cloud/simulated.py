@@ -201,6 +201,9 @@ class SimulatedCloud:
         """What the machines running now cost per hour (the timeline's ``cost_per_hour``)."""
         return sum(g.running_count() * g.spec.price_per_hour for g in self._cloud.groups.values())
 
+    def cost_per_hour_by_group(self) -> dict[str, float]:
+        return {name: g.running_count() * g.spec.price_per_hour for name, g in self._cloud.groups.items()}
+
     def prices(self) -> Mapping[str, float]:
         return {name: group.spec.price_per_hour for name, group in self._cloud.groups.items()}
 

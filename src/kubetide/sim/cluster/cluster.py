@@ -100,6 +100,7 @@ class PodStats:
 
     pending: int = 0
     max_pending: int = 0
+    window_max_pending: int = 0  # the most pending since the last timeline row (see take_window_max)
     pending_seconds: float = 0.0
     last_change: float = 0.0
     time_to_schedule: list[float] = field(default_factory=list)
@@ -109,6 +110,14 @@ class PodStats:
         self.last_change = now
         self.pending += delta
         self.max_pending = max(self.max_pending, self.pending)
+        self.window_max_pending = max(self.window_max_pending, self.pending)
+
+    def take_window_max(self) -> int:
+        """The most pods pending at once since the previous call (a timeline row stands for its step,
+        so its peak is not lost between samples); the next window starts from what pends now."""
+        peak = max(self.window_max_pending, self.pending)
+        self.window_max_pending = self.pending
+        return peak
 
 
 class SimCluster:
