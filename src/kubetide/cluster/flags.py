@@ -158,7 +158,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset(
         "salvo-scale-up",
         "enable-graceful-degradation",
         "force-ds",
-        "bypassed-scheduler-names",
         "allowed-scheduler-names",
         "drain-priority-config",
         "daemonset-eviction-for-empty-nodes",
