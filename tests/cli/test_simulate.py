@@ -49,6 +49,7 @@ def test_quickstart_writes_the_four_outputs(tmp_path: Path) -> None:
     assert summary["autoscalers"]["cluster-autoscaler"]["nodes_removed"] >= 1
     assert html.count('class="marker decision"') >= summary["autoscalers"]["hpa"]["rescales"]
     assert 'id="chart-requests"' in html and "most pending in the step" in html
+    assert 'id="chart-jobs"' not in html  # no Job in the quickstart: no empty plot
 
 
 def test_json_prints_exactly_the_summary(tmp_path: Path) -> None:

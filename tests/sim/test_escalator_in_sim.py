@@ -180,6 +180,10 @@ def test_example_summary_and_report_show_the_batch_autoscaler(example: Any) -> N
     html = render_report(result.summary, result.timeline, result.events, result.meta)
     assert "Batch autoscaler batch: utilization" in html and "Batch autoscaler batch: nodes" in html
     assert "scale up above 70%" in html and ">Escalator<" in html
+    # The batch day's Jobs have their plot; pending pods are split by why they wait.
+    assert 'id="chart-jobs"' in html and "unschedulable (no node fits)" in html
+    succeeded = result.timeline.column("job_pods_succeeded")
+    assert succeeded[-1] > 0 and all(succeeded[1:] >= succeeded[:-1])
 
 
 def test_without_the_batch_autoscaler_there_is_no_escalator_row_or_card() -> None:

@@ -25,7 +25,7 @@ from kubetide.sim.ca_runner import ClusterAutoscalerRunner
 from kubetide.sim.cloud.listener import NodeAddress
 from kubetide.sim.cloud.simulated import SimulatedCloud
 from kubetide.sim.cluster.cluster import SimCluster
-from kubetide.sim.cluster.workloads import ReplicatedWorkload
+from kubetide.sim.cluster.workloads import JobWorkload, ReplicatedWorkload
 from kubetide.sim.engine import Engine
 from kubetide.sim.escalator_runner import EscalatorRunner
 from kubetide.sim.hpa_runner import HPARunner
@@ -290,6 +290,14 @@ class Simulation:
                 watch.overloaded_seconds += min(self.resolution, self.duration - now)
         row += [float(len(self.cluster.pending_pods)), self.cloud.cost_per_hour()]
         row.append(float(self.cluster.stats.take_window_max()))
+        unschedulable = sum(1 for p in self.cluster.pending_pods.values() if p.unschedulable is not None)
+        row += [float(unschedulable), float(len(self.cluster.pending_pods) - unschedulable)]
+        running = succeeded = 0
+        for workload in self.cluster.workloads.values():
+            if isinstance(workload, JobWorkload):
+                succeeded += workload.succeeded
+                running += sum(1 for p in workload.pods.values() if p.phase == "Running")
+        row += [float(running), float(succeeded)]
         requested = self._requested_by_group()
         cost = self.cloud.cost_per_hour_by_group()
         for group in self.groups:

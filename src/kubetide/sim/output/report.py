@@ -17,6 +17,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from kubetide import __version__
 from kubetide.model.durations import format_duration
 from kubetide.sim.output.downsample import stride_indices
@@ -33,6 +35,7 @@ from kubetide.sim.output.timeline import COST_PER_HOUR, PENDING_PODS, PENDING_PO
 __all__ = ["build_charts", "render_report", "short_names", "write_report"]
 
 MAX_MARKERS = 60
+UNSCHEDULABLE_COLOR, WAITING_COLOR, JOB_COLOR = "#7f1d1d", "#9ca3af", "#0d9488"
 MAX_DECISIONS = 400  # a busy day's decisions stay readable; the event log has every one
 HOVER_POINTS = 600
 PENDING_COLOR = "#e15759"
@@ -121,6 +124,16 @@ def build_charts(
     pending = _present(
         s.line(PENDING_PODS_MAX, "most pending in the step", PENDING_COLOR, area=True)
         or s.line(PENDING_PODS, "pending pods", PENDING_COLOR, area=True),
+        s.line("pending_unschedulable", "unschedulable (no node fits)", UNSCHEDULABLE_COLOR),
+        s.line("pending_other", "waiting (a node starting, another scheduler)", WAITING_COLOR, dashed=True),
+    )
+    jobs = _present(
+        s.line("job_pods_running", "Job pods running", JOB_COLOR),
+        s.line("job_pods_succeeded", "Job pods succeeded (total)", JOB_COLOR, dashed=True),
+    )
+    has_jobs = any(
+        column in timeline and np.nanmax(timeline.column(column), initial=0) > 0
+        for column in ("job_pods_running", "job_pods_succeeded")
     )
     cost = _present(s.line(COST_PER_HOUR, "total", COST_COLOR, area=True))
     requested: list[Line] = []
@@ -184,6 +197,17 @@ def build_charts(
                 note=f"Offered load{'; ' if rps_note else ''}{rps_note}",
             ),
         ]
+    if has_jobs:
+        charts.append(
+            chart(
+                "jobs",
+                "Jobs",
+                "pods",
+                jobs,
+                integer=True,
+                note="Job pods over every Job; dashed: succeeded so far",
+            )
+        )
     for name, series in meta.escalator.items():
         charts += escalator_charts(name, series, meta, chart, hover_t)
     charts.append(

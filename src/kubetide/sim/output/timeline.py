@@ -21,7 +21,12 @@ __all__ = ["PENDING_PODS_MAX", "TIME", "Timeline", "format_cell", "group_extra_c
 def group_extra_columns(node_groups: Iterable[str]) -> list[str]:
     """``pending_pods_max``, then per group ``cpu_requested:`` / ``memory_requested:`` (percent of the
     Ready nodes' allocatable) and ``cost_per_hour:``."""
-    return [PENDING_PODS_MAX, *(f"{kind}:{group}" for group in node_groups for kind in GROUP_EXTRA_COLUMNS)]
+    return [
+        PENDING_PODS_MAX,
+        *PENDING_REASONS,
+        *JOB_COLUMNS,
+        *(f"{kind}:{group}" for group in node_groups for kind in GROUP_EXTRA_COLUMNS),
+    ]
 
 
 TIME = "t"
@@ -31,6 +36,10 @@ COST_PER_HOUR = "cost_per_hour"
 # pending within each step, and per group what scale-down decides on (requests over allocatable of its
 # Ready nodes) and what it costs.
 PENDING_PODS_MAX = "pending_pods_max"
+# Pending pods by why they wait: kube-scheduler found no node; waiting for a node being created or for
+# their own spec.nodeName's node; another scheduler's, or not tried yet.
+PENDING_REASONS = ("pending_unschedulable", "pending_other")
+JOB_COLUMNS = ("job_pods_running", "job_pods_succeeded")  # over every Job of the run
 GROUP_EXTRA_COLUMNS = ("cpu_requested", "memory_requested", "cost_per_hour")
 GROUP_COLUMNS = ("nodes", "target")
 WORKLOAD_COLUMNS = ("replicas", "ready", "cpu_utilization", "rps")
