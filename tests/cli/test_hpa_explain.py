@@ -218,3 +218,22 @@ def test_exactly_one_input_and_cluster_needs_hpa() -> None:
     assert code == 2
     code, _, err = run("hpa", "explain", "--cluster")
     assert code == 2 and "--hpa: required with --cluster" in err
+
+
+def test_every_part_of_a_snapshot_reports_its_problems_at_once(tmp_path: Path) -> None:
+    data = yaml.safe_load(EXAMPLE.read_text())
+    data["hpa"]["spec"]["maxReplicas"] = "many"
+    data["scale"]["spec_replicas"] = -1
+    data["pods"][1]["containers"][0]["requests_milli"]["cpu"] = "lots"
+    data["config"]["tolerance"] = "low"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(data))
+    code, _, err = run("hpa", "explain", str(bad))
+    assert code == 2
+    for path in (
+        "hpa.spec.maxReplicas",
+        "scale.spec_replicas",
+        "pods[1].containers[0].requests_milli.cpu",
+        "config.tolerance",
+    ):
+        assert path in err, (path, err)

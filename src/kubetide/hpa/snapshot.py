@@ -9,9 +9,10 @@ Times are "seconds ago" relative to ``now``; values are integers in milli-units.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
 from kubetide.hpa.config import FeatureGates, HPAConfig
 from kubetide.hpa.ports import NEVER, MetricsError, PodMetric, Scale, ScaleError
@@ -23,6 +24,7 @@ from kubetide.model.pod import Container, Pod
 from kubetide.model.resources import CPU, Resources
 from kubetide.model.selectors import LabelSelector
 
+T = TypeVar("T")
 NOW = 1_000_000_000.0  # an arbitrary fixed instant; snapshot times are relative to it
 
 
@@ -228,57 +230,86 @@ def read_recommendations(node: Node, now: float) -> list[Recommendation]:
 
 
 def read_snapshot(data: Any, now: float = NOW) -> Snapshot:
-    """Build a snapshot; a wrong field raises ManifestError naming its path."""
+    """Build a snapshot; wrong fields raise one ManifestError naming each path. Each part (the HPA, the
+    scale, every pod, the metrics, the config, the controller's memory) is read on its own, so the
+    problems of all of them are reported at once."""
     root = Node(data)
     root.mapping()
-    hpa_node = root.get("hpa")
-    if hpa_node.value is None:
-        raise ManifestError(FieldError("hpa", "is required"))
-    manifest = dict(hpa_node.mapping())
-    manifest.setdefault(
-        "metadata", {"name": manifest.get("name", "hpa"), "namespace": manifest.get("namespace", "default")}
-    )
-    hpa = HPA.from_manifest(manifest, "hpa")
-    scale = root.get("scale")
-    if scale.value is None:
-        raise ManifestError(FieldError("scale", "is required"))
-    spec_replicas = scale.get("spec_replicas").int(minimum=0)
-    state = root.get("controller_state")
-    recs = state.get("recommendations")
-    metrics = SnapshotMetrics(
-        pods={
-            name: {s.get("pod").str(): PodMetric(s.get("value_milli").int()) for s in samples.list()}
-            for name, samples in root.get("pod_custom_metrics").items()
-        },
-        objects={name: v.int() for name, v in root.get("object_metrics").items()},
-        external={
-            name: [v.int() for v in vals.list()] for name, vals in root.get("external_metrics").items()
-        },
-        failing=frozenset(v.str() for v in root.get("metric_fetch_errors").list()),
-        resource_items=read_resource_items(root.get("resource_metrics"), now),
-    )
-    targets = SnapshotTargets(
-        Scale(
+    problems: list[FieldError] = []
+
+    def part(read: Callable[[], T], fallback: T) -> T:
+        try:
+            return read()
+        except ManifestError as exc:
+            problems.extend(exc.errors)
+            return fallback
+
+    def read_hpa() -> HPA | None:
+        hpa_node = root.get("hpa")
+        if hpa_node.value is None:
+            raise ManifestError(FieldError("hpa", "is required"))
+        manifest = dict(hpa_node.mapping())
+        manifest.setdefault(
+            "metadata",
+            {"name": manifest.get("name", "hpa"), "namespace": manifest.get("namespace", "default")},
+        )
+        return HPA.from_manifest(manifest, "hpa")
+
+    def read_scale() -> Scale | None:
+        scale = root.get("scale")
+        if scale.value is None:
+            raise ManifestError(FieldError("scale", "is required"))
+        spec_replicas = scale.get("spec_replicas").int(minimum=0)
+        return Scale(
             spec_replicas,
             scale.get("status_replicas").int(spec_replicas, minimum=0),
             scale.get("selector").str(""),
-        ),
-        [read_pod(p, now) for p in root.get("pods").list()],
-        scale.get("get_error").bool(False),
-        scale.get("update_error").bool(False),
-    )
-    return Snapshot(
-        read_config(root.get("config")),
-        hpa,
-        targets,
-        metrics,
-        HPAState(
+        )
+
+    def read_metrics() -> SnapshotMetrics:
+        return SnapshotMetrics(
+            pods={
+                name: {s.get("pod").str(): PodMetric(s.get("value_milli").int()) for s in samples.list()}
+                for name, samples in root.get("pod_custom_metrics").items()
+            },
+            objects={name: v.int() for name, v in root.get("object_metrics").items()},
+            external={
+                name: [v.int() for v in vals.list()] for name, vals in root.get("external_metrics").items()
+            },
+            failing=frozenset(v.str() for v in root.get("metric_fetch_errors").list()),
+            resource_items=read_resource_items(root.get("resource_metrics"), now),
+        )
+
+    def read_state() -> HPAState:
+        state = root.get("controller_state")
+        recs = state.get("recommendations")
+        return HPAState(
             read_recommendations(recs, now) if recs.value is not None else None,
             read_events(state.get("scale_up_events"), now),
             read_events(state.get("scale_down_events"), now),
+        )
+
+    hpa = part(read_hpa, None)
+    scale = part(read_scale, None)
+    no_nodes: list[Node] = []
+    pods: list[Pod] = []
+    for pod_node in part(root.get("pods").list, no_nodes):
+        pod = part(partial(read_pod, pod_node, now), None)
+        if pod is not None:
+            pods.append(pod)
+    metrics = part(read_metrics, SnapshotMetrics())
+    config = part(lambda: read_config(root.get("config")), HPAConfig())
+    state = part(read_state, HPAState())
+    flags = part(
+        lambda: (
+            root.get("scale").get("get_error").bool(False),
+            root.get("scale").get("update_error").bool(False),
         ),
-        now,
+        (False, False),
     )
+    if problems or hpa is None or scale is None:
+        raise ManifestError(problems)
+    return Snapshot(config, hpa, SnapshotTargets(scale, pods, *flags), metrics, state, now)
 
 
 # The snapshot's keys, so a typo (``tolerence``) is an error naming it rather than a silent default.
