@@ -20,7 +20,12 @@ from kubetide.cloud.providers.aws.provider import (
     parse_provider_id,
     provider_id,
 )
-from kubetide.cloud.providers.aws.specs import AwsConfigError, parse_auto_discovery, parse_nodes
+from kubetide.cloud.providers.aws.specs import (
+    AwsConfigError,
+    ExplicitGroup,
+    parse_auto_discovery,
+    parse_nodes,
+)
 
 __all__ = [
     "PLACEHOLDER_PREFIX",
@@ -45,16 +50,22 @@ def build_aws_provider(
     nodes: Sequence[str] = (),
     auto_discovery: Sequence[str] = (),
     *,
+    names: Sequence[str] = (),
     region: str = "",
     endpoint_url: str = "",
 ) -> AwsCloudProvider:
-    """The provider for CA's group flags; the endpoint defaults to ``AWS_ENDPOINT_URL`` (moto in tests)."""
+    """The provider for CA's group flags (``names``: groups whose bounds are the ASG's, for Escalator);
+    the endpoint defaults to ``AWS_ENDPOINT_URL`` (moto in tests)."""
     explicit, problems = parse_nodes(nodes)
+    explicit += [ExplicitGroup(n, None, None) for n in names if n not in {g.name for g in explicit}]
     discovery, more = parse_auto_discovery(auto_discovery)
     problems += more
     if not explicit and not discovery and not problems:
         problems.append(
-            ("nodes", "the aws provider needs --nodes=MIN:MAX:ASG or --node-group-auto-discovery")
+            (
+                "nodes",
+                "the aws provider needs groups: --nodes=MIN:MAX:ASG or --node-group-auto-discovery=asg:tag=...",
+            )
         )
     region = resolve_region(region)
     if not region:

@@ -159,7 +159,7 @@ class AwsCloudProvider:
         self._clock = clock
         self._lock = threading.RLock()  # CA's loop and the batch autoscaler may share one provider
         self._groups: dict[str, AwsNodeGroup] = {
-            g.name: AwsNodeGroup(self, g.name, g.min_size, g.max_size) for g in explicit
+            g.name: AwsNodeGroup(self, g.name, _bound(g.min_size, 0), _bound(g.max_size, 0)) for g in explicit
         }
         self._states: dict[str, _GroupState] = {g.name: _GroupState(None, 0) for g in explicit}
         self._by_instance: dict[str, str] = {}
@@ -204,11 +204,8 @@ class AwsCloudProvider:
                 info = found.get(name)
                 explicit = self._explicit.get(name)
                 group = self._groups.get(name)
-                lo, hi = (
-                    (explicit.min_size, explicit.max_size)
-                    if explicit is not None
-                    else (info.min_size, info.max_size)  # type: ignore[union-attr]
-                )
+                lo = _bound(explicit.min_size if explicit else None, info.min_size if info else 0)
+                hi = _bound(explicit.max_size if explicit else None, info.max_size if info else 0)
                 if group is None:
                     log.info("registering ASG %s (min %d, max %d)", name, lo, hi)
                     group = AwsNodeGroup(self, name, lo, hi)
@@ -373,6 +370,10 @@ class AwsCloudProvider:
         if found is None:
             raise CloudProviderError(f"ASG {info.name}: EC2 does not describe instance type {type_name}")
         return found
+
+
+def _bound(flag: int | None, asg: int) -> int:
+    return flag if flag is not None else asg
 
 
 def _status(instance: AsgInstance) -> InstanceStatus:

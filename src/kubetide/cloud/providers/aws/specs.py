@@ -24,9 +24,12 @@ class AwsConfigError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class ExplicitGroup:
+    """A group named on the command line; bounds of None are the ASG's own (Escalator names groups
+    without bounds: its node-group file's limits are its own, not the group's)."""
+
     name: str
-    min_size: int
-    max_size: int
+    min_size: int | None
+    max_size: int | None
 
 
 def parse_nodes(specs: Sequence[str]) -> tuple[list[ExplicitGroup], list[tuple[str, str]]]:
