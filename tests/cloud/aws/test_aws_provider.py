@@ -16,9 +16,11 @@ from kubetide.cloud.providers.aws import (
     build_aws_provider,
     parse_provider_id,
 )
+from kubetide.cloud.providers.aws.nodes import register_instances
 from kubetide.cloud.providers.aws.specs import ExplicitGroup
 from kubetide.model.node import NodeView
 
+from ..kwok_fake import FakeKwokApi
 from .conftest import AwsProxy, activity
 
 MakeGroup = Callable[..., str]
@@ -305,3 +307,30 @@ def test_throttling_is_retried_and_persistent_failure_is_a_cloud_error(
     with pytest.raises(CloudProviderError, match="Throttling"):
         group.increase_size(1)
     assert group.target_size() == 1
+
+
+# --- Nodes for moto's instances (the node agent's side)
+
+
+def test_node_agent_registers_a_node_per_instance_and_deletes_terminated_ones(
+    make_group: MakeGroup, make_api: MakeApi
+) -> None:
+    name = make_group(desired=2, tags={"k8s.io/cluster-autoscaler/node-template/label/pool": "web"})
+    provider = AwsCloudProvider(make_api(), [ExplicitGroup(name, None, None)])
+    api = FakeKwokApi()
+    created, deleted = register_instances(provider, api)
+    assert len(created) == 2 and deleted == []
+    nodes = {n["metadata"]["name"]: n for n in api.list_nodes("kubetide.io/node-group")}
+    ids = _instance_ids(provider, name)
+    assert {n["spec"]["providerID"] for n in nodes.values()} == {f"aws:///us-east-1a/{i}" for i in ids}
+    node = NodeView.from_manifest(next(iter(nodes.values())))
+    assert node.labels["pool"] == "web" and node.labels["kubetide.io/node-group"] == name
+    assert node.capacity.get("cpu") == 4000
+    (group,) = provider.node_groups()
+    assert (group.min_size(), group.max_size()) == (0, 10)  # the ASG's own bounds
+    found = provider.node_group_for_node(node)
+    assert found is not None and found.id() == name
+    group.delete_nodes([node])
+    created, deleted = register_instances(provider, api)
+    assert created == [] and deleted == [node.name]
+    assert register_instances(provider, api) == ([], [])
