@@ -53,6 +53,7 @@ class KubetideEventReason(StrEnum):
     DELETE_CREATED_WITH_ERROR = "DeleteCreatedWithError"
     FIX_NODE_GROUP_SIZE = "FixNodeGroupSize"
     NODE_TEMPLATE_MISMATCH = "NodeTemplateMismatch"
+    PRICES_UNAVAILABLE = "PricesUnavailable"  # the price expander had no price for any option
 
 
 class ReadinessBucket(StrEnum):

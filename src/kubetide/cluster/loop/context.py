@@ -38,6 +38,7 @@ DEDUPLICATED_REASONS = frozenset(
         EventReason.PRIORITY_CONFIG_MAP_NOT_MATCHED_GROUP,
         EventReason.PRIORITY_CONFIG_MAP_NO_GROUP_MATCHED,
         KubetideEventReason.NODE_TEMPLATE_MISMATCH,
+        KubetideEventReason.PRICES_UNAVAILABLE,
     }
 )
 
