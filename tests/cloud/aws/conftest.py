@@ -6,6 +6,7 @@ exactly as it would to AWS."""
 from __future__ import annotations
 
 import http.client
+import json
 import threading
 import uuid
 import xml.etree.ElementTree as ET
@@ -43,6 +44,7 @@ class AwsProxy:
         self.seen: Counter[str] = Counter()
         self.stocked_out: dict[str, int | None] = {}
         self.activities: dict[str, list[dict[str, Any]]] = {}
+        self.prices: dict[str, float] = {}  # the Price List API (moto has none): on-demand USD per hour
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -77,10 +79,15 @@ class AwsProxy:
         self.seen.clear()
         self.stocked_out.clear()
         self.activities.clear()
+        self.prices.clear()
 
     def handle(
         self, path: str, headers: dict[str, str], body: bytes
     ) -> tuple[int, list[tuple[str, str]], bytes]:
+        target = next((v for k, v in headers.items() if k.lower() == "x-amz-target"), "")
+        if target.endswith(".GetProducts"):
+            self.seen["GetProducts"] += 1
+            return 200, [("Content-Type", "application/x-amz-json-1.1")], self._products(body)
         params = {k: v[0] for k, v in parse_qs(body.decode()).items()}
         action = params.get("Action", "")
         self.seen[action] += 1
@@ -97,6 +104,22 @@ class AwsProxy:
         if action == "DescribeAutoScalingGroups" and any(v is not None for v in self.stocked_out.values()):
             answer = self._rewrite_desired(answer)
         return status, out_headers, answer
+
+    def _products(self, body: bytes) -> bytes:
+        filters = {f["Field"]: f["Value"] for f in json.loads(body).get("Filters", [])}
+        price = self.prices.get(filters.get("instanceType", ""))
+        products = []
+        if price is not None and filters.get("regionCode") == REGION:
+            product = {
+                "product": {"attributes": {"instanceType": filters["instanceType"]}},
+                "terms": {
+                    "OnDemand": {
+                        "T1": {"priceDimensions": {"D1": {"pricePerUnit": {"USD": f"{price:.10f}"}}}}
+                    }
+                },
+            }
+            products.append(json.dumps(product))
+        return json.dumps({"FormatVersion": "aws_v1", "PriceList": products}).encode()
 
     def _forward(
         self, path: str, headers: dict[str, str], body: bytes

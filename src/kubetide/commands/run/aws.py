@@ -27,6 +27,12 @@ def aws_flags() -> list[FlagSpec]:
             "",
             "AWS API endpoint, e.g. a moto server for tests (else $AWS_ENDPOINT_URL, else AWS's)",
         ),
+        FlagSpec(
+            "aws-price-file",
+            "string",
+            "",
+            "YAML {onDemand: {TYPE: USD/h}, spot: {...}} overriding the Price List and spot prices",
+        ),
     ]
 
 
@@ -45,6 +51,7 @@ def build_aws(
     names: Sequence[str] = (),
     region: str = "",
     endpoint_url: str = "",
+    price_file: str = "",
 ) -> CloudProvider:
     """The aws provider, or exit 2 naming every bad flag (or the missing extra)."""
     try:
@@ -53,7 +60,12 @@ def build_aws(
         _missing_extra(component)
     try:
         return build_aws_provider(
-            nodes, auto_discovery, names=names, region=region, endpoint_url=endpoint_url
+            nodes,
+            auto_discovery,
+            names=names,
+            region=region,
+            endpoint_url=endpoint_url,
+            price_file=price_file,
         )
     except AwsConfigError as exc:
         exit_invalid(component, exc.errors)

@@ -99,6 +99,7 @@ def main(argv: Sequence[str]) -> None:
             auto_discovery=options.node_group_auto_discovery,
             region=str(values["aws-region"]),
             endpoint_url=str(values["aws-endpoint-url"]),
+            price_file=str(values["aws-price-file"]),
         )
     else:
         provider = _kwok(options, settings.kubeconfig, settings.dry_run)

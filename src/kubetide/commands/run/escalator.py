@@ -236,6 +236,7 @@ def main(argv: Sequence[str]) -> None:
             names=[g.cloud_provider_group_name for g in groups if g.cloud_provider_group_name],
             region=str(values["aws-region"]),
             endpoint_url=str(values["aws-endpoint-url"]),
+            price_file=str(values["aws-price-file"]),
         )
     else:
         provider = _kwok(values, leader.namespace, settings.kubeconfig, settings.dry_run)

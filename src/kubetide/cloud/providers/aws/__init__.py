@@ -13,6 +13,7 @@ import os
 from collections.abc import Sequence
 
 from kubetide.cloud.providers.aws.api import AwsApi, AwsCallError
+from kubetide.cloud.providers.aws.pricing import AwsPricing, load_price_file
 from kubetide.cloud.providers.aws.provider import (
     PLACEHOLDER_PREFIX,
     AwsCloudProvider,
@@ -34,6 +35,7 @@ __all__ = [
     "AwsCloudProvider",
     "AwsConfigError",
     "AwsNodeGroup",
+    "AwsPricing",
     "build_aws_provider",
     "parse_provider_id",
     "provider_id",
@@ -53,6 +55,7 @@ def build_aws_provider(
     names: Sequence[str] = (),
     region: str = "",
     endpoint_url: str = "",
+    price_file: str = "",
 ) -> AwsCloudProvider:
     """The provider for CA's group flags (``names``: groups whose bounds are the ASG's, for Escalator);
     the endpoint defaults to ``AWS_ENDPOINT_URL`` (moto in tests)."""
@@ -70,7 +73,13 @@ def build_aws_provider(
     region = resolve_region(region)
     if not region:
         problems.append(("aws-region", "no AWS region: set --aws-region or AWS_REGION"))
+    overrides = None
+    if price_file:
+        try:
+            overrides = load_price_file(price_file)
+        except AwsConfigError as exc:
+            problems += exc.errors
     if problems:
         raise AwsConfigError(problems)
     api = AwsApi(region=region, endpoint_url=endpoint_url or os.environ.get("AWS_ENDPOINT_URL") or None)
-    return AwsCloudProvider(api, explicit, discovery)
+    return AwsCloudProvider(api, explicit, discovery, pricing=AwsPricing(api, overrides))

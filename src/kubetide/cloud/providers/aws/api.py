@@ -9,6 +9,7 @@ exponential backoff and jitter; what still fails raises :class:`AwsCallError` wi
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -112,7 +113,11 @@ class AwsApi:
         self._lock = threading.Lock()
         self._autoscaling: Any = session.client("autoscaling", endpoint_url=endpoint_url, config=config)
         self._ec2: Any = session.client("ec2", endpoint_url=endpoint_url, config=config)
-        for client in (self._autoscaling, self._ec2):
+        # The Price List API answers in us-east-1 only (for every region's prices).
+        self._pricing: Any = session.client(
+            "pricing", endpoint_url=endpoint_url, config=config.merge(Config(region_name="us-east-1"))
+        )
+        for client in (self._autoscaling, self._ec2, self._pricing):
             client.meta.events.register("before-call", self._count)
 
     def _count(self, model: Any, **_: Any) -> None:
@@ -250,6 +255,46 @@ class AwsApi:
         )
         configs = answer.get("LaunchConfigurations", [])
         return str(configs[0].get("InstanceType", "")) if configs else ""
+
+    # --- prices
+
+    def on_demand_price(self, instance_type: str) -> float | None:
+        """USD per hour of a shared-tenancy Linux ``instance_type`` in this region; None if not listed."""
+        filters = [
+            {"Type": "TERM_MATCH", "Field": field, "Value": value}
+            for field, value in (
+                ("instanceType", instance_type),
+                ("regionCode", self.region),
+                ("operatingSystem", "Linux"),
+                ("tenancy", "Shared"),
+                ("preInstalledSw", "NA"),
+                ("capacitystatus", "Used"),
+            )
+        ]
+        answer = self._call(
+            self._pricing, "get_products", ServiceCode="AmazonEC2", Filters=filters, MaxResults=10
+        )
+        for item in answer.get("PriceList", []):
+            product = json.loads(item) if isinstance(item, str) else item
+            for term in (product.get("terms") or {}).get("OnDemand", {}).values():
+                for dimension in (term.get("priceDimensions") or {}).values():
+                    usd = (dimension.get("pricePerUnit") or {}).get("USD")
+                    if usd is not None and float(usd) > 0:
+                        return float(usd)
+        return None
+
+    def spot_price(self, instance_type: str, zone: str) -> float | None:
+        """The latest Linux spot price of ``instance_type`` in ``zone`` (USD per hour); None if none."""
+        answer = self._call(
+            self._ec2,
+            "describe_spot_price_history",
+            InstanceTypes=[instance_type],
+            ProductDescriptions=["Linux/UNIX", "Linux/UNIX (Amazon VPC)"],
+            AvailabilityZone=zone,
+            MaxResults=10,
+        )
+        history = sorted(answer.get("SpotPriceHistory", []), key=lambda h: h.get("Timestamp"), reverse=True)
+        return float(history[0]["SpotPrice"]) if history else None
 
 
 def _template_ref(raw: Any) -> LaunchTemplateRef | None:

@@ -151,9 +151,11 @@ class AwsCloudProvider:
         explicit: Sequence[ExplicitGroup] = (),
         discovery: Sequence[dict[str, str]] = (),
         *,
+        pricing: PricingModel | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.api = api
+        self._pricing = pricing
         self._explicit = {g.name: g for g in explicit}
         self._discovery = list(discovery)
         self._clock = clock
@@ -186,7 +188,9 @@ class AwsCloudProvider:
         raise NotImplementedByProvider("the aws provider does not look instances up one by one")
 
     def pricing(self) -> PricingModel:
-        raise NotImplementedByProvider("the aws provider has no prices yet")
+        if self._pricing is None:
+            raise NotImplementedByProvider("the aws provider was built without prices")
+        return self._pricing
 
     def refresh(self) -> None:
         """Describe the managed groups (and the activities of those launching); replace the snapshot."""
