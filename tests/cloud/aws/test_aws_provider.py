@@ -164,6 +164,8 @@ def test_deleting_a_placeholder_lowers_desired_to_the_launched_instances(
     (group,) = provider.node_groups()
     group.increase_size(2)
     provider.refresh()
+    with pytest.raises(CloudProviderError, match="is not in ASG"):
+        group.delete_nodes([_node(f"i-placeholder-{name}x-2")])
     group.delete_nodes([_node(f"i-placeholder-{name}-2")])
     assert group.target_size() == 1
     assert proxy.seen["TerminateInstanceInAutoScalingGroup"] == 0

@@ -279,7 +279,8 @@ class AwsCloudProvider:
                 instance = parse_provider_id(node.provider_id)
                 if instance is None or (
                     self._by_instance.get(instance) != name
-                    and not instance.startswith(PLACEHOLDER_PREFIX + name)
+                    # i-placeholder-<asg>-<n>: by the whole name, so group "a" does not take "ab"'s
+                    and instance.rpartition("-")[0] != PLACEHOLDER_PREFIX + name
                 ):
                     raise CloudProviderError(f"node {node.name} ({node.provider_id}) is not in ASG {name}")
                 ids.append(instance)
