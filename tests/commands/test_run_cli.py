@@ -96,3 +96,10 @@ def test_cluster_autoscaler_aws_flags_are_checked_before_connecting(monkeypatch:
     code, _, err = run("cluster-autoscaler", "--cloud-provider=aws", "--aws-region=us-east-1")
     assert code == 2
     assert "--nodes: the aws provider needs groups" in err
+
+
+def test_an_auto_discovery_spec_keeps_its_commas() -> None:
+    from kubetide.cluster.flags import CA_FLAGS, value_from_text
+
+    spec = "asg:tag=k8s.io/cluster-autoscaler/enabled,k8s.io/cluster-autoscaler/prod"
+    assert value_from_text(CA_FLAGS["node-group-auto-discovery"], [spec, "asg:tag=x"]) == [spec, "asg:tag=x"]
