@@ -33,7 +33,9 @@ __all__ = [
     "value_from_text",
 ]
 
-FlagKind = Literal["duration", "bool", "int", "float", "string", "list"]
+# "list": CA's comma-separated or repeated string lists; "multi": CA's MultiStringFlag, each occurrence one
+# item, never split at commas (an auto-discovery spec is itself comma-separated).
+FlagKind = Literal["duration", "bool", "int", "float", "string", "list", "multi"]
 EXPANDERS = EXPANDER_NAMES
 
 
@@ -221,9 +223,9 @@ def _parse(spec: FlagSpec, value: Any) -> Any:
         if isinstance(value, bool) or not isinstance(value, int):
             raise ValueError(f"must be an integer, got {value!r}")
         parsed = value
-    elif spec.kind == "list":
-        # CA's repeatable flags: a YAML list of strings, or one comma-separated string.
-        items = value.split(",") if isinstance(value, str) else value
+    elif spec.kind in ("list", "multi"):
+        # CA's repeatable flags: a YAML list of strings, or one comma-separated string ("multi": one item).
+        items = ([value] if spec.kind == "multi" else value.split(",")) if isinstance(value, str) else value
         if not isinstance(items, list | tuple) or not all(isinstance(i, str) for i in items):
             raise ValueError(f"must be a list of strings, got {value!r}")
         parsed = tuple(i.strip() for i in items if i.strip())
@@ -262,8 +264,10 @@ def value_from_text(spec: FlagSpec, text: str | list[str]) -> Any:
     Only the syntax is converted here (Go's bool and number spellings); ranges and choices are checked
     by ``parse_flags``, so the command line and scenario files accept exactly the same values.
     """
-    if spec.kind == "list":
+    if spec.kind in ("list", "multi"):
         items = text if isinstance(text, list) else [text]
+        if spec.kind == "multi":
+            return list(items)
         return [part for item in items for part in item.split(",")]
     if isinstance(text, list):
         text = text[-1]  # Go's flag package: the last occurrence of a scalar flag wins

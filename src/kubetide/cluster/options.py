@@ -28,7 +28,9 @@ __all__ = [
     "node_group_options",
 ]
 
-FlagKind = Literal["duration", "bool", "int", "float", "string", "list"]
+# "list": CA's comma-separated or repeated string lists; "multi": CA's MultiStringFlag, each occurrence one
+# item, never split at commas (an auto-discovery spec is itself comma-separated).
+FlagKind = Literal["duration", "bool", "int", "float", "string", "list", "multi"]
 # Every name the expander factory knows, in CA's flag-help order (least-nodes is registered but unlisted).
 EXPANDER_NAMES = ("random", "most-pods", "least-waste", "price", "priority", "grpc", "least-nodes")
 
@@ -68,7 +70,7 @@ class AutoscalingOptions:
     cloud_provider: str = _f("cloud-provider", "string", "gce")
     cloud_config: str = _f("cloud-config", "string", "")
     nodes: tuple[str, ...] = _f("nodes", "list", (), "<min>:<max>:<name>")
-    node_group_auto_discovery: tuple[str, ...] = _f("node-group-auto-discovery", "list", ())
+    node_group_auto_discovery: tuple[str, ...] = _f("node-group-auto-discovery", "multi", ())
     leader_elect: bool = _f("leader-elect", "bool", True)
     # Cluster-state health and provisioning.
     max_total_unready_percentage: float = _f("max-total-unready-percentage", "float", 45.0)

@@ -54,6 +54,7 @@ class KubetideEventReason(StrEnum):
     FIX_NODE_GROUP_SIZE = "FixNodeGroupSize"
     NODE_TEMPLATE_MISMATCH = "NodeTemplateMismatch"
     NODE_WITHOUT_PROVIDER_ID = "NodeWithoutProviderID"
+    PRICES_UNAVAILABLE = "PricesUnavailable"  # the price expander had no price for any option
 
 
 class ReadinessBucket(StrEnum):

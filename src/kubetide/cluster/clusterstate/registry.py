@@ -42,7 +42,7 @@ from kubetide.cluster.clusterstate.requests import (
 )
 from kubetide.cluster.clusterstate.unregistered import UnregisteredNode, unregistered_to_delete
 from kubetide.cluster.options import AutoscalingOptions, node_group_options
-from kubetide.cluster.reasons import EventReason, ReadinessBucket, ScaleUpActivity
+from kubetide.cluster.reasons import EventReason, KubetideEventReason, ReadinessBucket, ScaleUpActivity
 from kubetide.model.node import NodeView
 
 __all__ = ["ClusterEvent", "ClusterStateRegistry", "FailedScaleUp", "ScaleUpRevert", "UpdateResult"]
@@ -55,7 +55,7 @@ class ClusterEvent:
     """An event to record: ``object`` is a node group id, a node, or None for the status ConfigMap."""
 
     type: str
-    reason: EventReason
+    reason: EventReason | KubetideEventReason
     message: str
     object: str | None = None
 

@@ -39,6 +39,7 @@ DEDUPLICATED_REASONS = frozenset(
         EventReason.PRIORITY_CONFIG_MAP_NO_GROUP_MATCHED,
         KubetideEventReason.NODE_TEMPLATE_MISMATCH,
         KubetideEventReason.NODE_WITHOUT_PROVIDER_ID,
+        KubetideEventReason.PRICES_UNAVAILABLE,
     }
 )
 
