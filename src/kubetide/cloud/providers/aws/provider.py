@@ -33,7 +33,7 @@ from kubetide.cloud.instance import (
     NodeTemplate,
     NotImplementedByProvider,
 )
-from kubetide.cloud.provider import CloudProvider, NodeGroup, PricingModel
+from kubetide.cloud.provider import CloudProvider, NodeGroup, PricingModel, StaticNodeGroup
 from kubetide.cloud.providers.aws.activities import failed_launch
 from kubetide.cloud.providers.aws.api import AsgInfo, AsgInstance, AwsApi, AwsCallError, InstanceTypeInfo
 from kubetide.cloud.providers.aws.specs import ExplicitGroup
@@ -81,7 +81,9 @@ class _GroupState:
     launch_error: InstanceErrorInfo | None = None
 
 
-class AwsNodeGroup:
+class AwsNodeGroup(StaticNodeGroup):
+    static_reason = "Auto Scaling groups are not autoprovisioned"
+
     def __init__(self, provider: AwsCloudProvider, name: str, min_size: int, max_size: int) -> None:
         self._provider = provider
         self._name = name
@@ -123,18 +125,6 @@ class AwsNodeGroup:
 
     def template_node_info(self) -> NodeTemplate:
         return NodeTemplate(self._provider._template(self._name))
-
-    def exist(self) -> bool:
-        return True
-
-    def create(self) -> NodeGroup:
-        raise NotImplementedByProvider("Auto Scaling groups are not autoprovisioned")
-
-    def delete(self) -> None:
-        raise NotImplementedByProvider("Auto Scaling groups are not autoprovisioned")
-
-    def autoprovisioned(self) -> bool:
-        return False
 
     def get_options(self, defaults: NodeGroupAutoscalingOptions) -> NodeGroupAutoscalingOptions | None:
         info = self._provider._state(self._name).info
