@@ -8,8 +8,6 @@ node and the scale-up threshold is 70%, so the node counts awaited never depend 
 
 from __future__ import annotations
 
-import signal
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -17,7 +15,7 @@ from typing import Any
 import pytest
 
 from .support import Kubectl, KubetideProcess
-from .test_ca_leader_election import holder, identity
+from .test_ca_leader_election import elect, holder, sigterm_hand_over
 from .test_escalator import configs, deployment, group, namespace, nodes, running
 
 __all__ = ["group", "namespace"]  # fixtures shared with the escalator tests
@@ -60,14 +58,7 @@ def test_one_batch_autoscaler_acts_and_hands_over(
         )
 
     a, b = start(), start()
-    ids = {wait_for(lambda: identity(a), 60, message="a's identity"): a}
-    ids[wait_for(lambda: identity(b), 60, message="b's identity")] = b
-    leader_id = wait_for(
-        lambda: holder(kubectl, lease) in ids and holder(kubectl, lease), 60, message="a leader"
-    )
-    leader = ids[leader_id]
-    standby = b if leader is a else a
-    wait_for(lambda: runs(leader), 30, message="the leader's runs")
+    ids, leader_id, leader, standby = elect(kubectl, lease, a, b, wait_for, runs)
 
     # 2 x 900m against an empty group: the leader grows it; the standby never runs.
     kubectl.create(deployment("work", namespace, group, replicas=2))
@@ -78,19 +69,7 @@ def test_one_batch_autoscaler_acts_and_hands_over(
     assert holder(kubectl, lease) == leader_id
 
     # SIGTERM: exit 0, the Lease released, the standby leads and runs within 5 s.
-    assert leader.stop(signal.SIGTERM) == 0
-    exited = time.monotonic()
-    assert holder(kubectl, lease) != leader_id, "the Lease still names the stopped leader"
-    standby_id = next(i for i, p in ids.items() if p is standby)
-    wait_for(
-        lambda: holder(kubectl, lease) == standby_id and runs(standby),
-        10,
-        interval=0.1,
-        message="the standby leading and running",
-    )
-    takeover = time.monotonic() - exited
-    print(f"SIGTERM takeover: {takeover:.2f}s")
-    assert takeover <= 5.0, takeover
+    sigterm_hand_over(kubectl, lease, ids, leader, standby, wait_for, runs)
 
     # The new leader grows the group for more load than it holds (6 x 900m needs at least 4 nodes
     # under the 70% threshold), and every pod runs.

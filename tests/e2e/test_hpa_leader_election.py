@@ -9,8 +9,6 @@ that needs no metric, so the test never waits on Prometheus' scrapes).
 
 from __future__ import annotations
 
-import signal
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +16,7 @@ from typing import Any
 import pytest
 
 from .support import Kubectl, KubetideProcess
-from .test_ca_leader_election import holder, identity
+from .test_ca_leader_election import elect, holder, sigterm_hand_over
 from .test_hpa import FAST, deployment, group, kubetide_hpa, namespace, wait_replicas
 
 __all__ = ["group", "namespace"]  # fixtures shared with the HPA tests
@@ -65,14 +63,7 @@ def test_one_hpa_controller_acts_and_hands_over(
         )
 
     a, b = start(), start()
-    ids = {wait_for(lambda: identity(a), 60, message="a's identity"): a}
-    ids[wait_for(lambda: identity(b), 60, message="b's identity")] = b
-    leader_id = wait_for(
-        lambda: holder(kubectl, lease) in ids and holder(kubectl, lease), 60, message="a leader"
-    )
-    leader = ids[leader_id]
-    standby = b if leader is a else a
-    wait_for(lambda: reconciled(leader), 30, message="the leader's reconciles")
+    ids, leader_id, leader, standby = elect(kubectl, lease, a, b, wait_for, reconciled)
 
     # minReplicas 2: the leader scales the Deployment; the standby reconciles nothing.
     kubectl("-n", namespace, "patch", "khpa", "web", "--type=merge", "-p", '{"spec":{"minReplicas":2}}')
@@ -82,19 +73,7 @@ def test_one_hpa_controller_acts_and_hands_over(
     assert holder(kubectl, lease) == leader_id
 
     # SIGTERM: exit 0, the Lease released, the standby leads and reconciles within 5 s.
-    assert leader.stop(signal.SIGTERM) == 0
-    exited = time.monotonic()
-    assert holder(kubectl, lease) != leader_id, "the Lease still names the stopped leader"
-    standby_id = next(i for i, p in ids.items() if p is standby)
-    wait_for(
-        lambda: holder(kubectl, lease) == standby_id and reconciled(standby),
-        10,
-        interval=0.1,
-        message="the standby leading and reconciling",
-    )
-    takeover = time.monotonic() - exited
-    print(f"SIGTERM takeover: {takeover:.2f}s")
-    assert takeover <= 5.0, takeover
+    sigterm_hand_over(kubectl, lease, ids, leader, standby, wait_for, reconciled)
 
     # The new leader acts on the same HPA.
     kubectl("-n", namespace, "patch", "khpa", "web", "--type=merge", "-p", '{"spec":{"minReplicas":3}}')
