@@ -44,6 +44,12 @@ def test_quickstart_writes_the_four_outputs(tmp_path: Path) -> None:
     assert set(rescale["data"]) == {"from", "to"}
     html = (tmp_path / "report.html").read_text()
     assert "<svg" in html and "http://" not in html.split("</head>")[0]
+    # Both autoscalers act in the quickstart, and their decisions are on the time axis.
+    assert summary["autoscalers"]["cluster-autoscaler"]["scale_ups"] >= 1
+    assert summary["autoscalers"]["cluster-autoscaler"]["nodes_removed"] >= 1
+    assert html.count('class="marker decision"') >= summary["autoscalers"]["hpa"]["rescales"]
+    assert 'id="chart-requests"' in html and "most pending in the step" in html
+    assert 'id="chart-jobs"' not in html  # no Job in the quickstart: no empty plot
 
 
 def test_json_prints_exactly_the_summary(tmp_path: Path) -> None:
@@ -110,8 +116,9 @@ def test_minimal_example_simulates_with_the_cluster_autoscaler(tmp_path: Path) -
     ca = json.loads((tmp_path / "summary.json").read_text())["autoscalers"]["cluster-autoscaler"]
     assert ca["scale_ups"] > 0 and ca["nodes_added"] >= ca["scale_ups"]
     assert ca["scale_downs"] > 0 and ca["nodes_removed"] > 0
-    # The never-registering instance, the one whose Node has no providerID, and the deleted Node.
-    assert ca["unregistered_removed"] >= 3
+    # The never-registering instance and the deleted Node; the one whose Node has no providerID is matched
+    # to its Node by address and kept (issue 8 item 1).
+    assert ca["unregistered_removed"] >= 2
     assert ca["failed_scale_ups"] >= 2 and ca["backoffs"] >= 2  # the stockout and the API errors
     events = [e for e in _events(tmp_path) if e["source"] == "cluster-autoscaler"]
     by_reason: dict[str, list[dict[str, Any]]] = {}
@@ -121,6 +128,7 @@ def test_minimal_example_simulates_with_the_cluster_autoscaler(tmp_path: Path) -
     assert set(scaled["data"]) == {"group", "from", "to"}
     assert {"groups"} <= set(by_reason["TriggeredScaleUp"][0]["data"])
     assert set(by_reason["DeleteUnregistered"][0]["data"]) == {"group", "instance"}
+    assert set(by_reason["NodeWithoutProviderID"][0]["data"]) == {"node", "group", "instance"}
     # The stockout (1h-2h, error mode) fails the spot-a scale-up at once, backs the group off, and the
     # same loop scales the other group instead of waiting for max-node-provision-time.
     failed = next(e for e in by_reason["ScaleUpFailed"] if e["data"]["group"] == "spot-a")
@@ -137,17 +145,27 @@ def test_minimal_example_simulates_with_the_cluster_autoscaler(tmp_path: Path) -
     assert set(mismatch["data"]) == {"group", "resource", "template", "observed"}
 
 
-def test_an_autoscaler_not_implemented_yet_is_named(tmp_path: Path) -> None:
-    code, _, err = run(
+def test_the_minimal_example_runs_the_batch_autoscaler_beside_the_cluster_autoscaler(tmp_path: Path) -> None:
+    code, out, err = run(
         "simulate",
         str(EXAMPLES / "scenario-minimal.yaml"),
+        "--json",
         "--output-dir",
         str(tmp_path),
         "--set",
         "spec.autoscalers.escalator.enabled=true",
     )
-    assert code == 2
-    assert "escalator" in err and "not implemented" in err
+    assert code == 0, err
+    escalator = json.loads(out)["autoscalers"]["escalator"]
+    assert escalator["loops"] > 0 and escalator["by_group"]["batch"]["nodes_removed"] >= 0
+    # CA left Escalator's group (spot-a) alone: every spot-a change is Escalator's.
+    ca_groups = {
+        e["data"].get("group")
+        for e in _events(tmp_path)
+        if e["source"] == "cluster-autoscaler"
+        and e["reason"] in ("ScaledUpGroup", "ScaleDown", "ScaleDownEmpty")
+    }
+    assert "spot-a" not in ca_groups
 
 
 def test_cluster_autoscaler_example_scales_up_fails_over_and_scales_down(tmp_path: Path) -> None:

@@ -11,7 +11,13 @@ import yaml
 from ca_cases import cases
 
 from kubetide.cloud.instance import CloudProviderError
-from kubetide.cluster.expander import ExpanderError, ExpansionContext, Option, build_strategy
+from kubetide.cluster.expander import (
+    ExpanderDependencies,
+    ExpanderError,
+    ExpansionContext,
+    Option,
+    build_strategy,
+)
 from kubetide.cluster.expander.chain import ChainStrategy
 from kubetide.cluster.expander.leastnodes import LeastNodesFilter
 from kubetide.cluster.expander.mostpods import MostPodsFilter
@@ -182,3 +188,17 @@ def test_expander_flag_rules() -> None:
         build_strategy("least-waste,least-waste")
     with pytest.raises(ExpanderError):
         build_strategy("price")  # no pricing model
+
+
+def test_price_without_any_price_lets_the_next_expander_decide() -> None:
+    pricing = FakePricing({}, {"p": 1.0, "stabilize": 1.0})
+    options = [Option(g, 1, (_pod("p"),), _node(g, 1000)) for g in ("small", "big")]
+    ctx = ExpansionContext()
+    assert PriceFilter(pricing, fall_through=True).best_options(options, ctx) == options
+    (event,) = ctx.events
+    assert (
+        event.reason == "PricesUnavailable"
+        and "no price is known for any option (big, small)" in event.message
+    )
+    chain = build_strategy("price,least-nodes", ExpanderDependencies(pricing=pricing))
+    assert chain.filters[0] == PriceFilter(pricing, fall_through=True)

@@ -3,6 +3,7 @@ before anything connects to a cluster."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,20 @@ def test_help_lists_upstream_flags_with_defaults(component: str, flag: str) -> N
     assert flag in out and "(default" in out
 
 
+@pytest.mark.parametrize("component", ["cluster-autoscaler", "hpa", "escalator"])
+def test_help_explains_every_flag(component: str) -> None:
+    """Each flag's entry has a line saying what it does, not only its default."""
+    code, out, _ = run(component, "--help")
+    assert code == 0
+    lines = out.splitlines()
+    bare = [
+        flag.split()[0]
+        for flag, below in itertools.pairwise(lines)
+        if flag.startswith("  --") and below.strip().startswith("(default")
+    ]
+    assert bare == [], f"flags without a help text: {bare}"
+
+
 def test_cluster_autoscaler_reports_every_bad_flag_and_exits_2() -> None:
     code, _, err = run(
         "cluster-autoscaler",
@@ -46,7 +61,7 @@ def test_cluster_autoscaler_reports_every_bad_flag_and_exits_2() -> None:
     assert "--scan-intervall: unknown flag (did you mean --scan-interval?)" in err
     assert "--max-nodes-total: must be >= 0" in err
     assert "--expander: must be one of" in err
-    assert "--cloud-provider: 'gce' is not available: use one of kwok" in err
+    assert "--cloud-provider: 'gce' is not available: use one of kwok, aws" in err
     assert err.startswith("kubetide run cluster-autoscaler: 4 problems:")
 
 
@@ -77,3 +92,29 @@ def test_klog_flags_are_accepted(tmp_path: Path) -> None:
     # Accepted and mapped to logging: the only problem left is the missing kubeconfig (exit 1).
     code, _, err = run("hpa", "--v=2", "--logtostderr", f"--kubeconfig={tmp_path / 'missing'}")
     assert code == 1 and "no such file" in err
+
+
+def test_cluster_autoscaler_aws_flags_are_checked_before_connecting(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AWS_REGION", raising=False)
+    monkeypatch.delenv("AWS_DEFAULT_REGION", raising=False)
+    code, _, err = run(
+        "cluster-autoscaler",
+        "--cloud-provider=aws",
+        "--nodes=3:1:workers",
+        "--node-group-auto-discovery=mig:foo",
+        "--kubeconfig=/nonexistent",
+    )
+    assert code == 2
+    assert "--nodes: '3:1:workers': max size must be greater or equal to min size" in err
+    assert "--node-group-auto-discovery: 'mig:foo': unsupported discoverer" in err
+    assert "--aws-region: no AWS region: set --aws-region or AWS_REGION" in err
+    code, _, err = run("cluster-autoscaler", "--cloud-provider=aws", "--aws-region=us-east-1")
+    assert code == 2
+    assert "--nodes: the aws provider needs groups" in err
+
+
+def test_an_auto_discovery_spec_keeps_its_commas() -> None:
+    from kubetide.cluster.flags import CA_FLAGS, value_from_text
+
+    spec = "asg:tag=k8s.io/cluster-autoscaler/enabled,k8s.io/cluster-autoscaler/prod"
+    assert value_from_text(CA_FLAGS["node-group-auto-discovery"], [spec, "asg:tag=x"]) == [spec, "asg:tag=x"]

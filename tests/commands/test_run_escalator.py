@@ -105,11 +105,21 @@ def test_flags_file_and_cloud_problems_exit_2_together(
     assert "Traceback" not in err
 
 
-def test_aws_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_aws_problems_are_named_before_connecting(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("AWS_REGION", raising=False)
+    monkeypatch.delenv("AWS_DEFAULT_REGION", raising=False)
     path = write(tmp_path, "ng.yaml", {"node_groups": [GOOD]})
     code, err = run([f"--nodegroups={path}"], capsys)  # Escalator's default provider is aws
     assert code == 2
-    assert "--cloud-provider: aws is not available yet: it comes with the AWS provider" in err
+    assert "--aws-region: no AWS region" in err
+    fleet = {**GOOD, "aws": {"launch_template_id": "lt-1"}}
+    path = write(tmp_path, "fleet.yaml", {"node_groups": [fleet]})
+    code, err = run([f"--nodegroups={path}", "--aws-assume-role-arn=arn:aws:iam::1:role/x"], capsys)
+    assert code == 2
+    assert "--aws-assume-role-arn: not supported by kubetide yet" in err
+    assert "node_groups[0].aws.launch_template_id: scaling up through EC2 fleets is not supported" in err
 
 
 def test_missing_files_are_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -50,6 +50,56 @@ def holder(kubectl: Kubectl, lease: str) -> str:
     return str(kubectl.json("-n", "kubetide", "get", "lease", lease)["spec"].get("holderIdentity") or "")
 
 
+Acting = Callable[[KubetideProcess], Any]  # what shows a replica acted (a metric), None while it has not
+
+
+def elect(
+    kubectl: Kubectl,
+    lease: str,
+    a: KubetideProcess,
+    b: KubetideProcess,
+    wait_for: Callable[..., Any],
+    acting: Acting,
+) -> tuple[dict[str, KubetideProcess], str, KubetideProcess, KubetideProcess]:
+    """Both replicas started: (replicas by identity, the leader's identity, the leader, the standby),
+    once the Lease names one of them and it has acted."""
+    ids = {wait_for(lambda: identity(a), 60, message="a's identity"): a}
+    ids[wait_for(lambda: identity(b), 60, message="b's identity")] = b
+    leader_id = wait_for(
+        lambda: holder(kubectl, lease) in ids and holder(kubectl, lease), 60, message="a leader"
+    )
+    leader = ids[leader_id]
+    standby = b if leader is a else a
+    wait_for(lambda: acting(leader), 30, message="the leader acting")
+    return ids, leader_id, leader, standby
+
+
+def sigterm_hand_over(
+    kubectl: Kubectl,
+    lease: str,
+    ids: dict[str, KubetideProcess],
+    leader: KubetideProcess,
+    standby: KubetideProcess,
+    wait_for: Callable[..., Any],
+    acting: Acting,
+) -> None:
+    """SIGTERM the leader: it exits 0 and releases the Lease; the standby leads and acts within 5 s."""
+    leader_id = next(i for i, p in ids.items() if p is leader)
+    assert leader.stop(signal.SIGTERM) == 0
+    exited = time.monotonic()
+    assert holder(kubectl, lease) != leader_id, "the Lease still names the stopped leader"
+    standby_id = next(i for i, p in ids.items() if p is standby)
+    wait_for(
+        lambda: holder(kubectl, lease) == standby_id and acting(standby),
+        10,
+        interval=0.1,
+        message="the standby leading and acting",
+    )
+    takeover = time.monotonic() - exited
+    print(f"SIGTERM takeover: {takeover:.2f}s")
+    assert takeover <= 5.0, takeover
+
+
 def loops(ca: KubetideProcess) -> float | None:
     return ca.metric("cluster_autoscaler_last_activity", activity="main")
 
@@ -70,14 +120,7 @@ def test_one_leader_acts_and_hands_over(
         return start_ca(kubetide, service_accounts, config, group, f"--leader-elect-resource-name={lease}")
 
     a, b = start(), start()
-    ids = {wait_for(lambda: identity(a), 60, message="a's identity"): a}
-    ids[wait_for(lambda: identity(b), 60, message="b's identity")] = b
-    leader_id = wait_for(
-        lambda: holder(kubectl, lease) in ids and holder(kubectl, lease), 60, message="a leader"
-    )
-    leader = ids[leader_id]
-    standby = b if leader is a else a
-    wait_for(lambda: loops(leader), 30, message="the leader's loops")
+    ids, leader_id, leader, standby = elect(kubectl, lease, a, b, wait_for, loops)
 
     # Two pods, one node each: the leader asks for 2 nodes, once.
     kubectl.create(deployment("web", namespace, group, replicas=2, cpu="1500m"))
@@ -90,20 +133,8 @@ def test_one_leader_acts_and_hands_over(
     assert holder(kubectl, lease) == leader_id
 
     # SIGTERM: exit 0, the Lease released, the standby leads and acts within 5 s.
-    assert leader.stop(signal.SIGTERM) == 0
-    exited = time.monotonic()
-    assert holder(kubectl, lease) != leader_id, "the Lease still names the stopped leader"
+    sigterm_hand_over(kubectl, lease, ids, leader, standby, wait_for, loops)
     assert re.search(r"released=True", leader.log()), leader.log()
-    standby_id = next(i for i, p in ids.items() if p is standby)
-    wait_for(
-        lambda: holder(kubectl, lease) == standby_id and loops(standby),
-        10,
-        interval=0.1,
-        message="the standby leading",
-    )
-    takeover = time.monotonic() - exited
-    print(f"SIGTERM takeover: {takeover:.2f}s")
-    assert takeover <= 5.0, takeover
 
     # The new leader acts on a new pending pod promptly, and asks for exactly one more node.
     kubectl("-n", namespace, "scale", "deployment", "web", "--replicas=3")

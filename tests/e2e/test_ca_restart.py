@@ -32,8 +32,13 @@ def more_loops(ca: KubetideProcess, wait_for: Callable[..., Any], n: int = 3) ->
     wait_for(lambda: loops(ca) >= first + 2 * n, 30, message=f"{n} more loops")
 
 
+def taint_value(node: dict[str, Any]) -> str | None:
+    """The ToBeDeleted taint's value: the unix time the drain started."""
+    return next((t.get("value") for t in node["spec"].get("taints") or [] if t["key"] == TO_BE_DELETED), None)
+
+
 def tainted(node: dict[str, Any]) -> bool:
-    return any(t["key"] == TO_BE_DELETED for t in node["spec"].get("taints") or [])
+    return taint_value(node) is not None
 
 
 def test_restart_during_a_scale_up(
@@ -121,17 +126,27 @@ def test_restart_during_a_drain(
         if not p["metadata"].get("deletionTimestamp")
     )
     assert first.stop(signal.SIGTERM) == 0
-    assert tainted(kubectl.json("get", "node", drained)), "the drain's taint went with the first CA"
+    started = taint_value(kubectl.json("get", "node", drained))
+    assert started is not None, "the drain's taint went with the first CA"
 
-    second = start_ca(kubetide, service_accounts, config, group, "--leader-elect=false")
+    # The second CA would need 10 minutes of unneeded time to decide this drain afresh: a deletion
+    # within the next two minutes, under the first CA's taint, is the first CA's drain carried on.
+    second = start_ca(
+        kubetide, service_accounts, config, group, "--leader-elect=false", "--scale-down-unneeded-time=10m"
+    )
     wait_for(lambda: loops(second), 60, message="the second CA's first loop")
     kubectl("-n", namespace, "patch", "pdb", "hold", "--type=merge", "-p", '{"spec":{"minAvailable":0}}')
 
-    wait_for(
-        lambda: {n["metadata"]["name"] for n in group_nodes(kubectl, group)} == {kept},
-        120,
-        message="the drained node deleted, the kept one left",
-    )
+    seen: set[str | None] = set()  # the drained node's ToBeDeleted taint values until it goes
+
+    def drained_node_gone() -> bool:
+        nodes = {n["metadata"]["name"]: n for n in group_nodes(kubectl, group)}
+        if drained in nodes:
+            seen.add(taint_value(nodes[drained]))
+        return set(nodes) == {kept}
+
+    wait_for(drained_node_gone, 120, message="the drained node deleted, the kept one left")
+    assert seen <= {started}, f"the drain was restarted, not continued: taints {seen}, first {started}"
     wait_for(
         lambda: (
             len(running_pods(kubectl, namespace, "db")) == 2

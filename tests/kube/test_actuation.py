@@ -205,3 +205,27 @@ def test_an_object_named_kind_version_group_gets_that_api_version_and_its_own_ui
         "namespace": "web",
         "uid": "uid-std",
     }
+
+
+STATE_CM = "/api/v1/namespaces/kube-system/configmaps/kubetide-cluster-autoscaler-state"
+
+
+def test_the_state_config_map_is_created_then_replaced_and_never_written_in_a_dry_run() -> None:
+    api = FakeApi()
+    api.add("GET", STATE_CM, status(404, "NotFound"), (200, obj("kubetide-cluster-autoscaler-state", "7")))
+    api.add("POST", "/api/v1/namespaces/kube-system/configmaps", (201, {}))
+    api.add("PUT", STATE_CM, (200, {}))
+    port = _port(api)
+    port.write_config_map("kube-system", "kubetide-cluster-autoscaler-state", {"state": "{}"})
+    port.write_config_map("kube-system", "kubetide-cluster-autoscaler-state", {"state": "{1}"})
+    (created,) = api.bodies("POST", "/api/v1/namespaces/kube-system/configmaps")
+    assert created["metadata"]["name"] == "kubetide-cluster-autoscaler-state" and created["data"] == {
+        "state": "{}"
+    }
+    (replaced,) = api.bodies("PUT", STATE_CM)
+    assert replaced["metadata"]["resourceVersion"] == "7" and replaced["data"] == {"state": "{1}"}
+    dry = FakeApi()
+    _port(dry, dry_run=True).write_config_map(
+        "kube-system", "kubetide-cluster-autoscaler-state", {"state": "{}"}
+    )
+    assert dry.bodies("POST", "/api/v1/namespaces/kube-system/configmaps") == []

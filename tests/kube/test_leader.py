@@ -123,7 +123,8 @@ def test_run_leads_and_stop_releases() -> None:
     started, stopped = [], []
     elector.start(lambda: started.append(1), lambda: stopped.append(1))
     for _ in range(200):
-        if elector.is_leader():
+        # Both: the elector sets "leading" just before it calls on_started_leading on its own thread.
+        if elector.is_leader() and started:
             break
         elector._stop.wait(0.01)
     assert elector.is_leader() and started == [1]

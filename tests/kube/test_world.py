@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubetide.kube.discovery import ServedVersions
-from kubetide.kube.world import CAWorldSource, pdb_from_manifest
+from kubetide.kube.world import CAWorldSource, pdb_from_manifest, pod_view
 from kubetide.model.pod import Pod
 
 from .fake_apiserver import FakeApi, obj
@@ -64,3 +64,17 @@ def test_world_holds_every_part_and_is_rebuilt_only_on_change() -> None:
     assert source.world() is world
     source.nodes._apply({"type": "DELETED", "object": obj("n1", "6")}, "5")
     assert source.world().nodes == []
+
+
+def _pod_manifest(name: str, cpu: str) -> dict[str, Any]:
+    container = {"name": "app", "image": "x", "resources": {"requests": {"cpu": cpu, "memory": "64Mi"}}}
+    return obj(name, "1", namespace="web", spec={"containers": [container]})
+
+
+def test_pod_views_with_equal_requests_share_one_requests_object() -> None:
+    """A loop groups pods by their request's identity first (30,000 pods, a few hundred distinct
+    requests), so the cache hands out one object per distinct value, with its hash computed."""
+    a, b, c = (pod_view(_pod_manifest(n, cpu)) for n, cpu in (("a", "250m"), ("b", "250m"), ("c", "1")))
+    assert a.requests is b.requests
+    assert a.requests == b.requests and a.requests["cpu"] == 250
+    assert c.requests is not a.requests and c.requests["cpu"] == 1000

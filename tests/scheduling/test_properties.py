@@ -3,6 +3,7 @@ overcommits a node."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -168,3 +169,24 @@ def test_kept_removals_and_scheduling_never_overcommit(snap: ClusterSnapshot, da
             assert snap.requested[i, snap.column(r)] == sum(p.requests[r] for p in bound)
     for u in result.unschedulable:
         assert u.message.startswith(f"0/{snap.num_active()} nodes are available")
+
+
+@SETTINGS
+@given(nodes(), st.data())
+def test_constructor_binds_pods_as_one_by_one_binding_does(node_list: list[NodeView], data: Any) -> None:
+    """The constructor's vectorized binding (every running pod, each loop) equals ``add_pod`` per pod:
+    same requested columns (extended resources included), pod lists in order and anti-affinity counts."""
+    bound = []
+    for k in range(data.draw(st.integers(0, 20))):
+        slot = data.draw(st.integers(0, len(node_list) - 1))
+        bound.append(replace(data.draw(pods(f"p{k}")), node_name=node_list[slot].name))
+    built = ClusterSnapshot(node_list, bound)
+    reference = ClusterSnapshot(node_list)
+    for p in bound:
+        reference.add_pod(p, reference.index_of(p.node_name))
+    assert built.resources == reference.resources
+    assert built.requested.tolist() == reference.requested.tolist()
+    assert [list(built.pods_on(i)) for i in range(built.num_slots)] == [
+        list(reference.pods_on(i)) for i in range(reference.num_slots)
+    ]
+    assert built.constrained_pods == reference.constrained_pods

@@ -102,7 +102,8 @@ def test_silent_stockout_times_out_reverts_and_fails_over() -> None:
     (timed_out,) = ca_events(sim, "ScaleUpTimedOut")
     assert 900 < timed_out.t - first.t <= 920 and timed_out.data == {"group": "spot"}
     backoff = next(e for e in ca_events(sim, "NodeGroupBackoff") if e.t == timed_out.t)
-    assert backoff.data["until"] == timed_out.t + 300
+    # kubetide: at least the provision time and two scan intervals (CA: 5m), so stockouts do not alternate.
+    assert backoff.data["until"] == timed_out.t + 900 + 20
     failover = next(e for e in ca_events(sim, "ScaledUpGroup") if e.t >= timed_out.t)
     assert failover.data["group"] == "general" and failover.t - timed_out.t <= 10
     assert sim.cloud.target_sizes()["spot"] == 0  # the whole increase was given back
@@ -133,3 +134,20 @@ def test_balance_similar_node_groups_balances_the_simulated_providers_groups() -
     sim.run()
     targets = {e.data["group"]: e.data["to"] for e in ca_events(sim, "ScaledUpGroup")}
     assert targets == {"pool-a": 3, "pool-b": 3}
+
+
+def test_pods_of_a_bypassed_scheduler_trigger_a_scale_up_without_a_verdict() -> None:
+    """Pods for another scheduler get no Unschedulable verdict from kube-scheduler, so CA ignores them
+    unless --bypassed-scheduler-names names their scheduler, as upstream does."""
+
+    def with_scheduler(**flags: Any) -> dict[str, Any]:
+        data = scenario(**flags)
+        data["spec"]["objects"][0]["spec"]["template"]["spec"]["schedulerName"] = "volcano"
+        return data
+
+    ignored = Simulation(load(with_scheduler())).run().summary.to_json()["autoscalers"]["cluster-autoscaler"]
+    assert ignored["scale_ups"] == 0
+    sim = Simulation(load(with_scheduler(**{"bypassed-scheduler-names": "volcano"})))
+    bypassed = sim.run().summary.to_json()["autoscalers"]["cluster-autoscaler"]
+    # 6 pods of 900m, 2 per node; the one node's room counts (CA's own simulation), so 2 more nodes.
+    assert bypassed["scale_ups"] == 1 and bypassed["nodes_added"] == 2

@@ -8,8 +8,8 @@ from scenario_builders import deployment, doc, load
 
 from kubetide.model.api import EvictionOutcome, NotFoundError
 from kubetide.model.scheduling_terms import Taint
-from kubetide.sim.ca_runner import SimClusterPort
 from kubetide.sim.cluster.cluster import NOT_READY_TAINT
+from kubetide.sim.ports import SimClusterPort
 from kubetide.sim.simulation import Simulation
 
 

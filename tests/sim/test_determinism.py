@@ -43,7 +43,7 @@ def _summary(out: Path) -> dict[str, Any]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("example", ["cluster-autoscaler.yaml", "quickstart.yaml"])
+@pytest.mark.parametrize("example", ["cluster-autoscaler.yaml", "quickstart.yaml", "escalator-batch.yaml"])
 def test_outputs_do_not_depend_on_the_string_hash_seed(tmp_path: Path, example: str) -> None:
     seeds = ("0", "1")  # these two disagreed on cluster-autoscaler.yaml before the fix
     runs = {seed: _start(EXAMPLES / example, tmp_path / seed, seed) for seed in seeds}

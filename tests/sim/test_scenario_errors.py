@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from scenario_builders import deployment, doc, load, problems
 
 from kubetide.model.errors import ManifestError
-from kubetide.sim.scenario import load_scenario
+from kubetide.sim.scenario import load_scenario, parse_scenario
 
 
 def test_max_below_min_uses_the_contract_message() -> None:
@@ -21,14 +22,16 @@ def test_every_problem_is_reported_not_just_the_first() -> None:
     data = doc(duration="6hours", seed=-1)
     data["spec"]["nodeGroups"][0]["maxSize"] = "ten"
     data["spec"]["nodeGroups"][1]["capacity"] = {"memory": "16GB"}
-    data["spec"]["objects"].append({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}})
+    data["spec"]["objects"].append(
+        {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}
+    )
     found = problems(data)
     assert len(found) == 5
     assert found[0].startswith("spec.duration: must be a duration like 90s")
     assert found[1] == "spec.seed: must be >= 0, got -1"
     assert found[2] == "spec.nodeGroups[0].maxSize: must be an integer, got 'ten'"
     assert found[3].startswith("spec.nodeGroups[1].capacity.memory: '16GB' is not a valid quantity")
-    assert found[4].startswith("spec.objects[1].kind: unsupported kind 'Secret' (supported: Deployment,")
+    assert found[4].startswith("spec.objects[1].kind: unsupported kind 'Widget' (supported: Deployment,")
 
 
 def test_unknown_keys_in_kubetide_sections_suggest_the_closest_name() -> None:
@@ -41,12 +44,22 @@ def test_unknown_keys_in_kubetide_sections_suggest_the_closest_name() -> None:
     ]
 
 
-def test_unknown_fields_inside_manifests_are_ignored() -> None:
+def test_unknown_fields_inside_manifests_are_errors_as_with_strict_kubectl() -> None:
+    """A typo is named with its path and the closest field, every one of them at once; maps of the
+    user's own keys (labels, requests) and real status fields are not typos."""
     data = doc()
-    data["spec"]["objects"][0]["spec"]["strategy"] = {"type": "RollingUpdate", "whatever": 1}
-    data["spec"]["objects"][0]["status"] = {"anything": True}
-    data["spec"]["objects"][0]["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx"
-    assert load(data).spec.objects[0]["status"] == {"anything": True}
+    manifest = data["spec"]["objects"][0]
+    manifest["spec"]["replica"] = 3
+    manifest["spec"]["strategy"] = {"type": "RollingUpdate", "whatever": 1}
+    manifest["status"] = {"replicas": 2, "anything": True}
+    manifest["spec"]["template"]["spec"]["containers"][0]["imagee"] = "nginx"
+    manifest["metadata"]["labels"] = {"any-key": "fine"}
+    assert problems(data) == [  # in document order
+        'spec.objects[0].spec.template.spec.containers[0].imagee: unknown field "imagee" (did you mean "image"?)',
+        'spec.objects[0].spec.replica: unknown field "replica" (did you mean "replicas"?)',
+        'spec.objects[0].spec.strategy.whatever: unknown field "whatever"',
+        'spec.objects[0].status.anything: unknown field "anything"',
+    ]
 
 
 def test_unknown_autoscaler_is_named() -> None:
@@ -219,29 +232,81 @@ def test_cluster_autoscaler_flags_are_checked_against_the_registry() -> None:
     ]
 
 
+ESCALATOR_GROUP: dict[str, Any] = {
+    "name": "batch",
+    "label_key": "kubetide.io/node-group",
+    "label_value": "spot",
+    "cloud_provider_group_name": "nope",
+    "taint_upper_capacity_threshold_percent": 40,
+    "taint_lower_capacity_threshold_percent": 10,
+    "scale_up_threshold_percent": 30,
+    "slow_node_removal_rate": 1,
+    "fast_node_removal_rate": 2,
+    "scale_up_cool_down_period": "2m",
+    "soft_delete_grace_period": "1m",
+    "hard_delete_grace_period": "10m",
+}
+ESC = "spec.autoscalers.escalator.nodeGroups"
+
+
 def test_escalator_groups_follow_escalator_rules_and_reference_node_groups() -> None:
-    group = {
-        "name": "batch",
-        "label_key": "team",
-        "label_value": "batch",
-        "cloud_provider_group_name": "nope",
-        "taint_upper_capacity_threshold_percent": 40,
-        "taint_lower_capacity_threshold_percent": 10,
-        "scale_up_threshold_percent": 30,
-        "slow_node_removal_rate": 1,
-        "fast_node_removal_rate": 2,
-        "soft_delete_grace_period": "1m",
-        "hard_delete_grace_period": "10m",
-    }
+    group = dict(ESCALATOR_GROUP)
     data = doc(autoscalers={"escalator": {"nodeGroups": [group]}})
     assert problems(data) == [
-        "spec.autoscalers.escalator.nodeGroups[0].scale_up_threshold_percent: must be > taint_upper_capacity_threshold_percent (got 30 <= 40)"
+        f"{ESC}[0].taint_upper_capacity_threshold_percent: taint_upper_capacity_threshold_percent must be less than scale_up_threshold_percent"
     ]
     group["scale_up_threshold_percent"] = 70
     data = doc(autoscalers={"escalator": {"nodeGroups": [group]}})
     assert problems(data) == [
-        "spec.autoscalers.escalator.nodeGroups[0].cloud_provider_group_name: no node group 'nope' in spec.nodeGroups (known: general, spot)"
+        f"{ESC}[0].cloud_provider_group_name: no node group 'nope' in spec.nodeGroups (known: general, spot)"
     ]
+
+
+def test_an_escalator_group_must_select_the_nodes_of_its_cloud_group() -> None:
+    group = dict(ESCALATOR_GROUP, scale_up_threshold_percent=70, cloud_provider_group_name="spot")
+    group.update(label_key="workload", label_value="batch")
+    assert problems(doc(autoscalers={"escalator": {"nodeGroups": [group]}})) == [
+        f"{ESC}[0].label_value: the Nodes of spec.nodeGroups[1] (spot) do not carry workload=batch: add it "
+        "to its labels, or select them by kubetide.io/node-group=spot"
+    ]
+    data = doc(autoscalers={"escalator": {"nodeGroups": [group]}})
+    data["spec"]["nodeGroups"][1]["labels"] = {"workload": "batch"}
+    parse_scenario(data)
+
+
+def test_escalator_groups_report_every_problem_in_escalator_words_at_once() -> None:
+    first = dict(ESCALATOR_GROUP, scale_up_threshold_percent=70, cloud_provider_group_name="spot")
+    first.update(min_nodes=5, max_nodes=5, taint_effect="NoWay", scale_up_cool_down_period="soon")
+    second = dict(first, name="batch", min_nodes=0, max_nodes=0, taint_effect="", min_node=1)
+    second.update(scale_up_cool_down_period="2m", soft_delete_grace_period=60)
+    data = doc(autoscalers={"escalator": {"nodeGroups": [first, second]}})
+    assert problems(data) == [
+        # upstream's message names the wrong option; the path names the right one
+        f"{ESC}[0].scale_up_cool_down_period: soft_delete_grace_period failed to parse into a time.Duration. check your formatting.",
+        f"{ESC}[0].min_nodes: min_nodes must be less than max_nodes",
+        f"{ESC}[0].taint_effect: taint_effect must be valid kubernetes taint",
+        f"{ESC}[1].soft_delete_grace_period: must be a string, got 60",
+        f"{ESC}[1].min_node: unknown Escalator node group key (did you mean 'min_nodes'?)",
+    ]
+
+
+def test_an_enabled_escalator_needs_node_groups() -> None:
+    assert problems(doc(autoscalers={"escalator": {}})) == [
+        "spec.autoscalers.escalator.nodeGroups: must be a non-empty list of node groups"
+    ]
+    parse_scenario(doc(autoscalers={"escalator": {"enabled": False}}))
+
+
+def test_a_group_managed_by_both_autoscalers_is_an_error_naming_both() -> None:
+    group = dict(ESCALATOR_GROUP, scale_up_threshold_percent=70, cloud_provider_group_name="spot")
+    ca = {"flags": {"nodes": ["1:10:general", "0:5:spot"]}}
+    data = doc(autoscalers={"escalator": {"nodeGroups": [group]}, "clusterAutoscaler": ca})
+    assert problems(data) == [
+        "spec.autoscalers.clusterAutoscaler.flags.nodes[1]: node group 'spot' is managed by the batch "
+        f"autoscaler ({ESC}[0].cloud_provider_group_name): a group can have one autoscaler; leave it out of --nodes"
+    ]
+    ca = {"flags": {"nodes": ["1:10:general"]}}
+    parse_scenario(doc(autoscalers={"escalator": {"nodeGroups": [group]}, "clusterAutoscaler": ca}))
 
 
 @pytest.mark.parametrize(
@@ -321,4 +386,75 @@ def test_numbers_must_be_finite(value: float) -> None:
     assert problems(data) == [
         f"spec.nodeGroups[0].pricePerHour: must be a finite number, got {value}",
         f"spec.traffic[0].rps.value: must be a finite number, got {value}",
+    ]
+
+
+def test_inputs_kubernetes_refuses_are_refused() -> None:
+    """A negative request and a pod template without containers: the API server's validation errors."""
+    data = doc()
+    data["spec"]["objects"][0]["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"][
+        "cpu"
+    ] = "-250m"
+    empty = deployment("empty")
+    empty["spec"]["template"]["spec"]["containers"] = None
+    data["spec"]["objects"].append(empty)
+    assert problems(data) == [
+        "spec.objects[0].spec.template.spec.containers[0].resources.requests.cpu: must be greater than or equal to 0, got '-250m'",
+        "spec.objects[1].spec.template.spec.containers: is required: a pod runs at least one container",
+    ]
+
+
+def test_a_key_given_twice_is_an_error_with_both_lines(tmp_path: Path) -> None:
+    path = tmp_path / "twice.yaml"
+    path.write_text(
+        "apiVersion: kubetide.io/v1alpha1\nkind: Scenario\nspec:\n  duration: 1h\n  duration: 2h\n"
+    )
+    with pytest.raises(ManifestError) as info:
+        load_scenario(path)
+    assert [str(e) for e in info.value.errors] == [
+        "twice.yaml: line 5, column 3: duplicate key 'duration' (first at line 4)"
+    ]
+
+
+def test_drain_priority_config_is_checked() -> None:
+    data = doc(
+        autoscalers={"clusterAutoscaler": {"enabled": True, "flags": {"drain-priority-config": "high:soon"}}}
+    )
+    (problem,) = problems(data)
+    assert problem.startswith(
+        "spec.autoscalers.clusterAutoscaler.flags.drain-priority-config: must be priority:seconds"
+    )
+
+
+def test_hpa_settings_take_kube_controller_manager_flag_names() -> None:
+    flags = {
+        "horizontal-pod-autoscaler-sync-period": "30s",
+        "horizontal-pod-autoscaler-tolerance": 0.2,
+        "horizontal-pod-autoscaler-downscale-stabilization": "1m",
+    }
+    by_flag = load(doc(autoscalers={"hpa": {"flags": flags}})).spec.autoscalers.hpa.config()
+    by_alias = load(
+        doc(autoscalers={"hpa": {"syncPeriod": "30s", "tolerance": 0.2, "downscaleStabilization": "1m"}})
+    ).spec.autoscalers.hpa.config()
+    assert by_flag == by_alias
+    assert (by_flag.sync_period, by_flag.tolerance, by_flag.downscale_stabilization) == (30.0, 0.2, 60.0)
+    assert by_flag.cpu_initialization_period == 300.0  # untouched flags keep upstream's defaults
+
+
+def test_hpa_flag_typos_and_settings_given_twice_are_named() -> None:
+    data = doc(
+        autoscalers={
+            "hpa": {
+                "tolerance": 0.3,
+                "flags": {
+                    "horizontal-pod-autoscaler-tolerance": 0.2,
+                    "horizontal-pod-autoscaler-sync-perod": "10s",
+                },
+            }
+        }
+    )
+    assert problems(data) == [  # in document order
+        "spec.autoscalers.hpa.tolerance: set twice: here and as flags.horizontal-pod-autoscaler-tolerance (keep one)",
+        "spec.autoscalers.hpa.flags.horizontal-pod-autoscaler-sync-perod: unknown HPA controller flag "
+        "(did you mean 'horizontal-pod-autoscaler-sync-period'?)",
     ]

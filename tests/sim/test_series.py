@@ -53,6 +53,20 @@ def test_csv_named_time_column(tmp_path: Path) -> None:
     assert s.at(50) == 10
 
 
+@pytest.mark.parametrize(
+    "times",
+    [
+        ("1795478400", "1795479000", "1795479600"),  # Unix seconds, as exporters print them
+        ("2026-11-23T00:00:00Z", "2026-11-23T00:10:00Z", "2026-11-23T00:20:00Z"),
+    ],
+)
+def test_csv_absolute_times_start_at_the_first_row(tmp_path: Path, times: tuple[str, ...]) -> None:
+    rows = "".join(f"{t},{v}\n" for t, v in zip(times, (100, 200, 0), strict=True))
+    (tmp_path / "load.csv").write_text("time,rps\n" + rows)
+    s = series({"type": "csv", "path": "load.csv", "column": "rps"}, base_dir=tmp_path)
+    assert [s.at(t) for t in (0, 300, 600, 900)] == [100, 150, 200, 100]
+
+
 def test_vectorized_matches_pointwise() -> None:
     s = series(
         {"type": "sine", "base": 10, "amplitude": 3, "period": 600, "noise": {"stddev": 2}}, seed=1, key="a"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from scenario_builders import deployment, doc, load
 
 from kubetide.sim.simulation import Simulation
@@ -115,3 +116,18 @@ def test_nodes_that_turn_ready_after_the_last_row_count_in_the_maximum() -> None
     nodes = simulation.run().summary.to_json()["nodes"]
     assert (nodes["by_group"]["spot"]["final"], nodes["by_group"]["spot"]["max"]) == (1, 1)
     assert nodes["final"] <= nodes["max"]
+
+
+def test_the_pending_plot_peaks_at_the_summary_max() -> None:
+    """A burst scheduled between two samples is on the plot: the timeline keeps the most pods pending
+    within each step (in memory, for the report; timeline.csv keeps the contract's columns)."""
+    data = doc(duration="3h")
+    data["spec"]["metrics"] = {"resolution": "5m"}
+    data["spec"]["actions"] = [  # a burst between the samples at 1h00 and 1h05
+        {"at": "61m", "scale": {"target": "Deployment/default/web", "replicas": 40}},
+        {"at": "63m", "scale": {"target": "Deployment/default/web", "replicas": 2}},
+    ]
+    result = Simulation(load(data)).run()
+    peak = float(np.nanmax(result.timeline.column("pending_pods_max")))
+    assert peak == result.summary.pods.max_pending > float(np.nanmax(result.timeline.column("pending_pods")))
+    assert result.timeline.csv_columns == result.timeline.columns.index("pending_pods_max")

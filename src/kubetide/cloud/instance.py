@@ -79,10 +79,18 @@ class InstanceStatus:
 
 @dataclass(frozen=True, slots=True)
 class Instance:
-    """One machine of a node group; ``id`` equals the ``spec.providerID`` of the Node it registers."""
+    """One machine of a node group; ``id`` equals the ``spec.providerID`` of the Node it registers.
+
+    Optional, for providers that know them: ``addresses``, the IPs and host names the cloud reports for
+    the machine (kubetide matches a Node that registered without a providerID by them), and
+    ``creation_time`` (seconds, the autoscaler's clock), when the cloud accepted the request for it (a
+    restarted autoscaler times provisioning from it).
+    """
 
     id: str
     status: InstanceStatus | None = None
+    addresses: tuple[str, ...] = ()
+    creation_time: float | None = None
 
     @property
     def has_creation_error(self) -> bool:

@@ -42,7 +42,28 @@ __all__ = [
     "NodeTemplate",
     "NotImplementedByProvider",
     "PricingModel",
+    "StaticNodeGroup",
 ]
+
+
+class StaticNodeGroup:
+    """The part of :class:`NodeGroup` every group that exists outside the autoscaler shares (ASGs, kwok
+    groups, simulated groups): it exists, is not autoprovisioned, and cannot be created or deleted.
+    ``static_reason`` says why in the NotImplementedByProvider message."""
+
+    static_reason = "node groups are not autoprovisioned"
+
+    def exist(self) -> bool:
+        return True
+
+    def create(self) -> NodeGroup:
+        raise NotImplementedByProvider(self.static_reason)
+
+    def delete(self) -> None:
+        raise NotImplementedByProvider(self.static_reason)
+
+    def autoprovisioned(self) -> bool:
+        return False
 
 
 class PricingModel(Protocol):

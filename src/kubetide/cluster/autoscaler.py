@@ -21,11 +21,16 @@ Where kubetide deliberately differs, it is to fix what users hit (``notes/ecosys
   being deleted keeps its ``ToBeDeletedByClusterAutoscaler`` taint and the new CA resumes its drain
   (upstream strips those taints at start), and scale-ups in flight are re-adopted from the cloud (a
   target above the nodes that exist becomes an open scale-up request at the first loop), so the new CA
-  does not add the same nodes a second time;
+  does not add the same nodes a second time; the cluster state's clocks (scale-up requests, backoff,
+  unregistered first-seen times) are written to a state ConfigMap and read back at start;
 * **fast failover.** Instance creation errors (stockouts) back the group off at once (§2.7) and its
   phantom upcoming nodes stop counting (1.36+), so the next loop picks another group;
 * **template drift.** A group's claimed template is compared with its real nodes and every difference
-  is reported once (``NodeTemplateMismatch``); real nodes win, and are cached for scale-from-zero.
+  is reported once (``NodeTemplateMismatch``); real nodes win, and are cached for scale-from-zero;
+* **failure modes of issue 8** (the README's table lists each): Nodes without providerID matched by
+  address, drains re-checked before evicting, a timed-out group backed off past the next group's
+  timeout, a stuck group's provision clock kept, failed deletions backed off, and
+  ``--scale-up-progress-timeout``.
 
 Simplifications: drains are not delayed by ``--node-delete-delay-after-taint`` (evictions start in the
 loop that taints the node); GPU utilization, startup / status taints, cordoning
@@ -40,6 +45,8 @@ from dataclasses import replace
 
 from kubetide.cloud.instance import CloudProviderError, InstanceState, NotImplementedByProvider
 from kubetide.cloud.provider import CloudProvider, PricingModel
+from kubetide.cluster.clusterstate.matching import NodeMatching, match_nodes_without_provider_id
+from kubetide.cluster.clusterstate.persisted import STATE_CONFIG_MAP, decode_state, encode_state
 from kubetide.cluster.clusterstate.readiness import is_node_ready
 from kubetide.cluster.clusterstate.registry import ClusterStateRegistry
 from kubetide.cluster.expander import ChainStrategy, ExpanderDependencies, build_strategy
@@ -53,7 +60,7 @@ from kubetide.cluster.loop.scaledown_step import ScaleDownPlan, ScaleDownPlanner
 from kubetide.cluster.loop.scaleup_actuator import execute_scale_up
 from kubetide.cluster.loop.scaleup_step import ScaleUpDecision, decide_scale_up
 from kubetide.cluster.loop.snapshot import build_snapshot
-from kubetide.cluster.loop.templates import TemplateProvider
+from kubetide.cluster.loop.templates import TemplateProvider, daemonset_exemplars
 from kubetide.cluster.loop.world import CAEvent, LoopMetrics, LoopResult, LoopStats, World
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.cluster.reasons import EventReason, KubetideEventReason
@@ -112,6 +119,7 @@ class StaticAutoscaler:
         self.recorder = Recorder(o.record_duplicated_events, o.namespace)
         self.status = StatusTracker()
         self._world: World | None = None
+        self._state_restored = False
         self._seed = seed
         self._scheduler = Scheduler(seed)
         self.strategy = self._build_strategy()
@@ -189,18 +197,60 @@ class StaticAutoscaler:
         except CloudProviderError as exc:
             result.error = f"failed to refresh cloud provider: {exc}"
             return None
+        if all(n.provider_id for n in world.nodes):
+            matching = NodeMatching(tuple(world.nodes))  # the usual case: no cloud call
+        else:
+            try:
+                instances = {gid: g.nodes() for gid, g in groups.items()}
+            except CloudProviderError as exc:
+                result.error = f"failed to list the cloud's instances: {exc}"
+                return None
+            matching = match_nodes_without_provider_id(world.nodes, instances)
+        nodes = list(matching.nodes)
         group_of: dict[str, str | None] = {}
-        for n in world.nodes:
+        for n in nodes:
             try:
                 g = self.cloud.node_group_for_node(n)
             except CloudProviderError:
                 g = None
             group_of[n.name] = g.id() if g is not None else None
         pods_by_node: dict[str, list[Pod]] = {n.name: [] for n in world.nodes}
-        for p in world.pods:
-            if p.node_name and p.node_name in pods_by_node and p.phase not in ("Succeeded", "Failed"):
-                pods_by_node[p.node_name].append(p)
-        return LoopContext(now, world, result, list(world.nodes), group_of, groups, pods_by_node)
+        for p in world.pods:  # 30,000 pods in a large cluster: one dict lookup each
+            bucket = pods_by_node.get(p.node_name)
+            if bucket is not None and p.phase not in ("Succeeded", "Failed"):
+                bucket.append(p)
+        unidentified = tuple(n.name for n in matching.unidentified if is_node_ready(n))
+        loop = LoopContext(
+            now, world, result, nodes, group_of, groups, pods_by_node, unidentified=unidentified
+        )
+        self._report_nodes_without_provider_id(loop, matching)
+        return loop
+
+    def _report_nodes_without_provider_id(self, loop: LoopContext, matching: NodeMatching) -> None:
+        for m in matching.matched:
+            self.recorder.emit(
+                loop,
+                CAEvent(
+                    "Warning",
+                    str(KubetideEventReason.NODE_WITHOUT_PROVIDER_ID),
+                    f"Node/{m.node}",
+                    f"node {m.node} has no spec.providerID; matched to instance {m.instance} of node group "
+                    f"{m.group} by its address {m.address}",
+                    {"node": m.node, "group": m.group, "instance": m.instance},
+                ),
+            )
+        for n in matching.unidentified:
+            self.recorder.emit(
+                loop,
+                CAEvent(
+                    "Warning",
+                    str(KubetideEventReason.NODE_WITHOUT_PROVIDER_ID),
+                    f"Node/{n.name}",
+                    f"node {n.name} has no spec.providerID and matches no instance of any node group; "
+                    "while it is Ready, no instance is removed as unregistered",
+                    {"node": n.name},
+                ),
+            )
 
     def _run(self, loop: LoopContext) -> int:
         """The stages in upstream's order; returns the unschedulable pods count (for the metrics)."""
@@ -209,6 +259,7 @@ class StaticAutoscaler:
             result.error = "no ready nodes: the loop is skipped (--scale-up-from-zero=false)"
             return 0
         if self.first_loop:
+            self._restore_state(loop)
             housekeeping.startup_cleanup(loop, self.port, self.recorder)
             self.planner.unneeded.update(housekeeping.restore_unneeded(loop, o, self.port, self.recorder))
         templates, mismatches = self.templates.compute(
@@ -217,6 +268,7 @@ class StaticAutoscaler:
             lambda n: loop.group_of.get(n.name),
             loop.pods_by_node,
             now,
+            lambda: daemonset_exemplars(world.pods),
         )
         for m in mismatches:
             self.recorder.emit(
@@ -241,10 +293,12 @@ class StaticAutoscaler:
             self.planner.unneeded = {}
             result.error = f"failed to update cluster state: {exc}"
             return 0
-        if self.first_loop:
-            self.registry.adopt_in_flight_scale_ups(now)
-            self.first_loop = False
         housekeeping.apply_cluster_state_update(loop, update, self.registry, self.recorder)
+        if self.first_loop:
+            adopted = self.registry.adopt_in_flight_scale_ups(now)
+            errors = self.registry.adopted_creation_errors(adopted, now)
+            housekeeping.apply_cluster_state_update(loop, errors, self.registry, self.recorder)
+            self.first_loop = False
         housekeeping.remove_old_unregistered(loop, self.registry, o, self.recorder)
         if not self.registry.is_cluster_healthy():
             self.planner.unneeded = {}
@@ -318,9 +372,31 @@ class StaticAutoscaler:
                 self.times = replace(self.times, last_scale_down_delete=now)
             if len(started) < len(plan.delete):
                 self.times = replace(self.times, last_scale_down_fail=now)
+        self._back_off_failed_deletions(loop)
         if o.enforce_node_group_min_size:
             housekeeping.enforce_min_sizes(loop, self.registry, o, self.recorder)
         return len(to_help)
+
+    def _back_off_failed_deletions(self, loop: LoopContext) -> None:
+        """A deletion that failed (drain timed out or aborted, ``DeleteNodes`` refused), in a drain started
+        this loop or resumed: scale-down waits ``--scale-down-delay-after-failure`` and the node is not a
+        candidate again for ``--unremovable-node-recheck-timeout``. Upstream's asynchronous deletions do
+        neither (only a failed taint sets the failure time), so a failing ``DeleteNodes`` was retried,
+        with a fresh drain, as soon as the node was unneeded again."""
+        if not loop.failed_deletions:
+            return
+        self.times = replace(self.times, last_scale_down_fail=loop.now)
+        until = loop.now + self.options.unremovable_node_recheck_timeout
+        for name in loop.failed_deletions:
+            self.planner.recently_unremovable[name] = until
+
+    # -- state kept across restarts ------------------------------------------------------------------
+    def _restore_state(self, loop: LoopContext) -> None:
+        key = f"{self.options.namespace}/{STATE_CONFIG_MAP}"
+        state = decode_state(loop.world.config_maps.get(key))
+        if state is not None:
+            self.registry.restore(state)
+        self._state_restored = True
 
     # -- deletions in progress (derived from taints) ------------------------------------------------
     def _deletions_in_progress(self, loop: LoopContext) -> list[Deletion]:
@@ -343,3 +419,5 @@ class StaticAutoscaler:
         loop.result.status = self.status.update(
             self.registry, list(loop.groups.values()), candidates, loop.now
         )
+        if self._state_restored:  # never overwrite the previous process's state before reading it
+            loop.result.state = encode_state(self.registry.persisted_state())

@@ -42,15 +42,21 @@ class ExponentialBackoff:
         self.reset_timeout = reset_timeout
         self._entries: dict[str, BackoffEntry] = {}
 
-    def backoff(self, key: str, error_info: InstanceErrorInfo | None, now: float) -> float:
-        """Record a failure at ``now``; returns the time the group is backed off until."""
+    def backoff(
+        self, key: str, error_info: InstanceErrorInfo | None, now: float, min_duration: float = 0.0
+    ) -> float:
+        """Record a failure at ``now``; returns the time the group is backed off until.
+
+        ``min_duration`` (kubetide) is a floor for this backoff, above the max if need be; the stored
+        duration is the floored one, so the next failure doubles from it."""
         duration = self.initial
         entry = self._entries.get(key)
         if entry is not None:
             # Still inside a backoff: keep its duration. Expired (strictly before now): double it.
             duration = entry.duration
             if entry.until < now:
-                duration = min(2 * entry.duration, self.max_duration)
+                duration = min(2 * entry.duration, max(self.max_duration, min_duration))
+        duration = max(duration, min_duration)
         until = now + duration
         self._entries[key] = BackoffEntry(duration, until, now, error_info)
         return until
@@ -66,6 +72,13 @@ class ExponentialBackoff:
 
     def entry(self, key: str) -> BackoffEntry | None:
         return self._entries.get(key)
+
+    def entries(self) -> dict[str, BackoffEntry]:
+        """Every entry, for the state a restarted autoscaler reads back."""
+        return dict(self._entries)
+
+    def restore(self, key: str, entry: BackoffEntry) -> None:
+        self._entries[key] = entry
 
     def remove_backoff(self, key: str) -> None:
         self._entries.pop(key, None)

@@ -17,12 +17,13 @@ from typing import Any, Protocol, runtime_checkable
 
 from kubetide.cloud.provider import CloudProvider
 from kubetide.cluster.autoscaler import StaticAutoscaler
+from kubetide.cluster.clusterstate.persisted import STATE_CONFIG_MAP
 from kubetide.cluster.loop.context import CA_EVENT_OBJECT
 from kubetide.cluster.loop.world import CAEvent, LoopResult, LoopStats, World
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.model.api import ApiError, ClusterPort
 
-__all__ = ["ClusterAutoscalerDriver", "EventDataPort", "WorldSource"]
+__all__ = ["ClusterAutoscalerDriver", "EventDataPort", "StatePort", "WorldSource"]
 
 
 class WorldSource(Protocol):
@@ -49,6 +50,15 @@ class EventDataPort(Protocol):
     ) -> None: ...
 
 
+@runtime_checkable
+class StatePort(Protocol):
+    """A :class:`ClusterPort` that can also write a ConfigMap the autoscaler owns (the simulator's; a live
+    port may add it). The driver writes the loop's state (:attr:`LoopResult.state`) through it whenever
+    it changed, so a restarted autoscaler reads it back. ApiError: not written; retried next loop."""
+
+    def write_config_map(self, namespace: str, name: str, data: Mapping[str, str]) -> None: ...
+
+
 class ClusterAutoscalerDriver:
     def __init__(
         self,
@@ -68,6 +78,7 @@ class ClusterAutoscalerDriver:
         self.stats = LoopStats()
         self.loops = 0
         self.last: LoopResult | None = None
+        self._written_state: Mapping[str, str] | None = None
         self.autoscaler = self._new(now)
 
     def _new(self, now: float) -> StaticAutoscaler:
@@ -76,6 +87,7 @@ class ClusterAutoscalerDriver:
     def restart(self, now: float) -> None:
         """A new CA process: in-memory state is gone; the cluster and the cloud keep theirs."""
         self.autoscaler = self._new(now)
+        self._written_state = None
 
     def tick(self, now: float) -> LoopResult:
         """One loop at ``now``: read the world, run, emit the events, count."""
@@ -89,8 +101,19 @@ class ClusterAutoscalerDriver:
         self.stats.add(result.stats)
         for ev in result.events:
             self._emit(ev)
+        self._write_state(result)
         self.last = result
         return result
+
+    def _write_state(self, result: LoopResult) -> None:
+        state = result.state
+        if state is None or state == self._written_state or not isinstance(self.port, StatePort):
+            return
+        try:
+            self.port.write_config_map(self.options.namespace, STATE_CONFIG_MAP, state)
+        except ApiError:
+            return
+        self._written_state = state
 
     def _emit(self, ev: CAEvent) -> None:
         if isinstance(self.port, EventDataPort):

@@ -11,16 +11,31 @@ module adds the checks.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
+from kubetide.cloud.provider import PricingModel
+from kubetide.cluster.expander import ExpanderDependencies, ExpanderError, build_strategy
 from kubetide.cluster.options import EXPANDER_NAMES, FLAGS
+from kubetide.cluster.scaleup.limits import parse_min_max
 from kubetide.model.durations import DurationError, parse_duration
 
-__all__ = ["CA_FLAGS", "EXPANDERS", "FlagSpec", "parse_flags", "register_flag", "value_from_text"]
+__all__ = [
+    "CA_FLAGS",
+    "EXPANDERS",
+    "NOT_IMPLEMENTED",
+    "SCENARIO_UNSUPPORTED",
+    "FlagSpec",
+    "parse_flags",
+    "register_flag",
+    "value_from_text",
+]
 
-FlagKind = Literal["duration", "bool", "int", "float", "string", "list"]
+# "list": CA's comma-separated or repeated string lists; "multi": CA's MultiStringFlag, each occurrence one
+# item, never split at commas (an auto-discovery spec is itself comma-separated).
+FlagKind = Literal["duration", "bool", "int", "float", "string", "list", "multi"]
 EXPANDERS = EXPANDER_NAMES
 
 
@@ -38,14 +53,64 @@ def _non_negative(value: Any) -> str | None:
     return "must be >= 0" if value < 0 else None
 
 
+def _drain_priorities(value: Any) -> str | None:
+    """CA's ``priority:seconds,...`` (kubelet's shutdownGracePeriodByPodPriority): integers each."""
+    for entry in filter(None, str(value).split(",")):
+        priority, sep, seconds = entry.partition(":")
+        try:
+            ok = bool(sep) and int(seconds) >= 0 and isinstance(int(priority), int)
+        except ValueError:
+            ok = False
+        if not ok:
+            return f"must be priority:seconds pairs of integers like 10000:30,0:60 ({entry!r} is not)"
+    return None
+
+
 def _fraction(value: Any) -> str | None:
     return "must be between 0 and 1" if not 0 <= value <= 1 else None
 
+
+def _positive(value: Any) -> str | None:
+    return "must be > 0" if value <= 0 else None
+
+
+def _min_max(value: Any) -> str | None:
+    try:
+        parse_min_max(value)
+    except ValueError as exc:
+        return f"must be <min>:<max> with integers 0 <= min <= max ({exc})"
+    return None
+
+
+def _gpu_total(value: Any) -> str | None:
+    for item in value:
+        kind, sep, rest = item.partition(":")
+        if not kind or not sep or _min_max(rest) is not None:
+            return f"each item must be <gpu type>:<min>:<max> with integers 0 <= min <= max, got {item!r}"
+    return None
+
+
+def _expander_chain(value: Any) -> str | None:
+    # The chain's own rules (no repeats, random last, grpc unavailable), checked as CA checks them at
+    # start; the price expander's pricing is the provider's (the simulated cloud has one).
+    try:
+        build_strategy(value, ExpanderDependencies(pricing=cast(PricingModel, _PRICED)))
+    except ExpanderError as exc:
+        return str(exc)
+    return None
+
+
+_PRICED = object()
 
 # The flag list itself is :data:`kubetide.cluster.options.FLAGS` (the one source of truth for names,
 # kinds and defaults); this registry adds what only the scenario checks: choices and value ranges.
 _CHOICES: dict[str, tuple[str, ...]] = {"expander": EXPANDERS}
 _CHECKS: dict[str, Callable[[Any], str | None]] = {
+    "scan-interval": _positive,
+    "cores-total": _min_max,
+    "memory-total": _min_max,
+    "gpu-total": _gpu_total,
+    "expander": _expander_chain,
     "max-nodes-total": _non_negative,
     "scale-down-utilization-threshold": _fraction,
     "scale-down-gpu-utilization-threshold": _fraction,
@@ -59,6 +124,7 @@ _CHECKS: dict[str, Callable[[Any], str | None]] = {
     "ok-total-unready-count": _non_negative,
     "max-nodes-per-scaleup": _non_negative,
     "max-bulk-soft-taint-count": _non_negative,
+    "drain-priority-config": _drain_priorities,
 }
 _UPSTREAM = tuple(
     FlagSpec(f.name, f.kind, f.default, f.help, _CHOICES.get(f.name, ()), _CHECKS.get(f.name)) for f in FLAGS
@@ -66,23 +132,61 @@ _UPSTREAM = tuple(
 
 CA_FLAGS: dict[str, FlagSpec] = {f.name: f for f in _UPSTREAM}
 
+# Flags a scenario cannot honour (its node groups and cloud are spec.nodeGroups): rejected there rather
+# than accepted and ignored. The live commands take them.
+SCENARIO_UNSUPPORTED: Mapping[str, str] = {
+    "node-group-auto-discovery": "node groups come from spec.nodeGroups in a scenario",
+    "cloud-provider": "a scenario's cloud is the simulated one (spec.nodeGroups)",
+    "cloud-config": "a scenario's cloud is the simulated one (spec.nodeGroups)",
+}
+
 
 def register_flag(spec: FlagSpec) -> None:
     """Add or replace a known flag (the cluster-autoscaler package calls this for what it supports)."""
     CA_FLAGS[spec.name] = spec
 
 
+# Flags whose behaviour kubetide's loop does not implement yet: a scenario may only give their default,
+# so a run never silently differs from what the flag asks (the README lists the missing CA features).
+# The live command still accepts them, so a CA Deployment's args move over unchanged.
+NOT_IMPLEMENTED: frozenset[str] = frozenset(
+    {
+        "startup-taint",
+        "startup-taint-prefix",
+        "status-taint",
+        "ignore-taint",
+        "node-delete-delay-after-taint",
+        "dynamic-node-delete-delay-after-taint-enabled",
+        "salvo-scale-up",
+        "enable-graceful-degradation",
+        "force-ds",
+        "allowed-scheduler-names",
+        "drain-priority-config",
+        "daemonset-eviction-for-empty-nodes",
+        "daemonset-eviction-for-occupied-nodes",
+        "node-deletion-delay-timeout",
+        "node-deletion-batcher-interval",
+        "max-graceful-termination-sec",
+    }
+)
+
+
 def parse_flags(
-    raw: Mapping[str, Any], registry: Mapping[str, FlagSpec] | None = None
+    raw: Mapping[str, Any], registry: Mapping[str, FlagSpec] | None = None, *, scenario: bool = False
 ) -> tuple[dict[str, Any], list[tuple[str, str]]]:
     """Typed values for ``raw`` (durations in seconds) and the problems as ``(flag, message)``.
 
     ``registry`` defaults to :data:`CA_FLAGS`; the live commands pass it with their own flags added.
+    ``scenario``: also reject the flags a scenario cannot honour (:data:`SCENARIO_UNSUPPORTED`) and
+    values other than the default for what is not implemented (:data:`NOT_IMPLEMENTED`).
     """
     known = CA_FLAGS if registry is None else registry
     values: dict[str, Any] = {}
     problems: list[tuple[str, str]] = []
     for name, value in raw.items():
+        if scenario and name in SCENARIO_UNSUPPORTED:
+            problems.append((name, f"not supported in a scenario: {SCENARIO_UNSUPPORTED[name]}"))
+            continue
         spec = known.get(name)
         if spec is None:
             close = difflib.get_close_matches(name, list(known), n=1)
@@ -93,11 +197,20 @@ def parse_flags(
             values[name] = _parse(spec, value)
         except ValueError as exc:
             problems.append((name, str(exc)))
+            continue
+        if scenario and name in NOT_IMPLEMENTED and values[name] != spec.default:
+            problems.append(
+                (name, f"not implemented by kubetide yet: only its default ({spec.default!r}) is accepted")
+            )
     return values, problems
 
 
 def _parse(spec: FlagSpec, value: Any) -> Any:
     if spec.kind == "duration":
+        if _bare_number(value):
+            # Go's flag package rejects a duration without a unit ("missing unit in duration"); "0" is
+            # the one exception. Taking 10 as 10s would be a guess CA does not make.
+            raise ValueError(f"must be a duration with a unit (e.g. '{value}s'), got {value!r}")
         try:
             parsed: Any = parse_duration(value)
         except DurationError as exc:
@@ -110,9 +223,9 @@ def _parse(spec: FlagSpec, value: Any) -> Any:
         if isinstance(value, bool) or not isinstance(value, int):
             raise ValueError(f"must be an integer, got {value!r}")
         parsed = value
-    elif spec.kind == "list":
-        # CA's repeatable flags: a YAML list of strings, or one comma-separated string.
-        items = value.split(",") if isinstance(value, str) else value
+    elif spec.kind in ("list", "multi"):
+        # CA's repeatable flags: a YAML list of strings, or one comma-separated string ("multi": one item).
+        items = ([value] if spec.kind == "multi" else value.split(",")) if isinstance(value, str) else value
         if not isinstance(items, list | tuple) or not all(isinstance(i, str) for i in items):
             raise ValueError(f"must be a list of strings, got {value!r}")
         parsed = tuple(i.strip() for i in items if i.strip())
@@ -133,6 +246,14 @@ def _parse(spec: FlagSpec, value: Any) -> Any:
     return parsed
 
 
+def _bare_number(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int | float):
+        return value != 0
+    return isinstance(value, str) and bool(re.fullmatch(r"\s*\d+(\.\d*)?\s*", value)) and float(value) != 0
+
+
 _TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})  # Go's strconv.ParseBool
 _FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
 
@@ -143,8 +264,10 @@ def value_from_text(spec: FlagSpec, text: str | list[str]) -> Any:
     Only the syntax is converted here (Go's bool and number spellings); ranges and choices are checked
     by ``parse_flags``, so the command line and scenario files accept exactly the same values.
     """
-    if spec.kind == "list":
+    if spec.kind in ("list", "multi"):
         items = text if isinstance(text, list) else [text]
+        if spec.kind == "multi":
+            return list(items)
         return [part for item in items for part in item.split(",")]
     if isinstance(text, list):
         text = text[-1]  # Go's flag package: the last occurrence of a scalar flag wins

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from kubetide.cloud.instance import NodeGroupAutoscalingOptions, NotImplementedByProvider
 from kubetide.cloud.provider import NodeGroup
+from kubetide.cluster.flag_help import FLAG_HELP
 
 __all__ = [
     "EXPANDER_NAMES",
@@ -27,7 +28,9 @@ __all__ = [
     "node_group_options",
 ]
 
-FlagKind = Literal["duration", "bool", "int", "float", "string", "list"]
+# "list": CA's comma-separated or repeated string lists; "multi": CA's MultiStringFlag, each occurrence one
+# item, never split at commas (an auto-discovery spec is itself comma-separated).
+FlagKind = Literal["duration", "bool", "int", "float", "string", "list", "multi"]
 # Every name the expander factory knows, in CA's flag-help order (least-nodes is registered but unlisted).
 EXPANDER_NAMES = ("random", "most-pods", "least-waste", "price", "priority", "grpc", "least-nodes")
 
@@ -67,7 +70,7 @@ class AutoscalingOptions:
     cloud_provider: str = _f("cloud-provider", "string", "gce")
     cloud_config: str = _f("cloud-config", "string", "")
     nodes: tuple[str, ...] = _f("nodes", "list", (), "<min>:<max>:<name>")
-    node_group_auto_discovery: tuple[str, ...] = _f("node-group-auto-discovery", "list", ())
+    node_group_auto_discovery: tuple[str, ...] = _f("node-group-auto-discovery", "multi", ())
     leader_elect: bool = _f("leader-elect", "bool", True)
     # Cluster-state health and provisioning.
     max_total_unready_percentage: float = _f("max-total-unready-percentage", "float", 45.0)
@@ -80,6 +83,13 @@ class AutoscalingOptions:
     initial_node_group_backoff_duration: float = _f("initial-node-group-backoff-duration", "duration", 300.0)
     max_node_group_backoff_duration: float = _f("max-node-group-backoff-duration", "duration", 1800.0)
     node_group_backoff_reset_timeout: float = _f("node-group-backoff-reset-timeout", "duration", 10800.0)
+    # kubetide's own: 0 (off) keeps CA's behaviour.
+    scale_up_progress_timeout: float = _f(
+        "scale-up-progress-timeout",
+        "duration",
+        0.0,
+        "kubetide: a scale-up that produced no new instance within this fails as a stockout (0: off)",
+    )
     # Scale-up.
     estimator: str = _f("estimator", "string", "binpacking")
     expander: str = _f("expander", "string", "least-waste", "node group choice for scale-up (1.33+ default)")
@@ -218,7 +228,7 @@ FLAGS: tuple[Flag, ...] = tuple(
         f.name,
         f.metadata["kind"],
         f.default,
-        f.metadata["help"],
+        f.metadata["help"] or FLAG_HELP.get(f.metadata["flag"], ""),
     )
     for f in dataclasses.fields(AutoscalingOptions)
 )

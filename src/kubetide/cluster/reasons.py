@@ -53,6 +53,8 @@ class KubetideEventReason(StrEnum):
     DELETE_CREATED_WITH_ERROR = "DeleteCreatedWithError"
     FIX_NODE_GROUP_SIZE = "FixNodeGroupSize"
     NODE_TEMPLATE_MISMATCH = "NodeTemplateMismatch"
+    NODE_WITHOUT_PROVIDER_ID = "NodeWithoutProviderID"
+    PRICES_UNAVAILABLE = "PricesUnavailable"  # the price expander had no price for any option
 
 
 class ReadinessBucket(StrEnum):

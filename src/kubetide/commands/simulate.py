@@ -71,6 +71,8 @@ def simulate(
         loaded = load_scenario(scenario, overrides)
     except ManifestError as exc:
         _invalid(scenario, exc)
+    for note in loaded.notes:
+        click.echo(f"note: {scenario}: {note}", err=True)
     missing = unimplemented_autoscalers(loaded, IMPLEMENTED_AUTOSCALERS)
     if missing:
         _invalid(scenario, ManifestError(missing))

@@ -52,4 +52,6 @@ def validate(scenario: str, overrides: tuple[str, ...]) -> None:
         for problem in exc.errors:
             click.echo(f"  {problem}", err=True)
         sys.exit(EXIT_INVALID)
+    for note in loaded.notes:
+        click.echo(f"note: {scenario}: {note}", err=True)
     click.echo(_summary(scenario, loaded))

@@ -7,11 +7,9 @@ almost no defaults: a missing number is 0 and a missing duration is "" (which pa
 what Go's zero values give. Unknown keys are ignored, as Go's JSON decoding ignores them (the
 documented ``scale_up_cool_down_timeout`` is one of them).
 
-Mapping from the scenario model (``kubetide.sim.scenario.autoscalers.EscalatorNodeGroup``, not yet
-converted to reuse this class): same keys, except that the scenario spells
-``max_unhealthy_nodes_percentage`` (Escalator: ``max_unhealthy_nodes_percent``), stores durations
-as seconds (write them back as ``"<n>s"``), takes percents as floats (Escalator: integers), and
-accepts ``scale_up_cool_down_timeout``, which Escalator ignores.
+:func:`node_groups_from_entries` reads a whole ``node_groups`` list and reports every problem with its
+location (entry index, key); live mode's ``--nodegroups`` file and the simulator's scenario section
+both go through it, so one config is valid in both or in neither, with the same messages.
 """
 
 from __future__ import annotations
@@ -23,14 +21,18 @@ from typing import Any
 
 __all__ = [
     "DEFAULT_NODE_GROUP",
+    "KNOWN_KEYS",
     "TAINT_EFFECTS",
     "AwsOptions",
     "DurationError",
+    "Location",
     "NodeGroupOptions",
     "escalator_dry_mode",
     "node_group_from_yaml",
+    "node_groups_from_entries",
     "parse_go_duration",
     "validate_node_group",
+    "validate_node_group_fields",
 ]
 
 # The group name that switches to the "pods without a selector" filter (upstream DefaultNodeGroup).
@@ -230,11 +232,17 @@ def _parses(text: str) -> bool:
 
 def validate_node_group(group: NodeGroupOptions) -> tuple[str, ...]:
     """Every problem Escalator's ``ValidateNodeGroup`` reports, in its order and wording (any is fatal)."""
-    problems: list[str] = []
+    return tuple(message for _, message in validate_node_group_fields(group))
 
-    def check(ok: bool, message: str) -> None:
+
+def validate_node_group_fields(group: NodeGroupOptions) -> tuple[tuple[str, str], ...]:
+    """:func:`validate_node_group`'s problems, each with the key it is about (the message's first word,
+    except where upstream's message names another option)."""
+    problems: list[tuple[str, str]] = []
+
+    def check(ok: bool, message: str, key: str | None = None) -> None:
         if not ok:
-            problems.append(message)
+            problems.append((key or message.split(" ", 1)[0], message))
 
     check(len(group.name) > 0, "name cannot be empty")
     check(len(group.label_key) > 0, "label_key cannot be empty")
@@ -282,6 +290,7 @@ def validate_node_group(group: NodeGroupOptions) -> tuple[str, ...]:
     check(
         group.scale_up_cool_down_s > 0,
         "soft_delete_grace_period failed to parse into a time.Duration. check your formatting.",
+        "scale_up_cool_down_period",
     )
     check(
         group.taint_effect == "" or group.taint_effect in TAINT_EFFECTS,
@@ -309,3 +318,54 @@ def validate_node_group(group: NodeGroupOptions) -> tuple[str, ...]:
         "aws.lifecycle must be 'on-demand' or 'spot' if provided.",
     )
     return tuple(problems)
+
+
+# Every key a node_groups entry may have (upstream's JSON tags); anything else is ignored, as Go ignores
+# it. ``scale_up_cool_down_timeout`` is documented upstream but read by nothing.
+KNOWN_KEYS = (*_INT_KEYS, *_STR_KEYS, *_BOOL_KEYS, "aws")
+_AWS_KEYS = (
+    "launch_template_id",
+    "launch_template_version",
+    "fleet_instance_ready_timeout",
+    "lifecycle",
+    "instance_type_overrides",
+    "resource_tagging",
+)
+_MESSAGE_KEYS = (*KNOWN_KEYS, *(f"aws.{k}" for k in _AWS_KEYS))
+
+Location = tuple[int | str, ...]  # (entry index, key, ...) in a node_groups list
+
+
+def _location_of(key: str) -> tuple[str, ...]:
+    """Where a problem about ``key`` is (``aws.lifecycle`` is two levels); () when it is no key."""
+    return tuple(key.split(".")) if key in _MESSAGE_KEYS else ()
+
+
+def node_groups_from_entries(
+    entries: Any,
+) -> tuple[list[NodeGroupOptions], list[tuple[Location, str]]]:
+    """Every entry of a ``node_groups`` list decoded and validated: the groups that decoded, and every
+    problem as ``((index, key...), message)`` (a location of ``()`` is the list itself), in entry order,
+    Escalator's messages first, then a name used twice. Any problem is fatal, as at upstream start-up.
+    """
+    if not isinstance(entries, list) or not entries:
+        return [], [((), "must be a non-empty list of node groups")]
+    groups: list[NodeGroupOptions] = []
+    problems: list[tuple[Location, str]] = []
+    names: dict[str, int] = {}
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, Mapping):
+            problems.append(((i,), f"must be a mapping, got {entry!r}"))
+            continue
+        try:
+            group = node_group_from_yaml(entry)
+        except ValueError as exc:
+            key, _, what = str(exc).partition(": ")
+            problems.append(((i, *key.split(".")), what))
+            continue
+        problems += [((i, *_location_of(k)), m) for k, m in validate_node_group_fields(group)]
+        if group.name and group.name in names:
+            problems.append(((i, "name"), f"{group.name!r} is also node_groups[{names[group.name]}]"))
+        names.setdefault(group.name, i)
+        groups.append(group)
+    return groups, problems

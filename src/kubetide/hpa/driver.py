@@ -11,14 +11,15 @@ no longer listed is forgotten: its recommendations, scale events and selector go
 delete handler drops them.
 
 The driver reads no clock and does no I/O of its own: it acts only through the ports, so the
-simulator and the live adapter run this same loop.
+simulator and the live adapter run this same loop. Live mode passes a ``timer`` (a monotonic clock)
+for kube-controller-manager's reconciliation duration metric; without one every duration is 0.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from kubetide.hpa.conditions import EventReason
@@ -70,6 +71,7 @@ class Synced:
     result: SyncResult | None  # None when the object did not read as an HPA
     status_written: bool = False
     problem: str | None = None  # the status write failure, the manifest error, the unexpected error
+    seconds: float = 0.0  # how long the reconcile took, by the driver's timer (0 without one)
 
 
 class HPADriver:
@@ -82,8 +84,10 @@ class HPADriver:
         targets: ScaleTargetPort,
         events: EventPort,
         config: HPAConfig | None = None,
+        timer: Callable[[], float] | None = None,
     ) -> None:
         self.source = source
+        self.timer = timer
         self.metrics = metrics
         self.targets = targets
         self.events = events
@@ -119,12 +123,16 @@ class HPADriver:
             if due is not None and now < due - _SLACK:
                 continue
             item = listed[key]
+            started = self.timer() if self.timer is not None else 0.0
             if isinstance(item, ManifestError):
                 self._due[key] = now + self.config.sync_period
-                done.append(self._invalid(key, item))
-                continue
-            self._due[key] = now + self.period(item)
-            done.append(self.sync(item, now))
+                synced = self._invalid(key, item)
+            else:
+                self._due[key] = now + self.period(item)
+                synced = self.sync(item, now)
+            if self.timer is not None:
+                synced = replace(synced, seconds=self.timer() - started)
+            done.append(synced)
         return tuple(done)
 
     def sync(self, hpa: HPA, now: float) -> Synced:

@@ -7,11 +7,15 @@ which stabilization window or rate limit shaped the result, the conditions and e
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
+from kubetide.hpa.config import HPAConfig
 from kubetide.hpa.controller import HorizontalController
-from kubetide.hpa.decision import MetricOutcome, SyncResult
+from kubetide.hpa.decision import RESCALED, MetricOutcome, SyncResult
+from kubetide.hpa.ports import MetricsSource, ScaleTargetPort
 from kubetide.hpa.snapshot import Snapshot
+from kubetide.hpa.state import HPAState
 from kubetide.model.hpa import HPA, MetricTarget
 
 _OUTCOME_TEXT = {
@@ -25,14 +29,33 @@ _OUTCOME_TEXT = {
 
 
 def explain(snapshot: Snapshot) -> dict[str, Any]:
+    before = _remembered(snapshot.state, snapshot.now)  # the controller updates the state it is given
     controller = HorizontalController(snapshot.metrics, snapshot.targets, snapshot.config)
     controller.restore(snapshot.hpa.key, snapshot.state)
-    recommendations_before = [
-        {"replicas": r.replicas, "seconds_ago": snapshot.now - r.timestamp}
-        for r in snapshot.state.recommendations or []
-    ]
     result = controller.reconcile(snapshot.hpa, snapshot.now)
-    return _report(snapshot, result, recommendations_before)
+    return _report(snapshot.hpa, result, before)
+
+
+def explain_ports(
+    hpa: HPA,
+    metrics: MetricsSource,
+    targets: ScaleTargetPort,
+    config: HPAConfig,
+    state: HPAState,
+    now: float,
+) -> dict[str, Any]:
+    """Explain ``hpa`` over any ports (a real cluster, recorded API answers). Nothing is written: the
+    decision is completed as if its scale write had succeeded."""
+    before = _remembered(state, now)
+    controller = HorizontalController(metrics, targets, config)
+    controller.restore(hpa.key, state)
+    decision = controller.decide(hpa, now)
+    result = controller.complete(decision, RESCALED if decision.rescale else None, now)
+    return _report(hpa, result, before)
+
+
+def _remembered(state: HPAState, now: float) -> list[dict[str, Any]]:
+    return [{"replicas": r.replicas, "seconds_ago": now - r.timestamp} for r in state.recommendations or []]
 
 
 def _target_text(target: MetricTarget | None) -> str:
@@ -75,8 +98,7 @@ def _metric(outcome: MetricOutcome, index: int) -> dict[str, Any]:
     return out
 
 
-def _report(snapshot: Snapshot, result: SyncResult, recommendations: list[dict[str, Any]]) -> dict[str, Any]:
-    hpa: HPA = snapshot.hpa
+def _report(hpa: HPA, result: SyncResult, recommendations: list[dict[str, Any]]) -> dict[str, Any]:
     norm = result.normalization
     report: dict[str, Any] = {
         "hpa": hpa.key,
@@ -118,6 +140,9 @@ def render(report: dict[str, Any]) -> str:
     lines = [
         f"HPA {report['hpa']} -> {report['target']}  (min {report['min_replicas']}, max {report['max_replicas']})"
     ]
+    if "now" in report:
+        when = datetime.fromtimestamp(report["now"]["time"], UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        lines.append(f"  now: {when} ({report['now']['from']})")
     current = report["current_replicas"]
     lines.append(f"  current replicas: {current if current is not None else 'unknown (scale unreadable)'}")
     tol = report["tolerance"]

@@ -8,9 +8,11 @@ Times are "seconds ago" relative to ``now``; values are integers in milli-units.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import difflib
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
 from kubetide.hpa.config import FeatureGates, HPAConfig
 from kubetide.hpa.ports import NEVER, MetricsError, PodMetric, Scale, ScaleError
@@ -22,6 +24,7 @@ from kubetide.model.pod import Container, Pod
 from kubetide.model.resources import CPU, Resources
 from kubetide.model.selectors import LabelSelector
 
+T = TypeVar("T")
 NOW = 1_000_000_000.0  # an arbitrary fixed instant; snapshot times are relative to it
 
 
@@ -227,54 +230,168 @@ def read_recommendations(node: Node, now: float) -> list[Recommendation]:
 
 
 def read_snapshot(data: Any, now: float = NOW) -> Snapshot:
-    """Build a snapshot; a wrong field raises ManifestError naming its path."""
+    """Build a snapshot; wrong fields raise one ManifestError naming each path. Each part (the HPA, the
+    scale, every pod, the metrics, the config, the controller's memory) is read on its own, so the
+    problems of all of them are reported at once."""
     root = Node(data)
     root.mapping()
-    hpa_node = root.get("hpa")
-    if hpa_node.value is None:
-        raise ManifestError(FieldError("hpa", "is required"))
-    manifest = dict(hpa_node.mapping())
-    manifest.setdefault(
-        "metadata", {"name": manifest.get("name", "hpa"), "namespace": manifest.get("namespace", "default")}
-    )
-    hpa = HPA.from_manifest(manifest, "hpa")
-    scale = root.get("scale")
-    if scale.value is None:
-        raise ManifestError(FieldError("scale", "is required"))
-    spec_replicas = scale.get("spec_replicas").int(minimum=0)
-    state = root.get("controller_state")
-    recs = state.get("recommendations")
-    metrics = SnapshotMetrics(
-        pods={
-            name: {s.get("pod").str(): PodMetric(s.get("value_milli").int()) for s in samples.list()}
-            for name, samples in root.get("pod_custom_metrics").items()
-        },
-        objects={name: v.int() for name, v in root.get("object_metrics").items()},
-        external={
-            name: [v.int() for v in vals.list()] for name, vals in root.get("external_metrics").items()
-        },
-        failing=frozenset(v.str() for v in root.get("metric_fetch_errors").list()),
-        resource_items=read_resource_items(root.get("resource_metrics"), now),
-    )
-    targets = SnapshotTargets(
-        Scale(
+    problems: list[FieldError] = []
+
+    def part(read: Callable[[], T], fallback: T) -> T:
+        try:
+            return read()
+        except ManifestError as exc:
+            problems.extend(exc.errors)
+            return fallback
+
+    def read_hpa() -> HPA | None:
+        hpa_node = root.get("hpa")
+        if hpa_node.value is None:
+            raise ManifestError(FieldError("hpa", "is required"))
+        manifest = dict(hpa_node.mapping())
+        manifest.setdefault(
+            "metadata",
+            {"name": manifest.get("name", "hpa"), "namespace": manifest.get("namespace", "default")},
+        )
+        return HPA.from_manifest(manifest, "hpa")
+
+    def read_scale() -> Scale | None:
+        scale = root.get("scale")
+        if scale.value is None:
+            raise ManifestError(FieldError("scale", "is required"))
+        spec_replicas = scale.get("spec_replicas").int(minimum=0)
+        return Scale(
             spec_replicas,
             scale.get("status_replicas").int(spec_replicas, minimum=0),
             scale.get("selector").str(""),
-        ),
-        [read_pod(p, now) for p in root.get("pods").list()],
-        scale.get("get_error").bool(False),
-        scale.get("update_error").bool(False),
-    )
-    return Snapshot(
-        read_config(root.get("config")),
-        hpa,
-        targets,
-        metrics,
-        HPAState(
+        )
+
+    def read_metrics() -> SnapshotMetrics:
+        return SnapshotMetrics(
+            pods={
+                name: {s.get("pod").str(): PodMetric(s.get("value_milli").int()) for s in samples.list()}
+                for name, samples in root.get("pod_custom_metrics").items()
+            },
+            objects={name: v.int() for name, v in root.get("object_metrics").items()},
+            external={
+                name: [v.int() for v in vals.list()] for name, vals in root.get("external_metrics").items()
+            },
+            failing=frozenset(v.str() for v in root.get("metric_fetch_errors").list()),
+            resource_items=read_resource_items(root.get("resource_metrics"), now),
+        )
+
+    def read_state() -> HPAState:
+        state = root.get("controller_state")
+        recs = state.get("recommendations")
+        return HPAState(
             read_recommendations(recs, now) if recs.value is not None else None,
             read_events(state.get("scale_up_events"), now),
             read_events(state.get("scale_down_events"), now),
+        )
+
+    hpa = part(read_hpa, None)
+    scale = part(read_scale, None)
+    no_nodes: list[Node] = []
+    pods: list[Pod] = []
+    for pod_node in part(root.get("pods").list, no_nodes):
+        pod = part(partial(read_pod, pod_node, now), None)
+        if pod is not None:
+            pods.append(pod)
+    metrics = part(read_metrics, SnapshotMetrics())
+    config = part(lambda: read_config(root.get("config")), HPAConfig())
+    state = part(read_state, HPAState())
+    flags = part(
+        lambda: (
+            root.get("scale").get("get_error").bool(False),
+            root.get("scale").get("update_error").bool(False),
         ),
-        now,
+        (False, False),
     )
+    if problems or hpa is None or scale is None:
+        raise ManifestError(problems)
+    return Snapshot(config, hpa, SnapshotTargets(scale, pods, *flags), metrics, state, now)
+
+
+# The snapshot's keys, so a typo (``tolerence``) is an error naming it rather than a silent default.
+# A dict maps a key to its children's schema; a list marks a list of such mappings; "*" any key; None a
+# value (or a manifest, checked by its own parser).
+_POD_CONTAINER = {"name": None, "requests_milli": None, "restartPolicy": None}
+_EVENTS = [{"replica_change": None, "seconds_ago": None, "outdated": None}]
+SNAPSHOT_KEYS: dict[str, Any] = {
+    "config": {
+        "tolerance": None,
+        "downscale_stabilization_window_seconds": None,
+        "cpu_initialization_period_seconds": None,
+        "delay_of_initial_readiness_status_seconds": None,
+        "scale_up_limit_factor": None,
+        "scale_up_limit_minimum": None,
+        "feature_gates": {
+            "HPAConfigurableTolerance": None,
+            "HPAScaleToZero": None,
+            "PodLevelResources": None,
+        },
+    },
+    "hpa": None,
+    "scale": {
+        "spec_replicas": None,
+        "status_replicas": None,
+        "selector": None,
+        "get_error": None,
+        "update_error": None,
+    },
+    "pods": [
+        {
+            "name": None,
+            "labels": None,
+            "phase": None,
+            "ready": None,
+            "start_seconds_ago": None,
+            "ready_transition_seconds_ago": None,
+            "deleted": None,
+            "containers": [_POD_CONTAINER],
+            "initContainers": [_POD_CONTAINER],
+            "pod_requests_milli": None,
+        }
+    ],
+    "resource_metrics": [
+        {
+            "pod": None,
+            "timestamp_seconds_ago": None,
+            "window_seconds": None,
+            "containers": [{"name": None, "usage_milli": None}],
+        }
+    ],
+    "pod_custom_metrics": {"*": [{"pod": None, "value_milli": None}]},
+    "object_metrics": None,
+    "external_metrics": None,
+    "metric_fetch_errors": None,
+    "controller_state": {
+        "recommendations": [{"replicas": None, "seconds_ago": None}],
+        "scale_up_events": _EVENTS,
+        "scale_down_events": _EVENTS,
+    },
+}
+
+
+def unknown_snapshot_keys(data: Any) -> list[FieldError]:
+    """Every key of ``data`` the snapshot format does not have, with the closest known one suggested."""
+    problems: list[FieldError] = []
+    _walk(data, SNAPSHOT_KEYS, "", problems)
+    return problems
+
+
+def _walk(value: Any, schema: Any, path: str, problems: list[FieldError]) -> None:
+    if isinstance(schema, list) and isinstance(value, list):
+        for i, item in enumerate(value):
+            _walk(item, schema[0], f"{path}[{i}]", problems)
+    elif isinstance(schema, dict) and isinstance(value, Mapping):
+        for key, child in value.items():
+            where = f"{path}.{key}" if path else str(key)
+            if "*" in schema:
+                _walk(child, schema["*"], where, problems)
+            elif key in schema:
+                _walk(child, schema[key], where, problems)
+            else:
+                close = difflib.get_close_matches(str(key), list(schema), n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else f" (known: {', '.join(schema)})"
+                problems.append(FieldError(where, f"unknown field{hint}"))

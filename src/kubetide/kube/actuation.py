@@ -154,6 +154,41 @@ class KubeClusterPort:
         log.info("evicted pod %s", pod.key)
         return EvictionOutcome.EVICTED
 
+    # -- the autoscaler's own state ConfigMap (the driver's ``StatePort``) ---------------------------
+
+    def write_config_map(self, namespace: str, name: str, data: Mapping[str, str]) -> None:
+        """Create or replace the ConfigMap's data (its other fields kept); a conflict re-reads and
+        retries. Not written in a dry run: a dry run's scale-ups never happened, so its clocks and
+        backoffs must not reach a real autoscaler that reads them at start."""
+        if self._dry("write", f"ConfigMap {namespace}/{name}"):
+            return
+        path = f"/api/v1/namespaces/{namespace}/configmaps"
+
+        def attempt() -> None:
+            try:
+                current = self.rest.request("GET", f"{path}/{name}")
+            except KubeStatusError as exc:
+                if exc.status != 404:
+                    raise
+                body = {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": {"name": name, "namespace": namespace},
+                }
+                self.rest.request("POST", path, body={**body, "data": dict(data)})
+                return
+            self.rest.request("PUT", f"{path}/{name}", body={**current, "data": dict(data)})
+
+        try:
+            retrying(
+                attempt,
+                attempts=self._attempts,
+                sleep=self._sleep,
+                retry_on=lambda e: e.retriable or e.status == 409,
+            )
+        except KubeStatusError as exc:
+            raise ApiError(f"ConfigMap {namespace}/{name}: {exc}") from exc
+
     # -- events ----------------------------------------------------------------------------------
 
     def emit_event(self, type_: str, reason: str, obj: str, message: str) -> None:

@@ -23,6 +23,7 @@ from kubetide.kube.rest import Rest
 from kubetide.model.fields import Node as Field
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
+from kubetide.model.resources import Resources
 from kubetide.model.selectors import LabelSelector, Requirement
 from kubetide.scheduling.drainability import PDB
 
@@ -43,12 +44,24 @@ _REPLICAS: dict[str, Callable[[Json], int]] = {
 _CONTROLLER_PLURALS = ("replicasets", "replicationcontrollers", "statefulsets", "jobs", "daemonsets")
 
 
+# Equal requests share one Resources object (pods of one template ask for the same), so a loop hashes
+# each distinct request once and groups pods by identity. Bounded: cleared if it ever grows this large.
+_SHARED_REQUESTS: dict[Resources, Resources] = {}
+_SHARED_REQUESTS_MAX = 65_536
+
+
 def pod_view(manifest: Json) -> Pod:
     """A pod's view with its scheduling request already computed: the cache builds views once per
     resourceVersion off the loop's path, so a loop (the first one after start-up included) does not
     pay for 30,000 request sums."""
     pod = Pod.from_manifest(manifest)
-    _ = pod.requests  # a cached property: computed here, read by every later loop
+    requests = pod.requests  # a cached property: computed here, read by every later loop
+    shared = _SHARED_REQUESTS.get(requests)
+    if shared is None:
+        if len(_SHARED_REQUESTS) >= _SHARED_REQUESTS_MAX:
+            _SHARED_REQUESTS.clear()
+        shared = _SHARED_REQUESTS[requests] = requests
+    pod.__dict__["requests"] = shared  # where cached_property keeps its value
     return pod
 
 

@@ -29,6 +29,8 @@ class NodeView:
     provider_id: str = ""
     creation_time: float | None = None
     deletion_time: float | None = None
+    # status.addresses' values (InternalIP, Hostname, ...): how a Node without providerID is matched.
+    addresses: tuple[str, ...] = field(default=(), hash=False, compare=False)
 
     @classmethod
     def from_manifest(cls, manifest: Any, path: str = "") -> NodeView:
@@ -55,6 +57,7 @@ class NodeView:
             provider_id=spec.get("providerID").str(""),
             creation_time=meta.get("creationTimestamp").time(None),
             deletion_time=meta.get("deletionTimestamp").time(None),
+            addresses=tuple(a.get("address").str("") for a in status.get("addresses").list()),
         )
 
     @property

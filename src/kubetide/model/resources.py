@@ -19,6 +19,8 @@ MEMORY = "memory"
 EPHEMERAL_STORAGE = "ephemeral-storage"
 PODS = "pods"
 
+INT64_MAX = 2**63 - 1
+
 
 def resource_units(name: str, quantity: str | int | float) -> int:
     """The integer the scheduler compares for ``name``: millicores for cpu, base units otherwise."""
@@ -45,10 +47,20 @@ class Resources(Mapping[str, int]):
             raise ManifestError.at(path, f"must be a mapping of resource name to quantity, got {manifest!r}")
         out: dict[str, int] = {}
         for name, raw in manifest.items():
+            where = f"{path}.{name}" if path else str(name)
             try:
-                out[str(name)] = resource_units(str(name), raw)
+                value = resource_units(str(name), raw)
             except QuantityError as exc:
-                raise ManifestError.at(f"{path}.{name}" if path else str(name), str(exc)) from None
+                raise ManifestError.at(where, str(exc)) from None
+            if value < 0:  # the API server's validation: requests, limits, capacity
+                raise ManifestError.at(where, f"must be greater than or equal to 0, got {raw!r}")
+            if value > INT64_MAX:
+                # The scheduling core's vectors are int64, as Kubernetes' MilliValue() is.
+                raise ManifestError.at(
+                    where,
+                    f"too large: at most {INT64_MAX} of the units kubetide counts (milli for cpu), got {raw!r}",
+                )
+            out[str(name)] = value
         return cls(out)
 
     def __getitem__(self, key: str) -> int:

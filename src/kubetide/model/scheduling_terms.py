@@ -50,6 +50,8 @@ class Toleration:
     operator: str = "Equal"
     value: str = ""
     effect: str = ""  # empty matches every effect
+    # NoExecute only: how long the pod stays once such a taint is added (None: for ever).
+    toleration_seconds: int | None = None
 
     @classmethod
     def parse(cls, node: Node) -> Toleration:
@@ -57,7 +59,12 @@ class Toleration:
         effect = node.get("effect").str("")
         if effect and effect not in TAINT_EFFECTS:
             raise node.get("effect").error(f"must be one of {', '.join(TAINT_EFFECTS)}, got {effect!r}")
-        return cls(node.get("key").str(""), operator, node.get("value").str(""), effect)
+        seconds = node.get("tolerationSeconds").int(None)
+        if seconds is not None and effect != "NoExecute":
+            raise node.get("tolerationSeconds").error(
+                "is only allowed with effect NoExecute (API validation)"
+            )
+        return cls(node.get("key").str(""), operator, node.get("value").str(""), effect, seconds)
 
     def tolerates(self, taint: Taint) -> bool:
         if self.effect and self.effect != taint.effect:

@@ -98,7 +98,7 @@ class _Run:
         vec = facts.vector(self.snap)
         done = 0
         if self.snap.num_slots > self.base:
-            cap = self.checker.capacity(facts)[self.base :]
+            cap = self.checker.capacity(facts, start=self.base)
             before = np.cumsum(cap) - cap
             take = np.clip(len(pods) - before, 0, cap)
             slots = np.flatnonzero(take)

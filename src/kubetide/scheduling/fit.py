@@ -121,12 +121,13 @@ class FitChecker:
                     break
         return ok
 
-    def capacity(self, facts: PodFacts, within: BoolArray | None = None) -> NDArray[np.int64]:
-        """How many more identical pods fit per node; only valid when :meth:`is_simple` holds."""
-        ok = self.static_mask(facts)
+    def capacity(self, facts: PodFacts, within: BoolArray | None = None, start: int = 0) -> NDArray[np.int64]:
+        """How many more identical pods fit per node (slots ``start`` on: the estimator asks only about
+        the nodes it added); only valid when :meth:`is_simple` holds."""
+        ok = self.static_mask(facts)[start:]
         if within is not None:
-            ok = ok & within
-        counts = pods_that_fit(self.snap, facts.vector(self.snap))
+            ok = ok & within[start:]
+        counts = pods_that_fit(self.snap, facts.vector(self.snap), start)
         result: NDArray[np.int64] = np.where(ok, counts, 0)
         return result
 

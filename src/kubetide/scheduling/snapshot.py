@@ -74,13 +74,43 @@ class ClusterSnapshot:
         self.constrained_pods = 0  # bound pods with required anti-affinity (they constrain others)
         for node in nodes:
             self.add_node(node)
-        rows: dict[Resources, Int64Array] = {}  # pods of one template share their request vector
+        self._bind_initial(pods)
+
+    def _bind_initial(self, pods: Iterable[Pod]) -> None:
+        """Bind the starting pods in one vectorized step: a loop builds a snapshot of every running pod,
+        so this is the hot path of a cold loop (no per-pod numpy call)."""
+        by_id: dict[int, int] = {}  # id(requests) -> row: the live caches share one object per value
+        by_value: dict[Resources, int] = {}
+        requests: list[Resources] = []
+        slots: list[int] = []
+        rows: list[int] = []
+        constrained = 0
+        index, bound = self._index, self._pods
         for pod in pods:
+            slot = index[pod.node_name]
+            bound[slot].append(pod)
             req = pod.requests
-            vec = rows.get(req)
-            if vec is None or len(vec) != len(self.resources):
-                vec = rows[req] = self.vector(req)
-            self.add_pods([pod], self._index[pod.node_name], vec)
+            row = by_id.get(id(req))
+            if row is None:
+                row = by_value.get(req)
+                if row is None:
+                    row = by_value[req] = len(requests)
+                    requests.append(req)
+                by_id[id(req)] = row
+            slots.append(slot)
+            rows.append(row)
+            if pod.pod_anti_affinity:
+                self._anti[slot] += 1
+                constrained += 1
+        if not slots:
+            return
+        for req in requests:  # columns first: a new resource name widens the arrays
+            for name in req:
+                self.column(name)
+        matrix = np.stack([self.vector(req) for req in requests])
+        np.add.at(self._used, np.asarray(slots, np.intp), matrix[np.asarray(rows, np.intp)])
+        self.constrained_pods += constrained
+        self.pods_epoch += 1
 
     # ----------------------------------------------------------------- reading
     @property

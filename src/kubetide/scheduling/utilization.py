@@ -61,23 +61,28 @@ def node_utilization(
     ignore_mirror: bool = False,
 ) -> Utilization:
     """Raises ValueError when cpu or memory allocatable is missing or zero (upstream's error)."""
-    pods = [p for p in pods if not is_long_terminating(p, now)]
     if gpu_resource is not None:
+        pods = [p for p in pods if p.deletion_time is None or not is_long_terminating(p, now)]
         alloc = node.allocatable[gpu_resource]
         used = sum(p.requests[gpu_resource] for p in pods)
         util = used / alloc if alloc > 0 else 0.0
         return Utilization(util, 0.0, 0.0, gpu_resource)
-    ratios = {}
-    for name in (CPU, MEMORY):
-        alloc = node.allocatable[name]
+    cpu_alloc, mem_alloc = node.allocatable[CPU], node.allocatable[MEMORY]
+    for name, alloc in ((CPU, cpu_alloc), (MEMORY, mem_alloc)):
         if alloc <= 0:
             raise ValueError(f"node {node.name} has no allocatable {name}")
-        used = skipped = 0
-        for p in pods:
-            if (ignore_daemonsets and is_daemonset_pod(p)) or (ignore_mirror and is_mirror_pod(p)):
-                skipped += p.requests[name]
-            else:
-                used += p.requests[name]
-        ratios[name] = used / (alloc - skipped)
-    cpu, mem = ratios[CPU], ratios[MEMORY]
+    # One pass for both resources: this runs for every node of every loop.
+    cpu_used = mem_used = cpu_skipped = mem_skipped = 0
+    skipping = ignore_daemonsets or ignore_mirror
+    for p in pods:
+        if p.deletion_time is not None and is_long_terminating(p, now):
+            continue
+        req = p.requests
+        if skipping and ((ignore_daemonsets and is_daemonset_pod(p)) or (ignore_mirror and is_mirror_pod(p))):
+            cpu_skipped += req[CPU]
+            mem_skipped += req[MEMORY]
+        else:
+            cpu_used += req[CPU]
+            mem_used += req[MEMORY]
+    cpu, mem = cpu_used / (cpu_alloc - cpu_skipped), mem_used / (mem_alloc - mem_skipped)
     return Utilization(max(cpu, mem), cpu, mem, CPU if cpu > mem else MEMORY)

@@ -182,40 +182,37 @@ class MetricsPipeline:
 
     # --- the HPA's metrics port -----------------------------------------------------------------
 
-    def _workload_scrape(self, namespace: str, selector: LabelSelector) -> _Scrape | None:
-        key = self.cluster_workload_for(namespace, selector)
-        return self.scrapes.get(key) if key is not None else None
-
-    def cluster_workload_for(self, namespace: str, selector: LabelSelector) -> str | None:
+    def _matching(self, namespace: str, selector: LabelSelector) -> list[tuple[Workload, _Scrape]]:
+        """The scrapes of the workloads whose pods ``selector`` matches, as metrics-server answers a
+        label selector: usually one workload's own (its index), else every workload it matches."""
         workload = self.cluster.workload_for_selector(namespace, selector)
-        return workload.key if workload is not None else None
+        if workload is not None:
+            scrape = self.scrapes.get(workload.key)
+            return [(workload, scrape)] if scrape is not None else []
+        return [
+            (w, self.scrapes[w.key])
+            for w in self.cluster.workloads.values()
+            if w.namespace == namespace and w.key in self.scrapes and selector.matches(w.template.view.labels)
+        ]
 
     def resource_metrics(
         self, namespace: str, selector: LabelSelector, resource: str, container: str
     ) -> Mapping[str, PodMetric]:
-        scrape = self._workload_scrape(namespace, selector)
-        if scrape is None:
+        parts = []
+        for workload, scrape in self._matching(namespace, selector):
+            samples = scrape.cpu if resource == CPU else scrape.memory if resource == MEMORY else {}
+            if samples and container:
+                samples = self._container_share(workload, samples, resource, container)
+            if samples:
+                parts.append(samples)
+        if not parts:
             raise MetricsError("no metrics returned from resource metrics API")
-        samples = scrape.cpu if resource == CPU else scrape.memory if resource == MEMORY else {}
-        if not samples:
-            raise MetricsError("no metrics returned from resource metrics API")
-        if container:
-            return self._container_share(namespace, selector, samples, resource, container)
-        return samples
+        return parts[0] if len(parts) == 1 else {n: m for part in parts for n, m in part.items()}
 
     def _container_share(
-        self,
-        namespace: str,
-        selector: LabelSelector,
-        samples: Mapping[str, PodMetric],
-        resource: str,
-        container: str,
+        self, workload: Workload, samples: Mapping[str, PodMetric], resource: str, container: str
     ) -> Mapping[str, PodMetric]:
         """A container's part of its pod's usage, in proportion to its request."""
-        key = self.cluster_workload_for(namespace, selector)
-        workload = self.cluster.workloads[key] if key else None
-        if workload is None:
-            return {}
         containers = workload.template.view.containers
         total = sum(c.requests[resource] for c in containers)
         mine = next((c.requests[resource] for c in containers if c.name == container), None)
@@ -227,10 +224,10 @@ class MetricsPipeline:
     def pod_metrics(
         self, namespace: str, name: str, selector: LabelSelector, metric_selector: LabelSelector | None
     ) -> Mapping[str, PodMetric]:
-        scrape = self._workload_scrape(namespace, selector)
-        if scrape is None or name not in scrape.per_pod or not scrape.per_pod[name]:
+        parts = [s.per_pod[name] for _, s in self._matching(namespace, selector) if s.per_pod.get(name)]
+        if not parts:
             raise MetricsError(f"no metrics returned from custom metrics API for {name}")
-        return scrape.per_pod[name]
+        return parts[0] if len(parts) == 1 else {n: m for part in parts for n, m in part.items()}
 
     def object_metric(
         self,

@@ -14,23 +14,27 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from kubetide.cluster.options import AutoscalingOptions
-from kubetide.hpa.config import HPAConfig
 from kubetide.model.node import NodeView
+from kubetide.model.resources import CPU, MEMORY
 from kubetide.model.workloads import SCALABLE_KINDS
 from kubetide.sim.ca_runner import ClusterAutoscalerRunner
 from kubetide.sim.cloud.listener import NodeAddress
 from kubetide.sim.cloud.simulated import SimulatedCloud
 from kubetide.sim.cluster.cluster import SimCluster
-from kubetide.sim.cluster.workloads import ReplicatedWorkload
+from kubetide.sim.cluster.workloads import JobWorkload, ReplicatedWorkload
 from kubetide.sim.engine import Engine
+from kubetide.sim.escalator_runner import EscalatorRunner
 from kubetide.sim.hpa_runner import HPARunner
 from kubetide.sim.loads import build_loads
 from kubetide.sim.metrics import MetricsPipeline
 from kubetide.sim.output.events import EventLog
 from kubetide.sim.output.meta import ReportMeta
 from kubetide.sim.output.summary import Summary
-from kubetide.sim.output.timeline import Timeline, timeline_columns
+from kubetide.sim.output.timeline import Timeline, group_extra_columns, timeline_columns
 from kubetide.sim.rng import RngFactory, deterministic_phase
 from kubetide.sim.scenario.model import Scenario
 from kubetide.sim.scenario.objects import object_key
@@ -38,7 +42,7 @@ from kubetide.sim.summary import SummaryBuilder
 
 __all__ = ["IMPLEMENTED_AUTOSCALERS", "Simulation", "SimulationResult"]
 
-IMPLEMENTED_AUTOSCALERS = ("hpa", "cluster-autoscaler")
+IMPLEMENTED_AUTOSCALERS = ("hpa", "cluster-autoscaler", "escalator")
 
 Progress = Callable[[float], None]
 
@@ -116,14 +120,12 @@ class Simulation:
         self.hpa: HPARunner | None = None
         settings = spec.autoscalers.hpa
         if settings.is_enabled(scenario.has_hpa_objects()):
-            config = HPAConfig(
-                tolerance=settings.tolerance,
-                downscale_stabilization=float(settings.downscaleStabilization),
-                cpu_initialization_period=float(settings.cpuInitializationPeriod),
-                initial_readiness_delay=float(settings.initialReadinessDelay),
-                sync_period=float(settings.syncPeriod),
-            )
+            config = settings.config()
             self.hpa = HPARunner(self.engine, self.cluster, self.metrics, config, self.events)
+        self.escalator: EscalatorRunner | None = None
+        esc_settings = spec.autoscalers.escalator
+        if esc_settings is not None and esc_settings.enabled:
+            self.escalator = EscalatorRunner(self.engine, self.cluster, self.cloud, esc_settings, self.events)
         self.ca: ClusterAutoscalerRunner | None = None
         ca_settings = spec.autoscalers.clusterAutoscaler
         if ca_settings is not None and ca_settings.enabled:
@@ -131,13 +133,30 @@ class Simulation:
                 {name: ca_settings.flag(name) for name in ca_settings.flags}
             )
             self.ca = ClusterAutoscalerRunner(
-                self.engine, self.cluster, self.cloud, options, self.events, self.seed
+                self.engine,
+                self.cluster,
+                self.cloud,
+                options,
+                self.events,
+                self.seed,
+                self._ca_groups(options),
             )
         self.watch: dict[str, _WorkloadWatch] = {}
         self.node_max: dict[str, int] = dict.fromkeys(self.groups, 0)
         self.workload_keys: list[str] = []
         self.timeline: Timeline | None = None
         self._progress: Progress | None = None
+        self._group_slots: tuple[int, dict[str, npt.NDArray[np.intp]]] | None = None
+
+    def _ca_groups(self, options: AutoscalingOptions) -> list[str] | None:
+        """The groups CA manages: ``--nodes``' names when given (the scenario checks keep the batch
+        autoscaler's out of them), else every group the batch autoscaler does not own; None: all."""
+        if options.nodes:
+            return [spec.split(":", 2)[-1] for spec in options.nodes]
+        if self.escalator is None:
+            return None
+        owned = {g.cloud_provider_group_name for g in self.escalator.groups}
+        return [g for g in self.groups if g not in owned]
 
     # --- setup ------------------------------------------------------------------------------------
 
@@ -153,7 +172,8 @@ class Simulation:
         for key in self.workload_keys:
             replicas = self._replicas(key)
             self.watch[key] = _WorkloadWatch(replicas, replicas, capacity_per_pod=self.capacity.get(key))
-        self.timeline = Timeline(timeline_columns(self.groups, self.workload_keys))
+        contract = timeline_columns(self.groups, self.workload_keys)
+        self.timeline = Timeline([*contract, *group_extra_columns(self.groups)], csv_columns=len(contract))
         for i, action in enumerate(self.scenario.spec.actions):
             self.engine.schedule_at(float(action.at), partial(self._act, action, i), priority=5)
         for group in self.scenario.spec.nodeGroups:
@@ -167,6 +187,9 @@ class Simulation:
         if self.ca is not None:
             scan = self.ca.options.scan_interval
             self.ca.start(phase=round(deterministic_phase(self.seed, "cluster-autoscaler", scan), 3))
+        if self.escalator is not None:
+            # Escalator runs one loop at start-up, then every scan interval (upstream RunForever).
+            self.escalator.start(phase=0.0)
 
     def _announce_fault(self, group: str, index: int, fault: Any) -> None:
         """``FaultStarted`` / ``FaultEnded`` scenario events around each fault's window."""
@@ -208,6 +231,8 @@ class Simulation:
                 self.hpa.restart()
             if action.restart == "cluster-autoscaler" and self.ca is not None:
                 self.ca.restart()
+            if action.restart == "escalator" and self.escalator is not None:
+                self.escalator.restart()
             self.events.emit(
                 now,
                 "scenario",
@@ -264,9 +289,45 @@ class Simulation:
                 # A row stands for the step up to the next one; the row at the very end for nothing.
                 watch.overloaded_seconds += min(self.resolution, self.duration - now)
         row += [float(len(self.cluster.pending_pods)), self.cloud.cost_per_hour()]
+        row.append(float(self.cluster.stats.take_window_max()))
+        unschedulable = sum(1 for p in self.cluster.pending_pods.values() if p.unschedulable is not None)
+        row += [float(unschedulable), float(len(self.cluster.pending_pods) - unschedulable)]
+        running = succeeded = 0
+        for workload in self.cluster.workloads.values():
+            if isinstance(workload, JobWorkload):
+                succeeded += workload.succeeded
+                running += sum(1 for p in workload.pods.values() if p.phase == "Running")
+        row += [float(running), float(succeeded)]
+        requested = self._requested_by_group()
+        cost = self.cloud.cost_per_hour_by_group()
+        for group in self.groups:
+            cpu, memory = requested.get(group, (float("nan"), float("nan")))
+            row += [cpu, memory, cost.get(group, 0.0)]
         self.timeline.append(row)
         if self._progress is not None:
             self._progress(now)
+
+    def _requested_by_group(self) -> dict[str, tuple[float, float]]:
+        """Per group, cpu and memory requested by the pods bound to its Ready nodes, in percent of
+        their allocatable (what scale-down's utilization reads); groups without a Ready node are absent.
+        The slots per group are recomputed only when the nodes change (the snapshot's node epoch)."""
+        snap = self.cluster.snapshot
+        if self._group_slots is None or self._group_slots[0] != snap.node_epoch:
+            slots: dict[str, list[int]] = {}
+            for node in self.cluster.nodes.values():
+                if node.ready:
+                    slots.setdefault(node.group, []).append(node.slot)
+            self._group_slots = (snap.node_epoch, {g: np.asarray(s, np.intp) for g, s in slots.items()})
+        cpu, memory = snap.column(CPU), snap.column(MEMORY)
+        out: dict[str, tuple[float, float]] = {}
+        for group, idx in self._group_slots[1].items():
+            alloc = snap.allocatable[idx]
+            used = snap.requested[idx]
+            out[group] = (
+                _percent(used[:, cpu].sum(), alloc[:, cpu].sum()),
+                _percent(used[:, memory].sum(), alloc[:, memory].sum()),
+            )
+        return out
 
     # --- run --------------------------------------------------------------------------------------
 
@@ -287,6 +348,7 @@ class Simulation:
             workloads=tuple(self.workload_keys),
             hpa_targets=self._hpa_targets(),
             capacity_per_pod={k: v for k, v in self.capacity.items() if v is not None},
+            escalator=self.escalator.group_series() if self.escalator is not None else {},
         )
         return SimulationResult(summary, self.timeline, self.events, meta, wall)
 
@@ -303,3 +365,7 @@ class Simulation:
                 ):
                     out[key] = {"cpu_utilization": float(m.target.average_utilization)}
         return out
+
+
+def _percent(used: float, allocatable: float) -> float:
+    return 100.0 * float(used) / float(allocatable) if allocatable > 0 else float("nan")

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from kubetide.sim.cluster.workloads import ReplicatedWorkload
 from kubetide.sim.output.summary import (
     ClusterAutoscalerSummary,
+    EscalatorSummary,
     GroupSummary,
     HpaSummary,
     NodesSummary,
@@ -82,7 +83,10 @@ class SummaryBuilder:
             nodes=nodes,
             workloads=workloads,
             cluster_autoscaler=_ca_summary(sim),
-            hpa=HpaSummary(rescales=sim.hpa.rescales if sim.hpa is not None else 0),
+            hpa=HpaSummary(
+                rescales=sim.hpa.rescales if sim.hpa is not None else 0, enabled=sim.hpa is not None
+            ),
+            escalator=_escalator_summary(sim),
             extra={
                 "simulated_seconds_per_wall_second": round(end / wall_seconds, 1)
                 if wall_seconds > 0
@@ -115,5 +119,31 @@ def _ca_summary(sim: Simulation) -> ClusterAutoscalerSummary:
         failed_scale_ups=s.failed_scale_ups,
         backoffs=s.backoffs,
         unregistered_removed=s.unregistered_removed,
+        enabled=True,
         extra={"failed_instances_removed": s.failed_removed, "loops": sim.ca.loops},
+    )
+
+
+def _escalator_summary(sim: Simulation) -> EscalatorSummary:
+    """The contract's four counts; beside them the untaints, per-group counts, would-be actions of dry
+    mode, and Escalator's own metrics at the end of the run (its Prometheus names and labels)."""
+    runner = sim.escalator
+    if runner is None:
+        return EscalatorSummary()  # the contract's block, all zero; tables and report leave it out
+    s = runner.stats
+    return EscalatorSummary(
+        scale_ups=s.total("scale_ups"),
+        nodes_added=s.total("nodes_added"),
+        nodes_tainted=s.total("nodes_tainted"),
+        nodes_removed=s.total("nodes_removed"),
+        enabled=True,
+        extra={
+            "nodes_untainted": s.total("nodes_untainted"),
+            "pods_on_removed_nodes": s.total("pods_on_removed_nodes"),
+            "loops": s.loops,
+            "errors": s.errors,
+            "dry_run_actions": dict(sorted(s.dry_run_actions.items())),
+            "by_group": {name: g.as_json() for name, g in s.by_group.items()},
+            "metrics": runner.metric_values(),
+        },
     )

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
+from kubetide.model.errors import ManifestError
 from kubetide.sim.cluster.workloads import JobWorkload
+from kubetide.sim.hpa_runner import SimScaleTargets
+from kubetide.sim.metrics import MetricsPipeline
 
 from .builders import add_ready_node, cluster, deployment, node
 
@@ -441,3 +446,75 @@ def test_a_node_ready_again_within_five_minutes_keeps_its_pods() -> None:
     c.set_node_ready(250.0, "n1", False)  # a new NotReady spell: its own 300 s
     engine.run(549.0)
     assert len(c.nodes["n1"].pods) == 2 and not [e for e in events.items if e[1] == "controller"]
+
+
+def _tolerating(name: str, tolerations: list[dict[str, object]]) -> dict[str, object]:
+    manifest = _bare_pod(name, "100m")
+    manifest["spec"]["tolerations"] = tolerations  # type: ignore[index]
+    return manifest
+
+
+def test_toleration_seconds_decide_when_pods_of_a_not_ready_node_go() -> None:
+    """The taint manager evicts each pod after the shortest tolerationSeconds of its tolerations of
+    not-ready:NoExecute; no such toleration: the admission plugin's 300 s; one without seconds: never."""
+    not_ready = {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"}
+    engine, c, events = cluster()
+    add_ready_node(c, node("n1"))
+    c.apply(_tolerating("quick", [{**not_ready, "tolerationSeconds": 30}]), 0.0)
+    c.apply(_tolerating("both", [{**not_ready, "tolerationSeconds": 600}, {"operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 60}]), 0.0)  # fmt: skip
+    c.apply(_tolerating("default", []), 0.0)
+    c.apply(_tolerating("forever", [not_ready]), 0.0)
+    c.apply(_tolerating("now", [{**not_ready, "tolerationSeconds": 0}]), 0.0)
+    engine.run(10.0)
+    c.set_node_ready(20.0, "n1", False)
+
+    def evicted_at() -> dict[str, float]:
+        return {e[3].split("/")[-1]: e[0] for e in events.items if e[2] == "TaintManagerEviction"}
+
+    engine.run(1000.0)
+    assert evicted_at() == {"now": 20.0, "quick": 50.0, "both": 80.0, "default": 320.0}
+    assert c.pods["default/forever"].node == "n1"
+
+
+def test_toleration_seconds_need_effect_no_execute() -> None:
+    _, c, _ = cluster()
+    with pytest.raises(ManifestError, match="only allowed with effect NoExecute"):
+        c.apply(_tolerating("bad", [{"key": "x", "operator": "Exists", "tolerationSeconds": 5}]), 0.0)
+
+
+def test_a_pod_for_another_scheduler_stays_pending_without_a_verdict() -> None:
+    engine, c, events = cluster()
+    add_ready_node(c, node("n1"))
+    other = _bare_pod("custom", "100m")
+    other["spec"]["schedulerName"] = "volcano"  # type: ignore[index]
+    c.apply(other, 0.0)
+    c.apply(_bare_pod("normal", "100m"), 0.0)
+    engine.run(30.0)
+    assert c.pods["default/normal"].node == "n1"
+    pending = c.pods["default/custom"]
+    assert pending.node is None and pending.unschedulable is None
+    assert "FailedScheduling" not in events.reasons("scheduler")
+
+
+def test_the_hpa_sees_every_pod_its_target_selector_matches() -> None:
+    """Two Deployments whose pods share app=web (stable and canary): the scale target's selector
+    app=web lists both, as the API server's label selector does; a selector only one workload's pods
+    match keeps the fast path."""
+    engine, c, _ = cluster()
+    add_ready_node(c, node("n1", cpu=8000))
+    stable = deployment("web", 3)
+    canary = deployment("web-canary", 1, labels={"app": "web", "track": "canary"})
+    canary["spec"]["selector"] = {"matchLabels": {"app": "web", "track": "canary"}}
+    c.apply(stable, 0.0)
+    c.apply(canary, 0.0)
+    engine.run(30.0)
+    web = c.workloads["Deployment/default/web"]
+    assert c.workload_for_selector("default", web.selector) is None  # shared: no shortcut
+    canary_workload = c.workloads["Deployment/default/web-canary"]
+    assert c.workload_for_selector("default", canary_workload.selector) is canary_workload
+    targets = SimScaleTargets(c)
+    assert len(targets.list_pods("default", web.selector)) == 4
+    assert len(targets.list_pods("default", canary_workload.selector)) == 1
+    metrics = MetricsPipeline(c, [], 30.0)
+    metrics.scrape(30.0)
+    assert len(metrics.resource_metrics("default", web.selector, "cpu", "")) == 4

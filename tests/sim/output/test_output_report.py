@@ -139,3 +139,21 @@ def test_long_timelines_are_downsampled_in_the_page() -> None:
     d = re.search(r'<path class="line" data-label="a Ready" d="([^"]+)"', nodes).group(1)
     assert d.count("L") < 2100
     assert len(html) < 2_000_000
+
+
+def test_report_and_tables_show_only_the_autoscalers_that_ran() -> None:
+    from kubetide.sim.output.summary_text import render_summary
+
+    run = fake_run()
+    run.summary.hpa.enabled, run.summary.hpa.rescales = True, 7
+    run.summary.cluster_autoscaler.enabled = False
+    html = render_report(run.summary, run.timeline, run.events, run.meta)
+    text = render_summary(run.summary)
+    card, row = '<div class="label">Cluster autoscaler</div>', "<td>cluster-autoscaler</td>"
+    assert '<div class="label">HPA</div>' in html and "7 rescales" in html and "\n  hpa " in text
+    assert card not in html and row not in html
+    assert "\n  cluster-autoscaler " not in text
+    run.summary.cluster_autoscaler.enabled = True
+    html = render_report(run.summary, run.timeline, run.events, run.meta)
+    assert card in html and row in html
+    assert "\n  cluster-autoscaler " in render_summary(run.summary)

@@ -10,8 +10,8 @@ sizes, and which instances were already failing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from kubetide.cloud.instance import (
     CloudProviderError,
@@ -26,6 +26,7 @@ from kubetide.cluster.backoff import ExponentialBackoff
 from kubetide.cluster.clusterstate.creation_errors import creation_error_groups, scale_up_failed_message
 from kubetide.cluster.clusterstate.health import is_cluster_healthy, is_node_group_healthy
 from kubetide.cluster.clusterstate.incorrect import IncorrectSize, incorrect_size, size_fix_delta
+from kubetide.cluster.clusterstate.persisted import PersistedState
 from kubetide.cluster.clusterstate.ranges import AcceptableRange, acceptable_range
 from kubetide.cluster.clusterstate.readiness import Readiness, classify_node, unregistered_bucket
 from kubetide.cluster.clusterstate.requests import (
@@ -33,6 +34,7 @@ from kubetide.cluster.clusterstate.requests import (
     RequestOutcome,
     ScaleDownRequest,
     ScaleUpRequest,
+    progress_timeout_error,
     register_scale_up,
     request_outcome,
     timeout_error,
@@ -40,7 +42,7 @@ from kubetide.cluster.clusterstate.requests import (
 )
 from kubetide.cluster.clusterstate.unregistered import UnregisteredNode, unregistered_to_delete
 from kubetide.cluster.options import AutoscalingOptions, node_group_options
-from kubetide.cluster.reasons import EventReason, ReadinessBucket, ScaleUpActivity
+from kubetide.cluster.reasons import EventReason, KubetideEventReason, ReadinessBucket, ScaleUpActivity
 from kubetide.model.node import NodeView
 
 __all__ = ["ClusterEvent", "ClusterStateRegistry", "FailedScaleUp", "ScaleUpRevert", "UpdateResult"]
@@ -53,7 +55,7 @@ class ClusterEvent:
     """An event to record: ``object`` is a node group id, a node, or None for the status ConfigMap."""
 
     type: str
-    reason: EventReason
+    reason: EventReason | KubetideEventReason
     message: str
     object: str | None = None
 
@@ -100,6 +102,12 @@ class ClusterStateRegistry:
         self.scale_up_requests: dict[str, ScaleUpRequest] = {}
         self.scale_down_requests: list[ScaleDownRequest] = []
         self.unregistered: dict[str, UnregisteredNode] = {}
+        self._updated = False  # True after the first update_nodes of this process
+        self._restored_failing: frozenset[str] = frozenset()  # failing instances the last process saw
+        # Instances of a group when its scale-up request began (--scale-up-progress-timeout).
+        self._instances_at_request: dict[str, int] = {}
+        # Registered nodes of a group when its scale-up request began or last made progress.
+        self._registered_at_request: dict[str, int] = {}
         self.incorrect_sizes: dict[str, IncorrectSize] = {}
         self.acceptable_ranges: dict[str, AcceptableRange] = {}
         self.per_group_readiness: dict[str, Readiness] = {}
@@ -125,18 +133,43 @@ class ClusterStateRegistry:
 
     # -- requests ----------------------------------------------------------------------------------
     def register_scale_up(self, group_id: str, delta: int, now: float) -> None:
+        """``RegisterScaleUp``, except (kubetide) that more nodes asked of a group that has registered
+        none since its request began do not restart the provision clock: upstream restarts it, so pods
+        that go pending during a silent stockout put the failover off by the time they waited. A group
+        that is delivering (a node registered since) restarts it as upstream does."""
         provision = self.group_options(group_id).max_node_provision_time
-        request = register_scale_up(self.scale_up_requests.get(group_id), group_id, delta, now, provision)
+        existing = self.scale_up_requests.get(group_id)
+        registered = len(self.per_group_readiness.get(group_id, Readiness()).registered)
+        request = register_scale_up(existing, group_id, delta, now, provision)
         if request is None:
             self.scale_up_requests.pop(group_id, None)
-        else:
-            self.scale_up_requests[group_id] = request
+            self._registered_at_request.pop(group_id, None)
+            return
+        if existing is None:
+            self._instances_at_request[group_id] = len(self._instances.get(group_id, []))
+        if existing is None or (delta > 0 and registered > self._registered_at_request.get(group_id, 0)):
+            self._registered_at_request[group_id] = registered
+        elif delta > 0:
+            request = replace(request, time=existing.time, expected_add_time=existing.expected_add_time)
+        self.scale_up_requests[group_id] = request
 
     def register_scale_down(self, group_id: str, node: str, now: float) -> None:
         self.scale_down_requests.append(ScaleDownRequest(group_id, node, now, now + SCALE_DOWN_REQUEST_TTL_S))
 
-    def register_failed_scale_up(self, group_id: str, error: InstanceErrorInfo, now: float) -> None:
-        self.backoff.backoff(group_id, error, now)
+    def register_failed_scale_up(
+        self, group_id: str, error: InstanceErrorInfo, now: float, min_duration: float = 0.0
+    ) -> None:
+        self.backoff.backoff(group_id, error, now, min_duration)
+
+    def timeout_backoff_floor(self, group_id: str) -> float:
+        """kubetide: how long a group whose scale-up timed out stays backed off at least: its provision
+        time and two scan intervals. Upstream's 5m is shorter than the 15m it took to find the failure,
+        so with two silent stockouts CA returns to the first while the second, chosen at the failure, is
+        still timing out, and the two alternate before a healthy group is ever tried. With the floor, the
+        group chosen at the failure has timed out (found at most one loop after its deadline) or
+        succeeded before this one is eligible again. Below the initial backoff it changes nothing."""
+        provision = self.group_options(group_id).max_node_provision_time
+        return provision + 2 * self.options.scan_interval
 
     # -- the update --------------------------------------------------------------------------------
     def update_nodes(self, nodes: Sequence[NodeView], now: float) -> UpdateResult:
@@ -156,6 +189,7 @@ class ClusterStateRegistry:
         self._handle_creation_errors(now, loop)
         self._update_ranges()
         self._update_incorrect_sizes(now)
+        self._updated = True
         return UpdateResult(tuple(loop.events), tuple(loop.reverts), tuple(loop.failures))
 
     def _is_deleted(self, node: NodeView) -> bool:
@@ -179,8 +213,18 @@ class ClusterStateRegistry:
                     continue
                 old = self.unregistered.get(inst.id)
                 # The first-seen time survives as long as the instance stays unregistered.
-                seen[inst.id] = old if old is not None else UnregisteredNode(inst.id, gid, now)
+                if old is None:
+                    old = UnregisteredNode(inst.id, gid, self._first_seen(inst, now))
+                seen[inst.id] = old
         self.unregistered = seen
+
+    def _first_seen(self, inst: Instance, now: float) -> float:
+        """kubetide: an instance a just-started autoscaler finds unregistered has been so since the cloud
+        created it, when the cloud says (upstream: since now, so restarts postpone its removal)."""
+        created = inst.creation_time
+        if self._updated or created is None or created > now:
+            return now
+        return created
 
     def _update_readiness(
         self, nodes: Sequence[NodeView], node_group: dict[str, NodeGroup | None], now: float
@@ -218,11 +262,35 @@ class ClusterStateRegistry:
             )
         self.acceptable_ranges = ranges
 
+    def _no_progress(self, gid: str, request: ScaleUpRequest, now: float) -> bool:
+        """``--scale-up-progress-timeout`` ran out and the group has no instance newer than the request
+        (by creation time when the cloud reports it, else by count against the request's start)."""
+        timeout = self.options.scale_up_progress_timeout
+        if timeout <= 0 or not request.time + timeout < now:
+            return False
+        instances = self._instances.get(gid, [])
+        if all(i.creation_time is not None for i in instances):
+            return not any(i.creation_time >= request.time for i in instances if i.creation_time is not None)
+        baseline = self._instances_at_request.get(gid)
+        return baseline is not None and len(instances) <= baseline
+
     def _update_scale_requests(self, now: float, loop: _Loop) -> None:
         self.backoff.remove_stale(now)
         for gid, request in list(self.scale_up_requests.items()):
             outcome = request_outcome(request, self._raw_upcoming(gid), now)
-            if outcome is RequestOutcome.FULFILLED:
+            if outcome is RequestOutcome.PENDING and self._no_progress(gid, request, now):
+                # kubetide: fails as a stockout would, long before --max-node-provision-time.
+                error = progress_timeout_error(request, now)
+                message = (
+                    f"Nodes added to group {gid} failed: {error.error_message} (--scale-up-progress-timeout)"
+                )
+                loop.events.append(ClusterEvent("Warning", EventReason.SCALE_UP_TIMED_OUT, message, gid))
+                floor = self.options.scale_up_progress_timeout + 2 * self.options.scan_interval
+                self.register_failed_scale_up(gid, error, now, floor)
+                loop.failures.append(FailedScaleUp(gid, error, request.increase, now))
+                loop.reverts.append(ScaleUpRevert(gid, -request.increase))
+                del self.scale_up_requests[gid]
+            elif outcome is RequestOutcome.FULFILLED:
                 del self.scale_up_requests[gid]
             elif outcome is RequestOutcome.TIMED_OUT:
                 error = timeout_error(request, now)
@@ -231,11 +299,15 @@ class ClusterStateRegistry:
                         "Warning", EventReason.SCALE_UP_TIMED_OUT, timeout_event_message(request, now), gid
                     )
                 )
-                self.register_failed_scale_up(gid, error, now)
+                self.register_failed_scale_up(gid, error, now, self.timeout_backoff_floor(gid))
                 loop.failures.append(FailedScaleUp(gid, error, request.increase, now))
                 # 1.36+: give back the whole recorded increase, even if some of it came up.
                 loop.reverts.append(ScaleUpRevert(gid, -request.increase))
                 del self.scale_up_requests[gid]
+        for gid in set(self._registered_at_request) - set(self.scale_up_requests):
+            del self._registered_at_request[gid]
+        for gid in set(self._instances_at_request) - set(self.scale_up_requests):
+            del self._instances_at_request[gid]
         self.scale_down_requests = [r for r in self.scale_down_requests if not r.expected_delete_time < now]
 
     def _handle_creation_errors(self, now: float, loop: _Loop) -> None:
@@ -367,11 +439,57 @@ class ClusterStateRegistry:
         for gid in self.acceptable_ranges:
             upcoming = self._raw_upcoming(gid)
             if upcoming > 0 and gid not in self.scale_up_requests:
-                self.register_scale_up(gid, upcoming, now)
+                # kubetide: timed from the oldest instance still on its way, when the cloud says when it
+                # was created; otherwise (nothing created: a silent stockout) from now.
+                since = [u.since for u in self.unregistered.values() if u.group == gid]
+                self.register_scale_up(gid, upcoming, min([now, *since]))
                 adopted[gid] = upcoming
         if adopted:
             self._update_ranges()
         return adopted
+
+    def adopted_creation_errors(self, adopted: Mapping[str, int], now: float) -> UpdateResult:
+        """kubetide (restart safety): the creation errors of groups whose scale-up was just adopted.
+
+        The first update ran before the adoption, so it saw these groups as not scaling up and only
+        marked their failed instances as seen: a restart between a scale-up and the discovery of its
+        failure would skip the backoff. Instances the previous process had already seen failing (its
+        restored state) are not counted again."""
+        loop = _Loop()
+        for gid in sorted(adopted):
+            for failure in creation_error_groups(self._instances.get(gid, []), self._restored_failing):
+                if not failure.unseen_ids or not self.is_node_group_scaling_up(gid):
+                    continue
+                count = len(failure.unseen_ids)
+                message = scale_up_failed_message(gid, failure, count)
+                loop.events.append(ClusterEvent("Warning", EventReason.SCALE_UP_FAILED, message, gid))
+                self.register_scale_up(gid, -count, now)
+                self.register_failed_scale_up(gid, failure.error, now)
+                loop.failures.append(FailedScaleUp(gid, failure.error, count, now))
+        if loop.failures:
+            self._update_ranges()
+        return UpdateResult(tuple(loop.events), tuple(loop.reverts), tuple(loop.failures))
+
+    def persisted_state(self) -> PersistedState:
+        """What a restarted autoscaler must read back (see :mod:`.persisted`)."""
+        return PersistedState(
+            dict(self.scale_up_requests),
+            dict(self._registered_at_request),
+            self.backoff.entries(),
+            dict(self.unregistered),
+            self._failing,
+        )
+
+    def restore(self, state: PersistedState) -> None:
+        """At start, before the first update: the previous process's requests, backoff, unregistered
+        first-seen times and already-failing instances."""
+        self.scale_up_requests.update(state.scale_ups)
+        self._registered_at_request.update(state.registered_at_request)
+        for gid, entry in state.backoff.items():
+            self.backoff.restore(gid, entry)
+        self.unregistered.update(state.unregistered)
+        self._failing = self._failing | state.failing
+        self._restored_failing = self._restored_failing | state.failing
 
     def instance_state(self, instance_id: str) -> InstanceState | None:
         """The cloud state of the instance with this id (a Node's providerID), as read this loop."""

@@ -19,6 +19,7 @@ __all__ = [
     "RequestOutcome",
     "ScaleDownRequest",
     "ScaleUpRequest",
+    "progress_timeout_error",
     "register_scale_up",
     "request_outcome",
     "timeout_error",
@@ -84,6 +85,16 @@ def timeout_error(request: ScaleUpRequest, now: float) -> InstanceErrorInfo:
     waited = go_duration(now - request.time)
     return InstanceErrorInfo(
         ErrorClass.Other, "timeout", f"Scale-up timed out for node group {request.group} after {waited}"
+    )
+
+
+def progress_timeout_error(request: ScaleUpRequest, now: float) -> InstanceErrorInfo:
+    """kubetide's ``--scale-up-progress-timeout``: the group made no instance, as in a stockout."""
+    waited = go_duration(now - request.time)
+    return InstanceErrorInfo(
+        ErrorClass.OutOfResources,
+        "progressTimeout",
+        f"Scale-up of node group {request.group} produced no new instance within {waited}",
     )
 
 

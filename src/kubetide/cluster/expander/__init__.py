@@ -43,13 +43,15 @@ class ExpanderDependencies:
     pricing: PricingModel | None = None
     priority_config_map: Callable[[], Mapping[str, str] | None] = field(default=lambda: None)
     gpu_label: str | None = None
+    # When no option has a price, pass them all to the next expander (kubetide) rather than none (CA).
+    price_fall_through: bool = True
 
 
 def _price(deps: ExpanderDependencies) -> Filter:
     if deps.pricing is None:
         # CA exits at startup when the price expander has no pricing model.
         raise ExpanderError("the price expander needs CloudProvider.Pricing(), which is not implemented")
-    return PriceFilter(deps.pricing, gpu_label=deps.gpu_label)
+    return PriceFilter(deps.pricing, gpu_label=deps.gpu_label, fall_through=deps.price_fall_through)
 
 
 def _grpc(deps: ExpanderDependencies) -> Filter:

@@ -7,6 +7,11 @@ the option adds more nodes (tanh); GPU nodes get a prohibitive penalty, groups t
 count double. Lowest wins, exact ties all kept. Prices come from the cloud port's
 :class:`~kubetide.cloud.provider.PricingModel` over ``[now, now + 1h]``; an option whose node or pod
 price fails is dropped.
+
+With ``fall_through`` (what ``--expander=price`` builds; off by default so the filter alone is CA's, as
+the upstream-derived cases pin): when no option has a price at all, CA's chain ends with no option and
+no scale-up; kubetide never invents a price, says so in a ``PricesUnavailable`` warning on the status
+ConfigMap, and passes every option on, so the next expander in ``--expander`` decides.
 """
 
 from __future__ import annotations
@@ -17,7 +22,9 @@ from dataclasses import dataclass
 
 from kubetide.cloud.instance import CloudProviderError
 from kubetide.cloud.provider import PricingModel
+from kubetide.cluster.clusterstate.registry import ClusterEvent
 from kubetide.cluster.expander.option import ExpansionContext, Option
+from kubetide.cluster.reasons import KubetideEventReason
 from kubetide.model.pod import Container, Pod
 from kubetide.model.resources import CPU, MEMORY, Resources
 
@@ -80,6 +87,7 @@ class PriceFilter:
     pricing: PricingModel
     preferred_node: Callable[[int], Resources] = preferred_node_resources
     gpu_label: str | None = None
+    fall_through: bool = False
 
     def best_options(self, options: Sequence[Option], ctx: ExpansionContext) -> list[Option]:
         preferred = self.preferred_node(ctx.cluster_node_count)
@@ -93,4 +101,14 @@ class PriceFilter:
                 lowest, best = score, [o]
             elif score == lowest:
                 best.append(o)
+        if not best and options and self.fall_through:
+            groups = ", ".join(sorted({o.group for o in options}))
+            ctx.events.append(
+                ClusterEvent(
+                    "Warning",
+                    KubetideEventReason.PRICES_UNAVAILABLE,
+                    f"price expander: no price is known for any option ({groups}); the next expander decides",
+                )
+            )
+            return list(options)
         return best

@@ -38,6 +38,8 @@ DEDUPLICATED_REASONS = frozenset(
         EventReason.PRIORITY_CONFIG_MAP_NOT_MATCHED_GROUP,
         EventReason.PRIORITY_CONFIG_MAP_NO_GROUP_MATCHED,
         KubetideEventReason.NODE_TEMPLATE_MISMATCH,
+        KubetideEventReason.NODE_WITHOUT_PROVIDER_ID,
+        KubetideEventReason.PRICES_UNAVAILABLE,
     }
 )
 
@@ -57,6 +59,10 @@ class LoopContext:
     scaled_down: dict[str, int] = field(default_factory=dict)
     failed_scale_ups: dict[str, int] = field(default_factory=dict)
     api_errors: int = 0
+    # Nodes whose deletion failed this loop (drain or DeleteNodes): scale-down waits and skips them.
+    failed_deletions: list[str] = field(default_factory=list)
+    # Ready nodes without providerID that match no instance: no instance is removed as unregistered.
+    unidentified: tuple[str, ...] = ()
 
 
 class Recorder:

@@ -5,7 +5,8 @@ A node CA started deleting carries ``ToBeDeletedByClusterAutoscaler=<unix second
 Every loop, :func:`continue_deletions` looks at every such node that is still within the deletion
 window: it evicts the pods that must go (the Eviction API honours PDBs; a refused eviction is retried
 next loop until ``--max-pod-eviction-time``), and once nothing is left to move it calls
-``DeleteNodes``. A node whose instance is already Deleting in the cloud is left alone, so nothing is
+``DeleteNodes``. Before evicting, drainability is checked again: a pod that can no longer be moved (a
+bare pod that landed on the node) aborts the deletion and the node is untainted. A node whose instance is already Deleting in the cloud is left alone, so nothing is
 asked twice. Because all of this is read from the taint and the cloud, a restarted CA neither forgets
 a half-drained node (upstream strips the taints at start, users' "CA forgets tainted nodes") nor
 deletes it twice. An eviction the API server fails (``ApiError``) counts as not done: the node waits
@@ -28,9 +29,16 @@ from kubetide.model.api import ApiError, ClusterPort, EvictionOutcome, NotFoundE
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import Taint
-from kubetide.scheduling.drainability import DrainContext, Outcome, pod_verdict
+from kubetide.scheduling.drainability import BlockReason, DrainContext, Outcome, pod_verdict
 
-__all__ = ["Deletion", "continue_deletions", "pods_to_evict", "scale_down_reason", "to_be_deleted_taint"]
+__all__ = [
+    "Deletion",
+    "continue_deletions",
+    "pods_to_evict",
+    "scale_down_reason",
+    "to_be_deleted_taint",
+    "undrainable_pod",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +66,30 @@ def pods_to_evict(pods: Sequence[Pod], ctx: DrainContext, evict_daemonsets: bool
         ):
             out.append(pod)
     return out
+
+
+# Reasons that abort a drain in progress: the ones CA's actuator re-checks with no listers and no PDB
+# tracker. A PDB (the eviction API retries it) or a controller's replicas (our own evictions change
+# them) must not abort a drain that was valid when it started.
+_ABORTING = frozenset(
+    {
+        BlockReason.NOT_REPLICATED,
+        BlockReason.UNMOVABLE_KUBE_SYSTEM_POD,
+        BlockReason.NOT_SAFE_TO_EVICT_ANNOTATION,
+        BlockReason.LOCAL_STORAGE_REQUESTED,
+    }
+)
+
+
+def undrainable_pod(pods: Sequence[Pod], ctx: DrainContext) -> tuple[Pod, BlockReason] | None:
+    """The first pod on a draining node that can no longer be moved, with why; None if none."""
+    for pod in pods:
+        if pod.phase in ("Succeeded", "Failed"):
+            continue
+        outcome, reason = pod_verdict(pod, ctx)
+        if outcome is Outcome.BLOCK and reason in _ABORTING:
+            return pod, reason
+    return None
 
 
 def scale_down_reason(node: NodeView, moved: bool) -> str:
@@ -99,13 +131,34 @@ def continue_deletions(
         if is_deleting_in_cloud(node):
             continue
         pods = pods_by_node.get(node.name, ())
+        data: dict[str, object] = {"group": gid, "node": node.name}
+        blocking = undrainable_pod(pods, ctx)
+        if blocking is not None:
+            # Re-checked right before evicting, as later CA versions' actuator does: a pod that cannot be
+            # moved (a bare pod, safe-to-evict "false", local storage, a kube-system pod) landed on the
+            # node after it was chosen; evicting it would lose it, so the deletion is abandoned.
+            _untaint(loop, port, recorder, node.name, data)
+            loop.failed_deletions.append(node.name)
+            pod, why = blocking
+            recorder.emit(
+                loop,
+                CAEvent(
+                    "Warning",
+                    EventReason.SCALE_DOWN_FAILED,
+                    f"Node/{node.name}",
+                    f"failed to drain and delete node: pod {pod.key} can no longer be moved ({why}); "
+                    "deletion aborted",
+                    data,
+                ),
+            )
+            continue
         # DaemonSet pods on occupied nodes are evicted best-effort; they never hold the node.
         to_move = pods_to_evict(pods, ctx, False)
         refused = [p for p in to_move if not _evict(loop, port, p)]
-        data: dict[str, object] = {"group": gid, "node": node.name}
         if refused:
             if now - d.since > max_pod_eviction_time:
                 _untaint(loop, port, recorder, node.name, data)
+                loop.failed_deletions.append(node.name)
                 names = ", ".join(p.key for p in refused)
                 recorder.emit(
                     loop,
@@ -122,6 +175,7 @@ def continue_deletions(
             d.group.delete_nodes([node])
         except CloudProviderError as exc:
             _untaint(loop, port, recorder, node.name, data)
+            loop.failed_deletions.append(node.name)
             recorder.emit(
                 loop,
                 CAEvent(

@@ -159,6 +159,10 @@ def _delete(group: NodeGroup, nodes: Sequence[NodeView], force: bool) -> None:
 def remove_old_unregistered(
     loop: LoopContext, registry: ClusterStateRegistry, options: AutoscalingOptions, recorder: Recorder
 ) -> None:
+    if loop.unidentified:
+        # kubetide: a Ready Node that no instance can be matched to may be any unregistered instance
+        # (it registered without providerID); deleting one could terminate a machine that runs pods.
+        return
     force = options.force_delete_unregistered_nodes
     for gid, nodes in sorted(registry.unregistered_to_delete(loop.now, force).items()):
         group = loop.groups.get(gid)

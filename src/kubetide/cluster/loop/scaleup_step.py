@@ -23,7 +23,7 @@ from kubetide.cluster.loop.world import CAEvent
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.cluster.reasons import EventReason, ScaleUpResult, SkipReason
 from kubetide.cluster.scaleup.orchestrator import GroupState, ScaleUpPlan, ScaleUpSettings, plan_scale_up
-from kubetide.model.node import NodeView
+from kubetide.model.node import HOSTNAME_LABEL, NodeView
 from kubetide.model.pod import Pod
 from kubetide.model.resources import PODS, Resources
 from kubetide.scheduling.equivalence import group_pods
@@ -74,7 +74,10 @@ def estimation_node(template: NodeTemplate, name: str) -> NodeView:
     return replace(
         node,
         name=name,
-        labels=dict(node.labels),
+        # Each upcoming node is a host of its own (CA names upcoming nodes uniquely from the template):
+        # with the template's hostname, every placeholder would be one host to hostname anti-affinity
+        # and topology spread, and pods one per node would never fit on the nodes already requested.
+        labels={**node.labels, HOSTNAME_LABEL: name},
         annotations={**node.annotations, UPCOMING_ANNOTATION: "true"},
         allocatable=node.allocatable - used,
     )

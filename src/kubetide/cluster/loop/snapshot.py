@@ -59,11 +59,14 @@ def build_snapshot(
             view = estimation_node(template, f"{template.node.name}-upcoming-{i}")
             snapshot.add_node(view)
             placeholders.append(view)
+    # Pods the scheduler found no room for; and, with --bypassed-scheduler-names, pods of those
+    # schedulers not yet scheduled, which CA does not wait for a verdict on (its own simulation decides).
+    bypassed = set(options.bypassed_scheduler_names)
     pending = [
         p
         for p in loop.world.pods
         if not p.node_name
-        and p.unschedulable_message is not None
+        and (p.unschedulable_message is not None or p.scheduler_name in bypassed)
         and p.deletion_time is None
         and p.phase not in ("Succeeded", "Failed")
         and not (p.priority < cutoff)

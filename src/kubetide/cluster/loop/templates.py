@@ -10,7 +10,7 @@ compared with the observed node and every resource that differs is reported once
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from kubetide.cloud.instance import CloudProviderError, NodeTemplate, NotImplementedByProvider
@@ -19,9 +19,18 @@ from kubetide.cluster.clusterstate.readiness import NOT_READY_TAINTS, is_node_re
 from kubetide.cluster.scaledown.taints import DELETION_CANDIDATE_TAINT, TO_BE_DELETED_TAINT
 from kubetide.model.node import HOSTNAME_LABEL, NodeView
 from kubetide.model.pod import Pod
+from kubetide.scheduling.predicates.node_affinity import matches_node_selection
+from kubetide.scheduling.predicates.taint_toleration import first_untolerated_taint
 from kubetide.scheduling.utilization import is_daemonset_pod, is_mirror_pod
 
-__all__ = ["TEMPLATE_STABILIZATION_S", "TemplateMismatch", "TemplateProvider", "sanitize"]
+__all__ = [
+    "TEMPLATE_STABILIZATION_S",
+    "TemplateMismatch",
+    "TemplateProvider",
+    "daemonset_exemplars",
+    "sanitize",
+    "with_daemonset_pods",
+]
 
 TEMPLATE_STABILIZATION_S = 60.0
 TEMPLATE_NODE_LABEL = "cluster-autoscaler.kubernetes.io/template-node"
@@ -69,6 +78,41 @@ def sanitize(group: str, node: NodeView, pods: Sequence[Pod], scale_from_unsched
         if p.deletion_time is None and (is_daemonset_pod(p) or is_mirror_pod(p))
     )
     return NodeTemplate(view, kept)
+
+
+def daemonset_exemplars(pods: Iterable[Pod]) -> tuple[Pod, ...]:
+    """One running pod per DaemonSet (by controller), standing for the pod it would put on a new node.
+
+    The loop's world has pods, not DaemonSet objects; a DaemonSet's pods differ only in their node."""
+    seen: dict[tuple[str, str, str], Pod] = {}
+    for p in pods:
+        ctrl = p.controller
+        if ctrl is None or ctrl.kind != "DaemonSet" or p.deletion_time is not None or not p.node_name:
+            continue
+        seen.setdefault((p.namespace, ctrl.name, ctrl.uid), p)
+    return tuple(seen.values())
+
+
+def with_daemonset_pods(template: NodeTemplate, exemplars: Sequence[Pod]) -> NodeTemplate:
+    """CA's ``TemplateNodeInfo`` with forceDaemonSets: the pods of the DaemonSets that would run on the
+    node and that the template does not list yet. Node selection is checked against the template's
+    labels (name-based affinity, which the DaemonSet controller pins per node, against the pod's own
+    node) and taints; resources are not, as upstream's check does not."""
+    node = template.node
+    have = {(p.namespace, c.name) for p in template.pods if (c := p.controller) is not None}
+    added = []
+    for p in exemplars:
+        ctrl = p.controller
+        if ctrl is None or (p.namespace, ctrl.name) in have:
+            continue
+        if not matches_node_selection(p, p.node_name, node.labels):
+            continue
+        if first_untolerated_taint(p, node.taints) is not None:
+            continue
+        added.append(p.evolve(name=f"{p.name}-template", node_name=""))
+    if not added:
+        return template
+    return NodeTemplate(node, (*template.pods, *added))
 
 
 def _good(node: NodeView, now: float) -> bool:
@@ -122,7 +166,12 @@ class TemplateProvider:
         group_of: Callable[[NodeView], str | None],
         pods_by_node: Mapping[str, Sequence[Pod]],
         now: float,
+        daemonsets: Callable[[], Sequence[Pod]] = tuple,
     ) -> tuple[dict[str, NodeTemplate], list[TemplateMismatch]]:
+        """``daemonsets``: one pod per DaemonSet (:func:`daemonset_exemplars`), added to templates that
+        come from the provider, as upstream adds pending DaemonSets to them; called only when one does
+        (it reads every pod)."""
+        exemplars: list[Sequence[Pod]] = []
         out: dict[str, NodeTemplate] = {}
         from_nodes: dict[str, NodeView] = {}
         bad: dict[str, NodeView] = {}
@@ -167,7 +216,9 @@ class TemplateProvider:
                     out[gid] = cached[0]
                     continue
             if claimed is not None:
-                out[gid] = sanitize(gid, claimed.node, claimed.pods, True)
+                if not exemplars:
+                    exemplars.append(daemonsets())
+                out[gid] = with_daemonset_pods(sanitize(gid, claimed.node, claimed.pods, True), exemplars[0])
                 continue
             if gid in bad:
                 out[gid] = sanitize(

@@ -80,6 +80,9 @@ class LoopResult:
     # What live mode's Prometheus metrics and status ConfigMap need, computed by the loop.
     metrics: LoopMetrics | None = None
     status: ClusterAutoscalerStatus | None = None
+    # kubetide: the data of the autoscaler's state ConfigMap (``cluster.clusterstate.persisted``), for
+    # the driver to write; None when the loop has not read the previous state back yet.
+    state: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)

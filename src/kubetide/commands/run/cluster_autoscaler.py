@@ -21,6 +21,7 @@ from kubetide.cluster.flags import CA_FLAGS, FlagSpec
 from kubetide.cluster.loop.world import LoopResult
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.cluster.status import format_last_updated, render_status_yaml
+from kubetide.commands.run.aws import aws_flags, build_aws
 from kubetide.commands.run.common import connect, exit_invalid, start_caches
 from kubetide.commands.run.help import render_help
 from kubetide.commands.run.logs import configure_logging
@@ -39,7 +40,7 @@ from kubetide.kube.world import CAWorldSource
 __all__ = ["REGISTRY", "main"]
 
 COMPONENT = "cluster-autoscaler"
-PROVIDERS = ("kwok",)  # aws: the AWS Auto Scaling provider's issue
+PROVIDERS = ("kwok", "aws")
 log = logging.getLogger("kubetide.cluster-autoscaler")
 
 _LIVE: list[FlagSpec] = [
@@ -52,13 +53,16 @@ _LIVE: list[FlagSpec] = [
         namespace="kube-system",
     ),
     FlagSpec("emit-per-nodegroup-metrics", "bool", False, "per node group min/max/target/backoff gauges"),
+    *aws_flags(),
 ]
 REGISTRY: dict[str, FlagSpec] = {**CA_FLAGS, **{s.name: s for s in _LIVE}}
 USAGE = "kubetide run cluster-autoscaler [CA FLAGS]"
 INTRO = (
     "Cluster Autoscaler's loop against the cluster kubectl would use. Flags are Cluster Autoscaler's\n"
     "(names, defaults, units). --cloud-provider=kwok --cloud-config=FILE manages node groups of Node\n"
-    "objects kubetide creates (for test clusters and dry runs); run `kubetide node-agent` beside it."
+    "objects kubetide creates (for test clusters and dry runs); run `kubetide node-agent` beside it.\n"
+    "--cloud-provider=aws manages Auto Scaling groups (--nodes=MIN:MAX:ASG,\n"
+    "--node-group-auto-discovery=asg:tag=...), region from --aws-region or $AWS_REGION."
 )
 
 
@@ -87,20 +91,19 @@ def main(argv: Sequence[str]) -> None:
     leader = leader_from(values, name_flag="leader-elect-resource-name", namespace=options.namespace)
     settings = settings_from(COMPONENT, parsed, address=options.address, leader=leader)
     configure_logging(settings.logging_format, settings.verbosity, COMPONENT)
-    rest = connect(COMPONENT, settings.kubeconfig)
-    try:
-        provider: CloudProvider = build_kwok_provider(
-            options.cloud_config,
-            options.nodes,
-            namespace=options.namespace,
-            kubeconfig=settings.kubeconfig,
-            dry_run=settings.dry_run,
+    # The provider first: its flag problems exit 2 before the cluster is contacted.
+    if values["cloud-provider"] == "aws":
+        provider: CloudProvider = build_aws(
+            COMPONENT,
+            nodes=options.nodes,
+            auto_discovery=options.node_group_auto_discovery,
+            region=str(values["aws-region"]),
+            endpoint_url=str(values["aws-endpoint-url"]),
+            price_file=str(values["aws-price-file"]),
         )
-    except KwokConfigError as exc:
-        exit_invalid(COMPONENT, [("cloud-config", str(e)) for e in exc.errors])
-    except KubeAccessError as exc:
-        print(f"kubetide run {COMPONENT}: {exc}", file=sys.stderr)
-        sys.exit(1)
+    else:
+        provider = _kwok(options, settings.kubeconfig, settings.dry_run)
+    rest = connect(COMPONENT, settings.kubeconfig)
     runtime = Runtime(
         settings,
         rest,
@@ -110,6 +113,22 @@ def main(argv: Sequence[str]) -> None:
         rest, options, provider, runtime, per_nodegroup=bool(values["emit-per-nodegroup-metrics"])
     )
     sys.exit(runtime.run(component))
+
+
+def _kwok(options: AutoscalingOptions, kubeconfig: str | None, dry_run: bool) -> CloudProvider:
+    try:
+        return build_kwok_provider(
+            options.cloud_config,
+            options.nodes,
+            namespace=options.namespace,
+            kubeconfig=kubeconfig,
+            dry_run=dry_run,
+        )
+    except KwokConfigError as exc:
+        exit_invalid(COMPONENT, [("cloud-config", str(e)) for e in exc.errors])
+    except KubeAccessError as exc:
+        print(f"kubetide run {COMPONENT}: {exc}", file=sys.stderr)
+        sys.exit(1)
 
 
 class ClusterAutoscalerComponent:

@@ -24,13 +24,14 @@ import yaml
 from kubetide.cloud.provider import CloudProvider
 from kubetide.cloud.providers.kwok import KwokConfigError, build_kwok_provider, load_cloud_config
 from kubetide.cluster.flags import FlagSpec
+from kubetide.commands.run.aws import aws_flags, build_aws
 from kubetide.commands.run.common import connect, exit_invalid, start_caches
 from kubetide.commands.run.help import render_help
 from kubetide.commands.run.logs import configure_logging
 from kubetide.commands.run.runtime import HealthLimits, Runtime
 from kubetide.commands.run.settings import LeaderElection, leader_flags, live_flags, parse_line, settings_from
 from kubetide.escalator import EscalatorDriver, NodeGroupOptions, TickResult
-from kubetide.escalator.config import node_group_from_yaml, validate_node_group
+from kubetide.escalator.config import Location, node_groups_from_entries
 from kubetide.kube.actuation import KubeClusterPort
 from kubetide.kube.client import KubeAccessError
 from kubetide.kube.dryrun import DryRunCloud
@@ -44,7 +45,7 @@ from kubetide.kube.rest import Rest
 __all__ = ["REGISTRY", "load_node_groups", "main"]
 
 COMPONENT = "escalator"
-PROVIDERS = ("kwok",)
+PROVIDERS = ("kwok", "aws")
 log = logging.getLogger("kubetide.escalator")
 
 
@@ -70,11 +71,10 @@ _OWN: list[FlagSpec] = [
         "Set the format of logging output (json, ascii)",
         choices=("ascii", "json"),
     ),
-    FlagSpec(
-        "cloud-provider", "string", "aws", "Cloud provider to use: kwok (aws comes with the AWS provider)"
-    ),
+    FlagSpec("cloud-provider", "string", "aws", "Cloud provider to use: aws (Auto Scaling groups) or kwok"),
     FlagSpec("aws-assume-role-arn", "string", "", "AWS role arn to assume (aws cloud provider only)"),
     FlagSpec("cloud-config", "string", "", "the kwok provider's node groups file"),
+    *aws_flags(),
 ]
 _LIVE: list[FlagSpec] = [
     *live_flags(dry_run_alias="drymode"),
@@ -94,13 +94,13 @@ INTRO = (
     "(the groups are matched by cloud_provider_group_name); its state ConfigMap lives in\n"
     "--leader-elect-config-namespace. Run `kubetide node-agent` beside it."
 )
-# The keys a validation message can start with, to name the field it is about.
-_KEYS = (*NodeGroupOptions.__dataclass_fields__, "aws.lifecycle")
 
 
-def _field_of(message: str) -> str:
-    first = message.split(" ", 1)[0].rstrip(":")
-    return f".{first}" if first in _KEYS else ""
+def _path(where: str, location: Location) -> str:
+    path = "node_groups"
+    for part in location:
+        path += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return f"{where}: {path}"
 
 
 def load_node_groups(path: str) -> tuple[list[NodeGroupOptions], list[tuple[str, str]]]:
@@ -113,39 +113,19 @@ def load_node_groups(path: str) -> tuple[list[NodeGroupOptions], list[tuple[str,
     except yaml.YAMLError as exc:
         return [], [(where, f"not valid YAML: {exc}")]
     entries = doc.get("node_groups") if isinstance(doc, dict) else None
-    if not isinstance(entries, list) or not entries:
-        return [], [(f"{where}: node_groups", "must be a non-empty list of node groups")]
-    groups: list[NodeGroupOptions] = []
-    problems: list[tuple[str, str]] = []
-    names: dict[str, int] = {}
-    for i, entry in enumerate(entries):
-        at = f"{where}: node_groups[{i}]"
-        if not isinstance(entry, dict):
-            problems.append((at, f"must be a mapping, got {entry!r}"))
-            continue
-        try:
-            group = node_group_from_yaml(entry)
-        except ValueError as exc:
-            key, _, what = str(exc).partition(": ")
-            problems.append((f"{at}.{key}", what))
-            continue
-        problems += [(f"{at}{_field_of(m)}", m) for m in validate_node_group(group)]
-        if group.name and group.name in names:
-            problems.append((f"{at}.name", f"{group.name!r} is also node_groups[{names[group.name]}]"))
-        names.setdefault(group.name, i)
-        groups.append(group)
-    return groups, problems
+    groups, problems = node_groups_from_entries(entries)
+    return groups, [(_path(where, location), message) for location, message in problems]
 
 
 def _provider_problems(values: dict[str, Any], groups: Sequence[NodeGroupOptions]) -> list[tuple[str, str]]:
     provider = values["cloud-provider"]
     if provider == "aws":
-        return [("cloud-provider", "aws is not available yet: it comes with the AWS provider; use kwok")]
+        return _aws_problems(values, groups)
     problems: list[tuple[str, str]] = []
     if values["aws-assume-role-arn"]:
         problems.append(("aws-assume-role-arn", "only usable with --cloud-provider=aws"))
     if provider not in PROVIDERS:
-        return [*problems, ("cloud-provider", f"{provider!r} is not available: use one of kwok")]
+        return [*problems, ("cloud-provider", f"{provider!r} is not available: use one of aws, kwok")]
     if not values["cloud-config"]:
         return [
             *problems,
@@ -164,6 +144,25 @@ def _provider_problems(values: dict[str, Any], groups: Sequence[NodeGroupOptions
                     f"--nodegroups {values['nodegroups']}: node_groups[{i}].cloud_provider_group_name",
                     f"{g.cloud_provider_group_name!r} is not a group of --cloud-config"
                     f" (it has: {', '.join(sorted(known)) or 'none'})",
+                )
+            )
+    return problems
+
+
+def _aws_problems(values: dict[str, Any], groups: Sequence[NodeGroupOptions]) -> list[tuple[str, str]]:
+    """What the aws provider cannot do yet, named rather than ignored: Escalator's role assumption and
+    its CreateFleet scale-up (an ``aws:`` block with a launch template); the groups are then scaled
+    through their desired capacity, as Escalator does without one."""
+    problems: list[tuple[str, str]] = []
+    if values["aws-assume-role-arn"]:
+        problems.append(("aws-assume-role-arn", "not supported by kubetide yet: use the pod's own role"))
+    for i, g in enumerate(groups):
+        if g.aws.launch_template_id:
+            problems.append(
+                (
+                    f"--nodegroups {values['nodegroups']}: node_groups[{i}].aws.launch_template_id",
+                    "scaling up through EC2 fleets is not supported by kubetide yet (leave it out: the "
+                    "group is then scaled through its desired capacity)",
                 )
             )
     return problems
@@ -208,25 +207,37 @@ def main(argv: Sequence[str]) -> None:
     fmt = "json" if "json" in (values["logfmt"], values["logging-format"]) else "text"
     configure_logging(fmt, 0, COMPONENT)
     logging.getLogger().setLevel(_log_level(loglevel))
+    # The provider first: its flag problems exit 2 before the cluster is contacted.
+    if values["cloud-provider"] == "aws":
+        # The groups the node-group file names, with the ASGs' own bounds (Escalator's min_nodes and
+        # max_nodes are its own limits, checked by its core).
+        provider: CloudProvider = build_aws(
+            COMPONENT,
+            names=[g.cloud_provider_group_name for g in groups if g.cloud_provider_group_name],
+            region=str(values["aws-region"]),
+            endpoint_url=str(values["aws-endpoint-url"]),
+            price_file=str(values["aws-price-file"]),
+        )
+    else:
+        provider = _kwok(values, leader.namespace, settings.kubeconfig, settings.dry_run)
     rest = connect(COMPONENT, settings.kubeconfig)
+    runtime = Runtime(settings, rest, HealthLimits())
+    component = EscalatorComponent(rest, groups, provider, runtime, period=float(values["scaninterval"]))
+    sys.exit(runtime.run(component))
+
+
+def _kwok(values: dict[str, Any], namespace: str, kubeconfig: str | None, dry_run: bool) -> CloudProvider:
     try:
         # The kwok state ConfigMap beside the Lease: Escalator has no --namespace, and deploy/ grants
         # the ServiceAccount ConfigMaps in that namespace only.
-        provider: CloudProvider = build_kwok_provider(
-            str(values["cloud-config"]),
-            (),
-            namespace=leader.namespace,
-            kubeconfig=settings.kubeconfig,
-            dry_run=settings.dry_run,
+        return build_kwok_provider(
+            str(values["cloud-config"]), (), namespace=namespace, kubeconfig=kubeconfig, dry_run=dry_run
         )
     except KwokConfigError as exc:
         exit_invalid(COMPONENT, [("cloud-config", str(e)) for e in exc.errors])
     except KubeAccessError as exc:
         print(f"kubetide run {COMPONENT}: {exc}", file=sys.stderr)
         sys.exit(1)
-    runtime = Runtime(settings, rest, HealthLimits())
-    component = EscalatorComponent(rest, groups, provider, runtime, period=float(values["scaninterval"]))
-    sys.exit(runtime.run(component))
 
 
 class EscalatorComponent:

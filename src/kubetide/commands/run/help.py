@@ -15,7 +15,7 @@ def _default(spec: FlagSpec) -> str:
         return format_duration(float(spec.default))
     if spec.kind == "bool":
         return "true" if spec.default else "false"
-    if spec.kind == "list":
+    if spec.kind in ("list", "multi"):
         return ",".join(spec.default) if spec.default else '""'
     return '""' if spec.default == "" else str(spec.default)
 

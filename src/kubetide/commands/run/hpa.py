@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import sys
 import threading
+import time
 from collections.abc import Mapping, Sequence
 
 from kubetide.cluster.flags import FlagSpec
@@ -22,9 +23,11 @@ from kubetide.commands.run.runtime import HealthLimits, Runtime
 from kubetide.commands.run.settings import leader_flags, leader_from, live_flags, parse_line, settings_from
 from kubetide.hpa.config import HPAConfig
 from kubetide.hpa.driver import HPADriver, Synced
+from kubetide.hpa.flags import HPA_FLAGS, config_from_flags
 from kubetide.hpa.ports import MetricsSource
 from kubetide.kube.events import EventRecorder, uid_lookup
 from kubetide.kube.hpa.api import KubeApi
+from kubetide.kube.hpa.controller_metrics import HPAControllerMetrics
 from kubetide.kube.hpa.hpas import HPASource
 from kubetide.kube.hpa.live_ports import GuardedHPAs, GuardedScaleTargets, NamespacedPods, PodCache
 from kubetide.kube.hpa.loop_source import LoopHPASource
@@ -45,40 +48,8 @@ def _positive(value: float) -> str | None:
     return "must be > 0" if value <= 0 else None
 
 
-def _non_negative(value: float) -> str | None:
-    return "must be >= 0" if value < 0 else None
-
-
 _OWN: list[FlagSpec] = [
-    FlagSpec(
-        "horizontal-pod-autoscaler-sync-period",
-        "duration",
-        15.0,
-        "how often each HPA is reconciled",
-        check=_positive,
-    ),
-    FlagSpec(
-        "horizontal-pod-autoscaler-tolerance",
-        "float",
-        0.1,
-        "ratio within which no scaling happens",
-        check=_non_negative,
-    ),
-    FlagSpec(
-        "horizontal-pod-autoscaler-downscale-stabilization", "duration", 300.0, "scale-down look-back window"
-    ),
-    FlagSpec(
-        "horizontal-pod-autoscaler-cpu-initialization-period",
-        "duration",
-        300.0,
-        "after pod start: CPU samples of unready pods are skipped",
-    ),
-    FlagSpec(
-        "horizontal-pod-autoscaler-initial-readiness-delay",
-        "duration",
-        30.0,
-        "after pod start: readiness changes count as initial",
-    ),
+    *(FlagSpec(f.name, f.kind, f.default, f.help, check=f.check) for f in HPA_FLAGS),
     FlagSpec("address", "string", ":8086", "host:port for /metrics and /health-check"),
     FlagSpec(
         "standard-hpas",
@@ -141,13 +112,7 @@ def main(argv: Sequence[str]) -> None:
             ]
     if problems:
         exit_invalid("hpa", problems)
-    config = HPAConfig(
-        tolerance=float(v["horizontal-pod-autoscaler-tolerance"]),
-        downscale_stabilization=float(v["horizontal-pod-autoscaler-downscale-stabilization"]),
-        cpu_initialization_period=float(v["horizontal-pod-autoscaler-cpu-initialization-period"]),
-        initial_readiness_delay=float(v["horizontal-pod-autoscaler-initial-readiness-delay"]),
-        sync_period=float(v["horizontal-pod-autoscaler-sync-period"]),
-    )
+    config = config_from_flags({f.name: float(v[f.name]) for f in HPA_FLAGS})
     leader = leader_from(
         v, name_flag="leader-elect-resource-name", namespace=str(v["leader-elect-resource-namespace"])
     )
@@ -189,6 +154,7 @@ class HPAComponent:
         self.pods: PodCache | None = None
         self.driver: HPADriver | None = None
         self.last: tuple[Synced, ...] = ()
+        self.metrics = HPAControllerMetrics()
 
     def start(self, stop: threading.Event) -> bool:
         _, pods = start_caches("hpa", self.rest, stop, lambda versions: PodCache(self.rest, versions))
@@ -226,12 +192,13 @@ class HPAComponent:
         )
         events = _Events(recorder)
         hpas = GuardedHPAs(LoopHPASource(source, events), self.runtime.may_act, dry_run=dry_run)
-        self.driver = HPADriver(hpas, metrics, targets, events, self.config)
+        self.driver = HPADriver(hpas, metrics, targets, events, self.config, timer=time.perf_counter)
         return True
 
     def tick(self, now: float) -> None:
         assert self.driver is not None
         self.last = self.driver.tick(now)
+        self.metrics.observe(self.last)
         for synced in self.last:
             r = synced.result
             if synced.problem:

@@ -57,10 +57,34 @@ def leader_flags(
             "leader-elect", "bool", enabled, "run with leader election on a coordination.k8s.io/v1 Lease"
         ),
         FlagSpec(name_flag, "string", name, "the Lease's name"),
-        FlagSpec("leader-elect-lease-duration", "duration", 15.0, "", check=_positive),
-        FlagSpec("leader-elect-renew-deadline", "duration", 10.0, "", check=_positive),
-        FlagSpec("leader-elect-retry-period", "duration", 2.0, "", check=_positive),
-        FlagSpec("leader-elect-resource-lock", "string", "leases", "", choices=("leases",)),
+        FlagSpec(
+            "leader-elect-lease-duration",
+            "duration",
+            15.0,
+            "how long a standby waits after the last renewal before it takes the Lease",
+            check=_positive,
+        ),
+        FlagSpec(
+            "leader-elect-renew-deadline",
+            "duration",
+            10.0,
+            "the leader stops acting if it cannot renew the Lease within this",
+            check=_positive,
+        ),
+        FlagSpec(
+            "leader-elect-retry-period",
+            "duration",
+            2.0,
+            "how often the Lease is tried (standby) or renewed (leader)",
+            check=_positive,
+        ),
+        FlagSpec(
+            "leader-elect-resource-lock",
+            "string",
+            "leases",
+            "the lock's kind: leases (client-go's other kinds are deprecated)",
+            choices=("leases",),
+        ),
     ]
     if namespace_flag:
         specs.append(FlagSpec(namespace_flag, "string", namespace, "the Lease's namespace"))

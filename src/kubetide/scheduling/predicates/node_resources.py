@@ -18,10 +18,11 @@ __all__ = ["NodeResourcesFit", "pods_that_fit"]
 _BASE_ORDER = (CPU, MEMORY, EPHEMERAL_STORAGE)
 
 
-def pods_that_fit(snap: ClusterSnapshot, vec: NDArray[np.int64]) -> NDArray[np.int64]:
-    """How many more pods requesting ``vec`` each node can take, resources only (>= 0)."""
+def pods_that_fit(snap: ClusterSnapshot, vec: NDArray[np.int64], start: int = 0) -> NDArray[np.int64]:
+    """How many more pods requesting ``vec`` each node (from slot ``start`` on) can take, resources
+    only (>= 0)."""
     cols = np.flatnonzero(vec)  # the pods column is always set
-    free = snap.allocatable[:, cols] - snap.requested[:, cols]
+    free = snap.allocatable[start:, cols] - snap.requested[start:, cols]
     counts: NDArray[np.int64] = np.maximum((free // vec[cols]).min(axis=1), 0)
     return counts
 

@@ -54,7 +54,12 @@ class SimInstance:
     pending: Event | None = field(default=None, repr=False)  # the next lifecycle step, cancellable
 
     def to_instance(self) -> Instance:
-        return Instance(self.provider_id, InstanceStatus(self.state, self.error_info))
+        return Instance(
+            self.provider_id,
+            InstanceStatus(self.state, self.error_info),
+            tuple(a.address for a in self.addresses),
+            self.requested_at,
+        )
 
     def up_seconds(self, now: float) -> float:
         """Billed seconds up to ``now``: from running to terminated (never counted twice)."""

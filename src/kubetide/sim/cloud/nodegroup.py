@@ -17,8 +17,8 @@ from kubetide.cloud.instance import (
     InstanceState,
     NodeGroupAutoscalingOptions,
     NodeTemplate,
-    NotImplementedByProvider,
 )
+from kubetide.cloud.provider import StaticNodeGroup
 from kubetide.model.node import NodeView
 from kubetide.sim.cloud.group import SimGroup
 from kubetide.sim.cloud.instances import SimInstance, parse_provider_id
@@ -27,7 +27,9 @@ from kubetide.sim.cloud.nodes import build_template
 __all__ = ["SimNodeGroup"]
 
 
-class SimNodeGroup:
+class SimNodeGroup(StaticNodeGroup):
+    static_reason = "the simulated cloud has no autoprovisioning"
+
     def __init__(self, group: SimGroup, clock: Callable[[], float], caller: str) -> None:
         self._group = group
         self._clock = clock  # the engine's current time: the provider API carries no `now`
@@ -120,18 +122,6 @@ class SimNodeGroup:
 
     def template_node_info(self) -> NodeTemplate:
         return build_template(self._group.spec)
-
-    def exist(self) -> bool:
-        return True
-
-    def create(self) -> SimNodeGroup:
-        raise NotImplementedByProvider("the simulated cloud has no autoprovisioning")
-
-    def delete(self) -> None:
-        raise NotImplementedByProvider("the simulated cloud has no autoprovisioning")
-
-    def autoprovisioned(self) -> bool:
-        return False
 
     def get_options(self, defaults: NodeGroupAutoscalingOptions) -> NodeGroupAutoscalingOptions | None:
         return None  # scenarios set no per-group options: the defaults apply

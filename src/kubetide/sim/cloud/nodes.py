@@ -45,6 +45,7 @@ def build_node(
         ready=ready,
         provider_id=instance.provider_id if with_provider_id else "",
         creation_time=now,
+        addresses=tuple(a.address for a in instance.addresses),
     )
 
 

@@ -29,7 +29,7 @@ Decisions:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from kubetide.cloud.instance import CloudProviderError
 from kubetide.cloud.provider import CloudProvider, NodeGroup, PricingModel
@@ -108,18 +108,26 @@ class SimulatedCloud:
         resolved = [(resolve_node_group(g, catalog), g.faults) for g in groups]
         return cls(engine, resolved, rngs, listener, termination_delay=termination_delay)
 
-    def _attach(self, cloud: _Cloud, caller: str) -> None:
+    def _attach(self, cloud: _Cloud, caller: str, only: Collection[str] | None = None) -> None:
         self._cloud = cloud
         self._caller = caller
-        self._handles = {name: SimNodeGroup(group, self._now, caller) for name, group in cloud.groups.items()}
+        self._handles = {
+            name: SimNodeGroup(group, self._now, caller)
+            for name, group in cloud.groups.items()
+            if only is None or name in only
+        }
 
     def _now(self) -> float:
         return self._cloud.engine.now
 
-    def client(self, caller: str) -> SimulatedCloud:
-        """A handle on the same cloud whose calls are attributed to ``caller`` (e.g. "cluster-autoscaler")."""
+    def client(self, caller: str, only: Collection[str] | None = None) -> SimulatedCloud:
+        """A handle on the same cloud whose calls are attributed to ``caller`` (e.g. "cluster-autoscaler").
+
+        ``only``: the groups the caller manages, as CA's ``--nodes`` restricts a provider; the others
+        are not listed and their nodes belong to no group (not autoscaled) for this caller.
+        """
         handle = object.__new__(SimulatedCloud)
-        handle._attach(self._cloud, caller)
+        handle._attach(self._cloud, caller, only)
         return handle
 
     def start(self) -> None:
@@ -149,7 +157,7 @@ class SimulatedCloud:
             return None
         for name, group in self._cloud.groups.items():
             if short_id in group.live:
-                return self._handles[name]
+                return self._handles.get(name)
         return None
 
     def has_instance(self, node: NodeView) -> bool:
@@ -192,6 +200,9 @@ class SimulatedCloud:
     def cost_per_hour(self) -> float:
         """What the machines running now cost per hour (the timeline's ``cost_per_hour``)."""
         return sum(g.running_count() * g.spec.price_per_hour for g in self._cloud.groups.values())
+
+    def cost_per_hour_by_group(self) -> dict[str, float]:
+        return {name: g.running_count() * g.spec.price_per_hour for name, g in self._cloud.groups.items()}
 
     def prices(self) -> Mapping[str, float]:
         return {name: group.spec.price_per_hour for name, group in self._cloud.groups.items()}

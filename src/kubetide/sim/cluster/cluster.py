@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from kubetide.model.hpa import HPA
 from kubetide.model.node import NodeView
-from kubetide.model.scheduling_terms import NodeSelectorTerm, Taint
+from kubetide.model.scheduling_terms import NodeSelectorTerm, Taint, Toleration
 from kubetide.model.selectors import LabelSelector, Requirement
 from kubetide.scheduling.predicates.node_affinity import matches_node_selection
 from kubetide.scheduling.predicates.node_ports import ports_conflict
@@ -40,6 +40,33 @@ NOT_READY_TAINT = Taint("node.kubernetes.io/not-ready", "", "NoSchedule")
 # DefaultTolerationSeconds admission plugin's 300 s (DaemonSet pods tolerate it for ever).
 NOT_READY_NO_EXECUTE = Taint("node.kubernetes.io/not-ready", "", "NoExecute")
 NOT_READY_EVICTION_DELAY = 300.0
+DEFAULT_SCHEDULER = "default-scheduler"
+
+
+def _not_ready_delay(pod: SimPod, owner: Workload | None) -> float | None:
+    """How long ``pod`` stays on a NotReady node (None: for ever), as the taint manager decides.
+
+    The DefaultTolerationSeconds admission plugin gives a pod without a toleration of the not-ready
+    NoExecute taint one for 300 s; the DaemonSet controller gives its pods one without a limit. Of the
+    tolerations that match, the shortest ``tolerationSeconds`` wins (none set: for ever; <= 0: at once).
+    """
+    if isinstance(owner, DaemonSetWorkload):
+        return None
+    matching = [t for t in pod.spec.tolerations if t.tolerates(NOT_READY_NO_EXECUTE)]
+    if not any(_covers_not_ready(t) for t in pod.spec.tolerations):
+        return NOT_READY_EVICTION_DELAY
+    if not matching:
+        return 0.0
+    limits = [t.toleration_seconds for t in matching if t.toleration_seconds is not None]
+    return float(max(min(limits), 0)) if limits else None
+
+
+def _covers_not_ready(toleration: Toleration) -> bool:
+    """The admission plugin's test: a toleration for the not-ready key (or every key) and NoExecute (or
+    every effect) means the pod already says how long it stays, so no default is added."""
+    return toleration.key in (NOT_READY_NO_EXECUTE.key, "") and toleration.effect in ("NoExecute", "")
+
+
 _SCHEDULE_PRIORITY = 50  # after everything else that happens at the same instant
 
 
@@ -73,6 +100,7 @@ class PodStats:
 
     pending: int = 0
     max_pending: int = 0
+    window_max_pending: int = 0  # the most pending since the last timeline row (see take_window_max)
     pending_seconds: float = 0.0
     last_change: float = 0.0
     time_to_schedule: list[float] = field(default_factory=list)
@@ -82,6 +110,14 @@ class PodStats:
         self.last_change = now
         self.pending += delta
         self.max_pending = max(self.max_pending, self.pending)
+        self.window_max_pending = max(self.window_max_pending, self.pending)
+
+    def take_window_max(self) -> int:
+        """The most pods pending at once since the previous call (a timeline row stands for its step,
+        so its peak is not lost between samples); the next window starts from what pends now."""
+        peak = max(self.window_max_pending, self.pending)
+        self.window_max_pending = self.pending
+        return peak
 
 
 class SimCluster:
@@ -144,6 +180,7 @@ class SimCluster:
                     old_replicas = old_workload.replicas
                     old_workload.replicas = workload.replicas
                     old_workload.template = workload.template
+                    self._selector_index_dirty = True  # its labels may now match another selector
                     self._reconcile(old_workload, now)
                     for listener in self.listeners:
                         listener.workload_scaled(key, old_replicas, workload.replicas, now)
@@ -237,6 +274,7 @@ class SimCluster:
         template = parse_template(manifest, namespace, "pod")
         self._uid += 1
         spec = replace(template.view, name=meta["name"], uid=f"uid-{self._uid}")
+        self._selector_index_dirty = True  # a bare pod may share a workload's selector
         pod = SimPod(spec, None, now, template.startup_delay, template.readiness_delay, template.run_for)
         self._add_pod(pod, now)
 
@@ -317,6 +355,8 @@ class SimCluster:
         pod.deleted = True
         pod.changed()
         self.pods.pop(pod.key, None)
+        if pod.owner is None:
+            self._selector_index_dirty = True
         owner = self.workloads.get(pod.owner) if pod.owner else None
         if owner is not None:
             owner.pods.pop(pod.name, None)
@@ -474,27 +514,27 @@ class SimCluster:
                 self._ready(pod, t)
         if not ready:
             node.not_ready_since = t
-            self.engine.schedule_at(
-                t + NOT_READY_EVICTION_DELAY, partial(self._evict_not_ready, name, t), name="taint-eviction"
-            )
+            delays = {_not_ready_delay(p, self.workloads.get(p.owner or "")) for p in node.pods.values()}
+            for delay in sorted(d for d in delays if d is not None):
+                self.engine.schedule_at(
+                    t + delay, partial(self._evict_not_ready, name, t, delay), name="taint-eviction"
+                )
         if ready:
             self._capacity_changed = True
             self._kick(t)
 
-    def _evict_not_ready(self, name: str, since: float, now: float) -> None:
-        """Taint-based eviction: the pods of a node NotReady for the whole toleration period go (a
-        pod tolerating ``node.kubernetes.io/not-ready:NoExecute`` stays: tolerationSeconds are not
-        modelled), and their controllers replace them elsewhere."""
+    def _evict_not_ready(self, name: str, since: float, delay: float, now: float) -> None:
+        """Taint-based eviction: the pods of a node NotReady for their whole toleration period go
+        (``tolerationSeconds`` of their tolerations of ``node.kubernetes.io/not-ready:NoExecute``, 300 s
+        by default), and their controllers replace them elsewhere."""
         node = self.nodes.get(name)
         if node is None or node.ready or node.not_ready_since != since:
             return  # gone, or Ready again in between
         owners = set()
         for pod in list(node.pods.values()):
             owner = self.workloads.get(pod.owner or "")
-            if isinstance(owner, DaemonSetWorkload) or any(
-                toleration.tolerates(NOT_READY_NO_EXECUTE) for toleration in pod.spec.tolerations
-            ):
-                continue
+            if _not_ready_delay(pod, owner) != delay:
+                continue  # tolerated for ever, or for another period (its own event)
             self.delete_pod(pod, now, "TaintManagerEviction")
             self.events.emit(
                 now,
@@ -557,6 +597,9 @@ class SimCluster:
             candidates = [p for p in self._pending.values() if p.unschedulable is None]
         if self._awaiting_node:  # spec.nodeName pods are the kubelet's, never the scheduler's
             candidates = [p for p in candidates if p.key not in self._awaiting_node]
+        # A pod for another scheduler (spec.schedulerName) is that scheduler's: it stays Pending, with
+        # no Unschedulable condition, as the simulated cluster runs only kube-scheduler.
+        candidates = [p for p in candidates if p.spec.scheduler_name == DEFAULT_SCHEDULER]
         self._capacity_changed = False
         if not candidates:
             return
@@ -589,12 +632,28 @@ class SimCluster:
 
     def workload_for_selector(self, namespace: str, selector: LabelSelector) -> Workload | None:
         """The workload in ``namespace`` whose selector is exactly ``selector`` (what an HPA's scale
-        target reports), found through an index rebuilt when the set of workloads changes."""
+        target reports) *and whose pods are the only ones it matches*, so its pod list is the
+        selector's answer; None when pods of another workload or bare pods match too (the HPA then
+        counts them all, as upstream's lister does). Rebuilt when workloads or bare pods change."""
         if self._selector_index_size != len(self.workloads) or self._selector_index_dirty:
-            self._selector_index = {(w.namespace, w.selector): w for w in self.workloads.values()}
+            self._selector_index = self._exclusive_selectors()
             self._selector_index_size = len(self.workloads)
             self._selector_index_dirty = False
         return self._selector_index.get((namespace, selector))
+
+    def _exclusive_selectors(self) -> dict[tuple[str, LabelSelector], Workload]:
+        bare = [p.spec for p in self.pods.values() if p.owner is None]
+        out: dict[tuple[str, LabelSelector], Workload] = {}
+        for w in self.workloads.values():
+            shared = any(
+                other is not w
+                and other.namespace == w.namespace
+                and w.selector.matches(other.template.view.labels)
+                for other in self.workloads.values()
+            ) or any(p.namespace == w.namespace and w.selector.matches(p.labels) for p in bare)
+            if not shared:
+                out[(w.namespace, w.selector)] = w
+        return out
 
     def finish(self, now: float) -> None:
         """Close the pending-time integral at the end of the run."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-__all__ = ["PALETTE", "ReportMeta"]
+__all__ = ["PALETTE", "EscalatorGroupSeries", "ReportMeta"]
 
 # Tableau 10, reordered so the first few are far apart; colour-blind friendlier than matplotlib's default
 # cycle and readable on white.
@@ -29,6 +29,23 @@ PALETTE: tuple[str, ...] = (
 
 
 @dataclass(frozen=True)
+class EscalatorGroupSeries:
+    """One batch autoscaler group over the run, one point per loop: CPU and memory utilization (percent
+    of the untainted nodes' allocatable, NaN while there are none) against its thresholds, and its
+    untainted and tainted (removal or force taint) nodes."""
+
+    cloud_group: str
+    t: tuple[float, ...] = ()
+    cpu_percent: tuple[float, ...] = ()
+    mem_percent: tuple[float, ...] = ()
+    untainted: tuple[float, ...] = ()
+    tainted: tuple[float, ...] = ()
+    scale_up_threshold: float = 0.0
+    taint_upper_threshold: float = 0.0
+    taint_lower_threshold: float = 0.0
+
+
+@dataclass(frozen=True)
 class ReportMeta:
     """``hpa_targets[workload]`` maps a metric to its target, e.g. ``{"cpu_utilization": 60}`` (percent of
     requests) or ``{"rps": 50}`` (average per pod); ``None`` or absent: no HPA scales that workload.
@@ -43,6 +60,7 @@ class ReportMeta:
     hpa_targets: Mapping[str, Mapping[str, float] | None] = field(default_factory=dict)
     capacity_per_pod: Mapping[str, float] = field(default_factory=dict)  # rps one Ready pod serves
     description: str = ""
+    escalator: Mapping[str, EscalatorGroupSeries] = field(default_factory=dict)  # empty: not running
 
     def group_color(self, group: str) -> str:
         return PALETTE[self.node_groups.index(group) % len(PALETTE)]

@@ -12,9 +12,12 @@ one convention holds on every plot: solid is what is, dashed is what was asked f
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from kubetide import __version__
 from kubetide.model.durations import format_duration
@@ -22,15 +25,18 @@ from kubetide.sim.output.downsample import stride_indices
 from kubetide.sim.output.events import Event, EventLog
 from kubetide.sim.output.meta import ReportMeta
 from kubetide.sim.output.report_assets import CSP, SCRIPT, STYLE
+from kubetide.sim.output.report_escalator import escalator_charts
 from kubetide.sim.output.report_events import event_rows, render_event_counts, render_event_log
 from kubetide.sim.output.report_tables import render_kpis, render_summary_tables
 from kubetide.sim.output.summary import Summary
 from kubetide.sim.output.svgplot import Chart, Line, Marker, Rule, marker_key, render_chart
-from kubetide.sim.output.timeline import COST_PER_HOUR, PENDING_PODS, FloatArray, Timeline
+from kubetide.sim.output.timeline import COST_PER_HOUR, PENDING_PODS, PENDING_PODS_MAX, FloatArray, Timeline
 
 __all__ = ["build_charts", "render_report", "short_names", "write_report"]
 
 MAX_MARKERS = 60
+UNSCHEDULABLE_COLOR, WAITING_COLOR, JOB_COLOR = "#7f1d1d", "#9ca3af", "#0d9488"
+MAX_DECISIONS = 400  # a busy day's decisions stay readable; the event log has every one
 HOVER_POINTS = 600
 PENDING_COLOR = "#e15759"
 COST_COLOR = "#4e79a7"
@@ -65,8 +71,17 @@ def _present(*lines: Line | None) -> list[Line]:
     return [line for line in lines if line is not None]
 
 
-def build_charts(timeline: Timeline, meta: ReportMeta, markers: list[Marker]) -> list[Chart]:
-    """The report's plots, in reading order: capacity, demand on it, then the workloads, then money."""
+def build_charts(
+    timeline: Timeline,
+    meta: ReportMeta,
+    markers: list[Marker],
+    decisions: Sequence[Marker] = (),
+) -> list[Chart]:
+    """The report's plots, in reading order: capacity, demand on it, then the workloads, then money.
+    ``decisions``: the autoscalers' (node scale-ups and removals on the node plots, HPA rescales on the
+    replicas plot)."""
+    node_decisions = [m for m in decisions if not m.label.startswith(RESCALE_PREFIX)]
+    rescales = [m for m in decisions if m.label.startswith(RESCALE_PREFIX)]
     s = _Series(timeline)
     names = short_names(meta.workloads)
     x_max = meta.duration if meta.duration > 0 else (float(s.t[-1]) if len(s.t) else 1.0)
@@ -101,17 +116,59 @@ def build_charts(timeline: Timeline, meta: ReportMeta, markers: list[Marker]) ->
     hover_t = s.t[s.hover]
 
     def chart(id: str, title: str, y_label: str, lines: list[Line], **kwargs: Any) -> Chart:
-        return Chart(id, title, y_label, lines, x_max, markers=markers, hover_t=hover_t, **kwargs)
+        kwargs.setdefault("markers", markers)
+        return Chart(id, title, y_label, lines, x_max, hover_t=hover_t, **kwargs)
 
-    pending = _present(s.line(PENDING_PODS, "pending pods", PENDING_COLOR, area=True))
-    cost = _present(s.line(COST_PER_HOUR, "cost per hour", COST_COLOR, area=True))
+    # The area is the most pods pending within each step, so the plot's peak is the summary's max
+    # (a sample every resolution step alone misses a burst scheduled in between).
+    pending = _present(
+        s.line(PENDING_PODS_MAX, "most pending in the step", PENDING_COLOR, area=True)
+        or s.line(PENDING_PODS, "pending pods", PENDING_COLOR, area=True),
+        s.line("pending_unschedulable", "unschedulable (no node fits)", UNSCHEDULABLE_COLOR),
+        s.line("pending_other", "waiting (a node starting, another scheduler)", WAITING_COLOR, dashed=True),
+    )
+    jobs = _present(
+        s.line("job_pods_running", "Job pods running", JOB_COLOR),
+        s.line("job_pods_succeeded", "Job pods succeeded (total)", JOB_COLOR, dashed=True),
+    )
+    has_jobs = any(
+        column in timeline and np.nanmax(timeline.column(column), initial=0) > 0
+        for column in ("job_pods_running", "job_pods_succeeded")
+    )
+    cost = _present(s.line(COST_PER_HOUR, "total", COST_COLOR, area=True))
+    requested: list[Line] = []
+    for group in meta.node_groups:
+        color = meta.group_color(group)
+        cost += _present(s.line(f"cost_per_hour:{group}", group, color))
+        requested += _present(
+            s.line(f"cpu_requested:{group}", f"{group} cpu", color),
+            s.line(f"memory_requested:{group}", f"{group} memory", color, dashed=True),
+        )
     rps_note = "dashed: what the Ready pods can serve" if meta.capacity_per_pod else ""
     charts = [
         chart(
-            "nodes", "Nodes per group", "nodes", nodes, integer=True, note="Ready nodes; dashed: target size"
+            "nodes",
+            "Nodes per group",
+            "nodes",
+            nodes,
+            integer=True,
+            note="Ready nodes; dashed: target size",
+            markers=[*markers, *node_decisions],
         ),
-        chart("pending", "Pending pods", "pods", pending, integer=True),
+        chart("pending", "Pending pods", "pods", pending, integer=True, markers=[*markers, *node_decisions]),
     ]
+    if requested:
+        charts.append(
+            chart(
+                "requests",
+                "Requests over allocatable per group",
+                "% of allocatable",
+                requested,
+                unit="%",
+                note="What scale-down's utilization reads, over each group's Ready nodes; dashed: memory",
+                markers=[*markers, *node_decisions],
+            )
+        )
     if meta.workloads:
         charts += [
             chart(
@@ -121,6 +178,7 @@ def build_charts(timeline: Timeline, meta: ReportMeta, markers: list[Marker]) ->
                 replicas,
                 integer=True,
                 note="Ready pods; dashed: desired replicas",
+                markers=[*markers, *rescales],
             ),
             chart(
                 "cpu",
@@ -139,7 +197,22 @@ def build_charts(timeline: Timeline, meta: ReportMeta, markers: list[Marker]) ->
                 note=f"Offered load{'; ' if rps_note else ''}{rps_note}",
             ),
         ]
-    charts.append(chart("cost", "Cost per hour", "$/hour", cost, unit="$"))
+    if has_jobs:
+        charts.append(
+            chart(
+                "jobs",
+                "Jobs",
+                "pods",
+                jobs,
+                integer=True,
+                note="Job pods over every Job; dashed: succeeded so far",
+            )
+        )
+    for name, series in meta.escalator.items():
+        charts += escalator_charts(name, series, meta, chart, hover_t)
+    charts.append(
+        chart("cost", "Cost per hour", "$/hour", cost, unit="$", note="Area: total; lines: per group")
+    )
     return charts
 
 
@@ -148,14 +221,42 @@ def _markers(events: EventLog) -> list[Marker]:
     return [Marker(e.t, _marker_label(e)) for e in scenario[:MAX_MARKERS]]
 
 
+# The autoscalers' decisions worth a line on the time axis: what changed capacity or replicas.
+DECISION_REASONS = frozenset(
+    {
+        "ScaledUpGroup",
+        "ScaleDown",
+        "ScaleDownEmpty",
+        "EscalatorScaleUp",
+        "EscalatorDelete",
+        "SuccessfulRescale",
+    }
+)
+RESCALE_PREFIX = "HPA "
+
+
+def _decisions(events: EventLog) -> list[Marker]:
+    out: list[Marker] = []
+    for row in events.rows():
+        event = Event._make(row)
+        if event.reason not in DECISION_REASONS:
+            continue
+        who = RESCALE_PREFIX if event.reason == "SuccessfulRescale" else ""
+        out.append(Marker(event.t, f"{who}{event.reason} {event.object}: {event.message}", kind="decision"))
+        if len(out) >= MAX_DECISIONS:
+            break
+    return out
+
+
 def _marker_label(event: Event) -> str:
     return f"{event.reason}: {event.message or event.object}"
 
 
 def render_report(summary: Summary, timeline: Timeline, events: EventLog, meta: ReportMeta) -> str:
     markers = _markers(events)
-    charts = build_charts(timeline, meta, markers)
-    markers_note = f'<div class="legend charts-legend">{marker_key()}</div>' if markers else ""
+    decisions = _decisions(events)
+    charts = build_charts(timeline, meta, markers, decisions)
+    markers_note = f'<div class="legend charts-legend">{marker_key()}</div>' if markers or decisions else ""
     rows, omitted = event_rows(events.rows())
     title = f"{meta.scenario} · kubetide simulation"
     facts = (

@@ -37,20 +37,25 @@ def render_kpis(summary: Summary) -> str:
             f"{format_seconds(ts.p95)} p95",
             f"p50 {format_seconds(ts.p50)} · p99 {format_seconds(ts.p99)} · max {format_seconds(ts.max)}",
         ),
-        _card(
-            "Cluster autoscaler",
-            f"+{ca.nodes_added} / −{ca.nodes_removed}",
-            f"{ca.scale_ups} scale-ups · {ca.scale_downs} scale-downs · {ca.failed_scale_ups} failed",
-        ),
-        _card("HPA", f"{s.hpa.rescales} rescales", f"{len(s.workloads)} workloads"),
     ]
+    if ca.enabled:  # no card for an autoscaler that did not run
+        cards.append(
+            _card(
+                "Cluster autoscaler",
+                f"+{ca.nodes_added} / −{ca.nodes_removed}",
+                f"{ca.scale_ups} scale-ups · {ca.scale_downs} scale-downs · {ca.failed_scale_ups} failed",
+            )
+        )
+    if s.hpa.enabled:
+        cards.append(_card("HPA", f"{s.hpa.rescales} rescales", f"{len(s.workloads)} workloads"))
     esc = s.escalator
-    if esc.scale_ups or esc.nodes_tainted or esc.nodes_removed:
+    if esc.enabled:
         cards.append(
             _card(
                 "Escalator",
                 f"+{esc.nodes_added} / −{esc.nodes_removed}",
-                f"{esc.scale_ups} scale-ups · {esc.nodes_tainted} tainted",
+                f"{esc.scale_ups} scale-ups · {esc.nodes_tainted} tainted · "
+                f"{esc.extra.get('nodes_untainted', 0)} untainted",
             )
         )
     return f'<section class="kpis">{"".join(cards)}</section>'
@@ -144,22 +149,33 @@ def render_summary_tables(summary: Summary, meta: ReportMeta, event_counts_html:
         ["workload", "min", "max", "final", "rescales", "overloaded", "HPA target"], workload_rows
     )
     ca, esc = s.cluster_autoscaler, s.escalator
-    autoscalers = _table(
-        ["", "scale-ups", "nodes added", "scale-downs", "nodes removed"],
-        [
+    rows: list[list[str]] = []
+    notes: list[str] = []
+    if ca.enabled:  # no row for an autoscaler that did not run
+        rows.append(
             [
                 "cluster-autoscaler",
                 str(ca.scale_ups),
                 str(ca.nodes_added),
                 str(ca.scale_downs),
                 str(ca.nodes_removed),
-            ],
-            ["escalator", str(esc.scale_ups), str(esc.nodes_added), "–", str(esc.nodes_removed)],
-        ],
-    ) + (
-        f'<p class="muted small">Cluster autoscaler: {ca.failed_scale_ups} failed scale-ups, {ca.backoffs} '
-        f"backoffs, {ca.unregistered_removed} unregistered nodes removed. HPA: {s.hpa.rescales} rescales. "
-        f"Escalator: {esc.nodes_tainted} nodes tainted.</p>"
+            ]
+        )
+        notes.append(
+            f"Cluster autoscaler: {ca.failed_scale_ups} failed scale-ups, {ca.backoffs} "
+            f"backoffs, {ca.unregistered_removed} unregistered nodes removed."
+        )
+    if s.hpa.enabled:
+        notes.append(f"HPA: {s.hpa.rescales} rescales.")
+    note = " ".join(notes)
+    if esc.enabled:
+        rows.append(["escalator", str(esc.scale_ups), str(esc.nodes_added), "–", str(esc.nodes_removed)])
+        note += (
+            f" Escalator: {esc.nodes_tainted} nodes tainted, {esc.extra.get('nodes_untainted', 0)} untainted."
+        )
+    table = _table(["", "scale-ups", "nodes added", "scale-downs", "nodes removed"], rows) if rows else ""
+    autoscalers = (table + (f'<p class="muted small">{note.strip()}</p>' if note else "")) or (
+        '<p class="muted small">No autoscaler ran.</p>'
     )
     # Three columns: run facts, pods, nodes; the workloads across (their keys are long); then the
     # autoscalers beside the event counts, the longest table, last so it grows downwards alone.

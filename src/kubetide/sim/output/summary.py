@@ -101,12 +101,15 @@ class ClusterAutoscalerSummary:
     failed_scale_ups: int = 0
     backoffs: int = 0
     unregistered_removed: int = 0
+    # Whether it ran: the tables and the report show it only then (the JSON block is the contract's).
+    enabled: bool = field(default=False, metadata={"json": False})
     extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
 class HpaSummary:
     rescales: int = 0
+    enabled: bool = field(default=False, metadata={"json": False})
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -116,6 +119,9 @@ class EscalatorSummary:
     nodes_added: int = 0
     nodes_tainted: int = 0
     nodes_removed: int = 0
+    # Whether the batch autoscaler ran: the tables and the report show it only then. Not in the JSON,
+    # whose contract requires the block (all zero when it did not run).
+    enabled: bool = field(default=False, metadata={"json": False})
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -162,8 +168,8 @@ class Summary:
 def _part(part: Any, **nested: Any) -> dict[str, Any]:
     """One dataclass as a JSON object: its scalar fields, ``nested`` ones as given, then its ``extra``."""
     out: dict[str, Any] = {}
-    for name in part.__dataclass_fields__:
-        if name != "extra":
+    for name, spec in part.__dataclass_fields__.items():
+        if name != "extra" and spec.metadata.get("json", True):
             out[name] = nested[name] if name in nested else getattr(part, name)
     return _merge(out, part.extra)
 

@@ -107,31 +107,36 @@ def render_summary(summary: Summary) -> str:
         ]
 
     ca, hpa, esc = s.cluster_autoscaler, s.hpa, s.escalator
+    rows: list[list[str]] = []
+    if ca.enabled:  # no row for an autoscaler that did not run
+        rows.append(
+            [
+                "cluster-autoscaler",
+                str(ca.scale_ups),
+                str(ca.nodes_added),
+                str(ca.scale_downs),
+                str(ca.nodes_removed),
+                f"{ca.failed_scale_ups} failed, {ca.backoffs} backoffs, "
+                f"{ca.unregistered_removed} unregistered removed",
+            ]
+        )
+    if hpa.enabled:
+        rows.append(["hpa", "-", "-", "-", "-", f"{hpa.rescales} rescales"])
+    if esc.enabled:
+        rows.append(
+            [
+                "escalator",
+                str(esc.scale_ups),
+                str(esc.nodes_added),
+                "-",
+                str(esc.nodes_removed),
+                f"{esc.nodes_tainted} tainted, {esc.extra.get('nodes_untainted', 0)} untainted",
+            ]
+        )
     out += [
         "Autoscalers",
-        render_table(
-            ["", "scale-ups", "+nodes", "scale-downs", "-nodes", "other"],
-            [
-                [
-                    "cluster-autoscaler",
-                    str(ca.scale_ups),
-                    str(ca.nodes_added),
-                    str(ca.scale_downs),
-                    str(ca.nodes_removed),
-                    f"{ca.failed_scale_ups} failed, {ca.backoffs} backoffs, "
-                    f"{ca.unregistered_removed} unregistered removed",
-                ],
-                ["hpa", "-", "-", "-", "-", f"{hpa.rescales} rescales"],
-                [
-                    "escalator",
-                    str(esc.scale_ups),
-                    str(esc.nodes_added),
-                    "-",
-                    str(esc.nodes_removed),
-                    f"{esc.nodes_tainted} tainted",
-                ],
-            ],
-            align="lrrrrl",
-        ),
+        render_table(["", "scale-ups", "+nodes", "scale-downs", "-nodes", "other"], rows, align="lrrrrl")
+        if rows
+        else "  none ran",
     ]
     return "\n".join(out) + "\n"

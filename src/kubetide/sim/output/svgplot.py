@@ -68,6 +68,7 @@ class Marker:
 
     t: float
     label: str
+    kind: str = "scenario"  # "scenario" (actions, faults, restarts) or "decision" (an autoscaler's)
 
 
 @dataclass(frozen=True)
@@ -216,7 +217,7 @@ def _markers(chart: Chart, frame: _Frame) -> list[str]:
         x = float(frame.px(marker.t))
         label = escape(f"{format_clock(marker.t, True)} {marker.label}")
         out.append(
-            f'<g class="marker"><title>{label}</title>'
+            f'<g class="marker {escape(marker.kind)}"><title>{label}</title>'
             f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{frame.y1}" y2="{frame.y0}"/>'
             f'<path d="M{x - 4:.1f},{frame.y1 - 1}L{x + 4:.1f},{frame.y1 - 1}L{x:.1f},{frame.y1 + 5}Z"/></g>'
         )
@@ -256,11 +257,16 @@ def _series(chart: Chart, frame: _Frame) -> list[str]:
 
 
 _DASHED, _DOTTED, _MARKER = "6 4", "2 4", "1 3"
+DECISION_COLOR = "#2563eb"
 
 
 def marker_key() -> str:
     """The legend entry for event markers, said once for all charts (the report puts it above them)."""
-    return f'<span class="key">{_swatch("#9ca3af", _MARKER, 1.5)}scenario events (actions, faults, restarts): hover a marker for details</span>'
+    return (
+        f'<span class="key">{_swatch("#9ca3af", _MARKER, 1.5)}scenario events (actions, faults, restarts)</span>'
+        f'<span class="key">{_swatch(DECISION_COLOR, _MARKER, 1.5)}autoscaler decisions (node scale-ups and '
+        "removals; HPA rescales on the replicas plot): hover a marker for details</span>"
+    )
 
 
 def _swatch(color: str, dash: str, width: float = 2.5) -> str:

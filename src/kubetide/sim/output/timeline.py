@@ -15,11 +15,32 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["TIME", "Timeline", "format_cell", "timeline_columns"]
+__all__ = ["PENDING_PODS_MAX", "TIME", "Timeline", "format_cell", "group_extra_columns", "timeline_columns"]
+
+
+def group_extra_columns(node_groups: Iterable[str]) -> list[str]:
+    """``pending_pods_max``, then per group ``cpu_requested:`` / ``memory_requested:`` (percent of the
+    Ready nodes' allocatable) and ``cost_per_hour:``."""
+    return [
+        PENDING_PODS_MAX,
+        *PENDING_REASONS,
+        *JOB_COLUMNS,
+        *(f"{kind}:{group}" for group in node_groups for kind in GROUP_EXTRA_COLUMNS),
+    ]
+
 
 TIME = "t"
 PENDING_PODS = "pending_pods"
 COST_PER_HOUR = "cost_per_hour"
+# The report's own series after the contract's columns (not written to timeline.csv): the most pods
+# pending within each step, and per group what scale-down decides on (requests over allocatable of its
+# Ready nodes) and what it costs.
+PENDING_PODS_MAX = "pending_pods_max"
+# Pending pods by why they wait: kube-scheduler found no node; waiting for a node being created or for
+# their own spec.nodeName's node; another scheduler's, or not tried yet.
+PENDING_REASONS = ("pending_unschedulable", "pending_other")
+JOB_COLUMNS = ("job_pods_running", "job_pods_succeeded")  # over every Job of the run
+GROUP_EXTRA_COLUMNS = ("cpu_requested", "memory_requested", "cost_per_hour")
 GROUP_COLUMNS = ("nodes", "target")
 WORKLOAD_COLUMNS = ("replicas", "ready", "cpu_utilization", "rps")
 
@@ -43,13 +64,18 @@ def timeline_columns(
 class Timeline:
     """Columnar float storage with a fixed list of column names, the first of which is ``t``."""
 
-    def __init__(self, columns: Sequence[str], *, capacity: int = 1024) -> None:
+    def __init__(
+        self, columns: Sequence[str], *, capacity: int = 1024, csv_columns: int | None = None
+    ) -> None:
+        """``csv_columns``: how many leading columns ``timeline.csv`` gets (the contract's); the others
+        are the report's own series, kept in memory only."""
         if not columns or columns[0] != TIME:
             raise ValueError(f"the first timeline column must be {TIME!r}")
         if len(set(columns)) != len(columns):
             duplicates = sorted({c for c in columns if list(columns).count(c) > 1})
             raise ValueError(f"duplicate timeline columns: {duplicates}")
         self.columns: tuple[str, ...] = tuple(columns)
+        self.csv_columns = len(self.columns) if csv_columns is None else csv_columns
         self._index = {name: i for i, name in enumerate(self.columns)}
         self._data: FloatArray = np.empty((max(capacity, 1), len(self.columns)), dtype=np.float64)
         self._rows = 0
@@ -107,9 +133,10 @@ class Timeline:
 
     def write_csv(self, path: str | Path) -> None:
         """A header of column names, then one line per row; integers without a decimal point, NaN empty."""
+        width = self.csv_columns
         with open(path, "w", encoding="utf-8", newline="") as out:
-            out.write(",".join(_csv_quote(c) for c in self.columns) + "\n")
-            for row in self._data[: self._rows].tolist():
+            out.write(",".join(_csv_quote(c) for c in self.columns[:width]) + "\n")
+            for row in self._data[: self._rows, :width].tolist():
                 out.write(",".join(map(format_cell, row)) + "\n")
 
 

@@ -8,7 +8,8 @@ Format decisions beyond the contract:
 
 - Unknown keys in kubetide's own sections are errors with a "did you mean" (a silently ignored typo
   runs a different experiment); inside Kubernetes manifests they are ignored, as Kubernetes does.
-  Escalator node groups are kubetide-checked too, except their ``aws`` block (no AWS in a simulation).
+  Escalator node groups are decoded and validated by Escalator's rules (:mod:`kubetide.escalator.config`,
+  its messages), and their unknown keys are errors too (Escalator ignores them).
 - Values are strictly typed (``"5"`` is not an integer); durations are Go strings or seconds; every
   quantity goes through the exact Kubernetes parser and a bad one is quoted.
 - Defaults are applied in the model (``initialSize`` = ``minSize`` via :attr:`NodeGroup.initial_size`,
@@ -28,7 +29,6 @@ from kubetide.sim.scenario.actions import Action
 from kubetide.sim.scenario.autoscalers import (
     Autoscalers,
     ClusterAutoscalerSettings,
-    EscalatorNodeGroup,
     EscalatorSettings,
     HpaSettings,
 )
@@ -44,7 +44,6 @@ __all__ = [
     "Action",
     "Autoscalers",
     "ClusterAutoscalerSettings",
-    "EscalatorNodeGroup",
     "EscalatorSettings",
     "HpaSettings",
     "InstanceType",

@@ -3,40 +3,79 @@
 A section that is written is enabled unless it says ``enabled: false``; the HPA is enabled by default
 exactly when an HPA object exists (``enabled: null`` until :meth:`HpaSettings.is_enabled` resolves it).
 Names and defaults are upstream's: kube-controller-manager's ``--horizontal-pod-autoscaler-*`` flags,
-Cluster Autoscaler's flags (registry in :mod:`kubetide.cluster.flags`), and the keys of
-Escalator's ``nodegroups_config.yaml``.
+Cluster Autoscaler's flags (registry in :mod:`kubetide.cluster.flags`), and the keys, values and
+validation of Escalator's ``nodegroups_config.yaml`` (through :mod:`kubetide.escalator.config`).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal
+import difflib
+from typing import Annotated, Any, ClassVar
 
 from pydantic import Field, model_validator
 
-from kubetide.cluster.flags import CA_FLAGS, parse_flags
-from kubetide.sim.scenario.base import Duration, NonNegativeInt, SpecModel, errors_at
+from kubetide.cluster.flags import CA_FLAGS, FlagSpec, parse_flags
+from kubetide.escalator.config import KNOWN_KEYS, NodeGroupOptions, node_groups_from_entries
+from kubetide.hpa.config import HPAConfig
+from kubetide.hpa.flags import HPA_FLAGS, config_from_flags
+from kubetide.sim.scenario.base import Duration, SpecModel, errors_at
 
 __all__ = [
     "Autoscalers",
     "ClusterAutoscalerSettings",
-    "EscalatorNodeGroup",
     "EscalatorSettings",
     "HpaSettings",
 ]
 
-Percent = Annotated[float, Field(ge=0)]
+
+HPA_REGISTRY: dict[str, FlagSpec] = {
+    f.name: FlagSpec(f.name, f.kind, f.default, f.help, check=f.check) for f in HPA_FLAGS
+}
+# The short camelCase keys, aliases of kube-controller-manager's flags (same defaults).
+HPA_ALIASES: dict[str, str] = {
+    "syncPeriod": "horizontal-pod-autoscaler-sync-period",
+    "tolerance": "horizontal-pod-autoscaler-tolerance",
+    "downscaleStabilization": "horizontal-pod-autoscaler-downscale-stabilization",
+    "cpuInitializationPeriod": "horizontal-pod-autoscaler-cpu-initialization-period",
+    "initialReadinessDelay": "horizontal-pod-autoscaler-initial-readiness-delay",
+}
 
 
 class HpaSettings(SpecModel):
     enabled: bool | None = None  # None: enabled when any HorizontalPodAutoscaler exists
+    # kube-controller-manager's flag names (``horizontal-pod-autoscaler-sync-period: 15s``).
+    flags: dict[str, Any] = Field(default_factory=dict)
     syncPeriod: Annotated[Duration, Field(gt=0)] = 15.0
     tolerance: Annotated[float, Field(ge=0)] = 0.1
-    downscaleStabilization: Duration = 300.0
-    cpuInitializationPeriod: Duration = 300.0
-    initialReadinessDelay: Duration = 30.0
+    downscaleStabilization: Annotated[Duration, Field(ge=0)] = 300.0
+    cpuInitializationPeriod: Annotated[Duration, Field(ge=0)] = 300.0
+    initialReadinessDelay: Annotated[Duration, Field(ge=0)] = 30.0
+
+    @model_validator(mode="after")
+    def _flags(self) -> HpaSettings:
+        _, problems = parse_flags(self.flags, HPA_REGISTRY)
+        found: list[tuple[tuple[str | int, ...], str, Any]] = [
+            (("flags", name), msg.replace("Cluster Autoscaler", "HPA controller"), self.flags[name])
+            for name, msg in problems
+        ]
+        for alias, flag in HPA_ALIASES.items():
+            if alias in self.model_fields_set and flag in self.flags:
+                found.append(
+                    ((alias,), f"set twice: here and as flags.{flag} (keep one)", getattr(self, alias))
+                )
+        if found:
+            raise errors_at("flags", found)
+        return self
 
     def is_enabled(self, has_hpa_objects: bool) -> bool:
         return has_hpa_objects if self.enabled is None else self.enabled
+
+    def config(self) -> HPAConfig:
+        """The controller's settings: the flags, else their camelCase aliases, else the defaults."""
+        values, _ = parse_flags(self.flags, HPA_REGISTRY)
+        for alias, flag in HPA_ALIASES.items():
+            values.setdefault(flag, float(getattr(self, alias)))
+        return config_from_flags(values)
 
 
 class ClusterAutoscalerSettings(SpecModel):
@@ -45,7 +84,7 @@ class ClusterAutoscalerSettings(SpecModel):
 
     @model_validator(mode="after")
     def _flags(self) -> ClusterAutoscalerSettings:
-        _, problems = parse_flags(self.flags)
+        _, problems = parse_flags(self.flags, scenario=True)
         if problems:
             raise errors_at("flags", [(("flags", name), msg, self.flags[name]) for name, msg in problems])
         return self
@@ -56,82 +95,50 @@ class ClusterAutoscalerSettings(SpecModel):
         return values[name] if name in values else CA_FLAGS[name].default
 
 
-class EscalatorNodeGroup(SpecModel):
-    """One entry of Escalator's ``node_groups`` (its own snake_case keys)."""
+# Known to Escalator's docs but read by nothing upstream: accepted here so a documented config loads.
+_IGNORED_ESCALATOR_KEYS = ("scale_up_cool_down_timeout",)
 
-    name: Annotated[str, Field(min_length=1)]
-    label_key: Annotated[str, Field(min_length=1)]
-    label_value: str
-    cloud_provider_group_name: Annotated[str, Field(min_length=1)]  # a spec.nodeGroups[].name
-    min_nodes: NonNegativeInt = 0
-    max_nodes: NonNegativeInt = 0
-    dry_mode: bool = False
-    scale_on_starve: bool = False
-    taint_upper_capacity_threshold_percent: Percent
-    taint_lower_capacity_threshold_percent: Percent
-    scale_up_threshold_percent: Percent
-    slow_node_removal_rate: NonNegativeInt
-    fast_node_removal_rate: NonNegativeInt
-    scale_up_cool_down_period: Duration = 0.0
-    scale_up_cool_down_timeout: Duration = 0.0
-    soft_delete_grace_period: Duration
-    hard_delete_grace_period: Duration
-    taint_effect: Literal["NoSchedule", "NoExecute", "PreferNoSchedule"] = "NoSchedule"
-    max_node_age: Duration = 0.0  # 0: disabled
-    unhealthy_node_grace_period: Duration = 0.0
-    health_check_newest_nodes_percent: Percent = 0.0
-    max_unhealthy_nodes_percentage: Percent = 0.0
-    aws: dict[str, Any] = Field(default_factory=dict)  # accepted and ignored: no AWS API in the simulator
 
-    @model_validator(mode="after")
-    def _escalator_rules(self) -> EscalatorNodeGroup:
-        # The consistency rules Escalator's ValidateNodeGroup enforces at start-up.
-        problems: list[tuple[tuple[str | int, ...], str, Any]] = []
-        lower, upper = (
-            self.taint_lower_capacity_threshold_percent,
-            self.taint_upper_capacity_threshold_percent,
-        )
-        if upper <= lower:
-            problems.append(
-                (
-                    ("taint_upper_capacity_threshold_percent",),
-                    f"must be > taint_lower_capacity_threshold_percent (got {upper:g} <= {lower:g})",
-                    upper,
-                )
-            )
-        if self.scale_up_threshold_percent <= upper:
-            problems.append(
-                (
-                    ("scale_up_threshold_percent",),
-                    f"must be > taint_upper_capacity_threshold_percent (got {self.scale_up_threshold_percent:g} <= {upper:g})",
-                    self.scale_up_threshold_percent,
-                )
-            )
-        if self.max_nodes < self.min_nodes:
-            problems.append(
-                (
-                    ("max_nodes",),
-                    f"must be >= min_nodes (got {self.max_nodes} < {self.min_nodes})",
-                    self.max_nodes,
-                )
-            )
-        if self.hard_delete_grace_period < self.soft_delete_grace_period:
-            problems.append(
-                (
-                    ("hard_delete_grace_period",),
-                    "must be >= soft_delete_grace_period",
-                    self.hard_delete_grace_period,
-                )
-            )
-        if problems:
-            raise errors_at("EscalatorNodeGroup", problems)
-        return self
+def _unknown_keys(entries: Any) -> list[tuple[tuple[str | int, ...], str, Any]]:
+    """Keys Escalator would ignore silently; here they are errors (a typo'd threshold would run another
+    experiment), with the closest known key."""
+    problems: list[tuple[tuple[str | int, ...], str, Any]] = []
+    known = (*KNOWN_KEYS, *_IGNORED_ESCALATOR_KEYS)
+    for i, entry in enumerate(entries if isinstance(entries, list) else []):
+        for key in entry if isinstance(entry, dict) else {}:
+            if key not in known:
+                close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
+                hint = f"did you mean {close[0]!r}?" if close else f"known: {', '.join(known)}"
+                problems.append(((i, str(key)), f"unknown Escalator node group key ({hint})", entry[key]))
+    return problems
 
 
 class EscalatorSettings(SpecModel):
+    """Escalator's loop period and its ``node_groups`` entries, as written in its ``nodegroups`` ConfigMap
+    (snake_case keys, Go duration strings), decoded and validated by :mod:`kubetide.escalator.config`,
+    the code live mode uses, with Escalator's messages. ``cloud_provider_group_name`` names a
+    ``spec.nodeGroups[].name``."""
+
     enabled: bool = True
     scanInterval: Annotated[Duration, Field(gt=0)] = 60.0
-    nodeGroups: list[EscalatorNodeGroup] = Field(default_factory=list)
+    drymode: bool = False  # Escalator's --drymode: every group decides and logs, nothing is changed
+    nodeGroups: list[Any] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _node_groups(self) -> EscalatorSettings:
+        if not self.nodeGroups and not self.enabled:
+            return self
+        _, found = node_groups_from_entries(self.nodeGroups)
+        problems = [(("nodeGroups", *loc), message, None) for loc, message in found]
+        problems += [(("nodeGroups", *loc), message, v) for loc, message, v in _unknown_keys(self.nodeGroups)]
+        if problems:  # the loader lists them in document order
+            raise errors_at("nodeGroups", problems)
+        return self
+
+    @property
+    def groups(self) -> tuple[NodeGroupOptions, ...]:
+        """The decoded groups, in config order (valid: the model does not load otherwise)."""
+        return tuple(node_groups_from_entries(self.nodeGroups)[0]) if self.nodeGroups else ()
 
 
 class Autoscalers(SpecModel):

@@ -13,6 +13,7 @@ from kubetide.model.durations import format_duration
 from kubetide.model.errors import FieldError
 from kubetide.model.resources import CPU, MEMORY
 from kubetide.model.workloads import SCALABLE_KINDS
+from kubetide.sim.cloud.nodes import GROUP_LABEL
 from kubetide.sim.scenario.catalog import BUILTIN_CATALOG
 from kubetide.sim.scenario.csvdata import CsvError, load_csv
 from kubetide.sim.scenario.model import Scenario
@@ -76,7 +77,7 @@ def _objects_unique(s: Scenario) -> Iterator[FieldError]:
     for i, manifest in enumerate(s.spec.objects):
         key = object_key(manifest)
         if key in seen:
-            yield FieldError(f"spec.objects[{i}]", f"duplicate object {key} (also spec.objects[{seen[key]}])")
+            yield FieldError(s.object_path(i), f"duplicate object {key} (also {s.object_path(seen[key])})")
         seen.setdefault(key, i)
 
 
@@ -157,7 +158,7 @@ def _hpa_targets(s: Scenario) -> Iterator[FieldError]:
             key = f"{ref.get('kind')}/{namespace}/{ref.get('name')}"
             if key not in known:
                 yield FieldError(
-                    f"spec.objects[{i}].spec.scaleTargetRef",
+                    f"{s.object_path(i)}.spec.scaleTargetRef",
                     f"no object {key} in spec.objects (or applied by an action)",
                 )
 
@@ -207,19 +208,77 @@ def _action_refs(s: Scenario) -> Iterator[FieldError]:
 
 
 def _escalator_groups(s: Scenario) -> Iterator[FieldError]:
+    """Each Escalator group names a spec.nodeGroups entry whose Nodes carry its label: in a simulation
+    every Node comes from one, so a label they lack would leave the group without nodes for ever."""
     escalator = s.spec.autoscalers.escalator
-    groups = {g.name for g in s.spec.nodeGroups}
-    seen: set[str] = set()
-    for i, ng in enumerate(escalator.nodeGroups if escalator else []):
+    groups = {g.name: g for g in s.spec.nodeGroups}
+    for i, ng in enumerate(escalator.groups if escalator else ()):
         path = f"spec.autoscalers.escalator.nodeGroups[{i}]"
-        if ng.cloud_provider_group_name not in groups:
+        group = groups.get(ng.cloud_provider_group_name)
+        if group is None:
             yield FieldError(
                 f"{path}.cloud_provider_group_name",
                 f"no node group {ng.cloud_provider_group_name!r} in spec.nodeGroups (known: {', '.join(sorted(groups))})",
             )
-        if ng.name in seen:
-            yield FieldError(f"{path}.name", f"duplicate name {ng.name!r}")
-        seen.add(ng.name)
+            continue
+        if group.instanceType is not None and group.instanceType not in s.catalog:
+            continue  # reported on the group
+        labels = {GROUP_LABEL: group.name, **resolve_node_group(group, s.catalog).labels}
+        if labels.get(ng.label_key) != ng.label_value:
+            yield FieldError(
+                f"{path}.label_value",
+                f"the Nodes of spec.nodeGroups[{list(groups).index(group.name)}] ({group.name}) do not carry "
+                f"{ng.label_key}={ng.label_value}: add it to its labels, or select them by "
+                f"{GROUP_LABEL}={group.name}",
+            )
+
+
+def _ca_nodes(s: Scenario) -> Iterator[FieldError]:
+    """``--nodes`` in a scenario chooses the groups CA manages, as on a command line; each names a
+    group of spec.nodeGroups and repeats its sizes (the simulated cloud's sizes are spec.nodeGroups',
+    so a different MIN:MAX would be a setting silently not applied)."""
+    ca = s.spec.autoscalers.clusterAutoscaler
+    if ca is None or "nodes" not in ca.flags:
+        return
+    groups = {g.name: (i, g) for i, g in enumerate(s.spec.nodeGroups)}
+    for j, spec in enumerate(ca.flag("nodes")):
+        path = f"spec.autoscalers.clusterAutoscaler.flags.nodes[{j}]"
+        parts = str(spec).split(":", 2)
+        if len(parts) != 3 or not parts[0].isdigit() or not parts[1].isdigit():
+            yield FieldError(path, f"must be MIN:MAX:NAME, got {spec!r}")
+            continue
+        found = groups.get(parts[2])
+        if found is None:
+            yield FieldError(path, f"no node group {parts[2]!r} in spec.nodeGroups ({', '.join(groups)})")
+            continue
+        i, group = found
+        if (int(parts[0]), int(parts[1])) != (group.minSize, group.maxSize):
+            yield FieldError(
+                path,
+                f"sizes must be spec.nodeGroups[{i}]'s ({group.minSize}:{group.maxSize}): the simulated "
+                "cloud sizes its groups from spec.nodeGroups",
+            )
+
+
+def _one_autoscaler_per_group(s: Scenario) -> Iterator[FieldError]:
+    """A group both autoscalers resize would be fought over (CA removes the nodes Escalator untaints,
+    Escalator taints the nodes CA added): CA must leave Escalator's groups alone, as a user does by
+    leaving them out of ``--nodes``. Without ``--nodes`` the simulator does that itself; a ``--nodes``
+    entry naming an Escalator group is the overlap."""
+    running = s.enabled_autoscalers()
+    ca, escalator = s.spec.autoscalers.clusterAutoscaler, s.spec.autoscalers.escalator
+    if "cluster-autoscaler" not in running or "escalator" not in running or ca is None or escalator is None:
+        return
+    owned = {g.cloud_provider_group_name: i for i, g in enumerate(escalator.groups)}
+    for j, spec in enumerate(ca.flag("nodes")):
+        name = str(spec).split(":", 2)[-1]
+        if name in owned:
+            yield FieldError(
+                f"spec.autoscalers.clusterAutoscaler.flags.nodes[{j}]",
+                f"node group {name!r} is managed by the batch autoscaler "
+                f"(spec.autoscalers.escalator.nodeGroups[{owned[name]}].cloud_provider_group_name): "
+                "a group can have one autoscaler; leave it out of --nodes",
+            )
 
 
 # Order: as a reader goes down the file.
@@ -233,6 +292,8 @@ CHECKS: tuple[Check, ...] = (
     _hpa_targets,
     _action_refs,
     _escalator_groups,
+    _ca_nodes,
+    _one_autoscaler_per_group,
 )
 
 

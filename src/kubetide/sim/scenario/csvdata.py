@@ -1,6 +1,8 @@
 """Reading a csv series file: a header row, a time column (default: the first) and a value column.
 
-Times are seconds or durations (``90``, ``15m``), strictly increasing; values are finite numbers.
+Times are seconds or durations (``90``, ``15m``) from the simulation's start, or absolute times (Unix
+seconds, as ``date +%s`` and most exporters print them, or RFC 3339 like ``2026-11-23T09:00:00Z``)
+whose first row is the simulation's start; strictly increasing; values are finite numbers.
 Errors name the spec field to blame (``path``, ``column``, ``timeColumn``) so the loader can report
 ``spec.traffic[0].rps.column: no column 'rps' in load.csv (columns: t, requests)``.
 """
@@ -15,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kubetide.model.durations import DurationError, parse_duration
+from kubetide.model.fields import parse_time
 
 __all__ = ["CsvError", "load_csv"]
 
@@ -48,14 +51,19 @@ def load_csv(path: Path, column: str, time_column: str | None = None) -> tuple[F
     ti, vi = header.index(time_name), header.index(column)
     times: list[float] = []
     values: list[float] = []
+    absolute: bool | None = None  # decided by the first data row
     for line, row in enumerate(rows[1:], start=2):
         if not any(cell.strip() for cell in row):
             continue
         try:
-            t = parse_duration(row[ti].strip())
+            t, is_absolute = _time(row[ti].strip())
             v = float(row[vi])
         except (IndexError, ValueError, DurationError):
             raise CsvError("path", f"{path.name} line {line}: expected a time and a number") from None
+        if absolute is None:
+            absolute = is_absolute
+        elif is_absolute != absolute:
+            raise CsvError("path", f"{path.name} line {line}: mixes absolute times and times from the start")
         if not math.isfinite(v):
             raise CsvError("path", f"{path.name} line {line}: value must be finite")
         if times and t <= times[-1]:
@@ -64,4 +72,20 @@ def load_csv(path: Path, column: str, time_column: str | None = None) -> tuple[F
         values.append(v)
     if not times:
         raise CsvError("path", f"{path.name} has no data rows")
-    return np.asarray(times, dtype=np.float64), np.asarray(values, dtype=np.float64)
+    series = np.asarray(times, dtype=np.float64)
+    if absolute:
+        series -= series[0]  # the first row is the simulation's start
+    return series, np.asarray(values, dtype=np.float64)
+
+
+# Plain numbers from this on are Unix seconds (2001-09-09 onward), not seconds from the start: no
+# scenario lasts 31 years, and exporters print epoch times.
+EPOCH_FROM = 1_000_000_000.0
+
+
+def _time(text: str) -> tuple[float, bool]:
+    """(seconds, whether the time is absolute)."""
+    if "T" in text and ("-" in text or ":" in text):
+        return parse_time(text), True
+    seconds = parse_duration(text)
+    return seconds, seconds >= EPOCH_FROM

@@ -16,12 +16,15 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from kubetide.model import yamldoc
 from kubetide.model.errors import FieldError, ManifestError
+from kubetide.model.strict import unknown_fields
 from kubetide.sim.scenario.checks import run_checks
 from kubetide.sim.scenario.model import API_VERSION, KIND, Scenario
 from kubetide.sim.scenario.objects import check_object
 from kubetide.sim.scenario.overrides import apply_overrides
 from kubetide.sim.scenario.paths import PathError, parse_path
+from kubetide.sim.scenario.sources import expand_objects
 from kubetide.sim.scenario.translate import translate_errors
 
 __all__ = ["load_scenario", "parse_document", "parse_scenario"]
@@ -50,7 +53,9 @@ def parse_document(text: str, name: str = "<scenario>", *, json_syntax: bool = F
         except RecursionError:
             raise ManifestError.at("", f"{name}: invalid JSON: nested too deeply") from None
     try:
-        return yaml.safe_load(text)
+        return yamldoc.safe_load(text)
+    except yamldoc.DuplicateKeyError as exc:
+        raise ManifestError([FieldError("", f"{name}: {d}") for d in exc.duplicates]) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"{name}:{mark.line + 1}:{mark.column + 1}" if mark is not None else name
@@ -73,22 +78,23 @@ def _header(data: Mapping[str, Any]) -> list[FieldError]:
     return problems
 
 
-def _manifests(data: Mapping[str, Any]) -> Iterable[tuple[Any, str]]:
+def _manifests(data: Mapping[str, Any], object_paths: list[str]) -> Iterable[tuple[Any, str]]:
     spec = data.get("spec")
     if not isinstance(spec, Mapping):
         return
     objects = spec.get("objects")
     for i, manifest in enumerate(objects if isinstance(objects, list) else []):
-        yield manifest, f"spec.objects[{i}]"
+        yield manifest, object_paths[i] if i < len(object_paths) else f"spec.objects[{i}]"
     actions = spec.get("actions")
     for i, action in enumerate(actions if isinstance(actions, list) else []):
         if isinstance(action, Mapping) and isinstance(action.get("apply"), Mapping):
             yield action["apply"], f"spec.actions[{i}].apply"
 
 
-def _check_manifests(data: Mapping[str, Any]) -> list[FieldError]:
+def _check_manifests(data: Mapping[str, Any], object_paths: list[str]) -> list[FieldError]:
     problems: list[FieldError] = []
-    for manifest, path in _manifests(data):
+    for manifest, path in _manifests(data, object_paths):
+        problems.extend(unknown_fields(manifest, path))  # typos first: the rest may follow from them
         try:
             check_object(manifest, path)
         except ManifestError as exc:
@@ -139,14 +145,24 @@ def parse_scenario(
     problems = _header(data)
     if problems:
         raise ManifestError(problems)
+    directory = Path(base_dir) if base_dir is not None else Path.cwd()
+    spec = data.get("spec")
+    expanded = expand_objects(spec.get("objects") if isinstance(spec, dict) else None, directory)
+    if isinstance(spec, dict) and isinstance(spec.get("objects"), list):
+        # Validated as the flat list; messages point at the entries, Lists and files the user wrote.
+        data = {**data, "spec": {**spec, "objects": expanded.manifests}}
+    problems.extend(expanded.problems)
     scenario: Scenario | None = None
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as exc:
         problems.extend(translate_errors(exc, Scenario))
-    problems.extend(_check_manifests(data))
+    problems.extend(_check_manifests(data, expanded.paths))
+    if scenario is not None:
+        scenario._base_dir = directory
+        scenario._object_paths = expanded.paths
+        scenario._notes = expanded.notes
     if scenario is not None and not problems:
-        scenario._base_dir = Path(base_dir) if base_dir is not None else Path.cwd()
         problems.extend(run_checks(scenario))
     if problems:
         raise ManifestError(_in_document_order(data, problems))

@@ -79,6 +79,10 @@ class Scenario(SpecModel):
 
     # Directory of the scenario file: csv series paths are relative to it.
     _base_dir: Path = PrivateAttr(default_factory=Path.cwd)
+    # Where each of spec.objects came from (inline, a List's item, a file's document), for messages;
+    # and what was skipped (kinds the simulator does not model), for the commands to print.
+    _object_paths: list[str] = PrivateAttr(default_factory=list)
+    _notes: list[str] = PrivateAttr(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -123,6 +127,16 @@ class Scenario(SpecModel):
         (the HPA controller is then enabled by default)."""
         manifests = [*self.spec.objects, *(a.apply for a in self.spec.actions if a.apply is not None)]
         return any(m.get("kind") == "HorizontalPodAutoscaler" for m in manifests)
+
+    def object_path(self, index: int) -> str:
+        """Where ``spec.objects[index]`` (after files and Lists are expanded) is in the user's files."""
+        paths = self._object_paths
+        return paths[index] if index < len(paths) else f"spec.objects[{index}]"
+
+    @property
+    def notes(self) -> list[str]:
+        """Objects skipped while loading (Kubernetes kinds the simulator does not model)."""
+        return list(self._notes)
 
     def objects_by_key(self) -> dict[str, dict[str, Any]]:
         """The t=0 objects by ``Kind/namespace/name``."""

@@ -2,7 +2,8 @@
 
 :data:`OBJECT_VALIDATORS` is the one place that maps a kind to its check. A check receives the manifest
 and its path (``spec.objects[3]``), builds the typed view where one exists (so its errors carry the full
-path) and raises :class:`ManifestError`. Unknown fields inside manifests are ignored, as Kubernetes does.
+path) and raises :class:`ManifestError`. Unknown fields inside manifests are errors, as with
+``kubectl apply --validate=strict`` (``kubetide.model.strict``, checked by the loader).
 
 HorizontalPodAutoscalers are read with ``kubetide.model.hpa`` (any autoscaling/ version) and checked
 with the API server's rules (``validate_hpa``).
@@ -88,9 +89,17 @@ def _annotation_duration(annotations: Node, key: str) -> None:
             raise ManifestError.at(f'{annotations.path}["{key}"]', str(exc)) from None
 
 
+def _has_containers(spec: Node) -> None:
+    """The API server refuses a Pod (or template) without containers; the views would run it empty."""
+    containers = spec.get("containers")
+    if not containers.list():
+        raise containers.error("is required: a pod runs at least one container")
+
+
 def _pod_template(root: Node) -> None:
     """A workload's ``spec.template`` read as the Pod it stamps out."""
     template = root.get("spec").get("template")
+    _has_containers(template.get("spec"))
     meta = dict(template.get("metadata").mapping())
     meta.setdefault("name", "template")
     Pod.from_manifest({"metadata": meta, "spec": template.get("spec").mapping()}, template.path)
@@ -119,6 +128,7 @@ def _job(manifest: Mapping[str, Any], path: str) -> None:
 
 
 def _pod(manifest: Mapping[str, Any], path: str) -> None:
+    _has_containers(Node(manifest, path).get("spec"))
     Pod.from_manifest(manifest, path)
     _annotation_duration(Node(manifest, path).get("metadata").get("annotations"), STARTUP_DELAY_ANNOTATION)
 

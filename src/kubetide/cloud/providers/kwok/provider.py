@@ -34,7 +34,7 @@ from kubetide.cloud.instance import (
     NodeTemplate,
     NotImplementedByProvider,
 )
-from kubetide.cloud.provider import CloudProvider, NodeGroup, PricingModel
+from kubetide.cloud.provider import CloudProvider, NodeGroup, PricingModel, StaticNodeGroup
 from kubetide.cloud.providers.kwok.api import KubeCallError, KwokApi, Obj
 from kubetide.cloud.providers.kwok.config import KwokGroupConfig
 from kubetide.cloud.providers.kwok.nodes import (
@@ -61,7 +61,9 @@ def _cloud_errors(what: str) -> Iterator[None]:
         raise CloudProviderError(f"{what}: {exc}") from exc
 
 
-class KwokNodeGroup:
+class KwokNodeGroup(StaticNodeGroup):
+    static_reason = "kwok node groups are static"
+
     def __init__(self, provider: KwokCloudProvider, config: KwokGroupConfig) -> None:
         self._provider = provider
         self.config = config
@@ -98,18 +100,6 @@ class KwokNodeGroup:
 
     def template_node_info(self) -> NodeTemplate:
         return NodeTemplate(template_view(self.config))
-
-    def exist(self) -> bool:
-        return True
-
-    def create(self) -> NodeGroup:
-        raise NotImplementedByProvider("kwok node groups are static")
-
-    def delete(self) -> None:
-        raise NotImplementedByProvider("kwok node groups are static")
-
-    def autoprovisioned(self) -> bool:
-        return False
 
     def get_options(self, defaults: NodeGroupAutoscalingOptions) -> NodeGroupAutoscalingOptions | None:
         return None

@@ -1,0 +1,122 @@
+"""Prices for the ``price`` expander on AWS (CA's price expander is GCE-only).
+
+A node's hourly price is its instance type's (``node.kubernetes.io/instance-type``): on-demand from the
+AWS Price List API (Linux, shared tenancy, this region), spot from ``DescribeSpotPriceHistory`` in the
+node's zone when the node is a spot node (one of the capacity-type labels below, which an ASG sets on
+its template with a ``.../node-template/label/...`` tag). Both cached (on-demand a day, spot an hour; a
+miss 5 minutes, so a failing API is not asked every loop). A user price file overrides both:
+
+```yaml
+onDemand: {m5.xlarge: 0.192}
+spot: {m5.xlarge: 0.0712}
+```
+
+No price is ever invented: with none, ``node_price`` raises CloudProviderError and the expander says so.
+``pod_price`` is not a cloud price but the yardstick CA's price expander divides by: CA's GCE per-core
+and per-GiB hourly rates applied to the pod's requests, the same for every group, so only the ranking
+depends on it.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import yaml
+
+from kubetide.cloud.instance import CloudProviderError
+from kubetide.cloud.providers.aws.api import AwsApi, AwsCallError
+from kubetide.cloud.providers.aws.specs import AwsConfigError
+from kubetide.model.node import INSTANCE_TYPE_LABEL, NodeView
+from kubetide.model.pod import Pod
+from kubetide.model.resources import CPU, MEMORY
+
+__all__ = ["SPOT_LABELS", "AwsPricing", "PriceFile", "load_price_file"]
+
+log = logging.getLogger(__name__)
+
+SPOT_LABELS = {
+    "eks.amazonaws.com/capacityType": "SPOT",
+    "karpenter.sh/capacity-type": "spot",
+    "node.kubernetes.io/lifecycle": "spot",
+}
+_ON_DEMAND_TTL, _SPOT_TTL, _MISS_TTL = 86400.0, 3600.0, 300.0
+# CA's price expander yardstick (gce_price_model.go): USD per core-hour and per GiB-hour.
+_CPU_HOUR, _GIB_HOUR = 0.033174, 0.004446
+_GIB = 1024**3
+
+PriceFile = dict[str, dict[str, float]]  # "onDemand" | "spot" -> instance type -> USD per hour
+
+
+def load_price_file(path: str) -> PriceFile:
+    """The user's prices; AwsConfigError naming ``--aws-price-file`` and the bad entry."""
+
+    def bad(what: str) -> AwsConfigError:
+        return AwsConfigError([("aws-price-file", f"{path}: {what}")])
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            raw: Any = yaml.safe_load(f) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise bad(f"cannot read: {exc}") from None
+    if not isinstance(raw, Mapping) or set(raw) - {"onDemand", "spot"}:
+        raise bad("must be a mapping with onDemand and/or spot")
+    result: PriceFile = {"onDemand": {}, "spot": {}}
+    for kind, prices in raw.items():
+        if not isinstance(prices, Mapping):
+            raise bad(f"{kind}: must map instance types to USD per hour")
+        for itype, price in prices.items():
+            if isinstance(price, bool) or not isinstance(price, int | float) or price < 0:
+                raise bad(f"{kind}.{itype}: must be a non-negative number, got {price!r}")
+            result[kind][str(itype)] = float(price)
+    return result
+
+
+class AwsPricing:
+    def __init__(
+        self, api: AwsApi, overrides: PriceFile | None = None, *, clock: Callable[[], float] = time.time
+    ) -> None:
+        self._api = api
+        self._overrides = overrides or {"onDemand": {}, "spot": {}}
+        self._clock = clock
+        self._cache: dict[tuple[str, str, str], tuple[float | None, float]] = {}  # key -> (price, until)
+
+    def hourly(self, instance_type: str, *, spot: bool, zone: str = "") -> float | None:
+        kind = "spot" if spot else "onDemand"
+        if instance_type in self._overrides.get(kind, {}):
+            return self._overrides[kind][instance_type]
+        key = (kind, instance_type, zone if spot else "")
+        now = self._clock()
+        cached = self._cache.get(key)
+        if cached is not None and now < cached[1]:
+            return cached[0]
+        try:
+            price = (
+                self._api.spot_price(instance_type, zone)
+                if spot
+                else self._api.on_demand_price(instance_type)
+            )
+        except AwsCallError as exc:
+            log.warning("no %s price for %s: %s", kind, instance_type, exc)
+            price = None
+        ttl = _MISS_TTL if price is None else (_SPOT_TTL if spot else _ON_DEMAND_TTL)
+        self._cache[key] = (price, now + ttl)
+        return price
+
+    def node_price(self, node: NodeView, start: float, end: float) -> float:
+        instance_type = node.labels.get(INSTANCE_TYPE_LABEL, "")
+        if not instance_type:
+            raise CloudProviderError(f"node {node.name} has no {INSTANCE_TYPE_LABEL} label: no price")
+        spot = any(node.labels.get(k, "").lower() == v.lower() for k, v in SPOT_LABELS.items())
+        price = self.hourly(instance_type, spot=spot, zone=node.zone or "")
+        if price is None:
+            kind = "spot" if spot else "on-demand"
+            raise CloudProviderError(f"no {kind} price is known for {instance_type}")
+        return price * max(0.0, end - start) / 3600.0
+
+    def pod_price(self, pod: Pod, start: float, end: float) -> float:
+        requests = pod.requests
+        hourly = requests[CPU] / 1000.0 * _CPU_HOUR + requests[MEMORY] / _GIB * _GIB_HOUR
+        return hourly * max(0.0, end - start) / 3600.0

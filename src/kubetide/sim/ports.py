@@ -1,0 +1,183 @@
+"""The autoscalers' view of the simulated API server: the world they read and the port they write through.
+
+:class:`SimWorldSource` shows the cluster as an autoscaler's listers would: Nodes with the node
+lifecycle controller's ``not-ready`` taint while NotReady; every live pod (a Deployment's pods are
+shown owned by a ReplicaSet, as in a real cluster, so CA's drain rules see a replicated pod); PDBs with
+their current ``disruptionsAllowed``; ConfigMaps (the priority expander's); and the controllers'
+replicas (a Deployment's under its ReplicaSet's name, StatefulSets, Jobs by parallelism, DaemonSets by
+their pods). It is CA's ``WorldSource`` (``world()``) and the batch autoscaler's
+``EscalatorWorldSource`` (``nodes()``, ``pods()``).
+
+:class:`SimClusterPort` is :class:`~kubetide.model.api.ClusterPort` over :class:`SimCluster`: taints,
+cordons, annotations, Node deletion, the Eviction API (honouring PDBs) and events under the caller's
+source. The ``not-ready`` taint stays the cluster's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from kubetide.cluster.loop.world import World
+from kubetide.model.api import EvictionOutcome, NotFoundError
+from kubetide.model.node import NodeView
+from kubetide.model.pod import OwnerRef, Pod
+from kubetide.model.scheduling_terms import Taint
+from kubetide.scheduling.drainability import PDB
+from kubetide.sim.cluster.cluster import NOT_READY_TAINT, EventSink, SimCluster, SimNode
+from kubetide.sim.cluster.workloads import DaemonSetWorkload, JobWorkload, ReplicatedWorkload
+
+__all__ = ["SimClusterPort", "SimWorldSource"]
+
+CA_SOURCE = "cluster-autoscaler"
+
+
+class SimClusterPort:
+    """An autoscaler's writes to the simulated API server, at the engine's current time. Never raises
+    ApiError (the simulated API server is always up); NotFoundError for a node that is gone. Events go
+    to the log under ``source`` (CA's by default; the batch autoscaler passes its own)."""
+
+    def __init__(self, cluster: SimCluster, events: EventSink, source: str = CA_SOURCE) -> None:
+        self.cluster = cluster
+        self.events = events
+        self.source = source
+
+    def _node(self, name: str) -> SimNode:
+        node = self.cluster.nodes.get(name)
+        if node is None:
+            raise NotFoundError(f'nodes "{name}" not found')
+        return node
+
+    def _write(self, name: str, view: NodeView) -> None:
+        # The node's own view never holds the lifecycle taint: that one is the cluster's to set.
+        node = self._node(name)
+        node.view = view
+        own = tuple(t for t in view.taints if t != NOT_READY_TAINT)
+        self.cluster.set_node_taints(name, own, self.cluster.engine.now)
+
+    def add_node_taint(self, node: str, taint: Taint) -> None:
+        view = self._node(node).view
+        kept = tuple(t for t in view.taints if (t.key, t.effect) != (taint.key, taint.effect))
+        self._write(node, replace(view, taints=(*kept, taint)))
+
+    def remove_node_taint(self, node: str, key: str) -> None:
+        view = self._node(node).view
+        self._write(node, replace(view, taints=tuple(t for t in view.taints if t.key != key)))
+
+    def set_node_unschedulable(self, node: str, unschedulable: bool) -> None:
+        self._write(node, replace(self._node(node).view, unschedulable=unschedulable))
+
+    def annotate_node(self, node: str, annotations: Mapping[str, str | None]) -> None:
+        view = self._node(node).view
+        merged = {k: v for k, v in {**view.annotations, **annotations}.items() if v is not None}
+        self._write(node, replace(view, annotations=merged))
+
+    def delete_node(self, node: str) -> None:
+        if node in self.cluster.nodes:
+            self.cluster.node_deleted(self.cluster.engine.now, node)
+
+    def evict(self, pod: Pod) -> EvictionOutcome:
+        sim_pod = self.cluster.pods.get(f"{pod.namespace}/{pod.name}")
+        if sim_pod is None or sim_pod.deleted:
+            return EvictionOutcome.GONE
+        if self.cluster.evict(sim_pod, self.cluster.engine.now):
+            return EvictionOutcome.EVICTED
+        return EvictionOutcome.REFUSED
+
+    def write_config_map(self, namespace: str, name: str, data: Mapping[str, str]) -> None:
+        """The autoscaler's own state ConfigMap (``StatePort``): kept by the cluster across restarts."""
+        self.cluster.config_maps[f"ConfigMap/{namespace}/{name}"] = dict(data)
+
+    def emit_event(self, type_: str, reason: str, obj: str, message: str) -> None:
+        self.emit_event_with_data(type_, reason, obj, message, {})
+
+    def emit_event_with_data(
+        self, type_: str, reason: str, obj: str, message: str, data: Mapping[str, Any]
+    ) -> None:
+        self.events.emit(self.cluster.engine.now, self.source, reason, obj, message, dict(data))
+
+
+class SimWorldSource:
+    """The world as the simulated API server shows it; views are cached while their objects do not
+    change, so a loop on a large cluster does not rebuild every pod. ``nodes()`` and ``pods()`` make it
+    the batch autoscaler's world port too (:class:`~kubetide.escalator.world.EscalatorWorldSource`)."""
+
+    def __init__(self, cluster: SimCluster) -> None:
+        self.cluster = cluster
+        self._node_views: dict[str, tuple[NodeView, bool, NodeView]] = {}
+        self._pod_views: dict[str, tuple[Pod, Pod]] = {}
+
+    def _nodes(self) -> list[NodeView]:
+        out = []
+        for name, node in self.cluster.nodes.items():
+            cached = self._node_views.get(name)
+            if cached is not None and cached[0] is node.view and cached[1] == node.ready:
+                out.append(cached[2])
+                continue
+            view = node.view
+            view = replace(
+                view, ready=node.ready, taints=view.taints if node.ready else (*view.taints, NOT_READY_TAINT)
+            )
+            self._node_views[name] = (node.view, node.ready, view)
+            out.append(view)
+        if len(self._node_views) > 2 * len(self.cluster.nodes) + 16:
+            self._node_views = {k: v for k, v in self._node_views.items() if k in self.cluster.nodes}
+        return out
+
+    def _pods(self) -> list[Pod]:
+        out = []
+        views: dict[str, tuple[Pod, Pod]] = {}
+        for key, sim_pod in self.cluster.pods.items():
+            if sim_pod.deleted:
+                continue
+            view = sim_pod.view()
+            cached = self._pod_views.get(key)
+            if cached is not None and cached[0] is view:
+                shown = cached[1]
+            else:
+                shown = view
+                if any(o.kind == "Deployment" for o in view.owners):
+                    shown = view.evolve(
+                        owners=tuple(
+                            OwnerRef("ReplicaSet", o.name, o.uid, o.controller)
+                            if o.kind == "Deployment"
+                            else o
+                            for o in view.owners
+                        )
+                    )
+            views[key] = (view, shown)
+            out.append(shown)
+        self._pod_views = views
+        return out
+
+    def nodes(self) -> list[NodeView]:
+        return self._nodes()
+
+    def pods(self) -> list[Pod]:
+        return self._pods()
+
+    def _pdbs(self) -> list[PDB]:
+        out = []
+        for pdb in self.cluster.pdbs.values():
+            pods = (p for p in self.cluster.pods.values() if p.spec.namespace == pdb.namespace)
+            out.append(PDB(pdb.namespace, pdb.selector, pdb.disruptions_allowed(pods)))
+        return out
+
+    def _controllers(self) -> dict[tuple[str, str, str], int]:
+        """Replicas by (kind, namespace, name) as CA's listers see them: a Deployment's pods are owned
+        by its ReplicaSet (shown under the Deployment's name, as the pods are), which has its replicas."""
+        out: dict[tuple[str, str, str], int] = {}
+        for w in self.cluster.workloads.values():
+            if isinstance(w, ReplicatedWorkload):
+                kind = "ReplicaSet" if w.kind == "Deployment" else w.kind
+                out[(kind, w.namespace, w.name)] = w.replicas
+            elif isinstance(w, JobWorkload):
+                out[("Job", w.namespace, w.name)] = w.parallelism
+            elif isinstance(w, DaemonSetWorkload):
+                out[("DaemonSet", w.namespace, w.name)] = len(w.pods)
+        return out
+
+    def world(self) -> World:
+        config_maps = {key.split("/", 1)[1]: data for key, data in self.cluster.config_maps.items()}
+        return World(self._nodes(), self._pods(), self._pdbs(), config_maps, self._controllers())

@@ -1,0 +1,186 @@
+"""The cluster autoscaler with ``--cloud-provider=aws`` against the real control plane and moto's ASGs.
+
+moto's server runs in this process behind the tests' fault proxy (tests/cloud/aws/conftest.py); a
+second ``kubetide node-agent --aws-endpoint-url`` registers a Node per moto instance (providerID as AWS
+writes it) and the cluster's own node agent makes them Ready and runs their pods. Pending pods bring up
+instances; a stockout the first group reports in its scaling activities fails over to the second group
+within a loop; a scale-down terminates exactly the drained instance.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from moto.server import ThreadedMotoServer
+
+from cloud.aws.awsproxy import AwsProxy, activity
+
+from .support import Kubectl, KubetideProcess, free_port
+from .test_cluster_autoscaler import FAST, deployment, running_pods
+
+REGION = "us-east-1"
+INSUFFICIENT = (
+    "We currently do not have sufficient m5.large capacity in the Availability Zone you requested "
+    "(us-east-1a). Launching EC2 instance failed."
+)
+
+
+@pytest.fixture
+def aws_proxy(monkeypatch: pytest.MonkeyPatch) -> Iterator[AwsProxy]:
+    for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.setenv(key, "testing")  # inherited by the kubetide processes
+    monkeypatch.setenv("AWS_REGION", REGION)
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    proxy = AwsProxy(server.get_host_and_port())
+    try:
+        yield proxy
+    finally:
+        proxy.close()
+        server.stop()
+
+
+def _groups(proxy: AwsProxy, cluster: str, pool: str) -> tuple[str, str, Any]:
+    session = boto3.session.Session(aws_access_key_id="testing", aws_secret_access_key="testing")
+    ec2 = session.client("ec2", endpoint_url=proxy.url, region_name=REGION)
+    autoscaling = session.client("autoscaling", endpoint_url=proxy.url, region_name=REGION)
+    ec2.create_launch_template(
+        LaunchTemplateName=f"lt-{cluster}",
+        LaunchTemplateData={"InstanceType": "m5.large", "ImageId": "ami-12c6146b"},
+    )
+    names = []
+    for prefix in ("spot", "general"):
+        name = f"{prefix}-{cluster}"
+        tags = {
+            "k8s.io/cluster-autoscaler/enabled": "true",
+            f"k8s.io/cluster-autoscaler/{cluster}": "owned",
+            "k8s.io/cluster-autoscaler/node-template/label/pool": pool,
+        }
+        autoscaling.create_auto_scaling_group(
+            AutoScalingGroupName=name,
+            MinSize=0,
+            MaxSize=3,
+            DesiredCapacity=0,
+            LaunchTemplate={"LaunchTemplateName": f"lt-{cluster}", "Version": "$Latest"},
+            AvailabilityZones=["us-east-1a"],
+            Tags=[
+                {"Key": k, "Value": v, "PropagateAtLaunch": False, "ResourceId": name}
+                for k, v in tags.items()
+            ],
+        )
+        names.append(name)
+    return names[0], names[1], autoscaling
+
+
+def _instances(autoscaling: Any, name: str) -> list[str]:
+    (group,) = autoscaling.describe_auto_scaling_groups(AutoScalingGroupNames=[name])["AutoScalingGroups"]
+    return [i["InstanceId"] for i in group["Instances"]]
+
+
+def test_aws_scale_up_fails_over_on_a_stockout_and_scale_down_terminates_the_drained_instance(
+    kubectl: Kubectl,
+    kubeconfig_path: Path,
+    kubetide: Callable[..., KubetideProcess],
+    service_accounts: dict[str, Path],
+    wait_for: Callable[..., Any],
+    namespace: str,
+    aws_proxy: AwsProxy,
+) -> None:
+    cluster = uuid.uuid4().hex[:6]
+    pool = f"aws-{cluster}"
+    spot, general, autoscaling = _groups(aws_proxy, cluster, pool)
+    aws_proxy.stocked_out[spot] = None  # the spot group accepts its desired capacity, launches nothing
+    discovery = f"--node-group-auto-discovery=asg:tag=k8s.io/cluster-autoscaler/enabled,k8s.io/cluster-autoscaler/{cluster}"
+    priorities = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "cluster-autoscaler-priority-expander", "namespace": "kubetide"},
+        "data": {"priorities": "10:\n  - ^spot-.*\n1:\n  - .*\n"},
+    }
+    kubectl(
+        "-n", "kubetide", "delete", "configmap", "cluster-autoscaler-priority-expander", "--ignore-not-found"
+    )
+    kubectl.create(priorities)
+    logs = kubeconfig_path.parent / "logs"
+    agent_log = (logs / f"test-aws-agent-{cluster}.log").open("w")
+    # Registers Nodes only: the cluster's node agent already runs every kubetide.io/node-group node.
+    agent = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "kubetide"),
+            "node-agent",
+            f"--kubeconfig={kubeconfig_path}",
+            f"--address=127.0.0.1:{free_port()}",
+            "--node-selector=kubetide.io/none-of-these",
+            f"--aws-endpoint-url={aws_proxy.url}",
+            f"--aws-region={REGION}",
+            discovery,
+        ],
+        stdout=agent_log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        ca = kubetide(
+            "cluster-autoscaler",
+            "--cloud-provider=aws",
+            f"--aws-endpoint-url={aws_proxy.url}",
+            discovery,
+            "--expander=priority,least-waste",
+            "--leader-elect=false",
+            *FAST,
+            kubeconfig=service_accounts["cluster-autoscaler"],
+        )
+        kubectl.create(deployment("web", namespace, pool, replicas=1))
+        wait_for(
+            lambda: aws_proxy.stocked_out.get(spot) == 1, 60, message="CA asking the spot group for a node"
+        )
+        # AWS reports the stockout; within a loop CA backs the group off and scales the next one.
+        aws_proxy.activities[spot] = [
+            activity("Failed", INSUFFICIENT, datetime.now(UTC) + timedelta(seconds=1))
+        ]
+        wait_for(
+            lambda: len(_instances(autoscaling, general)) == 1, 30, message="an instance of the general group"
+        )
+        assert aws_proxy.stocked_out[spot] == 0, ca.log()
+        (instance,) = _instances(autoscaling, general)
+        wait_for(
+            lambda: len(running_pods(kubectl, namespace, "web")) == 1, 120, message="the web pod running"
+        )
+        (running,) = running_pods(kubectl, namespace, "web")
+        node = kubectl.json("get", "node", running["spec"]["nodeName"])
+        assert node["spec"]["providerID"] == f"aws:///us-east-1a/{instance}"
+
+        # The pod goes: its node is empty, unneeded, and CA terminates exactly that instance.
+        kubectl("-n", namespace, "scale", "deployment", "web", "--replicas=0")
+        wait_for(lambda: _instances(autoscaling, general) == [], 120, message="the instance terminated")
+        terminated = [
+            p["InstanceId"] for a, p in aws_proxy.requests if a == "TerminateInstanceInAutoScalingGroup"
+        ]
+        assert terminated == [instance]
+        wait_for(
+            lambda: not kubectl.json("get", "nodes", "-l", f"pool={pool}")["items"],
+            60,
+            message="its Node gone",
+        )
+        assert ca.alive(), ca.log()
+    finally:
+        agent.terminate()
+        agent.wait(20)
+        agent_log.close()
+        kubectl("delete", "nodes", "-l", f"pool={pool}", "--wait=false")
+        kubectl(
+            "-n",
+            "kubetide",
+            "delete",
+            "configmap",
+            "cluster-autoscaler-priority-expander",
+            "--ignore-not-found",
+        )
