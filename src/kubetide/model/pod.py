@@ -274,6 +274,14 @@ def _terms(node: Node) -> tuple[PodAffinityTerm, ...]:
 
 def pod_requests(pod: Pod, *, pod_level_resources: bool = False, overhead: bool = True) -> Resources:
     """``PodRequests``: max(sum of containers + sidecars, init peak) + overhead."""
+    if not pod.init_containers and not (pod_level_resources and pod.pod_requests is not None):
+        # The common pod: no init peak to take, so the sum (one container: its own request object).
+        containers = pod.containers
+        reqs = containers[0].requests if len(containers) == 1 else Resources()
+        if len(containers) > 1:
+            for c in containers:
+                reqs = reqs + c.requests
+        return reqs + pod.overhead if overhead and pod.overhead else reqs
     reqs = Resources()
     for c in pod.containers:
         reqs = reqs + c.requests
