@@ -62,10 +62,10 @@ def test_from_flags_round_trip_and_unknown_names() -> None:
 
 
 def test_list_flags() -> None:
-    values, problems = parse_flags({"balancing-ignore-label": "a,b", "startup-taint": ["x"]})
+    values, problems = parse_flags({"balancing-ignore-label": "a,b", "ignore-daemonsets-utilization": True})
     assert problems == []
     options = AutoscalingOptions.from_flags(values)
-    assert options.balancing_ignore_label == ("a", "b") and options.startup_taint == ("x",)
+    assert options.balancing_ignore_label == ("a", "b") and options.ignore_daemonsets_utilization
 
 
 def test_node_group_defaults() -> None:

@@ -118,3 +118,12 @@ def test_an_auto_discovery_spec_keeps_its_commas() -> None:
 
     spec = "asg:tag=k8s.io/cluster-autoscaler/enabled,k8s.io/cluster-autoscaler/prod"
     assert value_from_text(CA_FLAGS["node-group-auto-discovery"], [spec, "asg:tag=x"]) == [spec, "asg:tag=x"]
+
+
+def test_a_flag_kubetide_does_not_implement_is_refused_unless_default() -> None:
+    """Live mode refuses what it would otherwise ignore, as scenarios do; the default is accepted."""
+    code, _, err = run("cluster-autoscaler", "--cloud-provider=kwok", "--salvo-scale-up=true")
+    assert code == 2
+    assert "--salvo-scale-up: not implemented by kubetide yet: only its default (False) is accepted" in err
+    code, _, err = run("cluster-autoscaler", "--cloud-provider=kwok", "--salvo-scale-up=false")
+    assert "salvo-scale-up" not in err

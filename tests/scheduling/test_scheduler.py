@@ -102,3 +102,50 @@ def test_kept_scores_choose_exactly_as_rescoring_every_pod(
 
     original = scheduler_module._resources_only
     assert placements(True) == placements(False)
+
+
+@settings(max_examples=150)
+@given(
+    nodes=st.lists(
+        st.tuples(st.sampled_from([1000, 2000, 4000]), st.sampled_from(["a", "b"]), st.booleans()),
+        min_size=1,
+        max_size=10,
+    ),
+    picks=st.lists(st.tuples(st.integers(0, 5), st.sampled_from([100, 300, 700])), min_size=1, max_size=60),
+    seed=st.integers(0, 5),
+)
+def test_interleaved_groups_choose_exactly_as_rescoring_every_pod(
+    nodes: list[tuple[int, str, bool]], picks: list[tuple[int, int]], seed: int
+) -> None:
+    """Groups resumed after other groups' pods (kept scores refreshed for every node bound since)
+    place identically, with node selectors, taints, host ports and an anti-affinity pod mixed in."""
+    from kubetide.model.scheduling_terms import PodAffinityTerm
+
+    from .builders import selector
+
+    taint = Taint("dedicated", "batch", "NoSchedule")
+    pods = []
+    for k, (g, cpu) in enumerate(picks):
+        kwargs: dict[str, object] = {}
+        if g == 1:
+            kwargs["node_selector"] = {"pool": "a"}
+        if g == 2:
+            kwargs["ports"] = (8080,)
+        if g == 3 and k % 7 == 0:
+            kwargs["anti"] = (PodAffinityTerm(selector(app="x"), "kubernetes.io/hostname"),)
+            kwargs["labels"] = {"app": "x"}
+        pods.append(pod(f"g{g}-{k}", cpu=cpu, owners=owner(f"rs-{g}-{cpu}"), **kwargs))  # type: ignore[arg-type]
+
+    def placements(fast: bool) -> list[tuple[str, str]]:
+        snap = ClusterSnapshot(
+            [
+                node(f"n{i}", cpu=c, labels={"pool": p}, taints=(taint,) if tainted else ())
+                for i, (c, p, tainted) in enumerate(nodes)
+            ]
+        )
+        with patch.object(scheduler_module, "_resources_only", lambda *a: fast and original(*a)):
+            result = Scheduler(seed=seed).schedule(snap, pods)
+        return [(p.pod.name, p.node) for p in result.placements]
+
+    original = scheduler_module._resources_only
+    assert placements(True) == placements(False)

@@ -67,8 +67,10 @@ def test_a_flag_kubetide_does_not_implement_takes_only_its_default_in_a_scenario
     found = problems(with_flags(**{"startup-taint": ["example.com/startup"]}))
     assert any("flags.startup-taint" in p and "not implemented" in p for p in found), found
     load(with_flags(**{"node-delete-delay-after-taint": "5s", "cordon-node-before-terminating": True}))
-    values, found = parse_flags({"startup-taint": ["example.com/startup"]})  # the live command
-    assert found == [] and values["startup-taint"] == ("example.com/startup",)
+    _, found = parse_flags({"salvo-scale-up": True})  # the live command refuses it too
+    assert found == [
+        ("salvo-scale-up", "not implemented by kubetide yet: only its default (False) is accepted")
+    ]
 
 
 def test_nodes_chooses_the_groups_and_must_repeat_their_sizes() -> None:

@@ -16,6 +16,7 @@ from typing import Any
 # suite name -> module with a ``run() -> list[dict]``
 SUITES: dict[str, str] = {
     "aws": "kubetide.bench.aws",
+    "ca": "kubetide.bench.ca",
     "hpa": "kubetide.bench.hpa",
     "live": "kubetide.bench.live",
     "scheduling": "kubetide.bench.scheduling",

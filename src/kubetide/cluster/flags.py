@@ -177,8 +177,9 @@ def parse_flags(
     """Typed values for ``raw`` (durations in seconds) and the problems as ``(flag, message)``.
 
     ``registry`` defaults to :data:`CA_FLAGS`; the live commands pass it with their own flags added.
-    ``scenario``: also reject the flags a scenario cannot honour (:data:`SCENARIO_UNSUPPORTED`) and
-    values other than the default for what is not implemented (:data:`NOT_IMPLEMENTED`).
+    Values other than the default for what is not implemented (:data:`NOT_IMPLEMENTED`) are problems
+    everywhere (a flag is never accepted and ignored). ``scenario``: also reject the flags a scenario
+    cannot honour (:data:`SCENARIO_UNSUPPORTED`).
     """
     known = CA_FLAGS if registry is None else registry
     values: dict[str, Any] = {}
@@ -198,7 +199,7 @@ def parse_flags(
         except ValueError as exc:
             problems.append((name, str(exc)))
             continue
-        if scenario and name in NOT_IMPLEMENTED and values[name] != spec.default:
+        if name in NOT_IMPLEMENTED and values[name] != spec.default:
             problems.append(
                 (name, f"not implemented by kubetide yet: only its default ({spec.default!r}) is accepted")
             )

@@ -26,6 +26,7 @@ from kubetide.model.pod import Pod
 from kubetide.model.resources import Resources
 from kubetide.model.selectors import LabelSelector, Requirement
 from kubetide.scheduling.drainability import PDB
+from kubetide.scheduling.equivalence import equivalence_key
 
 __all__ = ["MATCH_NOTHING", "CAWorldSource", "controller_replicas", "pdb_from_manifest"]
 
@@ -51,9 +52,9 @@ _SHARED_REQUESTS_MAX = 65_536
 
 
 def pod_view(manifest: Json) -> Pod:
-    """A pod's view with its scheduling request already computed: the cache builds views once per
-    resourceVersion off the loop's path, so a loop (the first one after start-up included) does not
-    pay for 30,000 request sums."""
+    """A pod's view with its scheduling request and equivalence key already computed: the cache builds
+    views once per resourceVersion off the loop's path, so a loop (the first one after start-up
+    included) does not pay for 30,000 request sums and signatures."""
     pod = Pod.from_manifest(manifest)
     requests = pod.requests  # a cached property: computed here, read by every later loop
     shared = _SHARED_REQUESTS.get(requests)
@@ -61,7 +62,8 @@ def pod_view(manifest: Json) -> Pod:
         if len(_SHARED_REQUESTS) >= _SHARED_REQUESTS_MAX:
             _SHARED_REQUESTS.clear()
         shared = _SHARED_REQUESTS[requests] = requests
-    pod.__dict__["requests"] = shared  # where cached_property keeps its value
+    pod.__dict__["requests"] = shared  # where Pod.requests keeps its value
+    equivalence_key(pod)  # likewise its scheduling signature, interned and kept on the pod
     return pod
 
 

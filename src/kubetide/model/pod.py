@@ -10,7 +10,6 @@ everything after them, plus the pod overhead; pod-level requests replace cpu/mem
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from functools import cached_property
 from typing import Any
 
 from kubetide.model.fields import Node
@@ -225,14 +224,46 @@ class Pod:
     def terminal(self) -> bool:
         return self.phase in ("Succeeded", "Failed")
 
-    @cached_property
+    @property
     def requests(self) -> Resources:
-        """The effective request the scheduler reserves, with overhead (pod-level resources off)."""
-        return pod_requests(self, pod_level_resources=False)
+        """The effective request the scheduler reserves, with overhead (pod-level resources off).
 
-    @cached_property
+        Computed once per pod (kept in its ``__dict__``, where callers may also put a precomputed
+        value) and once per template: pods whose containers, init containers and overhead are the
+        same objects (the pods of one controller, as the simulator and the live caches build them)
+        share one sum."""
+        cached: Resources | None = self.__dict__.get("requests")
+        if cached is None:
+            cached = self.__dict__["requests"] = _template_requests(self)
+        return cached
+
+    @property
     def host_ports(self) -> tuple[HostPort, ...]:
-        return tuple(p for c in (*self.init_containers, *self.containers) for p in c.host_ports)
+        cached: tuple[HostPort, ...] | None = self.__dict__.get("host_ports")
+        if cached is None:
+            cached = self.__dict__["host_ports"] = tuple(
+                p for c in (*self.init_containers, *self.containers) for p in c.host_ports
+            )
+        return cached
+
+
+# (id(containers), id(init_containers), id(overhead)) -> (the three objects, their request). The
+# objects are kept so their ids stay theirs; bounded, cleared when full.
+_BY_TEMPLATE: dict[tuple[int, int, int], tuple[object, object, object, Resources]] = {}
+_BY_TEMPLATE_MAX = 16_384
+
+
+def _template_requests(pod: Pod) -> Resources:
+    parts = (pod.containers, pod.init_containers, pod.overhead)
+    ident = (id(parts[0]), id(parts[1]), id(parts[2]))
+    hit = _BY_TEMPLATE.get(ident)
+    if hit is not None and hit[0] is parts[0] and hit[1] is parts[1] and hit[2] is parts[2]:
+        return hit[3]
+    requests = pod_requests(pod, pod_level_resources=False)
+    if len(_BY_TEMPLATE) >= _BY_TEMPLATE_MAX:
+        _BY_TEMPLATE.clear()
+    _BY_TEMPLATE[ident] = (*parts, requests)
+    return requests
 
 
 def _terms(node: Node) -> tuple[PodAffinityTerm, ...]:
@@ -243,6 +274,14 @@ def _terms(node: Node) -> tuple[PodAffinityTerm, ...]:
 
 def pod_requests(pod: Pod, *, pod_level_resources: bool = False, overhead: bool = True) -> Resources:
     """``PodRequests``: max(sum of containers + sidecars, init peak) + overhead."""
+    if not pod.init_containers and not (pod_level_resources and pod.pod_requests is not None):
+        # The common pod: no init peak to take, so the sum (one container: its own request object).
+        containers = pod.containers
+        reqs = containers[0].requests if len(containers) == 1 else Resources()
+        if len(containers) > 1:
+            for c in containers:
+                reqs = reqs + c.requests
+        return reqs + pod.overhead if overhead and pod.overhead else reqs
     reqs = Resources()
     for c in pod.containers:
         reqs = reqs + c.requests

@@ -100,11 +100,63 @@ class PodGroup:
 _cached_key = operator.attrgetter(_CACHE_ATTR)
 
 
+# The fields a signature is derived from. Pods of one controller share one template, and the objects
+# built from it (the containers tuple, the selector mappings, ...) are shared when the pods
+# were made from it (the simulator) or decoded with interning (the live caches): pods whose fields are
+# the very same objects have the same signature, so it is derived once for all of them.
+_SOURCE_FIELDS = operator.attrgetter(
+    "owners",
+    "namespace",
+    "containers",
+    "init_containers",
+    "overhead",
+    "required_node_affinity",
+    "pod_affinity",
+    "pod_anti_affinity",
+    "tolerations",
+    "topology_spread",
+    "priority",
+    "scheduler_name",
+)
+
+
+def _identity(pod: Pod) -> tuple[Any, ...]:
+    # The mappings by value (each pod has its own; insertion order is the template's), the rest by
+    # identity. Finer than the signature is harmless: equal signatures still meet in the interned key.
+    return (*map(id, _SOURCE_FIELDS(pod)), *pod.labels.items(), None, *pod.node_selector.items())
+
+
+def _own_group(pod: Pod) -> bool:
+    ctrl = pod.controller
+    return ctrl is None or ctrl.kind == "DaemonSet"
+
+
+def _assign_keys(pods: list[Pod]) -> list[EquivalenceKey]:
+    """Every pod's key, derived once per set of pods sharing their source objects (and cached on each)."""
+    by_identity: dict[tuple[Any, ...], EquivalenceKey] = {}
+    keys: list[EquivalenceKey] = []
+    append = keys.append
+    for pod in pods:
+        cached = pod.__dict__.get(_CACHE_ATTR)
+        if cached is None:
+            ident = _identity(pod)
+            cached = by_identity.get(ident)
+            if cached is None:
+                cached = equivalence_key(pod)
+                if not _own_group(pod):  # a pod without controller is a group of its own
+                    by_identity[ident] = cached
+            else:
+                pod.__dict__[_CACHE_ATTR] = cached
+        append(cached)
+    return keys
+
+
 def group_pods(pods: Iterable[Pod]) -> list[PodGroup]:
     """Groups in order of their first pod, each keeping its pods' order.
 
     Written for 10^4-10^5 pods: keys are fetched and numbered by C-level ``map`` calls and pods are
-    gathered per group with a stable argsort, so no Python statement runs per pod once keys are cached.
+    gathered per group with a stable argsort, so no Python statement runs per pod once keys are cached;
+    the first time, a key is derived once per set of pods sharing their template's objects.
     """
     pods = list(pods)
     if not pods:
@@ -112,7 +164,7 @@ def group_pods(pods: Iterable[Pod]) -> list[PodGroup]:
     try:
         keys = list(map(_cached_key, pods))
     except AttributeError:
-        keys = [equivalence_key(p) for p in pods]
+        keys = _assign_keys(pods)
     distinct = list(dict.fromkeys(keys))
     if len(distinct) == 1:
         return [PodGroup(distinct[0], pods)]

@@ -78,34 +78,42 @@ class Scheduler:
         placements: list[Placement] = []
         pending: list[Unschedulable] = []
         failed: dict[object, Unschedulable] = {}  # simple groups fail alike once one pod failed
-        run = _Run()  # feasibility and scores kept across consecutive identical simple pods
+        # Feasibility and scores per equivalence group, kept while only this call's own bindings
+        # change the snapshot: resuming a group refreshes just the nodes bound since its last pod.
+        runs: dict[PodFacts, _Run] = {}
+        bound: list[int] = []  # the slots this call bound pods to, in order
+        epoch = (snap.node_epoch, snap.pods_epoch)
         for pod in queue_order(pods):
+            if (snap.node_epoch, snap.pods_epoch) != epoch:  # changed by something else: start over
+                runs.clear()
             facts = checker.facts(pod)
             known = failed.get(facts)
             if known is not None:
                 pending.append(Unschedulable(pod, known.message, known.reasons))
                 continue
-            if run.facts is facts and run.valid(snap):
-                ok, scores = run.refresh(snap, facts)
+            run = runs.get(facts)
+            if run is not None and checker.is_simple(facts):
+                ok, scores = run.refresh(snap, facts, bound)
             else:
                 ok = checker.feasible(facts)
                 scores = None
-                run.reset()
                 if ok.any() and _resources_only(facts, checker, snap):
                     scores = np.full(len(ok), -1, np.int64)
                     nodes = np.flatnonzero(ok)
                     scores[nodes] = least_allocated(snap, pod, nodes)
-                    run.start(facts, snap, ok, scores)
+                    runs[facts] = _Run(checker.static_mask(facts), ok.copy(), scores, len(bound))
+                    ok, scores = runs[facts].ok, runs[facts].scores
             if ok.any():
                 if scores is not None:
                     slot = self._pick_scored(scores)
                 else:
                     slot = self._pick(snap, facts, np.flatnonzero(ok))
                 snap.add_pod(pod, slot, facts.vector(snap))
-                run.placed(slot, snap)
+                bound.append(slot)
+                epoch = (snap.node_epoch, snap.pods_epoch)
                 placements.append(Placement(pod, snap.name(slot)))
                 continue
-            run.reset()
+            runs.pop(facts, None)
             verdict = (
                 explain_unschedulable(snap, checker, facts, pod) if explain else Unschedulable(pod, "", ())
             )
@@ -135,45 +143,36 @@ def _resources_only(facts: PodFacts, checker: FitChecker, snap: ClusterSnapshot)
 
 
 class _Run:
-    """Feasibility and scores of one equivalence group while its pods are scheduled back to back."""
+    """Feasibility and scores of one equivalence group of resource-only pods, from the pod before.
 
-    def __init__(self) -> None:
-        self.reset()
+    Binding a pod changes nothing but its node's free resources for such pods, so the nodes bound
+    since (by any group) are the only ones to look at again: fit on resources within the group's
+    static mask (unchanged while the node set is), and the score.
+    """
 
-    def reset(self) -> None:
-        self.facts: PodFacts | None = None
-        self.ok: NDArray[np.bool_] | None = None
-        self.scores: NDArray[np.int64] | None = None
-        self.slot = -1
-        self.epoch = (-1, -1)
+    __slots__ = ("ok", "scores", "seen", "static")
 
-    def start(
-        self, facts: PodFacts, snap: ClusterSnapshot, ok: NDArray[np.bool_], scores: NDArray[np.int64]
+    def __init__(
+        self, static: NDArray[np.bool_], ok: NDArray[np.bool_], scores: NDArray[np.int64], seen: int
     ) -> None:
-        self.facts, self.ok, self.scores = facts, ok.copy(), scores
-        self.epoch = (snap.node_epoch, snap.pods_epoch)
-
-    def valid(self, snap: ClusterSnapshot) -> bool:
-        # Only our own binding may have changed the snapshot since the last pod.
-        return self.ok is not None and self.epoch == (snap.node_epoch, snap.pods_epoch)
-
-    def placed(self, slot: int, snap: ClusterSnapshot) -> None:
-        if self.ok is not None:
-            self.slot = slot
-            self.epoch = (snap.node_epoch, snap.pods_epoch)
+        self.static = static
+        self.ok = ok
+        self.scores = scores
+        self.seen = seen  # how many of the call's bindings are reflected in ok and scores
 
     def refresh(
-        self, snap: ClusterSnapshot, facts: PodFacts
-    ) -> tuple[NDArray[np.bool_], NDArray[np.int64] | None]:
-        """Recompute the one node the previous pod went to: fit (requested resources) and score."""
-        assert self.ok is not None and self.scores is not None
-        i = self.slot
-        vec = facts.vector(snap)
-        cols = np.flatnonzero(vec)
-        free = snap.allocatable[i, cols] - snap.requested[i, cols]
-        fits = bool(np.all(free >= vec[cols]))
-        self.ok[i] = fits
-        self.scores[i] = least_allocated(snap, facts.pod, np.array([i], np.intp))[0] if fits else -1
+        self, snap: ClusterSnapshot, facts: PodFacts, bound: list[int]
+    ) -> tuple[NDArray[np.bool_], NDArray[np.int64]]:
+        if self.seen < len(bound):
+            fresh = bound[self.seen :]
+            slots = np.unique(np.array(fresh, np.intp)) if len(fresh) > 1 else np.array(fresh, np.intp)
+            self.seen = len(bound)
+            vec = facts.vector(snap)
+            cols = np.flatnonzero(vec)
+            free = snap.allocatable[np.ix_(slots, cols)] - snap.requested[np.ix_(slots, cols)]
+            fits = np.all(free >= vec[cols], axis=1) & self.static[slots]
+            self.ok[slots] = fits
+            self.scores[slots] = np.where(fits, least_allocated(snap, facts.pod, slots), -1)
         return self.ok, self.scores
 
 

@@ -1,0 +1,19 @@
+"""The ``ca`` bench's world is the scenario it claims: its figures mean something only if so."""
+
+from __future__ import annotations
+
+from kubetide.bench import ca
+from kubetide.bench.live import _NoWrites
+from kubetide.cluster.autoscaler import StaticAutoscaler
+from kubetide.cluster.options import AutoscalingOptions
+
+
+def test_world_is_ca_scalability_scenario_at_small_scale() -> None:
+    world, cloud = ca.world(100)
+    assert len(world.nodes) == 100 and len(world.pods) == 3000
+    pending = [p for p in world.pods if not p.node_name]
+    assert len(pending) == 100 and all(p.unschedulable_message for p in pending)
+    assert sorted(cloud.groups) == [f"group-{g}" for g in range(ca.GROUPS)]
+    autoscaler = StaticAutoscaler(cloud, _NoWrites(), AutoscalingOptions(), start_time=ca.NOW - 3600)
+    result = autoscaler.run_once(world, ca.NOW)
+    assert result.scale_up_result == "Successful"
