@@ -22,6 +22,8 @@ def main() -> None:
     Start with:
       kubetide simulate examples/quickstart.yaml          a web shop's day with an HPA, in a second
       kubetide simulate examples/cluster-autoscaler.yaml  the Cluster Autoscaler failing over a stockout
+      kubetide sweep examples/quickstart.yaml --grid spec.autoscalers.hpa.tolerance=0.05,0.1,0.2 --seeds 3
+                                                          which setting: runs ranked, the trade-off
       kubetide hpa explain examples/hpa-explain.yaml      why an HPA decides what it decides
       kubetide validate my-scenario.yaml                  every problem with its field path
       kubetide scenario from-cluster > mine.yaml          simulate your own cluster

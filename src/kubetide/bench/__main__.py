@@ -21,6 +21,7 @@ SUITES: dict[str, str] = {
     "live": "kubetide.bench.live",
     "scheduling": "kubetide.bench.scheduling",
     "sim": "kubetide.bench.sim",
+    "sweep": "kubetide.bench.sweep",
 }
 # Suites that need a running cluster (``make cluster-up``): named explicitly, not part of ``all``.
 CLUSTER_SUITES: dict[str, str] = {"live-server": "kubetide.bench.live_server"}

@@ -13,6 +13,7 @@ _COMMANDS: tuple[tuple[str, str], ...] = (
     ("kubetide.commands.node_agent", "node_agent"),
     ("kubetide.commands.simulate", "simulate"),
     ("kubetide.commands.validate", "validate"),
+    ("kubetide.commands.sweep", "sweep"),
     ("kubetide.commands.compare", "compare"),
     ("kubetide.commands.scenario", "scenario"),
 )

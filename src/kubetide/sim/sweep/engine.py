@@ -36,7 +36,9 @@ class SweepOutcome:
         return [row for row in self.rows if not row.ok]
 
 
-def tasks_of(plan: SweepPlan, store: SweepStore, *, shared_disk: bool) -> tuple[list[RunTask], dict[str, Any]]:
+def tasks_of(
+    plan: SweepPlan, store: SweepStore, *, shared_disk: bool
+) -> tuple[list[RunTask], dict[str, Any]]:
     """The tasks still to run and the records of those already finished."""
     scenario = str(plan.scenario_path.resolve())
     finished: dict[str, Any] = {}

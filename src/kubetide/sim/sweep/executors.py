@@ -16,6 +16,7 @@ import multiprocessing
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 
 from kubetide.sim.sweep.run import RunResult, RunTask, execute, failure_record
 
@@ -46,20 +47,39 @@ def _context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn")
 
 
-def run_local(tasks: Sequence[RunTask], done: Done, workers: int) -> None:
+def run_local(tasks: Sequence[RunTask], done: Done, workers: int, *, retries: int = 2) -> None:
+    """Run on a pool of ``workers`` processes. A worker that dies (killed, out of memory) breaks the
+    pool and every run in flight with it: those runs go to a fresh pool, each at most ``retries``
+    more times, then are recorded as lost (a resumed sweep tries them again)."""
     if workers <= 1 or len(tasks) <= 1:
         run_serial(tasks, done)
         return
-    pool = ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=_context())
-    try:
-        futures: dict[Future[RunResult], RunTask] = {pool.submit(execute, task): task for task in tasks}
-        for future in as_completed(futures):
-            try:
-                result = future.result()
-            except Exception as exc:  # the worker died (killed, out of memory): the run is lost, not the sweep
-                result = RunResult(failure_record(futures[future], f"{type(exc).__name__}: {exc}"))
-            done(result)
-    except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
-        raise
-    pool.shutdown(wait=True)
+    attempts: dict[str, int] = {}
+    pending = list(tasks)
+    while pending:
+        lost: list[RunTask] = []
+        pool = ProcessPoolExecutor(max_workers=min(workers, len(pending)), mp_context=_context())
+        try:
+            futures: dict[Future[RunResult], RunTask] = {pool.submit(execute, task): task for task in pending}
+            for future in as_completed(futures):
+                task = futures[future]
+                try:
+                    result = future.result()
+                except BrokenProcessPool:
+                    attempts[task.key] = attempts.get(task.key, 0) + 1
+                    if attempts[task.key] <= retries:
+                        lost.append(task)
+                        continue
+                    result = RunResult(
+                        failure_record(
+                            task, f"its worker process was lost {attempts[task.key]} times (killed?)"
+                        )
+                    )
+                except Exception as exc:  # the run could not be sent or its result not read back
+                    result = RunResult(failure_record(task, f"{type(exc).__name__}: {exc}"))
+                done(result)
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
+        pending = lost

@@ -89,7 +89,9 @@ def _split(raw: str) -> list[str]:
         try:
             items = json.loads(raw)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"values starting with '[' must be a JSON list: {exc.msg} at {exc.pos}") from None
+            raise ValueError(
+                f"values starting with '[' must be a JSON list: {exc.msg} at {exc.pos}"
+            ) from None
         if not isinstance(items, list):
             raise ValueError("values starting with '[' must be a JSON list")
         texts = [item if isinstance(item, str) else json.dumps(item) for item in items]
@@ -129,8 +131,7 @@ def _axis(entry: str) -> GridAxis:
     return GridAxis(entry, path, tuple(texts), tuple(values))
 
 
-def parse_grid(entries: Sequence[str]) -> tuple[GridAxis, ...]:
-    """Every ``--grid`` entry, all problems together."""
+def _parse_grid(entries: Sequence[str]) -> tuple[tuple[GridAxis, ...], list[FieldError]]:
     axes: list[GridAxis] = []
     problems: list[FieldError] = []
     for entry in entries:
@@ -141,12 +142,20 @@ def parse_grid(entries: Sequence[str]) -> tuple[GridAxis, ...]:
             continue
         twice = next((a for a in axes if a.key == axis.key), None)
         if twice is not None:
-            problems.append(FieldError(f"--grid {entry}", f"{axis.key} is already swept by --grid {twice.entry}"))
+            problems.append(
+                FieldError(f"--grid {entry}", f"{axis.key} is already swept by --grid {twice.entry}")
+            )
             continue
         axes.append(axis)
+    return tuple(axes), problems
+
+
+def parse_grid(entries: Sequence[str]) -> tuple[GridAxis, ...]:
+    """Every ``--grid`` entry, all problems together."""
+    axes, problems = _parse_grid(entries)
     if problems:
         raise ManifestError(problems)
-    return tuple(axes)
+    return axes
 
 
 def _check(path: Path, overrides: Sequence[str], where: str) -> list[FieldError]:
@@ -168,13 +177,19 @@ def plan_sweep(scenario_path: str | Path, entries: Sequence[str], seeds: int) ->
     path = Path(scenario_path)
     scenario = load_scenario(path)
     content = path.read_bytes()
-    axes = parse_grid(entries)
-    problems: list[FieldError] = []
+    axes, problems = _parse_grid(entries)
     if seeds < 1:
         problems.append(FieldError("--seeds", f"must be at least 1, got {seeds}"))
     for axis in axes:
-        for text in axis.texts:
-            problems += _check(path, [f"{axis.key}={text}"], f"--grid {axis.entry}: value {text!r}")
+        found = [_check(path, [f"{axis.key}={text}"], "") for text in axis.texts]
+        if len(found) > 1 and found[0] and all(f == found[0] for f in found):
+            # Every value fails alike: the key is the problem (a misspelt path), said once.
+            problems += [FieldError(f"--grid {axis.entry}", p.message) for p in found[0]]
+            continue
+        for text, value_problems in zip(axis.texts, found, strict=True):
+            problems += [
+                FieldError(f"--grid {axis.entry}: value {text!r}", p.message) for p in value_problems
+            ]
     if not problems and len(axes) > 1:
         for combination in itertools.product(*(axis.texts for axis in axes)):
             overrides = [f"{axis.key}={text}" for axis, text in zip(axes, combination, strict=True)]

@@ -24,6 +24,8 @@ class DaskUnavailable(Exception):
 
 
 def run_dask(tasks: Sequence[RunTask], done: Done, address: str, timeout: float = 30.0) -> None:
+    if not tasks:  # a resumed sweep with nothing left needs no cluster
+        return
     try:
         from distributed import Client, as_completed
     except ImportError:
@@ -41,7 +43,7 @@ def run_dask(tasks: Sequence[RunTask], done: Done, address: str, timeout: float 
             client.submit(execute, task, pure=False, key=f"kubetide-run-{task.key}-{id(tasks)}"): task
             for task in tasks
         }
-        for future in as_completed(list(futures)):
+        for future in as_completed(list(futures), loop=client.loop):
             try:
                 result: RunResult = future.result()
             except Exception as exc:  # KilledWorker, a lost connection: the run is lost, not the sweep

@@ -104,7 +104,10 @@ def execute(task: RunTask) -> RunResult:
     except Exception as exc:  # recorded, never raised: one bad run must not stop the others
         message = "; ".join(str(e) for e in exc.errors) if isinstance(exc, ManifestError) else str(exc)
         record = failure_record(
-            task, f"{type(exc).__name__}: {message}", traceback.format_exc(), round(time.perf_counter() - start, 3)
+            task,
+            f"{type(exc).__name__}: {message}",
+            traceback.format_exc(),
+            round(time.perf_counter() - start, 3),
         )
     if task.directory is None:
         return RunResult(record, files)

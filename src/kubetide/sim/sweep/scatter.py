@@ -66,7 +66,9 @@ def render_scatter(
         out.append(f'<text x="{px(t):.1f}" y="{y0 + 17}">{escape(format_value(t, x_unit))}</text>')
     out.append("</g>")
     out.append(f'<line class="axis" x1="{x0}" x2="{x1}" y1="{y0}" y2="{y0}"/>')
-    out.append(f'<text class="ylabel" transform="translate(12 {(y0 + y1) / 2:.1f}) rotate(-90)">{escape(y_label)}</text>')
+    out.append(
+        f'<text class="ylabel" transform="translate(12 {(y0 + y1) / 2:.1f}) rotate(-90)">{escape(y_label)}</text>'
+    )
     front = pareto_front([(p.x, p.y) for p in points])
     if front:
         # The staircase: from each front point, across to the next one's cost, then down.

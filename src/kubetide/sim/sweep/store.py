@@ -63,13 +63,19 @@ class SweepStore:
             return None
         if record.get("status") != "ok" or record.get("seed") != run.seed:
             return None
-        if record.get("overrides") != list(run.overrides):
-            # Same values spelt differently (0.10 and 0.1): the same run; settings follow this grid.
-            if json.dumps(record.get("settings"), sort_keys=True, default=str) != json.dumps(
-                run.values, sort_keys=True, default=str
-            ):
-                return None
-        return record
+        # The same overrides, or the same values spelt differently (0.10 and 0.1): the same run.
+        same = record.get("overrides") == list(run.overrides) or _canonical(
+            record.get("settings")
+        ) == _canonical(run.values)
+        return record if same else None
+
+    def failed(self, run: RunSpec) -> dict[str, Any] | None:
+        """The record of this run if its last attempt failed (shown with its error; it runs again)."""
+        try:
+            record: dict[str, Any] = json.loads((self.run_dir(run.key) / RECORD).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return record if record.get("status") == "failed" and record.get("seed") == run.seed else None
 
     def save(self, result: RunResult) -> None:
         """Write a result that came back in memory (files first, the record last); idempotent."""
@@ -82,3 +88,7 @@ class SweepStore:
             (directory / name).write_bytes(content)
         write_atomic(directory / RECORD, json.dumps(result.record, indent=2) + "\n")
         result.written = True
+
+
+def _canonical(settings: Any) -> str:
+    return json.dumps(settings, sort_keys=True, default=str)
