@@ -50,7 +50,7 @@ def test_invalid_yaml_and_missing_file_exit_2(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("hpa: [unclosed")
     code, _, err = run("hpa", "explain", str(bad))
-    assert code == 2 and "not valid YAML" in err
+    assert code == 2 and "invalid YAML" in err
     code, _, err = run("hpa", "explain", str(tmp_path / "missing.yaml"))
     assert code == 2 and "cannot read" in err
 

@@ -96,7 +96,7 @@ def test_unreadable_files_name_the_flag(tmp_path: Path) -> None:
     with pytest.raises(KwokConfigError, match="--cloud-config"):
         load_cloud_config(tmp_path / "missing.yaml")
     (tmp_path / "bad.yaml").write_text("nodeGroups: [")
-    with pytest.raises(KwokConfigError, match="not valid YAML"):
+    with pytest.raises(KwokConfigError, match="invalid YAML"):
         load_cloud_config(tmp_path / "bad.yaml")
 
 

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import click
-import yaml
 
 from kubetide.hpa.config import HPAConfig
 from kubetide.hpa.explain import explain, explain_ports, render
@@ -265,16 +264,11 @@ def _load(path: Path, *, single: bool) -> list[Any]:
     except OSError as exc:
         _invalid(str(path), [f"cannot read: {exc.strerror}"])
     try:
-        docs = (
-            [yamldoc.safe_load(text)] if single else [d for d in yamldoc.safe_load_all(text) if d is not None]
-        )
-    except yamldoc.DuplicateKeyError as exc:
-        _invalid(str(path), exc.duplicates)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
-        _invalid(str(path), [f"not valid YAML{where}: {getattr(exc, 'problem', exc)}"])
-    return docs
+        return yamldoc.load_documents(text, str(path), multi=not single)
+    except yamldoc.YamlDocumentError as exc:
+        for problem in exc.problems:
+            click.echo(f"error: {problem}", err=True)
+        sys.exit(EXIT_INVALID)
 
 
 def _invalid(source: str, problems: list[str]) -> NoReturn:

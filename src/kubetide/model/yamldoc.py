@@ -6,11 +6,12 @@ Every duplicate of a document is reported at once, with its line and the line of
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import yaml
 
-__all__ = ["DuplicateKeyError", "safe_load", "safe_load_all"]
+__all__ = ["DuplicateKeyError", "YamlDocumentError", "load_documents", "safe_load", "safe_load_all"]
 
 
 class DuplicateKeyError(yaml.YAMLError):
@@ -71,3 +72,44 @@ def safe_load_all(text: str) -> list[Any]:
     if loader.duplicates:
         raise DuplicateKeyError(loader.duplicates)
     return docs
+
+
+class YamlDocumentError(ValueError):
+    """A file that is not YAML (or JSON) kubetide can read: every problem, each ``name:line:column: ...``."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+def load_documents(text: str, name: str, *, multi: bool = False, json_syntax: bool = False) -> list[Any]:
+    """The documents of a user's file (one unless ``multi``; empty documents of a stream left out), or
+    :class:`YamlDocumentError` naming where and what: a syntax error with its line and column, every
+    duplicated key, a value YAML cannot build (a date like 2024-13-01), nesting too deep. The one
+    reader for every file a user hands kubetide, so each is read and reported alike, never a traceback.
+    """
+    if json_syntax:
+        try:
+            return [json.loads(text)]
+        except json.JSONDecodeError as exc:
+            raise YamlDocumentError([f"{name}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}"]) from None
+        except RecursionError:
+            raise YamlDocumentError([f"{name}: invalid JSON: nested too deeply"]) from None
+    try:
+        if multi:
+            return [doc for doc in safe_load_all(text) if doc is not None]
+        return [safe_load(text)]
+    except DuplicateKeyError as exc:
+        raise YamlDocumentError([f"{name}: {d}" for d in exc.duplicates]) from None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{name}:{mark.line + 1}:{mark.column + 1}" if mark is not None else name
+        raise YamlDocumentError(
+            [f"{where}: invalid YAML: {exc.problem or exc.context or 'syntax error'}"]
+        ) from None
+    except yaml.YAMLError as exc:
+        raise YamlDocumentError([f"{name}: invalid YAML: {exc}"]) from None
+    except (ValueError, OverflowError, TypeError) as exc:  # a timestamp out of range, an unhashable key
+        raise YamlDocumentError([f"{name}: invalid YAML: {exc}"]) from None
+    except RecursionError:
+        raise YamlDocumentError([f"{name}: invalid YAML: nested too deeply"]) from None

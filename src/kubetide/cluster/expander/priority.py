@@ -14,11 +14,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
 from kubetide.cluster.clusterstate.registry import ClusterEvent
 from kubetide.cluster.expander.option import ExpansionContext, Option
 from kubetide.cluster.reasons import EventReason
+from kubetide.model import yamldoc
 
 __all__ = ["CONFIG_MAP_KEY", "CONFIG_MAP_NAME", "PriorityConfigError", "PriorityFilter", "parse_priorities"]
 
@@ -37,8 +36,8 @@ def parse_priorities(text: str) -> Priorities:
             f"priority configuration in {CONFIG_MAP_NAME} configmap is empty; please provide valid configuration"
         )
     try:
-        raw: Any = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
+        raw: Any = yamldoc.load_documents(text, "priorities")[0]
+    except yamldoc.YamlDocumentError as exc:
         raise PriorityConfigError(f"Can't parse YAML with priorities in the configmap: {exc}") from None
     if not isinstance(raw, dict) or not all(isinstance(v, list) for v in raw.values()):
         raise PriorityConfigError("Can't parse YAML with priorities in the configmap: not a map of lists")

@@ -19,8 +19,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from kubetide.cloud.provider import CloudProvider
 from kubetide.cloud.providers.kwok import KwokConfigError, build_kwok_provider, load_cloud_config
 from kubetide.cluster.flags import FlagSpec
@@ -41,6 +39,7 @@ from kubetide.kube.events import EventRecorder, uid_lookup
 from kubetide.kube.guard import LeaderGuardedCloud, LeaderGuardedPort
 from kubetide.kube.metrics import DRY_RUN_ACTIONS
 from kubetide.kube.rest import Rest
+from kubetide.model import yamldoc
 
 __all__ = ["REGISTRY", "load_node_groups", "main"]
 
@@ -107,11 +106,11 @@ def load_node_groups(path: str) -> tuple[list[NodeGroupOptions], list[tuple[str,
     """The validated groups of Escalator's node groups file, and every problem with its path."""
     where = f"--nodegroups {path}"
     try:
-        doc = yaml.safe_load(Path(path).read_text())
+        (doc,) = yamldoc.load_documents(Path(path).read_text(), path)
     except OSError as exc:
         return [], [(where, f"cannot read: {exc.strerror or exc}")]
-    except yaml.YAMLError as exc:
-        return [], [(where, f"not valid YAML: {exc}")]
+    except yamldoc.YamlDocumentError as exc:
+        return [], [(where, problem) for problem in exc.problems]
     entries = doc.get("node_groups") if isinstance(doc, dict) else None
     groups, problems = node_groups_from_entries(entries)
     return groups, [(_path(where, location), message) for location, message in problems]

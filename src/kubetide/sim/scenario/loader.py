@@ -8,12 +8,10 @@ cross-section checks. Anything wrong ends in one :class:`ManifestError` listing 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from kubetide.model import yamldoc
@@ -45,26 +43,10 @@ def load_scenario(path: str | Path, overrides: Iterable[str] = ()) -> Scenario:
 
 def parse_document(text: str, name: str = "<scenario>", *, json_syntax: bool = False) -> Any:
     """One YAML (or JSON) document as plain data; syntax errors name the line and column."""
-    if json_syntax:
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ManifestError.at("", f"{name}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
-        except RecursionError:
-            raise ManifestError.at("", f"{name}: invalid JSON: nested too deeply") from None
     try:
-        return yamldoc.safe_load(text)
-    except yamldoc.DuplicateKeyError as exc:
-        raise ManifestError([FieldError("", f"{name}: {d}") for d in exc.duplicates]) from None
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"{name}:{mark.line + 1}:{mark.column + 1}" if mark is not None else name
-        problem = exc.problem or exc.context or "syntax error"
-        raise ManifestError.at("", f"{where}: invalid YAML: {problem}") from None
-    except yaml.YAMLError as exc:
-        raise ManifestError.at("", f"{name}: invalid YAML: {exc}") from None
-    except (ValueError, OverflowError, RecursionError) as exc:  # e.g. a timestamp out of range
-        raise ManifestError.at("", f"{name}: invalid YAML: {exc}") from None
+        return yamldoc.load_documents(text, name, json_syntax=json_syntax)[0]
+    except yamldoc.YamlDocumentError as exc:
+        raise ManifestError([FieldError("", problem) for problem in exc.problems]) from None
 
 
 def _header(data: Mapping[str, Any]) -> list[FieldError]:

@@ -11,13 +11,10 @@ is not Kubernetes' at all is left in, for the object check to name it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from kubetide.model import yamldoc
 from kubetide.model.errors import FieldError
@@ -91,16 +88,9 @@ def _from_file(path: Path, shown: str, where: str, out: ExpandedObjects) -> None
         )
         return
     try:
-        docs = [json.loads(text)] if path.suffix.lower() == ".json" else yamldoc.safe_load_all(text)
-    except yamldoc.DuplicateKeyError as exc:
-        out.problems.extend(FieldError(where, f"{shown}: {d}") for d in exc.duplicates)
+        docs = yamldoc.load_documents(text, shown, multi=True, json_syntax=path.suffix.lower() == ".json")
+    except yamldoc.YamlDocumentError as exc:
+        out.problems.extend(FieldError(where, problem) for problem in exc.problems)
         return
-    except (yaml.YAMLError, json.JSONDecodeError, ValueError, RecursionError) as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
-        out.problems.append(
-            FieldError(where, f"{shown}: not valid YAML/JSON{at}: {getattr(exc, 'problem', exc)}")
-        )
-        return
-    for d, doc in enumerate(x for x in docs if x is not None):
+    for d, doc in enumerate(docs):
         _add(doc, f"{shown}[{d}]", out)

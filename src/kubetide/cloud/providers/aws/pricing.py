@@ -24,11 +24,10 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import yaml
-
 from kubetide.cloud.instance import CloudProviderError
 from kubetide.cloud.providers.aws.api import AwsApi, AwsCallError
 from kubetide.cloud.providers.aws.specs import AwsConfigError
+from kubetide.model import yamldoc
 from kubetide.model.node import INSTANCE_TYPE_LABEL, NodeView
 from kubetide.model.pod import Pod
 from kubetide.model.resources import CPU, MEMORY
@@ -58,9 +57,13 @@ def load_price_file(path: str) -> PriceFile:
 
     try:
         with open(path, encoding="utf-8") as f:
-            raw: Any = yaml.safe_load(f) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise bad(f"cannot read: {exc}") from None
+            text = f.read()
+    except OSError as exc:
+        raise bad(f"cannot read: {exc.strerror or exc}") from None
+    try:
+        raw: Any = yamldoc.load_documents(text, str(path))[0] or {}
+    except yamldoc.YamlDocumentError as exc:
+        raise AwsConfigError([("aws-price-file", problem) for problem in exc.problems]) from None
     if not isinstance(raw, Mapping) or set(raw) - {"onDemand", "spot"}:
         raise bad("must be a mapping with onDemand and/or spot")
     result: PriceFile = {"onDemand": {}, "spot": {}}

@@ -15,8 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from kubetide.model import yamldoc
 from kubetide.model.durations import DurationError, parse_duration
 from kubetide.model.errors import FieldError, ManifestError
 from kubetide.model.quantity import QuantityError, parse_quantity
@@ -54,11 +53,9 @@ def load_cloud_config(path: str | Path) -> list[KwokGroupConfig]:
     except OSError as exc:
         raise KwokConfigError.at("--cloud-config", f"cannot read {path}: {exc.strerror or exc}") from exc
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
-        raise KwokConfigError.at("--cloud-config", f"{path}: not valid YAML{where}") from exc
+        (data,) = yamldoc.load_documents(text, str(path))
+    except yamldoc.YamlDocumentError as exc:
+        raise KwokConfigError([FieldError("--cloud-config", problem) for problem in exc.problems]) from None
     return parse_cloud_config(data)
 
 

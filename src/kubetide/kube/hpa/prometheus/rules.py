@@ -24,9 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from kubetide.kube.hpa.kinds import KNOWN_KINDS
+from kubetide.model import yamldoc
 from kubetide.model.errors import FieldError, ManifestError
 
 __all__ = ["ResourceMapping", "Rule", "RulesConfig", "RulesError", "load_rules", "parse_rules", "singular"]
@@ -104,9 +103,9 @@ def load_rules(path: str) -> RulesConfig:
     except OSError as exc:
         raise RulesError(FieldError("", f"{path}: {exc.strerror or exc}")) from None
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise RulesError(FieldError("", f"{path}: not YAML: {exc}")) from None
+        (data,) = yamldoc.load_documents(text, path)
+    except yamldoc.YamlDocumentError as exc:
+        raise RulesError([FieldError("", problem) for problem in exc.problems]) from None
     return parse_rules(data)
 
 
