@@ -71,6 +71,7 @@ from kubetide.cluster.scaleup.limits import ResourceLimits
 from kubetide.cluster.scaleup.orchestrator import ScaleUpSettings
 from kubetide.cluster.scaleup.similar import BASIC_IGNORED_LABELS, PROVIDER_IGNORED_LABELS, SimilarityRules
 from kubetide.cluster.status import StatusTracker
+from kubetide.cluster.taintconfig import TaintConfig, with_startup_tainted_unready
 from kubetide.model.api import ClusterPort
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
@@ -108,9 +109,13 @@ class StaticAutoscaler:
         self.options = options or AutoscalingOptions()
         o = self.options
         self.registry = ClusterStateRegistry(cloud, o)
+        self.taints = TaintConfig.from_flags(
+            o.startup_taint, o.ignore_taint, o.status_taint, o.startup_taint_prefix
+        )
         self.templates = TemplateProvider(
             scale_from_unschedulable=o.scale_from_unschedulable,
             cache_ttl=o.node_info_cache_expire_time,
+            taints=self.taints,
         )
         self.times = ScaleDownTimes.at_start(start_time)
         self.first_loop = True
@@ -206,7 +211,8 @@ class StaticAutoscaler:
                 result.error = f"failed to list the cloud's instances: {exc}"
                 return None
             matching = match_nodes_without_provider_id(world.nodes, instances)
-        nodes = list(matching.nodes)
+        # Upstream's FilterOutNodesWithStartupTaints: a Ready node still carrying a startup taint is not ready.
+        nodes = with_startup_tainted_unready(matching.nodes, self.taints)
         group_of: dict[str, str | None] = {}
         for n in nodes:
             try:

@@ -151,10 +151,6 @@ def register_flag(spec: FlagSpec) -> None:
 # The live command still accepts them, so a CA Deployment's args move over unchanged.
 NOT_IMPLEMENTED: frozenset[str] = frozenset(
     {
-        "startup-taint",
-        "startup-taint-prefix",
-        "status-taint",
-        "ignore-taint",
         "node-delete-delay-after-taint",
         "dynamic-node-delete-delay-after-taint-enabled",
         "salvo-scale-up",

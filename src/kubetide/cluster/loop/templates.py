@@ -17,6 +17,7 @@ from kubetide.cloud.instance import CloudProviderError, NodeTemplate, NotImpleme
 from kubetide.cloud.provider import NodeGroup
 from kubetide.cluster.clusterstate.readiness import NOT_READY_TAINTS, is_node_ready
 from kubetide.cluster.scaledown.taints import DELETION_CANDIDATE_TAINT, TO_BE_DELETED_TAINT
+from kubetide.cluster.taintconfig import TaintConfig
 from kubetide.model.node import HOSTNAME_LABEL, NodeView
 from kubetide.model.pod import Pod
 from kubetide.scheduling.predicates.node_affinity import matches_node_selection
@@ -50,6 +51,7 @@ _DROPPED_TAINTS = frozenset(
     }
 )
 _COMPARED = ("cpu", "memory", "pods")
+NO_SPECIAL_TAINTS = TaintConfig()  # only the built-in startup and status prefixes
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,14 +62,26 @@ class TemplateMismatch:
     observed: str
 
 
-def sanitize(group: str, node: NodeView, pods: Sequence[Pod], scale_from_unschedulable: bool) -> NodeTemplate:
+def _kept_taint(key: str, taints: TaintConfig) -> bool:
+    return key not in _DROPPED_TAINTS and not taints.left_out_of_templates(key)
+
+
+def sanitize(
+    group: str,
+    node: NodeView,
+    pods: Sequence[Pod],
+    scale_from_unschedulable: bool,
+    taints: TaintConfig = NO_SPECIAL_TAINTS,
+) -> NodeTemplate:
+    """``SanitizeTaints`` and friends: a template from a real node, without CA's own taints, the node
+    lifecycle's condition taints, and the startup and status taints of ``taints``."""
     name = f"template-node-for-{group}"
-    taints = tuple(t for t in node.taints if t.key not in _DROPPED_TAINTS)
+    kept_taints = tuple(t for t in node.taints if _kept_taint(t.key, taints))
     view = replace(
         node,
         name=name,
         labels={**node.labels, HOSTNAME_LABEL: name, TEMPLATE_NODE_LABEL: "true"},
-        taints=taints,
+        taints=kept_taints,
         ready=True,
         unschedulable=False if scale_from_unschedulable else node.unschedulable,
         provider_id="",
@@ -130,7 +144,9 @@ def _fmt(value: object) -> str:
     return str(value)
 
 
-def compare(group: str, claimed: NodeView, observed: NodeView) -> list[TemplateMismatch]:
+def compare(
+    group: str, claimed: NodeView, observed: NodeView, taints: TaintConfig = NO_SPECIAL_TAINTS
+) -> list[TemplateMismatch]:
     out = []
     for part in ("allocatable", "capacity"):
         a, b = getattr(claimed, part), getattr(observed, part)
@@ -142,8 +158,8 @@ def compare(group: str, claimed: NodeView, observed: NodeView) -> list[TemplateM
     lb = {k: v for k, v in observed.labels.items() if k not in ignored}
     if la != lb:
         out.append(TemplateMismatch(group, "labels", _fmt(sorted(la.items())), _fmt(sorted(lb.items()))))
-    ta = sorted((t.key, t.value, t.effect) for t in claimed.taints if t.key not in _DROPPED_TAINTS)
-    tb = sorted((t.key, t.value, t.effect) for t in observed.taints if t.key not in _DROPPED_TAINTS)
+    ta = sorted((t.key, t.value, t.effect) for t in claimed.taints if _kept_taint(t.key, taints))
+    tb = sorted((t.key, t.value, t.effect) for t in observed.taints if _kept_taint(t.key, taints))
     if ta != tb:
         out.append(TemplateMismatch(group, "taints", _fmt(ta), _fmt(tb)))
     return out
@@ -155,6 +171,7 @@ class TemplateProvider:
 
     scale_from_unschedulable: bool = False
     cache_ttl: float = 87600 * 3600.0
+    taints: TaintConfig = NO_SPECIAL_TAINTS
     cache: dict[str, tuple[NodeTemplate, float]] = field(default_factory=dict)
     reported: set[tuple[str, str]] = field(default_factory=set)
     compared: set[tuple[str, str]] = field(default_factory=set)  # (group, node) already compared
@@ -182,7 +199,7 @@ class TemplateProvider:
             if _good(node, now):
                 if gid not in out:
                     out[gid] = sanitize(
-                        gid, node, pods_by_node.get(node.name, ()), self.scale_from_unschedulable
+                        gid, node, pods_by_node.get(node.name, ()), self.scale_from_unschedulable, self.taints
                     )
                     from_nodes[gid] = node
                     self.cache[gid] = (out[gid], now)
@@ -202,7 +219,7 @@ class TemplateProvider:
                     claimed = None
             if compare_now and observed is not None and claimed is not None:
                 self.compared.add((gid, observed.name))
-                for m in compare(gid, claimed.node, observed):
+                for m in compare(gid, claimed.node, observed, self.taints):
                     if (gid, m.resource) not in self.reported:
                         self.reported.add((gid, m.resource))
                         mismatches.append(m)
