@@ -76,6 +76,7 @@ class Harness:
     controllers: dict[tuple[str, str, str], int] | None = None
     events: list[CAEvent] = field(default_factory=list)
     ca: StaticAutoscaler | None = None
+    deletion_passes: list[float] = field(default_factory=list)  # when run() ran deletions between loops
     api: FakeClusterApi = field(init=False)
 
     def __post_init__(self) -> None:
@@ -123,8 +124,16 @@ class Harness:
         self.ca = StaticAutoscaler(self.cloud, self.api, self.options)
 
     def run(self, now: float) -> LoopResult:
+        """One loop, then (as the simulator's runner does) the deletions it started once
+        --node-delete-delay-after-taint has passed; their events and counts join the loop's."""
         assert self.ca is not None
         result = self.ca.run_once(self.world(), now)
+        due = result.deletions_due_at
+        if due is not None:
+            later = self.ca.run_deletions(self.world(), due)
+            result.events.extend(later.events)
+            result.stats.add(later.stats)
+            self.deletion_passes.append(due)
         self.events.extend(result.events)
         return result
 

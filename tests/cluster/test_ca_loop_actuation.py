@@ -92,21 +92,26 @@ def test_an_eviction_the_api_fails_waits_like_a_pdb_and_the_loop_goes_on() -> No
     h.cloud.groups["ng"].target = 2
     h.run(0.0)
     h.api.fail("evict", times=1)
-    failed = h.run(610.0)
+    h.run(610.0)  # taints n2; its drain (5 s later, --node-delete-delay-after-taint) meets the API error
+    assert h.deletion_passes == [615.0]
     assert h.cloud.calls_to("delete_nodes") == []  # not deleted with a pod of unknown fate
-    assert failed.metrics is not None and failed.metrics.api_errors == 1
-    h.run(620.0)
+    after = h.run(620.0)
+    assert after.metrics is not None and after.metrics.api_errors == 1  # counted by the next loop
     assert h.evicted == ["small"] and [c.args for c in h.cloud.calls_to("delete_nodes")] == [("n2",)]
 
 
 def test_metrics_count_what_the_loop_did() -> None:
     h = drain_setup(**{"max-drain-parallelism": 0})
     h.run(0.0)
-    result = h.run(610.0)
+    result = h.run(610.0)  # n3 is tainted, and deleted 5 s later (--node-delete-delay-after-taint)
     m = result.metrics
     assert m is not None
-    assert m.scaled_down_nodes == {"empty": 1} and m.node_groups == 1 and m.cluster_safe_to_autoscale
+    assert m.scaled_down_nodes == {} and m.node_groups == 1 and m.cluster_safe_to_autoscale
     assert m.nodes_by_state["ready"] == 3 and m.unneeded_nodes == 1  # n2 stays unneeded
+    m = h.run(620.0).metrics
+    assert m is not None and m.scaled_down_nodes == {"empty": 1}  # the deletion, counted by the next loop
+    m = h.run(630.0).metrics
+    assert m is not None and m.scaled_down_nodes == {}  # counted once
     assert result.status is not None and result.status.cluster_wide.health.status == "Healthy"
 
 
@@ -124,10 +129,12 @@ def test_the_driver_runs_the_loop_emits_every_event_through_the_port_and_counts(
     driver = ClusterAutoscalerDriver(_Source(h), h.cloud, api, h.options)
     driver.tick(0.0)
     result = driver.tick(610.0)
+    assert result.deletions_due_at == 615.0
+    later = driver.deletions(615.0)  # what the runner calls once --node-delete-delay-after-taint passed
     assert [(t, r, o) for t, r, o, _ in api.events][-3:] == [
-        (e.type, e.reason, e.object) for e in result.events
+        (e.type, e.reason, e.object) for e in (*result.events, *later.events)
     ][-3:]
-    assert len(api.events) == len(result.events) and driver.loops == 2
+    assert len(api.events) == len(result.events) + len(later.events) and driver.loops == 2
     assert driver.stats.nodes_removed == 1
     driver.restart(620.0)
     driver.tick(630.0)

@@ -41,7 +41,7 @@ graceful-degradation modes are not implemented.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 from kubetide.cloud.instance import CloudProviderError, InstanceState, NotImplementedByProvider
 from kubetide.cloud.provider import CloudProvider, PricingModel
@@ -90,6 +90,12 @@ __all__ = [
 ]
 
 
+@dataclass
+class _Carried:
+    scaled_down: dict[str, int] = field(default_factory=dict)
+    api_errors: int = 0
+
+
 class StaticAutoscaler:
     """One CA process: the state kept between loops (cluster state, templates cache, scale-down planner,
     cooldown times, event deduplication, last status) and :meth:`run_once`, the stages in order.
@@ -127,6 +133,10 @@ class StaticAutoscaler:
         self._state_restored = False
         self._seed = seed
         self._scheduler = Scheduler(seed)
+        self._carried = _Carried()  # what deletions between loops counted, for the next loop's metrics
+        # When this process tainted each node it is deleting: the taint keeps whole seconds only, and
+        # --node-delete-delay-after-taint counts from the moment itself (after a restart, the taint's).
+        self._tainted_at: dict[str, float] = {}
         self.strategy = self._build_strategy()
         self.settings = ScaleUpSettings(
             max_nodes_total=o.max_nodes_total,
@@ -333,6 +343,7 @@ class StaticAutoscaler:
                 max_pod_eviction_time=o.max_pod_eviction_time,
                 is_deleting_in_cloud=self._deleting_in_cloud,
                 register_scale_down=lambda gid, node: self.registry.register_scale_down(gid, node, now),
+                delay_after_taint=o.node_delete_delay_after_taint,
             )
 
         view = build_snapshot(loop, self.registry, templates, o, self._scheduler)
@@ -372,8 +383,11 @@ class StaticAutoscaler:
                 drain_ctx,
                 max_pod_eviction_time=o.max_pod_eviction_time,
                 register_scale_down=lambda gid, node: self.registry.register_scale_down(gid, node, now),
+                delay_after_taint=o.node_delete_delay_after_taint,
             )
             self.planner.forget([item.node.name for item in started])
+            for item in started:
+                self._tainted_at[item.node.name] = now
             if started:
                 self.times = replace(self.times, last_scale_down_delete=now)
             if len(started) < len(plan.delete):
@@ -404,6 +418,37 @@ class StaticAutoscaler:
             self.registry.restore(state)
         self._state_restored = True
 
+    def run_deletions(self, world: World, now: float) -> LoopResult:
+        """Only the deletions in progress (drain, then delete), between loops: what upstream's deletion
+        goroutine does once ``--node-delete-delay-after-taint`` has passed. No scale-up, no new
+        scale-down decision, no status: the next loop does those."""
+        result = LoopResult()
+        loop = self._context(world, now, result)
+        if loop is None:
+            return result
+        deletions = self._deletions_in_progress(loop)
+        if deletions:
+            drain_ctx = DrainContext(now, self.drain_options, tuple(world.pdbs), world.controllers)
+            continue_deletions(
+                loop,
+                deletions,
+                loop.pods_by_node,
+                self.port,
+                self.recorder,
+                drain_ctx,
+                max_pod_eviction_time=self.options.max_pod_eviction_time,
+                is_deleting_in_cloud=self._deleting_in_cloud,
+                register_scale_down=lambda gid, node: self.registry.register_scale_down(gid, node, now),
+                delay_after_taint=self.options.node_delete_delay_after_taint,
+            )
+        self._back_off_failed_deletions(loop)
+        # Counted by the next loop's metrics (its counters' increments), as upstream's goroutine counts
+        # into the same Prometheus counters the loop reports.
+        for reason, count in loop.scaled_down.items():
+            self._carried.scaled_down[reason] = self._carried.scaled_down.get(reason, 0) + count
+        self._carried.api_errors += loop.api_errors
+        return result
+
     # -- deletions in progress (derived from taints) ------------------------------------------------
     def _deletions_in_progress(self, loop: LoopContext) -> list[Deletion]:
         out = []
@@ -412,7 +457,13 @@ class StaticAutoscaler:
             gid = loop.group_of.get(node.name)
             if since is None or gid is None or not is_being_deleted(node, loop.now):
                 continue
+            exact = self._tainted_at.get(node.name)
+            if exact is not None and int(exact) == int(since):
+                since = exact
             out.append(Deletion(node, loop.groups[gid], since))
+        present = {n.name for n in loop.nodes}
+        for name in [n for n in self._tainted_at if n not in present]:
+            del self._tainted_at[name]
         return out
 
     def _deleting_in_cloud(self, node: NodeView) -> bool:
@@ -420,6 +471,10 @@ class StaticAutoscaler:
 
     # -- metrics and status ----------------------------------------------------------------------------
     def _finish(self, loop: LoopContext, unschedulable: int) -> None:
+        for reason, count in self._carried.scaled_down.items():
+            loop.scaled_down[reason] = loop.scaled_down.get(reason, 0) + count
+        loop.api_errors += self._carried.api_errors
+        self._carried = _Carried()
         loop.result.metrics = loop_metrics(loop, self.registry, len(self.planner.unneeded), unschedulable)
         candidates = candidates_by_group(loop, self.planner.unneeded)
         loop.result.status = self.status.update(

@@ -105,6 +105,18 @@ class ClusterAutoscalerDriver:
         self.last = result
         return result
 
+    def deletions(self, now: float) -> LoopResult:
+        """Deletions due between loops (``LoopResult.deletions_due_at``): drain and delete, nothing else."""
+        try:
+            world = self.source.world()
+        except ApiError as exc:
+            return LoopResult(error=f"failed to read the cluster: {exc}")
+        result = self.autoscaler.run_deletions(world, now)
+        self.stats.add(result.stats)
+        for ev in result.events:
+            self._emit(ev)
+        return result
+
     def _write_state(self, result: LoopResult) -> None:
         state = result.state
         if state is None or state == self._written_state or not isinstance(self.port, StatePort):

@@ -151,7 +151,6 @@ def register_flag(spec: FlagSpec) -> None:
 # The live command still accepts them, so a CA Deployment's args move over unchanged.
 NOT_IMPLEMENTED: frozenset[str] = frozenset(
     {
-        "node-delete-delay-after-taint",
         "dynamic-node-delete-delay-after-taint-enabled",
         "salvo-scale-up",
         "enable-graceful-degradation",

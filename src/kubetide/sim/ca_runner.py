@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from kubetide.cluster.driver import ClusterAutoscalerDriver
-from kubetide.cluster.loop.world import LoopStats, World
+from kubetide.cluster.loop.world import LoopResult, LoopStats, World
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.sim.cloud.simulated import SimulatedCloud
 from kubetide.sim.cluster.cluster import EventSink, SimCluster
@@ -45,6 +45,7 @@ class ClusterAutoscalerRunner:
         self.driver = ClusterAutoscalerDriver(
             self.source, cloud.client(SOURCE, groups), self.port, options, now=engine.now, seed=seed
         )
+        self._woken: set[float] = set()  # times a deletions pass is scheduled for
 
     @property
     def stats(self) -> LoopStats:
@@ -58,9 +59,22 @@ class ClusterAutoscalerRunner:
         return self.source.world()
 
     def start(self, phase: float) -> None:
-        self.engine.every(
-            self.options.scan_interval, self.driver.tick, phase=phase, priority=30, name="ca-loop"
-        )
+        self.engine.every(self.options.scan_interval, self._tick, phase=phase, priority=30, name="ca-loop")
+
+    def _tick(self, now: float) -> None:
+        self._wake_for_deletions(self.driver.tick(now), now)
+
+    def _deletions(self, now: float) -> None:
+        self._woken.discard(now)
+        self._wake_for_deletions(self.driver.deletions(now), now)
+
+    def _wake_for_deletions(self, result: LoopResult, now: float) -> None:
+        """Upstream drains a tainted node --node-delete-delay-after-taint later, in its own goroutine:
+        the deletions run at that moment, not at the next loop."""
+        due = result.deletions_due_at
+        if due is not None and due > now and due not in self._woken:
+            self._woken.add(due)
+            self.engine.schedule_at(due, self._deletions, priority=30, name="ca-deletions")
 
     def restart(self) -> None:
         """A new CA process: in-memory state is gone; the cluster and the cloud keep theirs."""

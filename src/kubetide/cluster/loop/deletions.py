@@ -123,12 +123,21 @@ def continue_deletions(
     max_pod_eviction_time: float,
     is_deleting_in_cloud: Callable[[NodeView], bool],
     register_scale_down: Callable[[str, str], None],
+    delay_after_taint: float = 0.0,
 ) -> None:
+    """``delay_after_taint``: ``--node-delete-delay-after-taint``; a node tainted less than that ago is
+    left for later (upstream sleeps that long after tainting, so schedulers see the taint before the
+    drain), and the loop result says when it is due."""
     now = loop.now
     for d in deletions:
         node = d.node
         gid = d.group.id()
         if is_deleting_in_cloud(node):
+            continue
+        due = d.since + delay_after_taint
+        if now < due:
+            waiting = loop.result.deletions_due_at
+            loop.result.deletions_due_at = due if waiting is None else min(waiting, due)
             continue
         pods = pods_by_node.get(node.name, ())
         data: dict[str, object] = {"group": gid, "node": node.name}
