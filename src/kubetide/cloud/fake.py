@@ -155,6 +155,7 @@ class RecordingCloud:
         self.groups: dict[str, RecordingNodeGroup] = {}
         self.node_groups_by_key: dict[str, str] = {}  # providerID (or node name) -> group id
         self.calls: list[Call] = []
+        self.gpu_label_key = ""  # tests set it to give the fake cloud a GPU label
         self.failures: dict[tuple[str, str | None], Exception] = {}
         self.scale_up_hooks: list[Callable[[str, int], object]] = []
         self.scale_down_hooks: list[Callable[[str, str], object]] = []
@@ -239,6 +240,9 @@ class RecordingCloud:
     def has_instance(self, node: NodeView) -> bool:
         self._check("has_instance", None)
         return _key(node) in self.node_groups_by_key
+
+    def gpu_label(self) -> str:
+        return self.gpu_label_key
 
     def pricing(self) -> PricingModel:
         if self._pricing is None:

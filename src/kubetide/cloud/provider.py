@@ -191,6 +191,11 @@ class CloudProvider(Protocol):
         """Prices for the price expander. NotImplementedByProvider: that expander cannot be used."""
         ...
 
+    def gpu_label(self) -> str:
+        """CA's ``GPULabel``: the node label this cloud puts on GPU machines ("" if none). A node with
+        it, or with GPUs allocatable, is a GPU node: its utilization is its GPUs' alone."""
+        ...
+
     def refresh(self) -> None:
         """Called at the start of every autoscaler loop, before any other call; refreshes caches."""
         ...

@@ -51,6 +51,7 @@ from kubetide.cluster.clusterstate.readiness import is_node_ready
 from kubetide.cluster.clusterstate.registry import ClusterStateRegistry
 from kubetide.cluster.expander import ChainStrategy, ExpanderDependencies, build_strategy
 from kubetide.cluster.expander.priority import CONFIG_MAP_NAME
+from kubetide.cluster.gpu import with_unready_gpus_unready
 from kubetide.cluster.loop import housekeeping
 from kubetide.cluster.loop.context import CA_EVENT_OBJECT, LoopContext, Recorder
 from kubetide.cluster.loop.deletions import Deletion, continue_deletions
@@ -223,6 +224,9 @@ class StaticAutoscaler:
             matching = match_nodes_without_provider_id(world.nodes, instances)
         # Upstream's FilterOutNodesWithStartupTaints: a Ready node still carrying a startup taint is not ready.
         nodes = with_startup_tainted_unready(matching.nodes, self.taints)
+        # And FilterOutNodesWithUnreadyResources: a GPU node whose GPUs are not allocatable yet.
+        gpu_label = self.cloud.gpu_label()
+        nodes = with_unready_gpus_unready(nodes, gpu_label)
         group_of: dict[str, str | None] = {}
         for n in nodes:
             try:
@@ -237,7 +241,15 @@ class StaticAutoscaler:
                 bucket.append(p)
         unidentified = tuple(n.name for n in matching.unidentified if is_node_ready(n))
         loop = LoopContext(
-            now, world, result, nodes, group_of, groups, pods_by_node, unidentified=unidentified
+            now,
+            world,
+            result,
+            nodes,
+            group_of,
+            groups,
+            pods_by_node,
+            unidentified=unidentified,
+            gpu_label=gpu_label,
         )
         self._report_nodes_without_provider_id(loop, matching)
         return loop

@@ -63,6 +63,7 @@ class LoopContext:
     failed_deletions: list[str] = field(default_factory=list)
     # Ready nodes without providerID that match no instance: no instance is removed as unregistered.
     unidentified: tuple[str, ...] = ()
+    gpu_label: str = ""  # the cloud's GPULabel: which nodes are GPU nodes (cluster.gpu)
 
 
 class Recorder:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from kubetide.cloud.instance import CloudProviderError
 from kubetide.cluster.clusterstate.registry import ClusterStateRegistry
+from kubetide.cluster.gpu import gpu_resource
 from kubetide.cluster.loop.context import LoopContext
 from kubetide.cluster.loop.deletions import Deletion, scale_down_reason
 from kubetide.cluster.options import AutoscalingOptions
@@ -133,6 +134,7 @@ class ScaleDownPlanner:
                 scale_down_unready_enabled=o.scale_down_unready_enabled,
                 ignore_mirror_pods_utilization=o.ignore_mirror_pods_utilization,
                 recently_unremovable=self.recently_unremovable,
+                gpu_resource=lambda n: gpu_resource(n, loop.gpu_label),
             ),
             now,
         )

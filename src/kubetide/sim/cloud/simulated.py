@@ -48,6 +48,9 @@ from kubetide.sim.scenario.nodegroups import Fault
 from kubetide.sim.scenario.nodegroups import NodeGroup as ScenarioNodeGroup
 from kubetide.sim.scenario.resolved import ResolvedNodeGroup, resolve_node_group
 
+# The node label CA reads as GPULabel: the simulated machines are AWS instance types (its catalog).
+GPU_LABEL = "k8s.amazonaws.com/accelerator"
+
 __all__ = ["DEFAULT_TERMINATION_DELAY", "PROVIDER_NAME", "SimulatedCloud"]
 
 PROVIDER_NAME = "sim"
@@ -168,6 +171,9 @@ class SimulatedCloud:
 
     def pricing(self) -> PricingModel:
         return SimPricing(self._cloud.groups)
+
+    def gpu_label(self) -> str:
+        return GPU_LABEL
 
     def refresh(self) -> None:
         pass  # no caches: every answer is read from the live state

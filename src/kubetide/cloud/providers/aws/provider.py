@@ -177,6 +177,9 @@ class AwsCloudProvider:
         # As CA's aws provider: not offered, CA falls back to the ToBeDeleted taint.
         raise NotImplementedByProvider("the aws provider does not look instances up one by one")
 
+    def gpu_label(self) -> str:
+        return "k8s.amazonaws.com/accelerator"  # CA's aws provider's GPULabel
+
     def pricing(self) -> PricingModel:
         if self._pricing is None:
             raise NotImplementedByProvider("the aws provider was built without prices")

@@ -163,6 +163,9 @@ class KwokCloudProvider:
     def pricing(self) -> PricingModel:
         raise NotImplementedByProvider("the kwok provider has no prices")
 
+    def gpu_label(self) -> str:
+        return ""  # kwok nodes are GPU nodes by their allocatable nvidia.com/gpu alone
+
     def refresh(self) -> None:
         """Re-read the shared state and the nodes, then carry out the creations that are due."""
         with self._lock, _cloud_errors("kwok refresh"):
