@@ -149,3 +149,46 @@ def test_group_level_events_go_on_the_status_config_map_in_the_api() -> None:
         "ConfigMap/autoscaling/cluster-autoscaler-status"
     )
     assert driver.api_object("Node/n1") == "Node/n1"
+
+
+def _pod_events(h: Harness, reason: str) -> list[tuple[str, str, str, dict[str, object]]]:
+    return [
+        (e.type, e.object, e.message, dict(e.data))
+        for e in h.events
+        if e.reason == reason and e.object.startswith("Pod/")
+    ]
+
+
+def test_each_eviction_is_announced_on_its_pod_once_and_a_give_up_too() -> None:
+    """CA's evictor: Normal ScaleDown "deleting pod for node scale down" on the pod, and Warning
+    ScaleDownFailed "failed to delete pod for ScaleDown" when it gives the pod up."""
+    h = drain_setup(**{"max-scale-down-parallelism": 1})
+    h.nodes.pop("n3")
+    h.cloud.groups["ng"].instances.pop("n3")
+    h.cloud.groups["ng"].target = 2
+    h.refuse_evictions = True
+    h.run(0.0)
+    h.run(610.0)
+    h.run(700.0)  # the eviction is retried: not announced again
+    assert _pod_events(h, "ScaleDown") == [
+        (
+            "Normal",
+            "Pod/default/small",
+            "deleting pod for node scale down",
+            {"group": "ng", "node": "n2", "pod": "default/small"},
+        )
+    ]
+    h.run(740.0)  # past --max-pod-eviction-time
+    assert _pod_events(h, "ScaleDownFailed") == [
+        (
+            "Warning",
+            "Pod/default/small",
+            "failed to delete pod for ScaleDown",
+            {"group": "ng", "node": "n2", "pod": "default/small"},
+        )
+    ]
+    # Later the node is chosen again: a new drain announces its eviction again.
+    h.refuse_evictions = False
+    for t in range(750, 1800, 10):
+        h.run(float(t))
+    assert len(_pod_events(h, "ScaleDown")) == 2 and h.evicted == ["small"]

@@ -138,6 +138,7 @@ class StaticAutoscaler:
         # When this process tainted each node it is deleting: the taint keeps whole seconds only, and
         # --node-delete-delay-after-taint counts from the moment itself (after a restart, the taint's).
         self._tainted_at: dict[str, float] = {}
+        self._announced: set[tuple[str, str]] = set()  # (node, pod) evictions announced by an event
         self.strategy = self._build_strategy()
         self.settings = ScaleUpSettings(
             max_nodes_total=o.max_nodes_total,
@@ -356,6 +357,7 @@ class StaticAutoscaler:
                 is_deleting_in_cloud=self._deleting_in_cloud,
                 register_scale_down=lambda gid, node: self.registry.register_scale_down(gid, node, now),
                 delay_after_taint=o.node_delete_delay_after_taint,
+                announced=self._announced,
             )
 
         view = build_snapshot(loop, self.registry, templates, o, self._scheduler)
@@ -396,6 +398,7 @@ class StaticAutoscaler:
                 max_pod_eviction_time=o.max_pod_eviction_time,
                 register_scale_down=lambda gid, node: self.registry.register_scale_down(gid, node, now),
                 delay_after_taint=o.node_delete_delay_after_taint,
+                announced=self._announced,
             )
             self.planner.forget([item.node.name for item in started])
             for item in started:
@@ -452,6 +455,7 @@ class StaticAutoscaler:
                 is_deleting_in_cloud=self._deleting_in_cloud,
                 register_scale_down=lambda gid, node: self.registry.register_scale_down(gid, node, now),
                 delay_after_taint=self.options.node_delete_delay_after_taint,
+                announced=self._announced,
             )
         self._back_off_failed_deletions(loop)
         # Counted by the next loop's metrics (its counters' increments), as upstream's goroutine counts
@@ -476,6 +480,8 @@ class StaticAutoscaler:
         present = {n.name for n in loop.nodes}
         for name in [n for n in self._tainted_at if n not in present]:
             del self._tainted_at[name]
+        deleting = {d.node.name for d in out}  # a drain abandoned and started again is announced again
+        self._announced = {(n, p) for n, p in self._announced if n in deleting}
         return out
 
     def _deleting_in_cloud(self, node: NodeView) -> bool:

@@ -124,10 +124,14 @@ def continue_deletions(
     is_deleting_in_cloud: Callable[[NodeView], bool],
     register_scale_down: Callable[[str, str], None],
     delay_after_taint: float = 0.0,
+    announced: set[tuple[str, str]] | None = None,
 ) -> None:
     """``delay_after_taint``: ``--node-delete-delay-after-taint``; a node tainted less than that ago is
     left for later (upstream sleeps that long after tainting, so schedulers see the taint before the
-    drain), and the loop result says when it is due."""
+    drain), and the loop result says when it is due. ``announced``: the (node, pod) evictions already
+    announced by a ``ScaleDown`` event on the pod (CA's "deleting pod for node scale down"), so each is
+    announced once however many loops its eviction takes."""
+    announced = set() if announced is None else announced
     now = loop.now
     for d in deletions:
         node = d.node
@@ -163,11 +167,35 @@ def continue_deletions(
             continue
         # DaemonSet pods on occupied nodes are evicted best-effort; they never hold the node.
         to_move = pods_to_evict(pods, ctx, False)
+        for p in to_move:
+            if (node.name, p.key) not in announced:
+                announced.add((node.name, p.key))
+                recorder.emit(
+                    loop,
+                    CAEvent(
+                        "Normal",
+                        EventReason.SCALE_DOWN,
+                        f"Pod/{p.key}",
+                        "deleting pod for node scale down",
+                        {**data, "pod": p.key},
+                    ),
+                )
         refused = [p for p in to_move if not _evict(loop, port, p)]
         if refused:
             if now - d.since > max_pod_eviction_time:
                 _untaint(loop, port, recorder, node.name, data)
                 loop.failed_deletions.append(node.name)
+                for p in refused:  # upstream's evictor, giving up on a pod (DaemonSet pods aside)
+                    recorder.emit(
+                        loop,
+                        CAEvent(
+                            "Warning",
+                            EventReason.SCALE_DOWN_FAILED,
+                            f"Pod/{p.key}",
+                            "failed to delete pod for ScaleDown",
+                            {**data, "pod": p.key},
+                        ),
+                    )
                 names = ", ".join(p.key for p in refused)
                 recorder.emit(
                     loop,

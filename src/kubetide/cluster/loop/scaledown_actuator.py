@@ -51,6 +51,7 @@ def execute_scale_down(
     max_pod_eviction_time: float,
     register_scale_down: Callable[[str, str], None],
     delay_after_taint: float = 0.0,
+    announced: set[tuple[str, str]] | None = None,
 ) -> list[NodeToDelete]:
     """Run the plan; returns the nodes whose deletion started (tainted), in order."""
     result = loop.result
@@ -110,6 +111,7 @@ def execute_scale_down(
         is_deleting_in_cloud=lambda n: False,
         register_scale_down=register_scale_down,
         delay_after_taint=delay_after_taint,
+        announced=announced,
     )
     return started
 
