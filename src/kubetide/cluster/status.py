@@ -36,6 +36,7 @@ __all__ = [
     "build_status",
     "format_last_updated",
     "format_rfc3339",
+    "render_status_config_map",
     "render_status_yaml",
 ]
 
@@ -423,3 +424,25 @@ def _scalar(value: object) -> str:
     ):
         return "'" + s.replace("'", "''") + "'"
     return s
+
+
+LAST_UPDATED_ANNOTATION = "cluster-autoscaler.kubernetes.io/last-updated"
+
+
+def render_status_config_map(status: ClusterAutoscalerStatus, now: float, namespace: str, name: str) -> str:
+    """The whole ConfigMap as ``kubectl get configmap NAME -o yaml`` shows what CA wrote at ``now``:
+    the status YAML under ``data.status`` (a literal block) and the last-updated annotation."""
+    body = render_status_yaml(status, now)
+    indented = "".join(f"    {line}\n" if line else "\n" for line in body.splitlines())
+    return (
+        "apiVersion: v1\n"
+        "kind: ConfigMap\n"
+        "metadata:\n"
+        f"  name: {name}\n"
+        f"  namespace: {namespace}\n"
+        "  annotations:\n"
+        f'    {LAST_UPDATED_ANNOTATION}: "{format_last_updated(now)}"\n'
+        "data:\n"
+        "  status: |\n"
+        f"{indented}"
+    )

@@ -65,7 +65,8 @@ def simulate(
 
     A day of traffic takes seconds. The summary (pending pods, nodes and cost, workloads,
     autoscaler actions) is printed as tables, and four files are written to the output directory:
-    summary.json, events.jsonl, timeline.csv and a self-contained report.html with plots.
+    summary.json, events.jsonl, timeline.csv and a self-contained report.html with plots (and, when
+    the cluster autoscaler runs, cluster-autoscaler-status.yaml: its status ConfigMap at the end).
     """
     try:
         loaded = load_scenario(scenario, overrides)

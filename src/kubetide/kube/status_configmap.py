@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubetide.cluster.status import LAST_UPDATED_ANNOTATION
 from kubetide.kube.rest import KubeStatusError, Rest, retrying
 
 __all__ = ["LAST_UPDATED_ANNOTATION", "StatusConfigMap"]
 
-LAST_UPDATED_ANNOTATION = "cluster-autoscaler.kubernetes.io/last-updated"
 Json = dict[str, Any]
 
 

@@ -14,6 +14,7 @@ from collections.abc import Collection
 from kubetide.cluster.driver import ClusterAutoscalerDriver
 from kubetide.cluster.loop.world import LoopResult, LoopStats, World
 from kubetide.cluster.options import AutoscalingOptions
+from kubetide.cluster.status import ClusterAutoscalerStatus, render_status_config_map
 from kubetide.sim.cloud.simulated import SimulatedCloud
 from kubetide.sim.cluster.cluster import EventSink, SimCluster
 from kubetide.sim.engine import Engine
@@ -46,6 +47,7 @@ class ClusterAutoscalerRunner:
             self.source, cloud.client(SOURCE, groups), self.port, options, now=engine.now, seed=seed
         )
         self._woken: set[float] = set()  # times a deletions pass is scheduled for
+        self.last_status: tuple[ClusterAutoscalerStatus, float] | None = None
 
     @property
     def stats(self) -> LoopStats:
@@ -62,7 +64,19 @@ class ClusterAutoscalerRunner:
         self.engine.every(self.options.scan_interval, self._tick, phase=phase, priority=30, name="ca-loop")
 
     def _tick(self, now: float) -> None:
-        self._wake_for_deletions(self.driver.tick(now), now)
+        result = self.driver.tick(now)
+        if result.status is not None:
+            self.last_status = (result.status, now)
+        self._wake_for_deletions(result, now)
+
+    def status_config_map(self) -> str | None:
+        """The status ConfigMap as the last loop left it (CA's ``--write-status-configmap``), as YAML."""
+        if self.last_status is None or not self.options.write_status_configmap:
+            return None
+        status, at = self.last_status
+        return render_status_config_map(
+            status, at, self.options.namespace, self.options.status_config_map_name
+        )
 
     def _deletions(self, now: float) -> None:
         self._woken.discard(now)

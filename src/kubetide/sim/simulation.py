@@ -349,6 +349,7 @@ class Simulation:
             hpa_targets=self._hpa_targets(),
             capacity_per_pod={k: v for k, v in self.capacity.items() if v is not None},
             escalator=self.escalator.group_series() if self.escalator is not None else {},
+            ca_status_config_map=self.ca.status_config_map() if self.ca is not None else None,
         )
         return SimulationResult(summary, self.timeline, self.events, meta, wall)
 

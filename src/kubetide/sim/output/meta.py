@@ -61,6 +61,8 @@ class ReportMeta:
     capacity_per_pod: Mapping[str, float] = field(default_factory=dict)  # rps one Ready pod serves
     description: str = ""
     escalator: Mapping[str, EscalatorGroupSeries] = field(default_factory=dict)  # empty: not running
+    # The cluster autoscaler's status ConfigMap as its last loop wrote it (YAML); None: CA did not run.
+    ca_status_config_map: str | None = None
 
     def group_color(self, group: str) -> str:
         return PALETTE[self.node_groups.index(group) % len(PALETTE)]

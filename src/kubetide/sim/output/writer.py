@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kubetide.sim.output.events import EventLog
@@ -12,7 +12,9 @@ from kubetide.sim.output.report import write_report
 from kubetide.sim.output.summary import Summary, write_summary_json
 from kubetide.sim.output.timeline import Timeline
 
-__all__ = ["OutputPaths", "write_outputs"]
+__all__ = ["CA_STATUS_FILE", "OutputPaths", "write_outputs"]
+
+CA_STATUS_FILE = "cluster-autoscaler-status.yaml"
 
 
 @dataclass(frozen=True)
@@ -21,6 +23,7 @@ class OutputPaths:
     events: Path
     timeline: Path
     report: Path
+    ca_status: Path | None = None  # cluster-autoscaler-status.yaml, when the cluster autoscaler ran
 
 
 def write_outputs(
@@ -32,7 +35,8 @@ def write_outputs(
     *,
     report: str | Path | None = None,
 ) -> OutputPaths:
-    """Write the four files; ``report`` puts ``report.html`` elsewhere (the CLI's ``--report FILE``)."""
+    """Write the four files (and the cluster autoscaler's status ConfigMap when it ran, as
+    ``cluster-autoscaler-status.yaml``); ``report`` puts ``report.html`` elsewhere (``--report FILE``)."""
     directory = Path(output_dir)
     directory.mkdir(parents=True, exist_ok=True)
     paths = OutputPaths(
@@ -46,4 +50,8 @@ def write_outputs(
     timeline.write_csv(paths.timeline)
     paths.report.parent.mkdir(parents=True, exist_ok=True)
     write_report(paths.report, summary, timeline, events, meta)
+    if meta.ca_status_config_map is not None:
+        status = directory / CA_STATUS_FILE
+        status.write_text(meta.ca_status_config_map, encoding="utf-8")
+        paths = replace(paths, ca_status=status)
     return paths
