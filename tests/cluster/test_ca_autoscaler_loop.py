@@ -110,7 +110,8 @@ def test_scale_up_times_out_after_max_node_provision_time_and_is_reverted() -> N
 
 
 def test_long_unregistered_instance_is_deleted() -> None:
-    h = two_groups()
+    # An instance there before kubetide looked is kept unless this flag says otherwise (test_ca_foreign_instances).
+    h = two_groups(**{"delete-unregistered-foreign-instances": True})
     h.cloud.groups["spot"].target = 1
     h.cloud.with_instance("spot", Instance("i-lost", InstanceStatus(InstanceState.Running)))
     h.run(0.0)

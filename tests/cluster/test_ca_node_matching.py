@@ -50,9 +50,10 @@ def test_a_ready_node_matching_no_instance_keeps_long_unregistered_instances() -
 
     from kubetide.cloud.fake import RecordingCloud
     from kubetide.cloud.instance import InstanceState, InstanceStatus
+    from kubetide.cluster.options import AutoscalingOptions
 
     cloud = RecordingCloud().with_group("g", 1, 10, target=2, template=template("g"))
-    h = Harness(cloud)
+    h = Harness(cloud, AutoscalingOptions.from_flags({"delete-unregistered-foreign-instances": True}))
     h.add_node(node("g-1", "g"), "g")
     h.add_pod(pod("busy", 1800, node_name="g-1"))
     h.cloud.with_instance("g", Instance("i-lost", InstanceStatus(InstanceState.Running)))

@@ -90,6 +90,13 @@ class AutoscalingOptions:
         0.0,
         "kubetide: a scale-up that produced no new instance within this fails as a stockout (0: off)",
     )
+    delete_unregistered_foreign_instances: bool = _f(
+        "delete-unregistered-foreign-instances",
+        "bool",
+        False,
+        "kubetide: also remove unregistered instances kubetide did not launch (that predate it, or appeared "
+        "with no scale-up of its in flight), as CA does; off: they are kept and reported",
+    )
     # Scale-up.
     estimator: str = _f("estimator", "string", "binpacking")
     expander: str = _f("expander", "string", "least-waste", "node group choice for scale-up (1.33+ default)")

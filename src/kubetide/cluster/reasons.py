@@ -55,6 +55,7 @@ class KubetideEventReason(StrEnum):
     NODE_TEMPLATE_MISMATCH = "NodeTemplateMismatch"
     NODE_WITHOUT_PROVIDER_ID = "NodeWithoutProviderID"
     PRICES_UNAVAILABLE = "PricesUnavailable"  # the price expander had no price for any option
+    UNREGISTERED_INSTANCE_KEPT = "UnregisteredInstanceKept"  # one kubetide did not launch
 
 
 class ReadinessBucket(StrEnum):

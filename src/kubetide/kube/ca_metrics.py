@@ -135,6 +135,14 @@ class CAMetrics:
             namespace=_NS,
             registry=r,
         )
+        self._kept_groups: set[str] = set()  # groups given a kept-foreign count (0 again when none is left)
+        self.kept_foreign = Gauge(
+            "kubetide_cluster_autoscaler_kept_foreign_instances",
+            "kubetide: unregistered instances past --max-node-provision-time that kubetide did not launch and "
+            "keeps (--delete-unregistered-foreign-instances removes them), per node group.",
+            ["node_group"],
+            registry=r,
+        )
         # Series exist from the start (CA registers its counters' labels as they first occur; zeroed
         # series let rate() and absent() alerts work from the first scrape).
         for reason in ("empty", "underutilized", "unready"):
@@ -171,6 +179,11 @@ class CAMetrics:
         for reason, count in m.failed_scale_ups.items():
             if count:
                 self.failed_scale_ups.labels(reason=reason).inc(count)
+        for gid in set(self._kept_groups) - set(m.kept_foreign_instances):
+            self.kept_foreign.labels(node_group=gid).set(0)
+        for gid, count in m.kept_foreign_instances.items():
+            self.kept_foreign.labels(node_group=gid).set(count)
+        self._kept_groups = set(m.kept_foreign_instances) | set(self._kept_groups)
         self._groups(cloud, result)
 
     def _groups(self, cloud: CloudProvider, result: LoopResult) -> None:

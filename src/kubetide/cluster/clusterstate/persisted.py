@@ -65,7 +65,10 @@ def encode_state(state: PersistedState) -> dict[str, str]:
             }
             for gid, e in state.backoff.items()
         },
-        "unregistered": {iid: {"group": u.group, "since": u.since} for iid, u in state.unregistered.items()},
+        "unregistered": {
+            iid: {"group": u.group, "since": u.since, **({"foreign": True} if u.foreign else {})}
+            for iid, u in state.unregistered.items()
+        },
         "failing": sorted(state.failing),
     }
     return {STATE_KEY: json.dumps(doc, sort_keys=True, separators=(",", ":"))}
@@ -95,7 +98,7 @@ def decode_state(data: Mapping[str, str] | None) -> PersistedState | None:
             )
             backoff[gid] = BackoffEntry(float(e["duration"]), float(e["until"]), float(e["lastFailed"]), info)
         unregistered = {
-            iid: UnregisteredNode(iid, str(u["group"]), float(u["since"]))
+            iid: UnregisteredNode(iid, str(u["group"]), float(u["since"]), bool(u.get("foreign", False)))
             for iid, u in doc.get("unregistered", {}).items()
         }
         failing = frozenset(str(i) for i in doc.get("failing", []))

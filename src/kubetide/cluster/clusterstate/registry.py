@@ -103,6 +103,9 @@ class ClusterStateRegistry:
         self.scale_down_requests: list[ScaleDownRequest] = []
         self.unregistered: dict[str, UnregisteredNode] = {}
         self._updated = False  # True after the first update_nodes of this process
+        self._restored = False  # True once a previous process's state was read back
+        self._registered_once: set[str] = set()  # instances seen with a Node (current instances only)
+        self._announced_foreign: set[str] = set()  # kept foreign instances already reported
         self._restored_failing: frozenset[str] = frozenset()  # failing instances the last process saw
         # Instances of a group when its scale-up request began (--scale-up-progress-timeout).
         self._instances_at_request: dict[str, int] = {}
@@ -203,10 +206,13 @@ class ClusterStateRegistry:
 
     def _update_unregistered(self, nodes: Sequence[NodeView], now: float) -> None:
         registered_ids = {n.provider_id for n in nodes if n.provider_id}
+        # Nothing known about this cluster yet: every instance predates kubetide's management.
+        first_look = not self._updated and not self._restored
         seen: dict[str, UnregisteredNode] = {}
         for gid, instances in self._instances.items():
             for inst in instances:
                 if inst.id in registered_ids:
+                    self._registered_once.add(inst.id)
                     continue
                 st = inst.status
                 if st is not None and (st.state is InstanceState.Deleting or st.error_info is not None):
@@ -214,9 +220,14 @@ class ClusterStateRegistry:
                 old = self.unregistered.get(inst.id)
                 # The first-seen time survives as long as the instance stays unregistered.
                 if old is None:
-                    old = UnregisteredNode(inst.id, gid, self._first_seen(inst, now))
+                    foreign = inst.id not in self._registered_once and (
+                        first_look or gid not in self.scale_up_requests
+                    )
+                    old = UnregisteredNode(inst.id, gid, self._first_seen(inst, now), foreign)
                 seen[inst.id] = old
         self.unregistered = seen
+        self._registered_once &= self._instance_index.keys()
+        self._announced_foreign &= seen.keys()
 
     def _first_seen(self, inst: Instance, now: float) -> float:
         """kubetide: an instance a just-started autoscaler finds unregistered has been so since the cloud
@@ -404,10 +415,15 @@ class ClusterStateRegistry:
     def unregistered_nodes(self) -> list[UnregisteredNode]:
         return list(self.unregistered.values())
 
-    def unregistered_to_delete(self, now: float, force: bool = False) -> dict[str, list[UnregisteredNode]]:
-        """``removeOldUnregisteredNodes``' choice per group (ZeroOrMax override not applied here)."""
+    def unregistered_to_delete(
+        self, now: float, force: bool = False, foreign_too: bool = False
+    ) -> dict[str, list[UnregisteredNode]]:
+        """``removeOldUnregisteredNodes``' choice per group (ZeroOrMax override not applied here);
+        instances kubetide did not launch only with ``foreign_too`` (``--delete-unregistered-foreign-instances``)."""
         by_group: dict[str, list[UnregisteredNode]] = {}
         for u in self.unregistered.values():
+            if u.foreign and not foreign_too:
+                continue
             by_group.setdefault(u.group, []).append(u)
         out = {}
         for gid, nodes in by_group.items():
@@ -421,6 +437,21 @@ class ClusterStateRegistry:
             if chosen:
                 out[gid] = chosen
         return out
+
+    def kept_foreign(self, now: float) -> list[UnregisteredNode]:
+        """Instances kubetide did not launch, unregistered past ``--max-node-provision-time``: the ones
+        CA would have terminated (kept unless ``--delete-unregistered-foreign-instances``)."""
+        return [
+            u
+            for u in self.unregistered.values()
+            if u.foreign and u.since + self.group_options(u.group).max_node_provision_time < now
+        ]
+
+    def newly_kept_foreign(self, now: float) -> list[UnregisteredNode]:
+        """:meth:`kept_foreign` not reported yet by this process (each is reported once)."""
+        fresh = [u for u in self.kept_foreign(now) if u.instance_id not in self._announced_foreign]
+        self._announced_foreign.update(u.instance_id for u in fresh)
+        return fresh
 
     def size_fixes(self, now: float) -> dict[str, int]:
         """``fixNodeGroupSize``: the negative ``DecreaseTargetSize`` delta per group to apply now."""
@@ -488,6 +519,7 @@ class ClusterStateRegistry:
         for gid, entry in state.backoff.items():
             self.backoff.restore(gid, entry)
         self.unregistered.update(state.unregistered)
+        self._restored = True
         self._failing = self._failing | state.failing
         self._restored_failing = self._restored_failing | state.failing
 

@@ -19,6 +19,10 @@ class UnregisteredNode:
     instance_id: str
     group: str
     since: float
+    # kubetide: not launched by this autoscaler (there when it first looked at the group, or appeared
+    # while none of its scale-ups was in flight) and never seen as a Node: perhaps no Kubernetes
+    # machine at all, so it is not terminated as "unregistered" unless a flag says so.
+    foreign: bool = False
 
 
 def unregistered_to_delete(

@@ -164,7 +164,24 @@ def remove_old_unregistered(
         # (it registered without providerID); deleting one could terminate a machine that runs pods.
         return
     force = options.force_delete_unregistered_nodes
-    for gid, nodes in sorted(registry.unregistered_to_delete(loop.now, force).items()):
+    foreign_too = options.delete_unregistered_foreign_instances
+    if not foreign_too:
+        for u in registry.newly_kept_foreign(loop.now):
+            recorder.emit(
+                loop,
+                CAEvent(
+                    "Warning",
+                    str(KubetideEventReason.UNREGISTERED_INSTANCE_KEPT),
+                    f"NodeGroup/{u.group}",
+                    f"instance {u.instance_id} of node group {u.group} has not registered as a node since "
+                    f"{u.since:g}s, but kubetide did not launch it (it was there before kubetide managed the "
+                    "group, or appeared with no scale-up of kubetide in flight) and never saw it as a node: "
+                    "it may be no Kubernetes machine, so it is kept; --delete-unregistered-foreign-instances "
+                    "removes such instances as Cluster Autoscaler does",
+                    {"group": u.group, "instance": u.instance_id},
+                ),
+            )
+    for gid, nodes in sorted(registry.unregistered_to_delete(loop.now, force, foreign_too).items()):
         group = loop.groups.get(gid)
         if group is None:
             continue

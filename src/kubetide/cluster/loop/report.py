@@ -35,7 +35,15 @@ def loop_metrics(
         failed_scale_ups=dict(loop.failed_scale_ups),
         cluster_safe_to_autoscale=registry.is_cluster_healthy(),
         api_errors=loop.api_errors,
+        kept_foreign_instances=_count_by_group(registry, loop.now),
     )
+
+
+def _count_by_group(registry: ClusterStateRegistry, now: float) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for u in registry.kept_foreign(now):
+        out[u.group] = out.get(u.group, 0) + 1
+    return out
 
 
 def candidates_by_group(loop: LoopContext, unneeded: Mapping[str, UnneededNode]) -> dict[str, list[str]]:

@@ -107,3 +107,6 @@ class LoopMetrics:
     failed_scale_ups: Mapping[str, int] = field(default_factory=dict)
     cluster_safe_to_autoscale: bool = True
     api_errors: int = 0
+    # kubetide: per group, unregistered instances past the provision time that kubetide did not launch
+    # and keeps (kubetide_cluster_autoscaler_kept_foreign_instances{node_group}).
+    kept_foreign_instances: Mapping[str, int] = field(default_factory=dict)

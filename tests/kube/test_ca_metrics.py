@@ -1,0 +1,33 @@
+"""CA's Prometheus metrics from a loop's numbers, and kubetide's gauge of kept foreign instances."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry
+
+from kubetide.cloud.fake import RecordingCloud
+from kubetide.cluster.loop.world import LoopMetrics, LoopResult
+from kubetide.kube.ca_metrics import CAMetrics
+
+
+def _value(registry: CollectorRegistry, name: str, **labels: str) -> float | None:
+    return registry.get_sample_value(name, labels)
+
+
+def test_loop_numbers_become_metrics_and_kept_foreign_instances_go_back_to_zero() -> None:
+    registry = CollectorRegistry()
+    metrics = CAMetrics(per_nodegroup=True, registry=registry)
+    cloud = RecordingCloud().with_group("ng", 0, 5, target=2)
+    first = LoopMetrics(
+        unschedulable_pods=3,
+        nodes_by_state={"ready": 2},
+        scaled_down_nodes={"empty": 1},
+        kept_foreign_instances={"ng": 1},
+    )
+    metrics.loop_finished(LoopResult(metrics=first), 100.0, 0.1, cloud)
+    assert _value(registry, "cluster_autoscaler_unschedulable_pods_count") == 3
+    assert _value(registry, "cluster_autoscaler_nodes_count", state="ready") == 2
+    assert _value(registry, "cluster_autoscaler_scaled_down_nodes_total", reason="empty") == 1
+    assert _value(registry, "kubetide_cluster_autoscaler_kept_foreign_instances", node_group="ng") == 1
+    metrics.loop_finished(LoopResult(metrics=LoopMetrics()), 110.0, 0.1, cloud)
+    assert _value(registry, "kubetide_cluster_autoscaler_kept_foreign_instances", node_group="ng") == 0
+    assert _value(registry, "cluster_autoscaler_scaled_down_nodes_total", reason="empty") == 1
