@@ -40,11 +40,17 @@ graceful-degradation modes are not implemented.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from kubetide.cloud.instance import CloudProviderError, InstanceState, NotImplementedByProvider
+from kubetide.cloud.instance import CloudProviderError, InstanceState, NodeTemplate, NotImplementedByProvider
 from kubetide.cloud.provider import CloudProvider, PricingModel
+from kubetide.cluster.clusterstate.learned_templates import (
+    TEMPLATES_CONFIG_MAP,
+    decode_templates,
+    encode_templates,
+)
 from kubetide.cluster.clusterstate.matching import NodeMatching, match_nodes_without_provider_id
 from kubetide.cluster.clusterstate.persisted import STATE_CONFIG_MAP, decode_state, encode_state
 from kubetide.cluster.clusterstate.readiness import is_node_ready
@@ -138,7 +144,10 @@ class StaticAutoscaler:
         # When this process tainted each node it is deleting: the taint keeps whole seconds only, and
         # --node-delete-delay-after-taint counts from the moment itself (after a restart, the taint's).
         self._tainted_at: dict[str, float] = {}
-        self._announced: set[tuple[str, str]] = set()  # (node, pod) evictions announced by an event
+        self._announced: set[tuple[str, str]] = set()
+        self._template_marks: dict[
+            str, tuple[str, float]
+        ] = {}  # group -> (content fingerprint, since)  # (node, pod) evictions announced by an event
         self.strategy = self._build_strategy()
         self.settings = ScaleUpSettings(
             max_nodes_total=o.max_nodes_total,
@@ -306,7 +315,7 @@ class StaticAutoscaler:
                     "Warning",
                     str(KubetideEventReason.NODE_TEMPLATE_MISMATCH),
                     f"NodeGroup/{m.group}",
-                    f"node group {m.group}: the provider's template says {m.resource}={m.template}, "
+                    f"node group {m.group}: {m.resource} differs: the provider's template has {m.template}, "
                     f"its nodes have {m.observed}; using the real nodes",
                     {
                         "group": m.group,
@@ -431,6 +440,12 @@ class StaticAutoscaler:
         state = decode_state(loop.world.config_maps.get(key))
         if state is not None:
             self.registry.restore(state)
+        learned = decode_templates(
+            loop.world.config_maps.get(f"{self.options.namespace}/{TEMPLATES_CONFIG_MAP}")
+        )
+        for gid, entry in (learned or {}).items():
+            self.templates.cache.setdefault(gid, entry)  # a node seen this process wins
+            self._template_marks[gid] = (_fingerprint(entry[0]), entry[1])
         self._state_restored = True
 
     def run_deletions(self, world: World, now: float) -> LoopResult:
@@ -500,3 +515,26 @@ class StaticAutoscaler:
         )
         if self._state_restored:  # never overwrite the previous process's state before reading it
             loop.result.state = encode_state(self.registry.persisted_state())
+            loop.result.templates = encode_templates(self._learned_templates())
+
+    def _learned_templates(self) -> dict[str, tuple[NodeTemplate, float]]:
+        """The template cache, each entry dated from when its content last changed, so the ConfigMap is
+        written when a group's shape changes, not every loop (the cache refreshes the time each loop)."""
+        out = {}
+        for gid, (template, at) in self.templates.cache.items():
+            mark = _fingerprint(template)
+            previous = self._template_marks.get(gid)
+            if previous is not None and previous[0] == mark:
+                at = previous[1]
+            else:
+                self._template_marks[gid] = (mark, at)
+            out[gid] = (template, at)
+        for gid in set(self._template_marks) - set(self.templates.cache):
+            del self._template_marks[gid]
+        return out
+
+
+def _fingerprint(template: NodeTemplate) -> str:
+    """What a learned template says, without the DaemonSet pods' generated names."""
+    data = encode_templates({"g": (template, 0.0)})
+    return re.sub(r'"name":"[^"]*"', "", next(iter(data.values())))

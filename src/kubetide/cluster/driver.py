@@ -17,6 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from kubetide.cloud.provider import CloudProvider
 from kubetide.cluster.autoscaler import StaticAutoscaler
+from kubetide.cluster.clusterstate.learned_templates import TEMPLATES_CONFIG_MAP
 from kubetide.cluster.clusterstate.persisted import STATE_CONFIG_MAP
 from kubetide.cluster.loop.context import CA_EVENT_OBJECT
 from kubetide.cluster.loop.world import CAEvent, LoopResult, LoopStats, World
@@ -78,7 +79,7 @@ class ClusterAutoscalerDriver:
         self.stats = LoopStats()
         self.loops = 0
         self.last: LoopResult | None = None
-        self._written_state: Mapping[str, str] | None = None
+        self._written: dict[str, Mapping[str, str]] = {}  # ConfigMap name -> data last written
         self.autoscaler = self._new(now)
 
     def _new(self, now: float) -> StaticAutoscaler:
@@ -87,7 +88,7 @@ class ClusterAutoscalerDriver:
     def restart(self, now: float) -> None:
         """A new CA process: in-memory state is gone; the cluster and the cloud keep theirs."""
         self.autoscaler = self._new(now)
-        self._written_state = None
+        self._written = {}
 
     def tick(self, now: float) -> LoopResult:
         """One loop at ``now``: read the world, run, emit the events, count."""
@@ -118,14 +119,17 @@ class ClusterAutoscalerDriver:
         return result
 
     def _write_state(self, result: LoopResult) -> None:
-        state = result.state
-        if state is None or state == self._written_state or not isinstance(self.port, StatePort):
+        """The ConfigMaps the autoscaler owns (its state, its learned templates), each when it changed."""
+        if not isinstance(self.port, StatePort):
             return
-        try:
-            self.port.write_config_map(self.options.namespace, STATE_CONFIG_MAP, state)
-        except ApiError:
-            return
-        self._written_state = state
+        for name, data in ((STATE_CONFIG_MAP, result.state), (TEMPLATES_CONFIG_MAP, result.templates)):
+            if data is None or data == self._written.get(name):
+                continue
+            try:
+                self.port.write_config_map(self.options.namespace, name, data)
+            except ApiError:
+                continue
+            self._written[name] = data
 
     def _emit(self, ev: CAEvent) -> None:
         if isinstance(self.port, EventDataPort):

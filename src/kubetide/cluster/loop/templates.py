@@ -57,7 +57,7 @@ NO_SPECIAL_TAINTS = TaintConfig()  # only the built-in startup and status prefix
 @dataclass(frozen=True, slots=True)
 class TemplateMismatch:
     group: str
-    resource: str  # "allocatable.cpu", "capacity.memory", "labels", "taints"
+    resource: str  # "allocatable.cpu", "capacity.memory", "label <key>", "taint <key>"
     template: str
     observed: str
 
@@ -156,13 +156,35 @@ def compare(
     ignored = {HOSTNAME_LABEL, TEMPLATE_NODE_LABEL}
     la = {k: v for k, v in claimed.labels.items() if k not in ignored}
     lb = {k: v for k, v in observed.labels.items() if k not in ignored}
-    if la != lb:
-        out.append(TemplateMismatch(group, "labels", _fmt(sorted(la.items())), _fmt(sorted(lb.items()))))
-    ta = sorted((t.key, t.value, t.effect) for t in claimed.taints if _kept_taint(t.key, taints))
-    tb = sorted((t.key, t.value, t.effect) for t in observed.taints if _kept_taint(t.key, taints))
-    if ta != tb:
-        out.append(TemplateMismatch(group, "taints", _fmt(ta), _fmt(tb)))
+    for key in sorted(la.keys() | lb.keys()):  # one per label: which, and both values
+        if la.get(key) != lb.get(key):
+            out.append(
+                TemplateMismatch(group, f"label {key}", _or_absent(la.get(key)), _or_absent(lb.get(key)))
+            )
+    ta = _taints(claimed, taints)
+    tb = _taints(observed, taints)
+    for key in sorted(ta.keys() | tb.keys()):
+        if ta.get(key) != tb.get(key):
+            out.append(
+                TemplateMismatch(group, f"taint {key}", _or_absent(ta.get(key)), _or_absent(tb.get(key)))
+            )
     return out
+
+
+ABSENT = "<absent>"
+
+
+def _or_absent(value: str | None) -> str:
+    return ABSENT if value is None else value
+
+
+def _taints(node: NodeView, taints: TaintConfig) -> dict[str, str]:
+    """``key -> value:effect`` (several effects of one key joined), the template-relevant taints only."""
+    out: dict[str, list[str]] = {}
+    for t in node.taints:
+        if _kept_taint(t.key, taints):
+            out.setdefault(t.key, []).append(f"{t.value}:{t.effect}")
+    return {k: ",".join(sorted(v)) for k, v in out.items()}
 
 
 @dataclass

@@ -83,6 +83,8 @@ class LoopResult:
     # kubetide: the data of the autoscaler's state ConfigMap (``cluster.clusterstate.persisted``), for
     # the driver to write; None when the loop has not read the previous state back yet.
     state: Mapping[str, str] | None = None
+    # kubetide: the data of the learned-templates ConfigMap (``cluster.clusterstate.learned_templates``).
+    templates: Mapping[str, str] | None = None
     # When a deletion waiting out --node-delete-delay-after-taint may go on (the earliest); None: none
     # waits. The driver's runner may call ``run_deletions`` then, as CA's deletion goroutine wakes.
     deletions_due_at: float | None = None
