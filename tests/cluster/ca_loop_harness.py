@@ -74,6 +74,7 @@ class Harness:
     pdbs: list[PDB] = field(default_factory=list)
     config_maps: dict[str, dict[str, str]] = field(default_factory=dict)
     controllers: dict[tuple[str, str, str], int] | None = None
+    daemonsets: list[Pod] = field(default_factory=list)  # one pod per DaemonSet, from its template
     events: list[CAEvent] = field(default_factory=list)
     ca: StaticAutoscaler | None = None
     deletion_passes: list[float] = field(default_factory=list)  # when run() ran deletions between loops
@@ -118,6 +119,7 @@ class Harness:
             list(self.pdbs),
             self.config_maps,
             self.controllers,
+            list(self.daemonsets),
         )
 
     def restart(self) -> None:

@@ -290,3 +290,24 @@ def test_enforce_node_group_min_size_raises_groups_below_min() -> None:
     assert result.stats.nodes_added == 2
     h.run(10.0)  # the request is open: nothing more
     assert len(h.cloud.calls_to("increase_size")) == 1
+
+
+def test_a_daemonset_with_no_pod_anywhere_yet_still_takes_its_share_of_a_template() -> None:
+    """The group is at zero and its DaemonSet has no pod yet: the template still carries the pod the
+    DaemonSet would run there, so a pod that fits only an empty machine does not buy one."""
+    from kubetide.model.pod import OwnerRef
+
+    def run(with_daemonset: bool) -> list[Call]:
+        cloud = RecordingCloud().with_group("big", 0, 5, template=template("big", cpu=4000))
+        h = Harness(cloud, AutoscalingOptions.from_flags({"scale-down-enabled": False}))
+        agent = pod("agent-template", 3000, node_name="").evolve(
+            owners=(OwnerRef("DaemonSet", "agent", "uid-agent", True),), phase="Pending"
+        )
+        if with_daemonset:
+            h.daemonsets.append(agent)
+        h.add_pod(pod("wide", 2000))
+        h.run(0.0)
+        return h.cloud.calls_to("increase_size")
+
+    assert run(with_daemonset=False) == [Call("increase_size", "big", (1,))]
+    assert run(with_daemonset=True) == []  # 4000m - 3000m of the DaemonSet's pod < 2000m

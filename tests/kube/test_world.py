@@ -78,3 +78,29 @@ def test_pod_views_with_equal_requests_share_one_requests_object() -> None:
     assert a.requests is b.requests
     assert a.requests == b.requests and a.requests["cpu"] == 250
     assert c.requests is not a.requests and c.requests["cpu"] == 1000
+
+
+def test_a_daemonset_becomes_its_replicas_and_a_pod_from_its_template() -> None:
+    from kubetide.kube.world import daemonset_view
+
+    manifest = {
+        "metadata": {"name": "agent", "namespace": "kube-system", "uid": "u-1"},
+        "spec": {
+            "template": {
+                "metadata": {"labels": {"app": "agent"}},
+                "spec": {
+                    "containers": [
+                        {"name": "a", "resources": {"requests": {"cpu": "250m", "memory": "64Mi"}}}
+                    ],
+                    "tolerations": [{"operator": "Exists"}],
+                },
+            }
+        },
+        "status": {"desiredNumberScheduled": 0},
+    }
+    key, replicas, pod = daemonset_view(manifest)
+    assert key == ("DaemonSet", "kube-system", "agent") and replicas == 0
+    assert pod is not None and pod.requests["cpu"] == 250 and pod.labels == {"app": "agent"}
+    assert pod.controller is not None and (pod.controller.kind, pod.controller.uid) == ("DaemonSet", "u-1")
+    bad = {**manifest, "spec": {"template": {"spec": {"containers": "nope"}}}}
+    assert daemonset_view(bad)[2] is None  # a template that is no pod: counted, no exemplar

@@ -306,7 +306,7 @@ class StaticAutoscaler:
             lambda n: loop.group_of.get(n.name),
             loop.pods_by_node,
             now,
-            lambda: daemonset_exemplars(world.pods),
+            lambda: daemonset_exemplars(world.pods, world.daemonsets),
         )
         for m in mismatches:
             self.recorder.emit(

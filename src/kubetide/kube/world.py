@@ -20,6 +20,7 @@ from kubetide.cluster.loop.world import World
 from kubetide.kube.cache import Informer
 from kubetide.kube.discovery import ResourceKind, ServedVersions, resource_kinds
 from kubetide.kube.rest import Rest
+from kubetide.model.errors import ManifestError
 from kubetide.model.fields import Node as Field
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
@@ -42,7 +43,7 @@ _REPLICAS: dict[str, Callable[[Json], int]] = {
     "Job": lambda o: int((o.get("spec") or {}).get("parallelism", 1)),
     "DaemonSet": lambda o: int((o.get("status") or {}).get("desiredNumberScheduled", 0)),
 }
-_CONTROLLER_PLURALS = ("replicasets", "replicationcontrollers", "statefulsets", "jobs", "daemonsets")
+_CONTROLLER_PLURALS = ("replicasets", "replicationcontrollers", "statefulsets", "jobs")
 
 
 # Equal requests share one Resources object (pods of one template ask for the same), so a loop hashes
@@ -65,6 +66,38 @@ def pod_view(manifest: Json) -> Pod:
     pod.__dict__["requests"] = shared  # where Pod.requests keeps its value
     equivalence_key(pod)  # likewise its scheduling signature, interned and kept on the pod
     return pod
+
+
+def daemonset_view(manifest: Json) -> tuple[tuple[str, str, str], int, Pod | None]:
+    """A DaemonSet as the loop reads it: its pods wanted (the drain rules) and a pod made from its
+    template (templates of groups at zero); the pod is None when the template is not a valid pod."""
+    meta = manifest["metadata"]
+    namespace, name = str(meta.get("namespace", "default")), str(meta["name"])
+    replicas = int((manifest.get("status") or {}).get("desiredNumberScheduled", 0))
+    template = (manifest.get("spec") or {}).get("template") or {}
+    tmeta = template.get("metadata") or {}
+    owner = {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "name": name,
+        "uid": meta.get("uid", ""),
+        "controller": True,
+    }
+    pod_manifest = {
+        "metadata": {
+            "name": f"{name}-template",
+            "namespace": namespace,
+            "labels": tmeta.get("labels") or {},
+            "annotations": tmeta.get("annotations") or {},
+            "ownerReferences": [owner],
+        },
+        "spec": template.get("spec") or {},
+    }
+    try:
+        exemplar: Pod | None = Pod.from_manifest(pod_manifest)
+    except ManifestError:
+        exemplar = None
+    return ("DaemonSet", namespace, name), replicas, exemplar
 
 
 def pdb_from_manifest(manifest: Json, *, empty_selector_matches_all: bool) -> PDB:
@@ -110,11 +143,14 @@ class CAWorldSource:
             rest, kinds["configmaps"], _config_map, namespace=namespace
         )
         self.controllers = [_controller_informer(rest, kinds[p]) for p in _CONTROLLER_PLURALS]
+        self.daemonsets: Informer[tuple[tuple[str, str, str], int, Pod | None]] = Informer(
+            rest, kinds["daemonsets"], daemonset_view
+        )
         self._built: tuple[tuple[int, ...], World] | None = None
 
     @property
     def informers(self) -> list[Informer[Any]]:
-        return [self.nodes, self.pods, self.pdbs, self.config_maps, *self.controllers]
+        return [self.nodes, self.pods, self.pdbs, self.config_maps, *self.controllers, self.daemonsets]
 
     def start(self) -> CAWorldSource:
         for informer in self.informers:
@@ -139,12 +175,18 @@ class CAWorldSource:
         controllers: dict[tuple[str, str, str], int] = {}
         for informer in self.controllers:
             controllers.update(informer.views())
+        daemonsets = []
+        for key, replicas, exemplar in self.daemonsets.views():
+            controllers[key] = replicas
+            if exemplar is not None:
+                daemonsets.append(exemplar)
         world = World(
             nodes=self.nodes.views(),
             pods=self.pods.views(),
             pdbs=self.pdbs.views(),
             config_maps=dict(self.config_maps.views()),
             controllers=controllers,
+            daemonsets=daemonsets,
         )
         self._built = (versions, world)
         return world

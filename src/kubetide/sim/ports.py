@@ -180,4 +180,14 @@ class SimWorldSource:
 
     def world(self) -> World:
         config_maps = {key.split("/", 1)[1]: data for key, data in self.cluster.config_maps.items()}
-        return World(self._nodes(), self._pods(), self._pdbs(), config_maps, self._controllers())
+        return World(
+            self._nodes(), self._pods(), self._pdbs(), config_maps, self._controllers(), self._daemonsets()
+        )
+
+    def _daemonsets(self) -> list[Pod]:
+        """One pod per DaemonSet from its template, as CA's DaemonSet lister provides it."""
+        return [
+            w.template.stamp(f"{w.name}-template", w.namespace, w.owner_ref, f"uid-{w.key}-template")
+            for w in self.cluster.workloads.values()
+            if isinstance(w, DaemonSetWorkload)
+        ]

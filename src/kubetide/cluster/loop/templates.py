@@ -94,16 +94,20 @@ def sanitize(
     return NodeTemplate(view, kept)
 
 
-def daemonset_exemplars(pods: Iterable[Pod]) -> tuple[Pod, ...]:
-    """One running pod per DaemonSet (by controller), standing for the pod it would put on a new node.
-
-    The loop's world has pods, not DaemonSet objects; a DaemonSet's pods differ only in their node."""
-    seen: dict[tuple[str, str, str], Pod] = {}
+def daemonset_exemplars(pods: Iterable[Pod], from_templates: Iterable[Pod] = ()) -> tuple[Pod, ...]:
+    """One pod per DaemonSet (by namespace and name), standing for the pod it would put on a new node:
+    a running pod of it when there is one (a DaemonSet's pods differ only in their node), else the pod
+    made from its template (``World.daemonsets``), so a DaemonSet with no pod anywhere yet counts too."""
+    seen: dict[tuple[str, str], Pod] = {}
     for p in pods:
         ctrl = p.controller
         if ctrl is None or ctrl.kind != "DaemonSet" or p.deletion_time is not None or not p.node_name:
             continue
-        seen.setdefault((p.namespace, ctrl.name, ctrl.uid), p)
+        seen.setdefault((p.namespace, ctrl.name), p)
+    for p in from_templates:
+        ctrl = p.controller
+        if ctrl is not None:
+            seen.setdefault((p.namespace, ctrl.name), p)
     return tuple(seen.values())
 
 

@@ -33,6 +33,9 @@ class World:
     # Replicas of the workload controllers pods may name, by (kind, namespace, name): the drain rules
     # for minimum replicas and missing controllers need them. None: the caller has no listers.
     controllers: Mapping[tuple[str, str, str], int] | None = None
+    # One pod per DaemonSet, made from its pod template (as CA's DaemonSet lister gives it): a group at
+    # zero counts the DaemonSets that would run on a new node even when none has a pod anywhere yet.
+    daemonsets: Sequence[Pod] = ()
 
 
 @dataclass(frozen=True, slots=True)
