@@ -25,6 +25,7 @@ def main() -> None:
       kubetide sweep examples/quickstart.yaml --grid spec.autoscalers.hpa.tolerance=0.05,0.1,0.2 --seeds 3
                                                           which setting: runs ranked, the trade-off
       kubetide hpa explain examples/hpa-explain.yaml      why an HPA decides what it decides
+      kubetide explain examples/cluster-autoscaler.yaml --at 11h   why the cluster autoscaler did that
       kubetide validate my-scenario.yaml                  every problem with its field path
       kubetide scenario from-cluster > mine.yaml          simulate your own cluster
       kubetide run cluster-autoscaler --help              live mode: CA, hpa, escalator on a cluster

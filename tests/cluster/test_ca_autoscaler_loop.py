@@ -59,7 +59,10 @@ def test_pods_that_fit_no_group_get_aggregated_not_trigger_reasons() -> None:
     assert h.cloud.calls_to("increase_size") == []
     (event,) = [e for e in result.events if e.reason == "NotTriggerScaleUp"]
     assert event.message == "pod didn't trigger scale-up: 1 Insufficient cpu, 1 max node group size reached"
-    assert event.data == {"reasons": {"Insufficient cpu": 1, "max node group size reached": 1}}
+    assert event.data == {
+        "reasons": {"Insufficient cpu": 1, "max node group size reached": 1},
+        "groups": {"general": ["Insufficient cpu"], "spot": ["max node group size reached"]},
+    }
     # Repeated every loop upstream; deduplicated for 5 minutes (--record-duplicated-events=false).
     assert "NotTriggerScaleUp" not in h.reasons(h.run(10.0))
 

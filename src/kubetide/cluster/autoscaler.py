@@ -70,7 +70,7 @@ from kubetide.cluster.loop.snapshot import build_snapshot
 from kubetide.cluster.loop.templates import TemplateProvider, daemonset_exemplars
 from kubetide.cluster.loop.world import CAEvent, LoopMetrics, LoopResult, LoopStats, World
 from kubetide.cluster.options import AutoscalingOptions
-from kubetide.cluster.reasons import EventReason, KubetideEventReason
+from kubetide.cluster.reasons import EventReason, KubetideEventReason, UnremovableReason
 from kubetide.cluster.scaledown.cooldown import ScaleDownTimes
 from kubetide.cluster.scaledown.taints import is_being_deleted, to_be_deleted_time
 from kubetide.cluster.scaledown.unneeded import UnneededNode
@@ -144,10 +144,9 @@ class StaticAutoscaler:
         # When this process tainted each node it is deleting: the taint keeps whole seconds only, and
         # --node-delete-delay-after-taint counts from the moment itself (after a restart, the taint's).
         self._tainted_at: dict[str, float] = {}
-        self._announced: set[tuple[str, str]] = set()
-        self._template_marks: dict[
-            str, tuple[str, float]
-        ] = {}  # group -> (content fingerprint, since)  # (node, pod) evictions announced by an event
+        self._announced: set[tuple[str, str]] = set()  # (node, pod) evictions announced by an event
+        self._template_marks: dict[str, tuple[str, float]] = {}  # group -> (content fingerprint, since)
+        self._unremovable_said: dict[str, str] = {}  # node -> the unremovable reason last reported
         self.strategy = self._build_strategy()
         self.settings = ScaleUpSettings(
             max_nodes_total=o.max_nodes_total,
@@ -383,6 +382,7 @@ class StaticAutoscaler:
             self.settings,
             self.strategy,
         )
+        result.scale_up = decision
         if execute_scale_up(loop, decision, self.registry, self.recorder):
             self.times = replace(self.times, last_scale_up=now)
 
@@ -416,10 +416,41 @@ class StaticAutoscaler:
                 self.times = replace(self.times, last_scale_down_delete=now)
             if len(started) < len(plan.delete):
                 self.times = replace(self.times, last_scale_down_fail=now)
+        self._report_unremovable(loop)
         self._back_off_failed_deletions(loop)
         if o.enforce_node_group_min_size:
             housekeeping.enforce_min_sizes(loop, self.registry, o, self.recorder)
         return len(to_help)
+
+    def _report_unremovable(self, loop: LoopContext) -> None:
+        """kubetide: a Normal ``UnremovableNode`` event on a node when the reason that keeps an otherwise
+        removable node changes (CA only logs these; users ask for them as events). The everyday reasons
+        (busy, not unneeded long enough, recently checked, being deleted, not autoscaled) are not
+        reported, and each reason once until it changes."""
+        result = loop.result
+        said = self._unremovable_said
+        for name in [n for n in said if n not in result.unremovable]:
+            del said[name]
+        for name, reason in sorted(result.unremovable.items()):
+            if reason not in _REPORTED_UNREMOVABLE or said.get(name) == reason:
+                continue
+            said[name] = reason
+            data: dict[str, object] = {"node": name, "group": loop.group_of.get(name) or "", "reason": reason}
+            detail = ""
+            blocking = result.blocking_pods.get(name)
+            if blocking is not None:
+                data.update(pod=blocking[0], podReason=blocking[1])
+                detail = f" (pod {blocking[0]}: {blocking[1]})"
+            self.recorder.emit(
+                loop,
+                CAEvent(
+                    "Normal",
+                    str(KubetideEventReason.UNREMOVABLE_NODE),
+                    f"Node/{name}",
+                    f"node {name} cannot be removed: {reason}{detail}",
+                    data,
+                ),
+            )
 
     def _back_off_failed_deletions(self, loop: LoopContext) -> None:
         """A deletion that failed (drain timed out or aborted, ``DeleteNodes`` refused), in a drain started
@@ -538,3 +569,17 @@ def _fingerprint(template: NodeTemplate) -> str:
     """What a learned template says, without the DaemonSet pods' generated names."""
     data = encode_templates({"g": (template, 0.0)})
     return re.sub(r'"name":"[^"]*"', "", next(iter(data.values())))
+
+
+_REPORTED_UNREMOVABLE = frozenset(
+    str(r)
+    for r in (
+        UnremovableReason.BLOCKED_BY_POD,
+        UnremovableReason.NODE_GROUP_MIN_SIZE_REACHED,
+        UnremovableReason.MINIMAL_RESOURCE_LIMIT_EXCEEDED,
+        UnremovableReason.SCALE_DOWN_DISABLED_ANNOTATION,
+        UnremovableReason.SCALE_DOWN_UNREADY_DISABLED,
+        UnremovableReason.NO_PLACE_TO_MOVE_PODS,
+        UnremovableReason.UNEXPECTED_ERROR,
+    )
+)

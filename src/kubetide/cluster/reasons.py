@@ -56,6 +56,7 @@ class KubetideEventReason(StrEnum):
     NODE_WITHOUT_PROVIDER_ID = "NodeWithoutProviderID"
     PRICES_UNAVAILABLE = "PricesUnavailable"  # the price expander had no price for any option
     UNREGISTERED_INSTANCE_KEPT = "UnregisteredInstanceKept"  # one kubetide did not launch
+    UNREMOVABLE_NODE = "UnremovableNode"  # why an underutilized node is kept (CA only logs it)
 
 
 class ReadinessBucket(StrEnum):

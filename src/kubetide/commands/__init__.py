@@ -14,6 +14,7 @@ _COMMANDS: tuple[tuple[str, str], ...] = (
     ("kubetide.commands.simulate", "simulate"),
     ("kubetide.commands.validate", "validate"),
     ("kubetide.commands.sweep", "sweep"),
+    ("kubetide.commands.explain", "explain"),
     ("kubetide.commands.compare", "compare"),
     ("kubetide.commands.scenario", "scenario"),
 )

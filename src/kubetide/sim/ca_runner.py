@@ -48,6 +48,7 @@ class ClusterAutoscalerRunner:
         )
         self._woken: set[float] = set()  # times a deletions pass is scheduled for
         self.last_status: tuple[ClusterAutoscalerStatus, float] | None = None
+        self.last_loop: tuple[LoopResult, float] | None = None  # the last loop's result and time
 
     @property
     def stats(self) -> LoopStats:
@@ -65,6 +66,7 @@ class ClusterAutoscalerRunner:
 
     def _tick(self, now: float) -> None:
         result = self.driver.tick(now)
+        self.last_loop = (result, now)
         if result.status is not None:
             self.last_status = (result.status, now)
         self._wake_for_deletions(result, now)

@@ -331,6 +331,12 @@ class Simulation:
 
     # --- run --------------------------------------------------------------------------------------
 
+    def run_until(self, t: float) -> None:
+        """Run the scenario from its start up to simulated time ``t`` and stop there (``kubetide explain``
+        looks at the autoscalers' state at that moment); not combinable with :meth:`run`."""
+        self._start()
+        self.engine.run(min(max(t, 0.0), self.duration))
+
     def run(self, progress: Progress | None = None) -> SimulationResult:
         start = time.perf_counter()
         self._progress = progress

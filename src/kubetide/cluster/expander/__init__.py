@@ -94,4 +94,4 @@ def build_strategy(names: str | tuple[str, ...], deps: ExpanderDependencies | No
             filters.append(EXPANDERS[name](deps))
         except NotImplementedByProvider as exc:
             raise ExpanderError(str(exc)) from None
-    return ChainStrategy(tuple(filters), RandomFilter())
+    return ChainStrategy(tuple(filters), RandomFilter(), names)

@@ -18,12 +18,16 @@ __all__ = ["ChainStrategy"]
 class ChainStrategy:
     filters: tuple[Filter, ...]
     fallback: Filter
+    names: tuple[str, ...] = ()  # the --expander names of ``filters``, for the trace
 
     def best_option(self, options: Sequence[Option], ctx: ExpansionContext) -> Option | None:
         remaining = list(options)
-        for f in self.filters:
+        for i, f in enumerate(self.filters):
             remaining = f.best_options(remaining, ctx)
+            name = self.names[i] if i < len(self.names) else type(f).__name__
+            ctx.trace.append((name, tuple(o.group for o in remaining)))
             if len(remaining) == 1:
                 return remaining[0]
         picked = self.fallback.best_options(remaining, ctx)
+        ctx.trace.append(("random (fallback)", tuple(o.group for o in picked[:1])))
         return picked[0] if picked else None

@@ -39,6 +39,8 @@ class ExpansionContext:
     cluster_node_count: int = 0
     rng: random.Random = field(default_factory=lambda: random.Random(0))
     events: list[ClusterEvent] = field(default_factory=list)
+    # Each filter the chain ran, in order, and the groups it kept (for ``kubetide explain``).
+    trace: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
 
 
 class Filter(Protocol):

@@ -56,6 +56,8 @@ class ScaleUpDecision:
     disables_scale_down: bool = False
     pods: tuple[Pod, ...] = ()
     groups: tuple[GroupState, ...] = ()
+    # The expander chain's steps: (filter, groups it kept), in order (``kubetide explain``).
+    expander_trace: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def not_triggered(self) -> tuple[CAEvent, ...]:
         """``NotTriggerScaleUp`` for every pod, with each group's reasons: what pods are told when no
@@ -155,7 +157,9 @@ def decide_scale_up(
     groups = group_states(loop, registry, templates)
     ctx = ExpansionContext(now=now, cluster_node_count=len(loop.nodes))
     plan = plan_scale_up(to_help, groups, snapshot_nodes, settings, strategy, ctx)
-    return ScaleUpDecision(str(plan.result), plan, pods=tuple(to_help), groups=tuple(groups))
+    return ScaleUpDecision(
+        str(plan.result), plan, pods=tuple(to_help), groups=tuple(groups), expander_trace=tuple(ctx.trace)
+    )
 
 
 def _not_triggered(
@@ -186,7 +190,10 @@ def _not_triggered(
                     str(EventReason.NOT_TRIGGER_SCALE_UP),
                     f"Pod/{p.namespace}/{p.name}",
                     message,
-                    {"reasons": dict(sorted(counts.items()))},
+                    {
+                        "reasons": dict(sorted(counts.items())),
+                        "groups": {g: list(r) for g, r in per_group.items()},
+                    },
                 )
             )
     return out

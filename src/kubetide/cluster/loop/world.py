@@ -19,6 +19,7 @@ from kubetide.model.pod import Pod
 from kubetide.scheduling.drainability import PDB
 
 if TYPE_CHECKING:
+    from kubetide.cluster.loop.scaleup_step import ScaleUpDecision
     from kubetide.cluster.status import ClusterAutoscalerStatus
 
 __all__ = ["CAEvent", "LoopMetrics", "LoopResult", "LoopStats", "World"]
@@ -86,6 +87,8 @@ class LoopResult:
     # kubetide: the data of the autoscaler's state ConfigMap (``cluster.clusterstate.persisted``), for
     # the driver to write; None when the loop has not read the previous state back yet.
     state: Mapping[str, str] | None = None
+    # The scale-up decision (groups skipped and why, the expander's steps, the plan), for ``explain``.
+    scale_up: ScaleUpDecision | None = None
     # kubetide: the data of the learned-templates ConfigMap (``cluster.clusterstate.learned_templates``).
     templates: Mapping[str, str] | None = None
     # When a deletion waiting out --node-delete-delay-after-taint may go on (the earliest); None: none

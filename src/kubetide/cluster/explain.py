@@ -1,0 +1,196 @@
+"""Why the cluster autoscaler decided what it did in one loop, from that loop's own decision values
+(``kubetide explain``): nothing here decides again, it reads what the loop recorded.
+
+- **Pending pods**: the scale-up a pod triggered, or, per node group, the first reason it could not
+  go there (the group skipped and why, or the scheduler filter that refuses the group's template);
+- **Scale-up**: the groups considered and skipped, each expander filter in ``--expander`` order with
+  the groups it kept, and the groups and sizes chosen;
+- **Nodes**: unneeded since when, or the eligibility rule that keeps the node (CA's unremovable
+  reasons), with the blocking pod and its drain rule (a PDB shows as ``NotEnoughPdb``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubetide.cluster.loop.world import LoopResult, World
+from kubetide.cluster.reasons import EventReason
+
+__all__ = ["Explanation", "NodeExplanation", "PodExplanation", "explain_loop", "render_text"]
+
+
+@dataclass(frozen=True)
+class PodExplanation:
+    pod: str
+    triggered: str | None  # the scale-up it triggered ("group a 1->3, ..."); None: it did not
+    per_group: Mapping[str, str] = field(default_factory=dict)  # group -> the first reason it cannot go there
+    scheduled_by_upcoming: bool = False  # fits nodes already on their way: nothing to do
+
+
+@dataclass(frozen=True)
+class NodeExplanation:
+    node: str
+    unneeded_since: float | None
+    reason: str | None  # the unremovable reason (CA's UnremovableReason), None when unneeded
+    blocking_pod: str | None = None
+    blocking_reason: str | None = None  # the drain rule that blocks (CA's BlockingPodReason)
+
+
+@dataclass(frozen=True)
+class Explanation:
+    at: float  # the loop's time
+    scale_up_result: str
+    scale_down_result: str
+    pods: tuple[PodExplanation, ...]
+    skipped_groups: Mapping[str, tuple[str, ...]]
+    expander_steps: tuple[tuple[str, tuple[str, ...]], ...]
+    chosen: tuple[tuple[str, int, int], ...]  # (group, from, to)
+    nodes: tuple[NodeExplanation, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "loopTime": self.at,
+            "scaleUp": {
+                "result": self.scale_up_result,
+                "skippedGroups": {g: list(r) for g, r in self.skipped_groups.items()},
+                "expander": [{"filter": name, "kept": list(kept)} for name, kept in self.expander_steps],
+                "chosen": [{"group": g, "from": a, "to": b} for g, a, b in self.chosen],
+            },
+            "pods": [
+                {
+                    "pod": p.pod,
+                    "triggeredScaleUp": p.triggered,
+                    "fitsUpcomingNodes": p.scheduled_by_upcoming,
+                    "groups": dict(p.per_group),
+                }
+                for p in self.pods
+            ],
+            "scaleDown": {
+                "result": self.scale_down_result,
+                "nodes": [
+                    {
+                        "node": n.node,
+                        "unneededSince": n.unneeded_since,
+                        "unremovableReason": n.reason,
+                        "blockingPod": n.blocking_pod,
+                        "blockingPodReason": n.blocking_reason,
+                    }
+                    for n in self.nodes
+                ],
+            },
+        }
+
+
+def _pending(world: World) -> list[str]:
+    return sorted(
+        f"{p.namespace}/{p.name}"
+        for p in world.pods
+        if not p.node_name and p.phase == "Pending" and p.deletion_time is None
+    )
+
+
+def explain_loop(result: LoopResult, at: float, world: World) -> Explanation:
+    """What ``result`` (the loop at ``at``, on ``world``) recorded, per pending pod and per node."""
+    decision = result.scale_up
+    plan = decision.plan if decision is not None else None
+    triggered: dict[str, str] = {}
+    if plan is not None and plan.infos:
+        what = ", ".join(f"{i.group} {i.current_size}->{i.new_size} (max: {i.max_size})" for i in plan.infos)
+        triggered = {f"{p.namespace}/{p.name}": what for p in plan.pods_triggered}
+    refused: dict[str, dict[str, str]] = {}
+    events = decision.not_triggered() if decision is not None else ()
+    for e in (*events, *(e for e in result.events if e.reason == EventReason.NOT_TRIGGER_SCALE_UP)):
+        pod = e.object.removeprefix("Pod/")
+        if pod in triggered or pod in refused:
+            continue
+        groups = e.data.get("groups") or {}
+        refused[pod] = {str(g): str(reasons[0]) for g, reasons in groups.items() if reasons}
+        if not refused[pod]:
+            refused[pod] = {"(all groups)": e.message.removeprefix("pod didn't trigger scale-up: ")}
+    helped = {f"{p.namespace}/{p.name}" for p in decision.pods} if decision is not None else set()
+    pods = tuple(
+        PodExplanation(
+            pod,
+            triggered.get(pod),
+            refused.get(pod, {}),
+            scheduled_by_upcoming=pod not in helped and pod not in triggered and pod not in refused,
+        )
+        for pod in _pending(world)
+    )
+    chosen = tuple((i.group, i.current_size, i.new_size) for i in plan.infos) if plan is not None else ()
+    nodes = []
+    for n in sorted(world.nodes, key=lambda n: n.name):
+        blocking = result.blocking_pods.get(n.name)
+        nodes.append(
+            NodeExplanation(
+                n.name,
+                result.unneeded.get(n.name),
+                result.unremovable.get(n.name),
+                blocking[0] if blocking else None,
+                blocking[1] if blocking else None,
+            )
+        )
+    return Explanation(
+        at,
+        result.scale_up_result,
+        result.scale_down_result,
+        pods,
+        dict(plan.skipped) if plan is not None else {},
+        decision.expander_trace if decision is not None else (),
+        chosen,
+        tuple(nodes),
+    )
+
+
+def render_text(
+    ex: Explanation, pods: Sequence[str] | None = None, nodes: Sequence[str] | None = None
+) -> str:
+    """The explanation for people; ``pods`` / ``nodes`` narrow it (None: all of them)."""
+    out = [f"Cluster autoscaler loop at {_clock(ex.at)}"]
+    if nodes is None or pods is not None:
+        out.append("")
+        out.append(f"Scale-up: {ex.scale_up_result or '-'}")
+        for g, reasons in sorted(ex.skipped_groups.items()):
+            out.append(f"  group {g} not considered: {', '.join(reasons)}")
+        for name, kept in ex.expander_steps:
+            out.append(f"  expander {name}: kept {', '.join(kept) or 'none'}")
+        for g, a, b in ex.chosen:
+            out.append(f"  chosen: group {g} {a} -> {b}")
+        shown = [p for p in ex.pods if pods is None or p.pod in pods]
+        if shown:
+            out.append("")
+            out.append("Pending pods:")
+        for p in shown:
+            if p.triggered:
+                out.append(f"  {p.pod}: triggered scale-up {p.triggered}")
+            elif p.per_group:
+                out.append(f"  {p.pod}: did not trigger a scale-up:")
+                for g, r in sorted(p.per_group.items()):
+                    out.append(f"    {g}: {r}")
+            else:
+                out.append(
+                    f"  {p.pod}: fits nodes already on their way (or too new to be considered): no scale-up needed"
+                )
+    if pods is None or nodes is not None:
+        out.append("")
+        out.append(f"Scale-down: {ex.scale_down_result or '-'}")
+        for n in ex.nodes:
+            if nodes is not None and n.node not in nodes:
+                continue
+            if n.unneeded_since is not None:
+                out.append(f"  {n.node}: unneeded since {_clock(n.unneeded_since)}")
+            elif n.reason is not None:
+                line = f"  {n.node}: kept: {n.reason}"
+                if n.blocking_pod:
+                    line += f" (pod {n.blocking_pod}: {n.blocking_reason})"
+                out.append(line)
+            else:
+                out.append(f"  {n.node}: not evaluated this loop")
+    return "\n".join(out) + "\n"
+
+
+def _clock(t: float) -> str:
+    seconds = int(t)
+    return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"

@@ -1,0 +1,116 @@
+"""``kubetide explain SCENARIO --at TIME``: why the cluster autoscaler decided what it did.
+
+Simulates the scenario up to TIME and explains the cluster autoscaler's last loop at or before it, from
+that loop's own decision values: per pending pod, the scale-up it triggered or, per node group, the
+first reason it could not go there; the expander's filters in order with the groups each kept; per
+node, unneeded since when or the rule that keeps it (with the blocking pod and its drain rule).
+
+Exit codes: 0 explained; 2 bad input (scenario, time, pod or node; every problem named).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from kubetide.cluster.explain import explain_loop, render_text
+from kubetide.model.durations import DurationError, parse_duration
+from kubetide.model.errors import ManifestError
+from kubetide.sim.scenario import load_scenario
+from kubetide.sim.scenario.checks import unimplemented_autoscalers
+from kubetide.sim.simulation import IMPLEMENTED_AUTOSCALERS, Simulation
+
+EXIT_INVALID = 2
+
+
+@click.command(short_help="Why the cluster autoscaler did that: a scenario's loop at a time, explained.")
+@click.argument("scenario", type=click.Path(dir_okay=False))
+@click.option(
+    "--at",
+    "at",
+    required=True,
+    metavar="TIME",
+    help="Simulated time, e.g. 90m or 2h30m: the last loop at or before it is explained.",
+)
+@click.option("--pod", "pods", multiple=True, metavar="NS/NAME", help="Only this pending pod (repeatable).")
+@click.option("--node", "nodes", multiple=True, metavar="NAME", help="Only this node (repeatable).")
+@click.option(
+    "--set",
+    "overrides",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Override a scenario field, as simulate --set.",
+)
+@click.option("--seed", type=click.IntRange(min=0), default=None, help="Override spec.seed.")
+@click.option("--json", "as_json", is_flag=True, help="Print the explanation as JSON.")
+def explain(
+    scenario: str,
+    at: str,
+    pods: tuple[str, ...],
+    nodes: tuple[str, ...],
+    overrides: tuple[str, ...],
+    seed: int | None,
+    as_json: bool,
+) -> None:
+    """Explain the cluster autoscaler's loop at TIME of SCENARIO.
+
+    \b
+    Examples:
+      kubetide explain examples/cluster-autoscaler.yaml --at 1h30m
+      kubetide explain examples/cluster-autoscaler.yaml --at 1h30m --pod default/batch-x --json
+    For the HPA: kubetide hpa explain.
+    """
+    problems: list[str] = []
+    try:
+        loaded = load_scenario(scenario, overrides)
+    except ManifestError as exc:
+        _invalid(scenario, [str(e) for e in exc.errors])
+        return
+    problems += [str(p) for p in unimplemented_autoscalers(loaded, IMPLEMENTED_AUTOSCALERS)]
+    if loaded.spec.autoscalers.clusterAutoscaler is None:
+        problems.append(
+            "spec.autoscalers.clusterAutoscaler: the cluster autoscaler does not run in this scenario"
+        )
+    try:
+        t = parse_duration(at)
+    except DurationError as exc:
+        problems.append(f"--at: {exc}")
+        t = 0.0
+    if t > loaded.spec.duration:
+        problems.append(f"--at: {at} is after the end of the scenario ({loaded.spec.duration:g}s)")
+    if problems:
+        _invalid(scenario, problems)
+    simulation = Simulation(loaded, seed=seed)
+    simulation.run_until(t)
+    runner = simulation.ca
+    if runner is None or runner.last_loop is None:
+        _invalid(scenario, [f"--at: the cluster autoscaler has not run a loop by {at}"])
+        return
+    result, loop_at = runner.last_loop
+    world = runner.world()
+    ex = explain_loop(result, loop_at, world)
+    known_pods = {p.pod for p in ex.pods}
+    known_nodes = {n.node for n in ex.nodes}
+    bad = [f"--pod {p}: no pending pod of that name at {at}" for p in pods if p not in known_pods]
+    bad += [f"--node {n}: no node of that name at {at}" for n in nodes if n not in known_nodes]
+    if bad:
+        _invalid(scenario, bad)
+    if as_json:
+        doc = ex.to_json()
+        if pods:
+            doc["pods"] = [p for p in doc["pods"] if p["pod"] in pods]
+        if nodes:
+            doc["scaleDown"]["nodes"] = [n for n in doc["scaleDown"]["nodes"] if n["node"] in nodes]
+        click.echo(json.dumps(doc, indent=2))
+        return
+    click.echo(render_text(ex, list(pods) or None, list(nodes) or None), nl=False)
+
+
+def _invalid(scenario: str, problems: list[str]) -> None:
+    count = len(problems)
+    click.echo(f"{scenario}: cannot explain ({count} problem{'s' if count != 1 else ''}):", err=True)
+    for problem in problems:
+        click.echo(f"  {problem}", err=True)
+    sys.exit(EXIT_INVALID)

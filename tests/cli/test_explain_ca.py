@@ -1,0 +1,57 @@
+"""`kubetide explain SCENARIO --at TIME`: the cluster autoscaler's loop at that time, explained from its
+own decision values, as text and JSON; bad input named, exit 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from kubetide.cli import main
+
+EXAMPLE = str(Path(__file__).resolve().parents[2] / "examples" / "cluster-autoscaler.yaml")
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, ["explain", *args])
+    assert "Traceback" not in result.output + result.stderr
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_a_failover_loop_says_which_group_was_skipped_and_which_expander_chose() -> None:
+    # 11:04:40: the spot group's stockout (10h-12h) has backed it off; the pods go to on-demand.
+    code, out, err = run(EXAMPLE, "--at", "39880s")
+    assert code == 0, err
+    assert out.startswith("Cluster autoscaler loop at 11:04:39")
+    assert "group spot not considered: in backoff after failed scale-up" in out
+    assert "expander priority: kept on-demand" in out and "chosen: group on-demand 2 -> 3" in out
+    assert "triggered scale-up on-demand 2->3 (max: 8)" in out
+    assert "spot-5: kept: RecentlyUnremovable" in out
+
+
+def test_json_and_filters() -> None:
+    code, out, _ = run(EXAMPLE, "--at", "39880s", "--json", "--node", "spot-1")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["loopTime"] == 39879.899
+    assert doc["scaleUp"]["skippedGroups"] == {"spot": ["in backoff after failed scale-up"]}
+    assert doc["scaleUp"]["expander"] == [{"filter": "priority", "kept": ["on-demand"]}]
+    assert doc["scaleUp"]["chosen"] == [{"group": "on-demand", "from": 2, "to": 3}]
+    assert [n["node"] for n in doc["scaleDown"]["nodes"]] == ["spot-1"]
+    assert doc["scaleDown"]["nodes"][0]["unremovableReason"] == "NotUnderutilized"
+    pods = doc["pods"]
+    assert pods and all(p["triggeredScaleUp"] == "on-demand 2->3 (max: 8)" for p in pods)
+
+
+def test_bad_input_is_named_and_exits_2(tmp_path: Path) -> None:
+    code, _, err = run(EXAMPLE, "--at", "soon")
+    assert code == 2 and "--at:" in err
+    code, _, err = run(EXAMPLE, "--at", "30h")
+    assert code == 2 and "after the end of the scenario" in err
+    code, _, err = run(EXAMPLE, "--at", "2h", "--pod", "shop/nope", "--node", "nowhere")
+    assert code == 2 and "--pod shop/nope: no pending pod" in err and "--node nowhere: no node" in err
+    plain = tmp_path / "no-ca.yaml"
+    plain.write_text(Path(EXAMPLE).read_text().replace("clusterAutoscaler:", "clusterAutoscalerOff:"))
+    code, _, err = run(str(plain), "--at", "1h")
+    assert code == 2 and "Traceback" not in err

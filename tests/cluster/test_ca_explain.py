@@ -1,0 +1,59 @@
+"""explain_loop reads a loop's own decision values: a PDB-blocked node names the pod and the rule, a pod
+that fits no group names each group's first reason."""
+
+from __future__ import annotations
+
+from ca_loop_harness import Harness, node, pod, template
+
+from kubetide.cloud.fake import RecordingCloud
+from kubetide.cluster.explain import explain_loop, render_text
+from kubetide.cluster.options import AutoscalingOptions
+from kubetide.model.fields import Node
+from kubetide.model.selectors import LabelSelector
+from kubetide.scheduling.drainability import PDB
+
+
+def test_a_pdb_blocked_node_and_a_pod_no_group_can_take() -> None:
+    cloud = (
+        RecordingCloud()
+        .with_group("ng", 1, 10, target=3, template=template("ng"))
+        .with_group("full", 0, 2, target=2, template=template("full"))
+    )
+    h = Harness(cloud, AutoscalingOptions.from_flags({}))
+    for name in ("n1", "n2", "n3"):
+        h.add_node(node(name, "ng"), "ng")
+    h.add_pod(pod("big", 1500, node_name="n1"))
+    h.add_pod(pod("small", 200, node_name="n2"))
+    h.pdbs.append(PDB("default", LabelSelector.parse(Node({"matchLabels": {"app": "web"}})), 0))
+    h.add_pod(pod("huge", 5000))  # no group's machine has 5 CPUs
+    result = h.run(0.0)
+    ex = explain_loop(result, 0.0, h.world())
+    by_node = {n.node: n for n in ex.nodes}
+    assert by_node["n2"].reason == "BlockedByPod"
+    assert (by_node["n2"].blocking_pod, by_node["n2"].blocking_reason) == ("default/small", "NotEnoughPdb")
+    assert by_node["n3"].unneeded_since == 0.0
+    (huge,) = [p for p in ex.pods if p.pod == "default/huge"]
+    assert huge.triggered is None
+    assert huge.per_group == {"ng": "Insufficient cpu", "full": "max node group size reached"}
+    text = render_text(ex)
+    assert "n2: kept: BlockedByPod (pod default/small: NotEnoughPdb)" in text
+    assert "full: max node group size reached" in text
+
+
+def test_why_a_removable_node_is_kept_is_an_event_once_per_reason() -> None:
+    cloud = RecordingCloud().with_group("ng", 1, 10, target=3, template=template("ng"))
+    h = Harness(cloud, AutoscalingOptions.from_flags({}))
+    for name in ("n1", "n2", "n3"):
+        h.add_node(node(name, "ng"), "ng")
+    h.add_pod(pod("big", 1500, node_name="n1"))
+    h.add_pod(pod("small", 200, node_name="n2"))
+    h.pdbs.append(PDB("default", LabelSelector.parse(Node({"matchLabels": {"app": "web"}})), 0))
+    for t in (0.0, 10.0, 20.0):
+        h.run(t)
+    events = [e for e in h.events if e.reason == "UnremovableNode"]
+    assert [(e.object, e.message) for e in events] == [
+        ("Node/n2", "node n2 cannot be removed: BlockedByPod (pod default/small: NotEnoughPdb)")
+    ]
+    assert events[0].data == {
+        "node": "n2", "group": "ng", "reason": "BlockedByPod", "pod": "default/small", "podReason": "NotEnoughPdb"
+    }  # fmt: skip
