@@ -55,3 +55,56 @@ def test_bad_input_is_named_and_exits_2(tmp_path: Path) -> None:
     plain.write_text(Path(EXAMPLE).read_text().replace("clusterAutoscaler:", "clusterAutoscalerOff:"))
     code, _, err = run(str(plain), "--at", "1h")
     assert code == 2 and "Traceback" not in err
+
+
+SNAPSHOT = str(Path(__file__).resolve().parents[2] / "examples" / "ca-explain-snapshot.yaml")
+
+
+def test_a_snapshot_file_is_explained_without_changing_anything() -> None:
+    code, out, err = run("--snapshot", SNAPSHOT)
+    assert code == 0, err
+    assert out.startswith("Cluster autoscaler loop at 2026-11-24T05:00:00Z")
+    assert "group general not considered: max node group size reached" in out
+    assert "gpu: node(s) had untolerated taint {nvidia.com/gpu: true}" in out
+    assert "general-2: kept: BlockedByPod (pod shop/db-0: NotEnoughPdb)" in out
+    code, out, _ = run("--snapshot", SNAPSHOT, "--json", "--pod", "ml/trainer")
+    doc = json.loads(out)
+    assert doc["pods"] == [
+        {
+            "pod": "ml/trainer",
+            "triggeredScaleUp": None,
+            "fitsUpcomingNodes": False,
+            "groups": {
+                "general": "max node group size reached",
+                "gpu": "node(s) had untolerated taint {nvidia.com/gpu: true}",
+            },
+        }
+    ]
+
+
+def test_every_problem_of_a_snapshot_is_named(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "apiVersion: kubetide.io/v1alpha1\n"
+        "kind: Snapshot\n"
+        "time: yesterday\n"
+        "flags: {scan-intervall: 10s}\n"
+        "nodeGroups:\n"
+        "  - {name: a, minSize: 3, maxSize: 1, nodes: [ghost], extra: 1}\n"
+        "objects: []\n"
+    )
+    code, _, err = run("--snapshot", str(bad))
+    assert code == 2 and "Traceback" not in err
+    for expected in (
+        "kind: must be ClusterAutoscalerSnapshot",
+        "time:",
+        "flags.scan-intervall: unknown Cluster Autoscaler flag",
+        "nodeGroups[0].extra: unknown field",
+        "nodeGroups[0].maxSize: must be >= minSize",
+        "nodeGroups[0].nodes[0]: no Node 'ghost' in objects",
+    ):
+        assert expected in err, (expected, err)
+    code, _, err = run("--snapshot", SNAPSHOT, "--at", "1h")
+    assert code == 2 and "--at: not with --snapshot" in err
+    code, _, err = run()
+    assert code == 2 and "give SCENARIO and --at TIME, or --snapshot FILE" in err

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from kubetide.cluster.loop.world import LoopResult, World
@@ -192,5 +193,8 @@ def render_text(
 
 
 def _clock(t: float) -> str:
+    """Simulated time as h:mm:ss; a wall-clock time (a snapshot's) as RFC 3339."""
+    if t >= 10 * 365 * 86400:
+        return datetime.fromtimestamp(t, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     seconds = int(t)
     return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"

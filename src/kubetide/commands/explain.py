@@ -12,12 +12,20 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
+from pathlib import Path
 
 import click
 
-from kubetide.cluster.explain import explain_loop, render_text
+from kubetide.cluster.autoscaler import StaticAutoscaler
+from kubetide.cluster.explain import Explanation, explain_loop, render_text
+from kubetide.commands.explain_snapshot import parse_snapshot
+from kubetide.model import yamldoc
+from kubetide.model.api import EvictionOutcome
 from kubetide.model.durations import DurationError, parse_duration
 from kubetide.model.errors import ManifestError
+from kubetide.model.pod import Pod
+from kubetide.model.scheduling_terms import Taint
 from kubetide.sim.scenario import load_scenario
 from kubetide.sim.scenario.checks import unimplemented_autoscalers
 from kubetide.sim.simulation import IMPLEMENTED_AUTOSCALERS, Simulation
@@ -25,14 +33,20 @@ from kubetide.sim.simulation import IMPLEMENTED_AUTOSCALERS, Simulation
 EXIT_INVALID = 2
 
 
-@click.command(short_help="Why the cluster autoscaler did that: a scenario's loop at a time, explained.")
-@click.argument("scenario", type=click.Path(dir_okay=False))
+@click.command(short_help="Why the cluster autoscaler did that: a scenario's loop at a time, or a snapshot.")
+@click.argument("scenario", type=click.Path(dir_okay=False), required=False)
 @click.option(
     "--at",
     "at",
-    required=True,
     metavar="TIME",
-    help="Simulated time, e.g. 90m or 2h30m: the last loop at or before it is explained.",
+    help="Simulated time, e.g. 90m or 2h30m: the last loop at or before it is explained (with SCENARIO).",
+)
+@click.option(
+    "--snapshot",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Explain one loop on a snapshot file of a cluster instead of a scenario (format: README, "
+    "'Why did the cluster autoscaler do that?'). Nothing is changed anywhere.",
 )
 @click.option("--pod", "pods", multiple=True, metavar="NS/NAME", help="Only this pending pod (repeatable).")
 @click.option("--node", "nodes", multiple=True, metavar="NAME", help="Only this node (repeatable).")
@@ -46,22 +60,34 @@ EXIT_INVALID = 2
 @click.option("--seed", type=click.IntRange(min=0), default=None, help="Override spec.seed.")
 @click.option("--json", "as_json", is_flag=True, help="Print the explanation as JSON.")
 def explain(
-    scenario: str,
-    at: str,
+    scenario: str | None,
+    at: str | None,
+    snapshot: str | None,
     pods: tuple[str, ...],
     nodes: tuple[str, ...],
     overrides: tuple[str, ...],
     seed: int | None,
     as_json: bool,
 ) -> None:
-    """Explain the cluster autoscaler's loop at TIME of SCENARIO.
+    """Explain the cluster autoscaler's loop at TIME of SCENARIO, or one loop on a --snapshot file.
 
     \b
     Examples:
       kubetide explain examples/cluster-autoscaler.yaml --at 1h30m
       kubetide explain examples/cluster-autoscaler.yaml --at 1h30m --pod default/batch-x --json
+      kubetide explain --snapshot examples/ca-explain-snapshot.yaml
     For the HPA: kubetide hpa explain.
     """
+    if snapshot is not None:
+        wrong = [f"{name}: not with --snapshot" for name, v in (("SCENARIO", scenario), ("--at", at)) if v]
+        wrong += [f"{name}: not with --snapshot" for name, v in (("--set", overrides), ("--seed", seed)) if v]
+        if wrong:
+            _invalid(snapshot, wrong)
+        _explain_snapshot(snapshot, pods, nodes, as_json)
+        return
+    if scenario is None or at is None:
+        _invalid(scenario or "kubetide explain", ["give SCENARIO and --at TIME, or --snapshot FILE"])
+        return
     problems: list[str] = []
     try:
         loaded = load_scenario(scenario, overrides)
@@ -89,14 +115,61 @@ def explain(
         _invalid(scenario, [f"--at: the cluster autoscaler has not run a loop by {at}"])
         return
     result, loop_at = runner.last_loop
-    world = runner.world()
-    ex = explain_loop(result, loop_at, world)
+    _show(scenario, explain_loop(result, loop_at, runner.world()), at, pods, nodes, as_json)
+
+
+def _explain_snapshot(path: str, pods: tuple[str, ...], nodes: tuple[str, ...], as_json: bool) -> None:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        _invalid(path, [f"cannot read: {getattr(exc, 'strerror', None) or exc}"])
+        return
+    try:
+        (doc,) = yamldoc.load_documents(text, path, json_syntax=path.endswith(".json"))
+        snap = parse_snapshot(doc)
+    except yamldoc.YamlDocumentError as exc:
+        _invalid(path, exc.problems)
+        return
+    except ManifestError as exc:
+        _invalid(path, [str(e) for e in exc.errors])
+        return
+    for note in snap.notes:
+        click.echo(f"note: {path}: {note}", err=True)
+    autoscaler = StaticAutoscaler(snap.cloud, _NoWrites(), snap.options, start_time=snap.time - 3600)
+    result = autoscaler.run_once(snap.world, snap.time)
+    if result.error is not None:
+        _invalid(path, [f"the loop could not run: {result.error}"])
+    _show(path, explain_loop(result, snap.time, snap.world), "the snapshot's time", pods, nodes, as_json)
+
+
+class _NoWrites:
+    """The cluster port of an explanation: every write is accepted and dropped."""
+
+    def add_node_taint(self, node: str, taint: Taint) -> None: ...
+
+    def remove_node_taint(self, node: str, key: str) -> None: ...
+
+    def set_node_unschedulable(self, node: str, unschedulable: bool) -> None: ...
+
+    def annotate_node(self, node: str, annotations: Mapping[str, str | None]) -> None: ...
+
+    def delete_node(self, node: str) -> None: ...
+
+    def evict(self, pod: Pod) -> EvictionOutcome:
+        return EvictionOutcome.EVICTED
+
+    def emit_event(self, type_: str, reason: str, obj: str, message: str) -> None: ...
+
+
+def _show(
+    source: str, ex: Explanation, at: str, pods: tuple[str, ...], nodes: tuple[str, ...], as_json: bool
+) -> None:
     known_pods = {p.pod for p in ex.pods}
     known_nodes = {n.node for n in ex.nodes}
     bad = [f"--pod {p}: no pending pod of that name at {at}" for p in pods if p not in known_pods]
     bad += [f"--node {n}: no node of that name at {at}" for n in nodes if n not in known_nodes]
     if bad:
-        _invalid(scenario, bad)
+        _invalid(source, bad)
     if as_json:
         doc = ex.to_json()
         if pods:
