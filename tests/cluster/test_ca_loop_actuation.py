@@ -192,3 +192,19 @@ def test_each_eviction_is_announced_on_its_pod_once_and_a_give_up_too() -> None:
     for t in range(750, 1800, 10):
         h.run(float(t))
     assert len(_pod_events(h, "ScaleDown")) == 2 and h.evicted == ["small"]
+
+
+def test_a_deletion_goes_on_when_the_world_does_not_show_its_taint_yet() -> None:
+    """A dry run drops the taint write (and a watch may lag): the deletion this process started still
+    goes on at the next loop once --node-delete-delay-after-taint has passed."""
+    from kubetide.bench.live import _NoWrites
+    from kubetide.cluster.autoscaler import StaticAutoscaler
+
+    h = drain_setup()
+    ca = StaticAutoscaler(h.cloud, _NoWrites(), h.options)  # writes dropped: the taint never shows
+    ca.run_once(h.world(), 0.0)
+    first = ca.run_once(h.world(), 610.0)
+    assert "marked the node as toBeDeleted/unschedulable" in [e.message for e in first.events]
+    assert h.cloud.calls_to("delete_nodes") == []  # waiting out the 5 s delay
+    ca.run_once(h.world(), 620.0)
+    assert sorted(c.args for c in h.cloud.calls_to("delete_nodes")) == [("n2",), ("n3",)]

@@ -60,7 +60,7 @@ from kubetide.cluster.expander.priority import CONFIG_MAP_NAME
 from kubetide.cluster.gpu import with_unready_gpus_unready
 from kubetide.cluster.loop import housekeeping
 from kubetide.cluster.loop.context import CA_EVENT_OBJECT, LoopContext, Recorder
-from kubetide.cluster.loop.deletions import Deletion, continue_deletions
+from kubetide.cluster.loop.deletions import Deletion, continue_deletions, to_be_deleted_taint
 from kubetide.cluster.loop.report import candidates_by_group, loop_metrics
 from kubetide.cluster.loop.scaledown_actuator import execute_scale_down
 from kubetide.cluster.loop.scaledown_step import ScaleDownPlan, ScaleDownPlanner
@@ -72,7 +72,7 @@ from kubetide.cluster.loop.world import CAEvent, LoopMetrics, LoopResult, LoopSt
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.cluster.reasons import EventReason, KubetideEventReason, UnremovableReason
 from kubetide.cluster.scaledown.cooldown import ScaleDownTimes
-from kubetide.cluster.scaledown.taints import is_being_deleted, to_be_deleted_time
+from kubetide.cluster.scaledown.taints import MAX_NODE_DELETION_TIME_S, is_being_deleted, to_be_deleted_time
 from kubetide.cluster.scaledown.unneeded import UnneededNode
 from kubetide.cluster.scaleup.limits import ResourceLimits
 from kubetide.cluster.scaleup.orchestrator import ScaleUpSettings
@@ -460,6 +460,8 @@ class StaticAutoscaler:
         with a fresh drain, as soon as the node was unneeded again."""
         if not loop.failed_deletions:
             return
+        for name in loop.failed_deletions:  # abandoned and untainted: no longer a deletion of ours
+            self._tainted_at.pop(name, None)
         self.times = replace(self.times, last_scale_down_fail=loop.now)
         until = loop.now + self.options.unremovable_node_recheck_timeout
         for name in loop.failed_deletions:
@@ -517,9 +519,13 @@ class StaticAutoscaler:
         for node in loop.nodes:
             since = to_be_deleted_time(node)
             gid = loop.group_of.get(node.name)
+            exact = self._tainted_at.get(node.name)
+            if since is None and exact is not None and loop.now - exact < MAX_NODE_DELETION_TIME_S:
+                # This process tainted it, but the world does not show the taint: a dry run (the write
+                # was dropped) or a watch that has not caught up. The deletion it started goes on.
+                node, since = replace(node, taints=(*node.taints, to_be_deleted_taint(exact))), exact
             if since is None or gid is None or not is_being_deleted(node, loop.now):
                 continue
-            exact = self._tainted_at.get(node.name)
             if exact is not None and int(exact) == int(since):
                 since = exact
             out.append(Deletion(node, loop.groups[gid], since))
