@@ -314,3 +314,27 @@ def test_a_daemonset_with_no_pod_anywhere_yet_still_takes_its_share_of_a_templat
 
     assert run(with_daemonset=False) == [Call("increase_size", "big", (1,))]
     assert run(with_daemonset=True) == []  # 4000m - 3000m of the DaemonSet's pod < 2000m
+
+
+def test_allowed_scheduler_names_leave_other_schedulers_pods_out() -> None:
+    """Upstream's listPods: with --allowed-scheduler-names, pods of other schedulers, pending or
+    running, are not in the loop at all; --bypassed-scheduler-names must be a subset of it."""
+    from kubetide.cluster.flags import parse_flags
+
+    h = two_groups(**{"allowed-scheduler-names": ["default-scheduler"]})
+    h.add_pod(pod("mine", 500))
+    h.add_pod(pod("theirs", 500).evolve(scheduler_name="volcano"))
+    result = h.run(0.0)
+    triggered = sorted(e.object for e in result.events if e.reason == "TriggeredScaleUp")
+    assert triggered == ["Pod/default/mine"]
+    h = two_groups(**{"allowed-scheduler-names": ["volcano"]})
+    h.add_pod(pod("mine", 500))
+    h.run(0.0)
+    assert h.cloud.calls_to("increase_size") == []  # default-scheduler's pods are not listed
+    _, problems = parse_flags({"allowed-scheduler-names": ["a"], "bypassed-scheduler-names": ["b"]})
+    assert problems == [
+        (
+            "bypassed-scheduler-names",
+            "should be a subset of --allowed-scheduler-names: b not included in --allowed-scheduler-names",
+        )
+    ]

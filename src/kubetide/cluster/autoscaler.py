@@ -205,6 +205,12 @@ class StaticAutoscaler:
 
     # -- the loop ------------------------------------------------------------------------------------
     def run_once(self, world: World, now: float) -> LoopResult:
+        allowed = self.options.allowed_scheduler_names
+        if allowed:
+            # Upstream's listPods: with --allowed-scheduler-names, pods of other schedulers (scheduled or
+            # not) are left out of the loop's pod list altogether.
+            kept = frozenset(allowed)
+            world = replace(world, pods=[p for p in world.pods if p.scheduler_name in kept])
         result = LoopResult()
         self._world = world
         loop = self._context(world, now, result)

@@ -47,7 +47,7 @@ FLAG_HELP: dict[str, str] = {
     "max-free-difference-ratio": "free resources within this ratio count as similar for balancing",
     "expendable-pods-priority-cutoff": "pods below this priority never cause a scale-up nor block a scale-down",
     "bypassed-scheduler-names": "pods of these schedulers count as unschedulable without their verdict",
-    "allowed-scheduler-names": "pods of these schedulers (besides default-scheduler) are considered",
+    "allowed-scheduler-names": "only pods of these schedulers are considered (list default-scheduler too)",
     "parallel-scale-up": "scale several node groups of one scale-up at once",
     "enforce-node-group-min-size": "raise node groups below their minimum size to it",
     "force-ds": "add DaemonSet pods to node templates even where the provider's template has none",

@@ -155,7 +155,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset(
         "salvo-scale-up",
         "enable-graceful-degradation",
         "force-ds",
-        "allowed-scheduler-names",
         "drain-priority-config",
         "daemonset-eviction-for-empty-nodes",
         "daemonset-eviction-for-occupied-nodes",
@@ -197,6 +196,16 @@ def parse_flags(
         if name in NOT_IMPLEMENTED and values[name] != spec.default:
             problems.append(
                 (name, f"not implemented by kubetide yet: only its default ({spec.default!r}) is accepted")
+            )
+    allowed = set(values.get("allowed-scheduler-names") or ())
+    if allowed:  # upstream's parseAllowedSchedulers
+        for scheduler in sorted(set(values.get("bypassed-scheduler-names") or ()) - allowed):
+            problems.append(
+                (
+                    "bypassed-scheduler-names",
+                    f"should be a subset of --allowed-scheduler-names: {scheduler} not included in "
+                    "--allowed-scheduler-names",
+                )
             )
     return values, problems
 
