@@ -160,6 +160,19 @@ class HorizontalController:
         """The remembered recommendations and scale events of an HPA (``namespace/name``)."""
         return self._states.setdefault(key, HPAState())
 
+    def memory(self, key: str) -> HPAState | None:
+        """The remembered state of an HPA, None before its first sync (nothing is created)."""
+        return self._states.get(key)
+
+    def pod_index(self, key: str, pods: Sequence[Pod]) -> PodIndex:
+        """The classification of ``pods`` (the HPA's pod list), reused while the list object is."""
+        cached = self._pod_indexes.get(key)
+        if cached is not None and cached[0] is pods:
+            return cached[1]
+        index = PodIndex.build(pods, self.config.initial_readiness_delay)
+        self._pod_indexes[key] = (pods, index)
+        return index
+
     def restore(self, key: str, state: HPAState) -> None:
         """Install remembered state (a snapshot's, or one carried over on purpose)."""
         self._states[key] = state

@@ -27,6 +27,7 @@ from kubetide.hpa.config import HPAConfig
 from kubetide.hpa.controller import HorizontalController
 from kubetide.hpa.decision import RESCALED, RescaleOutcome, SyncResult
 from kubetide.hpa.ports import EventPort, MetricsSource, ScaleError, ScaleTargetPort
+from kubetide.hpa.quiet import QuietLane
 from kubetide.model.errors import ManifestError
 from kubetide.model.hpa import HPA, HPAStatus
 
@@ -85,6 +86,7 @@ class HPADriver:
         events: EventPort,
         config: HPAConfig | None = None,
         timer: Callable[[], float] | None = None,
+        quiet_lane: bool = False,
     ) -> None:
         self.source = source
         self.timer = timer
@@ -94,11 +96,15 @@ class HPADriver:
         self.config = config or HPAConfig()
         self.controller = HorizontalController(metrics, targets, self.config)
         self._due: dict[str, float] = {}
+        self.quiet_lane = quiet_lane
+        self._lane = QuietLane(self.controller) if quiet_lane else None
+        self.quiet_syncs = 0  # syncs the quiet lane finished (not listed in tick's results)
 
     def restart(self) -> None:
         """A controller-manager restart: the in-memory recommendations, scale events, selectors and
         due times are gone; every HPA is due at the next tick."""
         self.controller = HorizontalController(self.metrics, self.targets, self.config)
+        self._lane = QuietLane(self.controller) if self.quiet_lane else None
         self._due.clear()
 
     def period(self, hpa: HPA) -> float:
@@ -111,9 +117,12 @@ class HPADriver:
     def tick(self, now: float) -> tuple[Synced, ...]:
         """Reconcile every due HPA. Raises HPASourceError (reconciling nothing) if listing fails."""
         listed = self.source.list_hpas()
+        lane = self._lane
         for gone in [key for key in self._due if key not in listed]:
             del self._due[gone]
             self.controller.forget(gone)
+            if lane is not None:
+                lane.forget(gone)
         for item in listed.values():
             if isinstance(item, HPA):
                 self.controller.register(item)  # the informer knows every HPA, due or not
@@ -129,6 +138,15 @@ class HPADriver:
                 synced = self._invalid(key, item)
             else:
                 self._due[key] = now + self.period(item)
+                if lane is not None:
+                    quiet = lane.sync(item, now)
+                    if quiet is not None:
+                        self.quiet_syncs += 1
+                        if quiet.status is not None:
+                            problem = self._write_status(item, quiet.status)
+                            if problem is not None:
+                                done.append(Synced(key, None, problem=problem))
+                        continue
                 synced = self.sync(item, now)
             if self.timer is not None:
                 synced = replace(synced, seconds=self.timer() - started)
@@ -146,13 +164,21 @@ class HPADriver:
             self._emit(event.type, event.reason, obj, event.message)
         if result.status == hpa.status:
             return Synced(hpa.key, result)  # upstream skips a write that changes nothing
+        problem = self._write_status(hpa, result.status)
+        if problem is not None:
+            return Synced(hpa.key, result, problem=problem)
+        return Synced(hpa.key, result, status_written=True)
+
+    def _write_status(self, hpa: HPA, status: HPAStatus) -> str | None:
+        """Write the status; on failure a ``FailedUpdateStatus`` Warning and the problem."""
         try:
-            self.source.write_status(hpa, result.status)
+            self.source.write_status(hpa, status)
         except Exception as exc:  # StatusWriteError, or anything else: report and go on
             message = f"{exc}" if isinstance(exc, StatusWriteError) else f"{type(exc).__name__}: {exc}"
+            obj = f"HorizontalPodAutoscaler/{hpa.namespace}/{hpa.name}"
             self._emit("Warning", EventReason.FAILED_UPDATE_STATUS, obj, message)
-            return Synced(hpa.key, result, problem=f"failed to update status for {hpa.key}: {message}")
-        return Synced(hpa.key, result, status_written=True)
+            return f"failed to update status for {hpa.key}: {message}"
+        return None
 
     def _reconcile(self, hpa: HPA, now: float) -> SyncResult:
         decision = self.controller.decide(hpa, now)

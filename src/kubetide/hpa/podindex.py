@@ -39,6 +39,9 @@ class PodIndex:
     by_start: tuple[_Young, ...]  # active with condition and start, newest first
     requests: dict[tuple[str, str, bool], dict[str, int] | str] = field(default_factory=dict)
     active_totals: dict[tuple[str, str, bool], int] = field(default_factory=dict)
+    # The key set of the last samples found to be exactly the active pods (by the identity of the
+    # ``key_token`` a metrics source may offer: an object that stays the same while its keys do).
+    _exact_token: object = field(default=None, init=False, repr=False)
 
     @classmethod
     def build(cls, pods: Sequence[Pod], readiness_delay: float) -> PodIndex:
@@ -101,6 +104,29 @@ class PodIndex:
         return PodGroups(
             len(sampled) - len(unready), self.pending | unready, missing, self.ignored, exact and not unready
         )
+
+    def settled(
+        self, metrics: Mapping[str, PodMetric], resource: str, now: float, init_period: float
+    ) -> bool:
+        """True when ``group`` would find every counted pod sampled, nothing extra sampled, and no pod
+        pending or unready (for cpu: none without a Ready condition, never ready, or initializing):
+        the sync then counts exactly the active pods, as the quiet lane assumes."""
+        if self.pending or not self.active:
+            return False
+        if resource == CPU:
+            if self.no_condition or self.never_ready:
+                return False
+            if self.by_start and self.by_start[0].start > now - init_period:
+                return False
+        token = getattr(metrics, "key_token", None)
+        if token is not None and token is self._exact_token:
+            return True
+        keys = metrics.keys()
+        if len(keys) != len(self.active) or not self.active <= keys:
+            return False
+        if token is not None:
+            self._exact_token = token
+        return True
 
     def requests_milli(self, resource: str, container: str, pod_level: bool) -> dict[str, int]:
         key = (resource, container, pod_level)

@@ -38,6 +38,7 @@ class SelectorRegistry:
         self._version = 0  # bumped whenever any selector is added, changed or removed
         # Per HPA: the verdict for (pod list object, registry version), reused while neither changes.
         self._verdicts: dict[str, tuple[Sequence[Pod], int, SelectorProblem | None]] = {}
+        self._texts: dict[str, str] = {}  # per HPA: the selector text its last good validate read
 
     def register(self, key: str, namespace: str) -> None:
         selectors = self._by_namespace.setdefault(namespace, {})
@@ -50,6 +51,7 @@ class SelectorRegistry:
             if selectors.pop(key, None) is not None:
                 self._version += 1
         self._verdicts.pop(key, None)
+        self._texts.pop(key, None)
 
     def validate(self, key: str, namespace: str, text: str, targets: ScaleTargetPort) -> LabelSelector:
         if text == "":
@@ -78,7 +80,28 @@ class SelectorRegistry:
                 self._verdicts[key] = (pods, self._version, problem)
             if problem is not None:
                 raise problem
+        self._texts[key] = text
         return selector
+
+    def unchanged(
+        self, key: str, namespace: str, text: str, targets: ScaleTargetPort
+    ) -> tuple[LabelSelector, Sequence[Pod] | None] | None:
+        """What :meth:`validate` would return for ``text`` when it would change nothing: the selector
+        (and the pods it listed for the ambiguity check, if it listed any); None when validate must run
+        (a new or changed selector, a registry changed since the verdict, a problem). For the quiet lane."""
+        if self._texts.get(key) != text:
+            return None
+        selectors = self._by_namespace.get(namespace)
+        selector = selectors.get(key) if selectors is not None else None
+        if selector is None or selectors is None:
+            return None
+        if len(selectors) == 1:
+            return selector, None
+        pods = targets.list_pods(namespace, selector)
+        cached = self._verdicts.get(key)
+        if cached is None or cached[0] is not pods or cached[1] != self._version or cached[2] is not None:
+            return None
+        return selector, pods
 
     @staticmethod
     def _ambiguity(

@@ -38,6 +38,7 @@ class SimScaleTargets:
         # deleted and applied again has the same key and restarts its versions.
         self._views: dict[str, tuple[Workload, int, tuple[Pod, ...]]] = {}
         self.last_rescale: tuple[int, int] | None = None  # (from, to) of the latest update_scale
+        self._scales: dict[int, tuple[CrossVersionObjectReference, str, str, ReplicatedWorkload, Scale]] = {}
 
     def _workload(self, namespace: str, ref: CrossVersionObjectReference) -> ReplicatedWorkload:
         key = f"{ref.kind}/{namespace}/{ref.name}"
@@ -47,8 +48,21 @@ class SimScaleTargets:
         return workload
 
     def get_scale(self, namespace: str, ref: CrossVersionObjectReference) -> Scale:
+        # Every sync reads the scale: keep the last answer per reference object while the workload
+        # is the same object with the same counts (a fresh Scale is equal, only slower).
+        cached = self._scales.get(id(ref))
+        if cached is not None and cached[0] is ref and cached[1] == namespace:
+            _, _, key, w, scale = cached
+            if (
+                self.cluster.workloads.get(key) is w
+                and scale.spec_replicas == w.replicas
+                and scale.status_replicas == len(w.pods)
+            ):
+                return scale
         w = self._workload(namespace, ref)
-        return Scale(w.replicas, len(w.pods), w.selector_text)
+        scale = Scale(w.replicas, len(w.pods), w.selector_text)
+        self._scales[id(ref)] = (ref, namespace, w.key, w, scale)
+        return scale
 
     def update_scale(self, namespace: str, ref: CrossVersionObjectReference, replicas: int) -> None:
         w = self._workload(namespace, ref)
@@ -126,7 +140,8 @@ class HPARunner:
         self.config = config
         self.targets = SimScaleTargets(cluster)
         self.events = SimHPAEvents(engine, events, self.targets)
-        self.driver = HPADriver(SimHPAs(cluster), metrics, self.targets, self.events, config)
+        # The quiet lane: the simulator reads no per-sync results, and most of its syncs are quiet.
+        self.driver = HPADriver(SimHPAs(cluster), metrics, self.targets, self.events, config, quiet_lane=True)
 
     @property
     def controller(self) -> HorizontalController:
