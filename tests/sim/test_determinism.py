@@ -61,10 +61,11 @@ def test_uniform_samples_pair_each_pod_with_its_own_sample() -> None:
     ready = names[::3]
     busy, idle = PodMetric(640, 0.0, 30.0), PodMetric(50, 0.0, 30.0)
     running = {n: True for n in ready} | {n: False for n in names if n not in ready}
-    samples = UniformSamples(running, len(ready), busy, idle)
+    samples = UniformSamples(running, len(ready), 640, 50, 0.0, 30.0)
     assert list(samples) == list(samples.keys()) == [*ready, *(n for n in names if n not in ready)]
     assert list(zip(samples.keys(), samples.values(), strict=True)) == list(samples.items())
-    assert all(samples[n] is (busy if n in ready else idle) for n in names)
+    assert all(samples[n] == (busy if n in ready else idle) for n in names)
+    assert samples.total_value() == sum(m.value for m in samples.values())
     # The HPA pairs keys with values and drops the unready pods: only Ready samples may remain.
     unready = frozenset(n for n in names if n not in ready)
     kept = _samples(samples, PodGroups(len(ready), unready, frozenset(), frozenset()))

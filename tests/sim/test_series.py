@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
 from kubetide.sim.scenario.series_spec import SeriesSpec
-from kubetide.sim.series import Series, compile_series
+from kubetide.sim.series import Series, SeriesBatch, compile_series
 
 _ADAPTER: TypeAdapter[Any] = TypeAdapter(SeriesSpec)
 
@@ -111,3 +111,25 @@ def test_noisy_values_are_floored_at_zero() -> None:
 def test_ramp_stays_between_its_ends(t: float, extra: float) -> None:
     s = series({"type": "ramp", "from": 5, "to": 50, "start": 1000, "end": 1000 + extra})
     assert 5 <= s.at(t) <= 50
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.floats(-1e6, 1e6), st.floats(-1e6, 1e6), st.floats(1.0, 1e6), st.floats(0.0, 1e6)),
+        min_size=1,
+        max_size=8,
+    ),
+    st.floats(0.0, 1e7),
+)
+def test_a_batch_of_sine_series_gives_each_series_own_numbers(
+    params: list[tuple[float, float, float, float]], t: float
+) -> None:
+    # The batch evaluates the noise-free sines in one expression; it must agree with ``at`` bit for
+    # bit, also beside series it evaluates one by one (constant, noisy).
+    specs: list[dict[str, object]] = [
+        {"type": "sine", "base": b, "amplitude": a, "period": p, "phase": ph} for b, a, p, ph in params
+    ]
+    specs += [{"type": "constant", "value": 3.5}, _NOISY]
+    compiled = [series(spec, seed=1, key=f"k{i}") for i, spec in enumerate(specs)]
+    assert SeriesBatch(compiled).at(t) == [s.at(t) for s in compiled]

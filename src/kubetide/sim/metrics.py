@@ -13,7 +13,8 @@ saturated at the int64 range a Kubernetes quantity has, so any finite series giv
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, KeysView, Mapping, Sequence, ValuesView
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from types import MappingProxyType
 from typing import cast
 
 from kubetide.hpa.ports import MetricsError, PodMetric
@@ -21,8 +22,9 @@ from kubetide.model.hpa import CrossVersionObjectReference
 from kubetide.model.resources import CPU, MEMORY
 from kubetide.model.selectors import LabelSelector
 from kubetide.sim.cluster.cluster import SimCluster
+from kubetide.sim.cluster.templates import PodTemplate
 from kubetide.sim.cluster.workloads import Workload
-from kubetide.sim.series import Series
+from kubetide.sim.series import Series, SeriesBatch
 
 _MAX_MILLI = 2**63 - 1  # the largest value a quantity (and the metrics APIs) carries
 
@@ -67,15 +69,31 @@ class UniformSamples(Mapping[str, PodMetric]):
     the workload's pod order), and ``ready_count`` says how many lead. Keys iterate in that order and
     ``values()`` lists the samples in the same order, so ``zip(keys(), values())`` pairs each pod with
     its own sample, and nothing here iterates a set (whose order of strings changes with
-    PYTHONHASHSEED from one process to the next)."""
+    PYTHONHASHSEED from one process to the next). The two :class:`PodMetric` objects are made on
+    first use: the HPA's quiet lane reads only ``total_value`` and ``key_token``."""
 
-    __slots__ = ("_base", "_names", "_ready_count", "_sample")
+    __slots__ = ("_base", "_base_value", "_names", "_ready_count", "_sample", "_value", "_when", "key_token")
 
-    def __init__(self, names: dict[str, bool], ready_count: int, sample: PodMetric, base: PodMetric) -> None:
-        self._names, self._ready_count, self._sample, self._base = names, ready_count, sample, base
+    def __init__(
+        self, names: dict[str, bool], ready_count: int, value: int, base: int, timestamp: float, window: float
+    ) -> None:
+        self._names, self._ready_count, self._value, self._base_value = names, ready_count, value, base
+        self._when = (timestamp, window)
+        self._sample: PodMetric | None = None
+        self._base: PodMetric | None = None
+        # The same object while the keys are (the HPA's pod index remembers a checked key set by it).
+        self.key_token: object = names
+
+    def _metrics(self) -> tuple[PodMetric, PodMetric]:
+        if self._sample is None or self._base is None:
+            timestamp, window = self._when
+            self._sample = PodMetric(self._value, timestamp, window)
+            self._base = PodMetric(self._base_value, timestamp, window)
+        return self._sample, self._base
 
     def __getitem__(self, name: str) -> PodMetric:
-        return self._sample if self._names[name] else self._base
+        sample, base = self._metrics()
+        return sample if self._names[name] else base
 
     def __contains__(self, name: object) -> bool:
         return name in self._names
@@ -92,17 +110,30 @@ class UniformSamples(Mapping[str, PodMetric]):
 
     def values(self) -> ValuesView[PodMetric]:
         ready = self._ready_count
-        return cast(ValuesView[PodMetric], [self._sample] * ready + [self._base] * (len(self._names) - ready))
+        sample, base = self._metrics()
+        return cast(ValuesView[PodMetric], [sample] * ready + [base] * (len(self._names) - ready))
+
+    def total_value(self) -> int:
+        """The sum of the samples' values, in O(1)."""
+        ready = self._ready_count
+        return self._value * ready + self._base_value * (len(self._names) - ready)
 
 
-@dataclass
+_NO_SAMPLES: Mapping[str, PodMetric] = MappingProxyType({})
+
+
 class _Scrape:
-    cpu: Mapping[str, PodMetric] = field(default_factory=dict)
-    memory: Mapping[str, PodMetric] = field(default_factory=dict)
-    per_pod: dict[str, Mapping[str, PodMetric]] = field(default_factory=dict)  # Pods metrics by name
-    rps: float = 0.0
-    ready: int = 0
-    utilization: float | None = None  # average cpu % of request over Ready pods
+    """One workload's scrape: its samples and the figures the timeline reads."""
+
+    __slots__ = ("cpu", "memory", "per_pod", "ready", "rps", "utilization")
+
+    def __init__(self, ready: int, rps: float) -> None:
+        self.cpu: Mapping[str, PodMetric] = _NO_SAMPLES
+        self.memory: Mapping[str, PodMetric] = _NO_SAMPLES
+        self.per_pod: dict[str, Mapping[str, PodMetric]] = {}  # Pods metrics by name
+        self.ready = ready
+        self.rps = rps
+        self.utilization: float | None = None  # average cpu % of request over Ready pods
 
 
 class MetricsPipeline:
@@ -118,22 +149,26 @@ class MetricsPipeline:
         # By key: (the workload, its version, Running names -> Ready, Ready count). The workload itself
         # is kept because a workload deleted and applied again has the same key and restarts its versions.
         self._name_cache: dict[str, tuple[Workload, int, dict[str, bool], int]] = {}
+        self._requests: dict[str, tuple[PodTemplate, int]] = {}
+        # Every load's rps at a scrape, the usual sine curves in one numpy expression.
+        self._rps_batch = SeriesBatch([load.rps for load in self.loads.values()])
 
     # --- scraping -------------------------------------------------------------------------------
 
     def scrape(self, now: float) -> None:
         self.external_labels = {}
         self.values = {}
+        rps_now = dict(zip(self.loads, self._rps_batch.at(now), strict=True))
         # A fresh map: a deleted workload has no samples (nor timeline figures) any more.
         self.scrapes = {
-            key: self._scrape_workload(workload, self.loads.get(key), now)
+            key: self._scrape_workload(workload, self.loads.get(key), rps_now.get(key, 0.0), now)
             for key, workload in self.cluster.workloads.items()
         }
-        for load in self.loads.values():
+        for key, load in self.loads.items():
             for feed in load.feeds:
                 if feed.kind == "Pods":
                     continue
-                value = feed.series.at(now) if feed.series is not None else max(load.rps.at(now), 0.0)
+                value = feed.series.at(now) if feed.series is not None else max(rps_now[key], 0.0)
                 described = feed.described_object if feed.kind == "Object" else ""
                 self.values[(feed.kind, feed.name, described)] = value
                 if feed.kind == "External":
@@ -153,32 +188,36 @@ class MetricsPipeline:
         self._name_cache[workload.key] = (workload, workload.version, names, ready)
         return names, ready
 
-    def _scrape_workload(self, workload: Workload, load: Load | None, now: float) -> _Scrape:
+    def _scrape_workload(self, workload: Workload, load: Load | None, rps_at: float, now: float) -> _Scrape:
         running, ready = self._names(workload)
-        scrape = _Scrape(ready=ready)
-        rps = max(load.rps.at(now), 0.0) if load is not None else 0.0
-        scrape.rps = rps
+        rps = max(rps_at, 0.0) if load is not None else 0.0
+        scrape = _Scrape(ready, rps)
         base = load.base_cpu if load is not None else 0
         share = milli(rps * load.cpu_per_request / ready) if load is not None and ready else 0
         window = self.window
-        scrape.cpu = UniformSamples(
-            running, ready, PodMetric(base + share, now, window), PodMetric(base, now, window)
-        )
+        scrape.cpu = UniformSamples(running, ready, base + share, base, now, window)
         if load is not None and load.memory is not None:
-            sample = PodMetric(load.memory * 1000, now, window)
-            scrape.memory = UniformSamples(running, len(running), sample, sample)
+            memory = load.memory * 1000
+            scrape.memory = UniformSamples(running, len(running), memory, memory, now, window)
         if ready:
-            request = workload.template.view.requests[CPU]
+            request = self._cpu_request(workload)
             if request > 0:
                 scrape.utilization = 100.0 * (base + share) / request
-        if load is not None:
+        if load is not None and load.feeds:
             for feed in load.feeds:
                 if feed.kind == "Pods":
                     per_pod = (feed.series.at(now) if feed.series is not None else rps / max(ready, 1)) * 1000
-                    scrape.per_pod[feed.name] = UniformSamples(
-                        running, ready, PodMetric(milli(per_pod), now, window), PodMetric(0, now, window)
-                    )
+                    scrape.per_pod[feed.name] = UniformSamples(running, ready, milli(per_pod), 0, now, window)
         return scrape
+
+    def _cpu_request(self, workload: Workload) -> int:
+        """The cpu request of the workload's pods (per template object: a re-applied workload has a new one)."""
+        cached = self._requests.get(workload.key)
+        if cached is not None and cached[0] is workload.template:
+            return cached[1]
+        request = workload.template.view.requests[CPU]
+        self._requests[workload.key] = (workload.template, request)
+        return request
 
     # --- the HPA's metrics port -----------------------------------------------------------------
 
@@ -198,6 +237,12 @@ class MetricsPipeline:
     def resource_metrics(
         self, namespace: str, selector: LabelSelector, resource: str, container: str
     ) -> Mapping[str, PodMetric]:
+        if not container and resource == CPU:  # the common case: one workload's own cpu samples
+            workload = self.cluster.workload_for_selector(namespace, selector)
+            if workload is not None:
+                scrape = self.scrapes.get(workload.key)
+                if scrape is not None and scrape.cpu:
+                    return scrape.cpu
         parts = []
         for workload, scrape in self._matching(namespace, selector):
             samples = scrape.cpu if resource == CPU else scrape.memory if resource == MEMORY else {}

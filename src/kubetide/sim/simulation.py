@@ -147,6 +147,7 @@ class Simulation:
         self.timeline: Timeline | None = None
         self._progress: Progress | None = None
         self._group_slots: tuple[int, dict[str, npt.NDArray[np.intp]]] | None = None
+        self._ready_counts: tuple[int, dict[str, int]] | None = None
 
     def _ca_groups(self, options: AutoscalingOptions) -> list[str] | None:
         """The groups CA manages: ``--nodes``' names when given (the scenario checks keep the batch
@@ -272,10 +273,7 @@ class Simulation:
         self.metrics.scrape(now)
         assert self.timeline is not None
         row: list[float] = [now]
-        ready_by_group = dict.fromkeys(self.groups, 0)
-        for node in self.cluster.nodes.values():
-            if node.ready and node.group in ready_by_group:
-                ready_by_group[node.group] += 1
+        ready_by_group = self._ready_by_group()
         targets = self.cloud.target_sizes()
         for group in self.groups:
             row += [float(ready_by_group[group]), float(targets.get(group, 0))]
@@ -306,6 +304,17 @@ class Simulation:
         self.timeline.append(row)
         if self._progress is not None:
             self._progress(now)
+
+    def _ready_by_group(self) -> dict[str, int]:
+        """Ready nodes per group, recounted only when a node came, went or changed readiness."""
+        version = self.cluster.nodes_version
+        if self._ready_counts is None or self._ready_counts[0] != version:
+            counts = dict.fromkeys(self.groups, 0)
+            for node in self.cluster.nodes.values():
+                if node.ready and node.group in counts:
+                    counts[node.group] += 1
+            self._ready_counts = (version, counts)
+        return self._ready_counts[1]
 
     def _requested_by_group(self) -> dict[str, tuple[float, float]]:
         """Per group, cpu and memory requested by the pods bound to its Ready nodes, in percent of

@@ -54,6 +54,7 @@ class SimGroup:
         self.target = 0
         self.live: dict[str, SimInstance] = {}  # by instance id, in creation order; not yet terminated
         self.closed_seconds = 0.0  # billed seconds of terminated instances
+        self._running = 0  # live instances with running_at set (the timeline reads it every scrape)
 
     # --- queries
 
@@ -70,7 +71,7 @@ class SimGroup:
         return self.target - len(self.not_deleting())
 
     def running_count(self) -> int:
-        return sum(1 for i in self.live.values() if i.running_at is not None)
+        return self._running
 
     def node_seconds(self, now: float) -> float:
         return self.closed_seconds + sum(i.up_seconds(now) for i in self.live.values())
@@ -83,6 +84,7 @@ class SimGroup:
         for _ in range(self.spec.initial_size):
             inst = self._new_instance(now)
             inst.state, inst.running_at = InstanceState.Running, now
+            self._running += 1
             self._register(now, inst, ready=True, with_provider_id=True)
             inst.node_ready = True
             self._kubelet(now, ev.KubeletReason.NODE_READY, inst, ev.readiness_message(inst.node_name, True))
@@ -143,6 +145,8 @@ class SimGroup:
         )
 
     def _run(self, now: float, inst: SimInstance) -> None:
+        if inst.running_at is None:
+            self._running += 1
         inst.state, inst.running_at, inst.pending = InstanceState.Running, now, None
         message = ev.created_message(inst.short_id, self.spec.name, self.spec.instance_type)
         self._cloud(now, ev.CloudReason.INSTANCE_CREATED, inst, message)
@@ -191,6 +195,8 @@ class SimGroup:
         inst.pending = None
         inst.terminated_at = now
         del self.live[inst.short_id]
+        if inst.running_at is not None:
+            self._running -= 1
         self.closed_seconds += inst.up_seconds(now)
         if inst.has_node:
             inst.has_node = inst.node_ready = False

@@ -145,6 +145,8 @@ class SimCluster:
         self._selector_index: dict[tuple[str, LabelSelector], Workload] = {}
         self._selector_index_size = -1
         self._selector_index_dirty = True
+        self.nodes_version = 0  # bumped when a node is added, removed, or changes readiness
+        self._selector_memo: dict[int, tuple[LabelSelector, str, Workload | None]] = {}
 
     # --- objects ----------------------------------------------------------------------------------
 
@@ -488,6 +490,7 @@ class SimCluster:
         view = replace(node, taints=(*node.taints, NOT_READY_TAINT))
         slot = self.snapshot.add_node(view)
         sim_node = self.nodes[node.name] = SimNode(node, group, instance, t, slot)
+        self.nodes_version += 1
         for pod in [p for p in self._awaiting_node.values() if p.spec.node_name == node.name]:
             self._admit(pod, sim_node, t)
         for workload in self.workloads.values():
@@ -499,6 +502,7 @@ class SimCluster:
         if node is None or node.ready == ready:
             return
         node.ready = ready
+        self.nodes_version += 1
         taints = node.view.taints if ready else (*node.view.taints, NOT_READY_TAINT)
         self.snapshot.replace_node(node.slot, replace(node.view, taints=taints))
         # The node lifecycle controller marks the pods of a NotReady Node not Ready (they serve no
@@ -563,6 +567,7 @@ class SimCluster:
                 owners.add(pod.owner)
         self.snapshot.remove_node(node.slot)
         del self.nodes[name]
+        self.nodes_version += 1
         for key in sorted(owners):
             workload = self.workloads.get(key)
             if workload is not None and not isinstance(workload, DaemonSetWorkload):
@@ -639,7 +644,15 @@ class SimCluster:
             self._selector_index = self._exclusive_selectors()
             self._selector_index_size = len(self.workloads)
             self._selector_index_dirty = False
-        return self._selector_index.get((namespace, selector))
+            self._selector_memo = {}
+        # By the selector object's identity (HPAs pass the same one every sync): equal selectors that
+        # are distinct objects compare field by field, which costs more than the rest of the lookup.
+        memo = self._selector_memo.get(id(selector))
+        if memo is not None and memo[0] is selector and memo[1] == namespace:
+            return memo[2]
+        found = self._selector_index.get((namespace, selector))
+        self._selector_memo[id(selector)] = (selector, namespace, found)
+        return found
 
     def _exclusive_selectors(self) -> dict[tuple[str, LabelSelector], Workload]:
         bare = [p.spec for p in self.pods.values() if p.owner is None]
