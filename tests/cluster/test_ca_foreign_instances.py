@@ -75,6 +75,21 @@ def test_an_instance_kubetide_launched_that_never_registers_is_removed() -> None
     assert kept(h) == []
 
 
+def test_an_instance_the_cloud_reports_out_of_service_is_kept() -> None:
+    """Launched by kubetide's scale-up, then put in Standby before its kubelet registered (AWS): the
+    cloud says it serves no one, so it is kept where CA terminates it as unregistered."""
+    h = group()
+    h.add_pod(pod("pending", 1500))
+    h.run(0.0)
+    h.cloud.with_instance("ng", Instance("i-standby", RUNNING))
+    h.run(10.0)
+    h.cloud.with_instance("ng", Instance("i-standby", RUNNING, out_of_service=True))
+    for t in range(20, 960, 10):
+        h.run(float(t))
+    assert h.cloud.calls_to("delete_nodes") == []
+    assert kept(h) == [("Warning", {"group": "ng", "instance": "i-standby"})]
+
+
 def test_an_instance_once_seen_as_a_node_is_a_kubernetes_machine() -> None:
     h = group(**{"scale-down-enabled": False})
     h.cloud.groups["ng"].target = 2

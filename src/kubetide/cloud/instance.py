@@ -84,13 +84,17 @@ class Instance:
     Optional, for providers that know them: ``addresses``, the IPs and host names the cloud reports for
     the machine (kubetide matches a Node that registered without a providerID by them), and
     ``creation_time`` (seconds, the autoscaler's clock), when the cloud accepted the request for it (a
-    restarted autoscaler times provisioning from it).
+    restarted autoscaler times provisioning from it); ``out_of_service``, the cloud says the machine is
+    in the group but not serving it (AWS ``Standby``, ``Detaching``, a warm pool): no Node is expected
+    of it, so kubetide never removes it as an unregistered node (CA does, after
+    ``--max-node-provision-time``).
     """
 
     id: str
     status: InstanceStatus | None = None
     addresses: tuple[str, ...] = ()
     creation_time: float | None = None
+    out_of_service: bool = False
 
     @property
     def has_creation_error(self) -> bool:

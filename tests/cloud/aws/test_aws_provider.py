@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from typing import Any
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -336,3 +337,20 @@ def test_node_agent_registers_a_node_per_instance_and_deletes_terminated_ones(
     created, deleted = register_instances(provider, api)
     assert created == [] and deleted == [node.name]
     assert register_instances(provider, api) == ([], [])
+
+
+def test_instances_in_standby_are_out_of_service(make_group: MakeGroup, make_api: MakeApi, aws: Any) -> None:
+    # An instance someone put in Standby has no Node to expect: kubetide keeps it (issue 8), where CA
+    # counts it Running and terminates it as unregistered.
+    name = make_group(min_size=0, desired=2)
+    provider = _explicit(make_api(), (name, 0, 5))
+    standby = _instance_ids(provider, name)[0]
+    aws.autoscaling.enter_standby(
+        InstanceIds=[standby], AutoScalingGroupName=name, ShouldDecrementDesiredCapacity=False
+    )
+    provider.refresh()
+    (group,) = provider.node_groups()
+    states = {parse_provider_id(i.id): i.out_of_service for i in group.nodes()}
+    assert states[standby] is True
+    # Its place in the desired capacity is taken by a replacement, as AWS does.
+    assert list(states.values()).count(False) == 2

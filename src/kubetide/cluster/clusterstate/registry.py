@@ -220,10 +220,14 @@ class ClusterStateRegistry:
                 old = self.unregistered.get(inst.id)
                 # The first-seen time survives as long as the instance stays unregistered.
                 if old is None:
-                    foreign = inst.id not in self._registered_once and (
-                        first_look or gid not in self.scale_up_requests
+                    foreign = inst.out_of_service or (
+                        inst.id not in self._registered_once
+                        and (first_look or gid not in self.scale_up_requests)
                     )
                     old = UnregisteredNode(inst.id, gid, self._first_seen(inst, now), foreign)
+                elif inst.out_of_service and not old.foreign:
+                    # Put in Standby (or detached) after it was seen: the cloud says it is no node.
+                    old = UnregisteredNode(old.instance_id, old.group, old.since, True)
                 seen[inst.id] = old
         self.unregistered = seen
         self._registered_once &= self._instance_index.keys()

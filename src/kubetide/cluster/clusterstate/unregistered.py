@@ -21,7 +21,8 @@ class UnregisteredNode:
     since: float
     # kubetide: not launched by this autoscaler (there when it first looked at the group, or appeared
     # while none of its scale-ups was in flight) and never seen as a Node: perhaps no Kubernetes
-    # machine at all, so it is not terminated as "unregistered" unless a flag says so.
+    # machine at all; or the cloud reports it out of service (AWS Standby, Detaching, a warm pool).
+    # Either way it is not terminated as "unregistered" unless a flag says so.
     foreign: bool = False
 
 

@@ -70,6 +70,10 @@ CONTRACT_DATA_KEYS: Mapping[tuple[str, str], tuple[tuple[str, ...], ...]] = {
     ("cluster-autoscaler", "DeleteCreatedWithError"): (_G, ("node", "instance")),
     ("cluster-autoscaler", "FixNodeGroupSize"): (_G, ("node", "instance")),
     ("cluster-autoscaler", "NodeTemplateMismatch"): (_G, ("resource",), ("template",), ("observed",)),
+    # kubetide's own (README, "Where kubetide decides differently"): these carry what a user filters on.
+    ("cluster-autoscaler", "UnregisteredInstanceKept"): (_G, _I),
+    ("cluster-autoscaler", "UnremovableNode"): (_G, _N, ("reason",)),
+    ("cluster-autoscaler", "NodeWithoutProviderID"): (_N,),
     ("escalator", "EscalatorScaleUp"): (_G, ("delta",)),
     ("escalator", "EscalatorTaint"): (_G, ("nodes",)),
     ("escalator", "EscalatorUntaint"): (_G, ("nodes",)),

@@ -47,6 +47,9 @@ log = logging.getLogger(__name__)
 PLACEHOLDER_PREFIX = "i-placeholder-"
 _SCHEME = "aws:///"
 _TERMINATING = ("Terminating", "Terminating:Wait", "Terminating:Proceed", "Terminated")
+# In the group but not serving it: put in Standby or being detached by someone, or parked in a warm
+# pool. CA counts them Running and, with no Node, terminates them as unregistered.
+_OUT_OF_SERVICE = ("EnteringStandby", "Standby", "Detaching", "Detached")
 _TEMPLATE_TTL = 600.0  # seconds a group's instance type is trusted (CA's asgInstanceTypeCache: 10 min)
 
 
@@ -327,7 +330,10 @@ class AwsCloudProvider:
             state = self._state(name)
             if state.info is None:
                 return []
-            result = [Instance(provider_id(i.zone, i.id), _status(i)) for i in state.info.instances]
+            result = [
+                Instance(provider_id(i.zone, i.id), _status(i), out_of_service=_out_of_service(i))
+                for i in state.info.instances
+            ]
             zone = state.info.zones[0] if state.info.zones else ""
             for n in range(len(state.info.instances), state.desired):
                 result.append(
@@ -381,6 +387,11 @@ def _status(instance: AsgInstance) -> InstanceStatus:
     if state.startswith("Pending"):
         return InstanceStatus(InstanceState.Creating)
     return InstanceStatus(InstanceState.Running)
+
+
+def _out_of_service(instance: AsgInstance) -> bool:
+    state = instance.lifecycle_state
+    return state in _OUT_OF_SERVICE or state.startswith("Warmed:")
 
 
 def _conforms(provider: AwsCloudProvider, group: AwsNodeGroup) -> tuple[CloudProvider, NodeGroup]:
