@@ -96,6 +96,7 @@ class HPADriver:
         self.config = config or HPAConfig()
         self.controller = HorizontalController(metrics, targets, self.config)
         self._due: dict[str, float] = {}
+        self._registered: set[str] = set()  # keys registered with the controller's selector registry
         self.quiet_lane = quiet_lane
         self._lane = QuietLane(self.controller) if quiet_lane else None
         self.quiet_syncs = 0  # syncs the quiet lane finished (not listed in tick's results)
@@ -106,6 +107,7 @@ class HPADriver:
         self.controller = HorizontalController(self.metrics, self.targets, self.config)
         self._lane = QuietLane(self.controller) if self.quiet_lane else None
         self._due.clear()
+        self._registered.clear()
 
     def period(self, hpa: HPA) -> float:
         return hpa.sync_period if hpa.sync_period is not None else self.config.sync_period
@@ -121,11 +123,15 @@ class HPADriver:
         for gone in [key for key in self._due if key not in listed]:
             del self._due[gone]
             self.controller.forget(gone)
+            self._registered.discard(gone)
             if lane is not None:
                 lane.forget(gone)
-        for item in listed.values():
-            if isinstance(item, HPA):
-                self.controller.register(item)  # the informer knows every HPA, due or not
+        registered = self._registered
+        for key, item in listed.items():
+            # The informer knows every HPA, due or not; registering is needed once per key.
+            if key not in registered and isinstance(item, HPA):
+                self.controller.register(item)
+                registered.add(key)
         done: list[Synced] = []
         for key in sorted(listed):
             due = self._due.get(key)

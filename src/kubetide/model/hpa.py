@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from kubetide.model.errors import FieldError, ManifestError
@@ -158,8 +159,10 @@ class HPA:
     api_version: str = "autoscaling/v2"  # as read; older versions are converted to v2's shape
     sync_period: float | None = None  # seconds; kubetide's spec.syncPeriod (None: the controller's flag)
 
-    @property
+    @cached_property
     def key(self) -> str:
+        # Cached in the instance's __dict__ (a frozen dataclass without slots allows it): every sync
+        # of every HPA looks it up several times.
         return f"{self.namespace}/{self.name}"
 
     @property
