@@ -477,7 +477,9 @@ def _actions(
     ]
     for j in range(draw(st.integers(0, 5))):
         at = _seconds(draw, duration)
-        kind = draw(st.sampled_from(["apply-new", "apply-replace", "delete", "scale", "deleteNode"]))
+        kind = draw(
+            st.sampled_from(["apply-new", "apply-replace", "delete", "scale", "deleteNode", "attachInstance"])
+        )
         if kind == "apply-new":
             what = draw(st.sampled_from(["replicated", "daemonset", "job", "pod", "hpa"]))
             name = f"a{j}"
@@ -523,6 +525,11 @@ def _actions(
             group = draw(st.sampled_from(groups))
             actions.append(
                 {"at": at, "deleteNode": {"group": group["name"], "count": draw(st.integers(1, 3))}}
+            )
+        elif kind == "attachInstance":
+            group = draw(st.sampled_from(groups))
+            actions.append(
+                {"at": at, "attachInstance": {"group": group["name"], "count": draw(st.integers(1, 3))}}
             )
     return _valid_references(actions, {key for key, _ in existing if _ == 0})
 

@@ -302,3 +302,33 @@ def test_scale_up_progress_timeout_is_off_by_default_and_spares_a_slow_but_worki
     sim = Simulation(load(scenario(groups, [web(4)], duration="30m", **{"scale-up-progress-timeout": "3m"})))
     sim.run()
     assert ca_events(sim, "ScaleUpTimedOut") == []  # instances appear at once (Creating), then boot
+
+
+# -- seed 002: an instance attached to the group by hand ------------------------------------------------
+
+
+def _attached(**flags: Any) -> Simulation:
+    group = {"name": "general", "instanceType": "m5.large", "minSize": 1, "maxSize": 10, "initialSize": 2}
+    actions = [{"at": "10m", "attachInstance": {"group": "general"}}]
+    sim = Simulation(load(scenario([group], [web(2)], duration="1h", actions=actions, **flags)))
+    sim.run()
+    return sim
+
+
+def test_an_instance_attached_by_hand_is_kept_not_terminated_as_unregistered() -> None:
+    sim = _attached()
+    (applied,) = events(sim, "scenario", "ActionApplied")
+    (attached,) = applied.data["instances"]
+    assert ca_events(sim, "DeleteUnregistered") == []
+    assert attached not in [e.data["instance"] for e in events(sim, "cloud", "InstanceTerminated")]
+    (kept,) = ca_events(sim, "UnregisteredInstanceKept")
+    assert kept.data == {"group": "general", "instance": attached} and kept.t >= 600 + 900
+
+
+def test_the_flag_terminates_it_as_cluster_autoscaler_does() -> None:
+    sim = _attached(**{"delete-unregistered-foreign-instances": True})
+    (applied,) = events(sim, "scenario", "ActionApplied")
+    (attached,) = applied.data["instances"]
+    (deleted,) = ca_events(sim, "DeleteUnregistered")
+    assert deleted.data["instance"] == attached and deleted.t >= 600 + 900
+    assert ca_events(sim, "UnregisteredInstanceKept") == []

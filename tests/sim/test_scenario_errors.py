@@ -197,23 +197,27 @@ def test_action_problems() -> None:
             {"at": "1h", "scale": {"target": "Deployment/default/nope", "replicas": 2}},
             {"at": "1h", "scale": {"target": "ConfigMap/default/web", "replicas": 2}},
             {"at": "1h", "deleteNode": {"group": "gpu"}},
+            {"at": "1h", "attachInstance": {"group": "gpu", "count": 2}},
             {"at": "1h", "restart": "escalator"},
             {"at": "1h", "restart": "kubelet"},
         ]
     )
     assert problems(data) == [
-        "spec.actions[0]: must have exactly one of apply, delete, scale, restart, deleteNode (got none)",
-        "spec.actions[1]: must have exactly one of apply, delete, scale, restart, deleteNode (got delete, restart)",
-        "spec.actions[6].restart: must be one of cluster-autoscaler, hpa, escalator, got 'kubelet'",
+        "spec.actions[0]: must have exactly one of apply, delete, scale, restart, deleteNode, attachInstance "
+        "(got none)",
+        "spec.actions[1]: must have exactly one of apply, delete, scale, restart, deleteNode, attachInstance "
+        "(got delete, restart)",
+        "spec.actions[7].restart: must be one of cluster-autoscaler, hpa, escalator, got 'kubelet'",
     ]
-    del data["spec"]["actions"][6]
+    del data["spec"]["actions"][7]
     del data["spec"]["actions"][1]
     del data["spec"]["actions"][0]
     assert problems(data) == [
         "spec.actions[0].scale.target: no object Deployment/default/nope exists at that time",
         "spec.actions[1].scale.target: must be a Deployment, ReplicaSet, StatefulSet, ReplicationController, got a ConfigMap",
         "spec.actions[2].deleteNode.group: no node group 'gpu' (known: general, spot)",
-        "spec.actions[3].restart: escalator is not enabled in this scenario",
+        "spec.actions[3].attachInstance.group: no node group 'gpu' (known: general, spot)",
+        "spec.actions[4].restart: escalator is not enabled in this scenario",
     ]
 
 

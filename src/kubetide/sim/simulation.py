@@ -247,6 +247,13 @@ class Simulation:
             names = self.cloud.delete_node_objects(action.deleteNode.group, action.deleteNode.count)
             message = f"deleted Node objects {', '.join(names)}"
             data.update(group=action.deleteNode.group, nodes=names)
+        elif kind == "attachInstance":
+            spec = action.attachInstance
+            ids = self.cloud.attach_instances(spec.group, spec.count)
+            message = f"attached {len(ids)} instance(s) to {spec.group} by hand"
+            if len(ids) < spec.count:
+                message += f" ({spec.count} asked; the group is at its maximum size)"
+            data.update(group=spec.group, instances=ids)
         for key, watch in self.watch.items():  # an apply or delete may create or remove a workload
             replicas = self._replicas(key)
             watch.min_replicas = min(watch.min_replicas, replicas)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from typing import Any
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 

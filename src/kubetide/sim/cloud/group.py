@@ -119,6 +119,24 @@ class SimGroup:
         for inst in self.failed()[:count]:
             self._terminate(now, inst, requested_by)
 
+    def attach(self, now: float, count: int) -> list[SimInstance]:
+        """The ``attachInstance`` action: machines attached to the group by hand (AWS
+        ``AttachInstances``: running at once, the desired capacity raised by as many, up to the group's
+        maximum); no kubelet on them, so no Node ever registers (a bastion, another system's host)."""
+        attached = []
+        for _ in range(max(0, min(count, self.spec.max_size - self.target))):
+            inst = self._new_instance(now)
+            inst.state, inst.running_at = InstanceState.Running, now
+            self._running += 1
+            self.target += 1
+            message = (
+                f"Instance {inst.short_id} ({self.spec.instance_type}) was attached to group "
+                f"{self.spec.name} by hand; it runs no kubelet"
+            )
+            self._cloud(now, ev.CloudReason.INSTANCE_CREATED, inst, message, {"attached": True})
+            attached.append(inst)
+        return attached
+
     # --- lifecycle steps
 
     def _new_instance(self, now: float) -> SimInstance:

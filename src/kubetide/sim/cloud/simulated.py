@@ -192,6 +192,11 @@ class SimulatedCloud:
         the machines keep running and stay unregistered. Returns the deleted Node names."""
         return delete_node_objects(self._cloud.groups[group], count, self._now())
 
+    def attach_instances(self, group: str, count: int) -> list[str]:
+        """The ``attachInstance`` action: ``count`` machines attached to ``group`` by hand (no Node will
+        register; the group's target rises, up to its maximum). Returns their instance ids."""
+        return [inst.provider_id for inst in self._cloud.groups[group].attach(self._now(), count)]
+
     def target_sizes(self) -> dict[str, int]:
         return {name: group.target for name, group in self._cloud.groups.items()}
 

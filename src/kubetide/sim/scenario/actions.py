@@ -1,7 +1,7 @@
 """Actions (§6): timed changes to the scenario, exactly one kind per entry.
 
 ``apply`` manifests are checked like ``spec.objects`` ones; references (``delete``, ``scale``,
-``deleteNode``) are checked against the objects and groups in :mod:`kubetide.sim.scenario.checks`.
+``deleteNode``, ``attachInstance``) are checked against the objects and groups in :mod:`kubetide.sim.scenario.checks`.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from pydantic import Field, model_validator
 
 from kubetide.sim.scenario.base import Duration, NonNegativeInt, ObjectRef, SpecModel, errors_at
 
-__all__ = ["ACTION_KINDS", "RESTARTABLE", "Action", "DeleteNode", "ScaleAction"]
+__all__ = ["ACTION_KINDS", "RESTARTABLE", "Action", "AttachInstance", "DeleteNode", "ScaleAction"]
 
-ACTION_KINDS = ("apply", "delete", "scale", "restart", "deleteNode")
+ACTION_KINDS = ("apply", "delete", "scale", "restart", "deleteNode", "attachInstance")
 RESTARTABLE = ("cluster-autoscaler", "hpa", "escalator")
 
 
@@ -28,6 +28,14 @@ class DeleteNode(SpecModel):
     count: Annotated[int, Field(ge=1)] = 1
 
 
+class AttachInstance(SpecModel):
+    """kubetide's own action: machines attached to a group by hand (``aws autoscaling attach-instances``),
+    with no kubelet: what an autoscaler must not mistake for a broken node of its own."""
+
+    group: Annotated[str, Field(min_length=1)]
+    count: Annotated[int, Field(ge=1)] = 1
+
+
 class Action(SpecModel):
     at: Duration
     apply: dict[str, Any] | None = None
@@ -35,6 +43,7 @@ class Action(SpecModel):
     scale: ScaleAction | None = None
     restart: Literal["cluster-autoscaler", "hpa", "escalator"] | None = None
     deleteNode: DeleteNode | None = None
+    attachInstance: AttachInstance | None = None
 
     @model_validator(mode="after")
     def _exactly_one(self) -> Action:

@@ -203,6 +203,11 @@ def _action_refs(s: Scenario) -> Iterator[FieldError]:
                 f"{path}.deleteNode.group",
                 f"no node group {action.deleteNode.group!r} (known: {', '.join(sorted(groups))})",
             )
+        if action.attachInstance is not None and action.attachInstance.group not in groups:
+            yield FieldError(
+                f"{path}.attachInstance.group",
+                f"no node group {action.attachInstance.group!r} (known: {', '.join(sorted(groups))})",
+            )
         if action.restart is not None and action.restart not in running:
             yield FieldError(f"{path}.restart", f"{action.restart} is not enabled in this scenario")
 
