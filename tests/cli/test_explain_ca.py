@@ -25,7 +25,9 @@ def test_a_failover_loop_says_which_group_was_skipped_and_which_expander_chose()
     assert code == 0, err
     assert out.startswith("Cluster autoscaler loop at 11:04:39")
     assert "group spot not considered: in backoff after failed scale-up" in out
-    assert "expander priority: kept on-demand" in out and "chosen: group on-demand 2 -> 3" in out
+    assert (
+        "expander priority: kept on-demand (priority 10)" in out and "chosen: group on-demand 2 -> 3" in out
+    )
     assert "triggered scale-up on-demand 2->3 (max: 8)" in out
     assert "spot-5: kept: RecentlyUnremovable" in out
 
@@ -36,7 +38,9 @@ def test_json_and_filters() -> None:
     doc = json.loads(out)
     assert doc["loopTime"] == 39879.899
     assert doc["scaleUp"]["skippedGroups"] == {"spot": ["in backoff after failed scale-up"]}
-    assert doc["scaleUp"]["expander"] == [{"filter": "priority", "kept": ["on-demand"]}]
+    assert doc["scaleUp"]["expander"] == [
+        {"filter": "priority", "kept": ["on-demand"], "ratings": {"on-demand": "priority 10"}}
+    ]
     assert doc["scaleUp"]["chosen"] == [{"group": "on-demand", "from": 2, "to": 3}]
     assert [n["node"] for n in doc["scaleDown"]["nodes"]] == ["spot-1"]
     assert doc["scaleDown"]["nodes"][0]["unremovableReason"] == "NotUnderutilized"

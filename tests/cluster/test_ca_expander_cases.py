@@ -202,3 +202,43 @@ def test_price_without_any_price_lets_the_next_expander_decide() -> None:
     )
     chain = build_strategy("price,least-nodes", ExpanderDependencies(pricing=pricing))
     assert chain.filters[0] == PriceFilter(pricing, fall_through=True)
+
+
+def test_the_chain_records_how_each_filter_rated_each_option() -> None:
+    """What ``kubetide explain`` prints: per filter, in --expander order, each option it was given with
+    its rating, so a group that lost says why."""
+    from kubetide.cluster.expander.option import ExpanderStep
+    from kubetide.cluster.explain import Explanation, render_text
+
+    pods = (_pod("a", 1000, 2**30), _pod("b", 1000, 2**30))
+    options = [
+        Option("big", 1, pods, _node("big", 8000, 32 * 2**30)),
+        Option("fit", 1, pods, _node("fit", 2000, 2 * 2**30)),
+        Option("two", 2, pods, _node("two", 1000, 3 * 2**29)),
+        Option("none", 1, pods[:1], None),
+    ]
+    ctx = ExpansionContext()
+    chosen = ChainStrategy(
+        (MostPodsFilter(), LeastWasteFilter()), _First(), ("most-pods", "least-waste")
+    ).best_option(options, ctx)
+    assert chosen is not None and chosen.group == "fit"
+    most, waste = ctx.trace
+    assert most == ExpanderStep(
+        "most-pods",
+        ("big", "fit", "two"),
+        (("big", "2 pod(s)"), ("fit", "2 pod(s)"), ("none", "1 pod(s)"), ("two", "2 pod(s)")),
+    )
+    assert waste == ExpanderStep(
+        "least-waste", ("fit",), (("big", "waste 1.688"), ("fit", "waste 0"), ("two", "waste 0.3333"))
+    )
+    text = render_text(Explanation(0.0, "", "", (), {}, tuple(ctx.trace), (), ()))
+    assert (
+        "expander most-pods: kept big (2 pod(s)), fit (2 pod(s)), two (2 pod(s)); not none (1 pod(s))" in text
+    )
+    assert "expander least-waste: kept fit (waste 0); not big (waste 1.688), two (waste 0.3333)" in text
+
+
+@dataclass
+class _First:
+    def best_options(self, options: Sequence[Option], ctx: ExpansionContext) -> list[Option]:
+        return list(options[:1])

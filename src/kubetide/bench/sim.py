@@ -2,12 +2,15 @@
 the cluster autoscaler on).
 
 200 Deployments of 150 pods (200m cpu each) on 1,000 m5.2xlarge nodes, each with an HPA on cpu
-(15 s sync) and its own daily traffic curve, metrics scraped every 15 s. Budget: 24 h simulated in
-at most 120 s of wall time on one core (>= 720x real time).
+(15 s sync) and its own daily traffic curve, metrics scraped every 15 s. Target (issue 12): 24 h
+simulated in at most 28.8 s of wall time on one core (>= 3,000x real time), with the peak memory
+reported. ``machine_loop_seconds`` is a 10-million-step Python loop timed beside it: the figures of two
+machines compare only together with it (the interpreters these machines run differ ~3x in speed).
 """
 
 from __future__ import annotations
 
+import resource
 import statistics
 import time
 from pathlib import Path
@@ -16,7 +19,7 @@ from typing import Any
 from kubetide.sim.scenario import load_scenario, parse_scenario
 from kubetide.sim.simulation import Simulation
 
-TARGET_SECONDS = 120.0
+TARGET_SECONDS = 24 * 3600 / 3000.0  # issue 12: >= 3,000x real time
 
 
 def scenario(
@@ -134,28 +137,49 @@ def run_quickstart(runs: int = 5) -> dict[str, Any]:
     }
 
 
-def run(runs: int = 1, **size: Any) -> list[dict[str, Any]]:
+def machine_loop_seconds() -> float:
+    """A fixed Python workload (10 million loop steps): how fast this machine's interpreter is."""
+    start = time.perf_counter()
+    total = 0
+    for i in range(10_000_000):
+        total += i
+    return round(time.perf_counter() - start, 2)
+
+
+def run_day(runs: int = 1, **size: Any) -> dict[str, Any]:
     loaded = parse_scenario(scenario(**size))
     times = []
     result = None
+    quiet = syncs = 0
     for _ in range(runs):
         start = time.perf_counter()
-        result = Simulation(loaded).run()
+        sim = Simulation(loaded)
+        result = sim.run()
         times.append(time.perf_counter() - start)
+        if sim.hpa is not None:
+            quiet, syncs = sim.hpa.driver.quiet_syncs, sim.hpa.driver.syncs
     assert result is not None
     wall = min(times)
     summary = result.summary.to_json()
+    return {
+        "workload": "SIM-day-1000n-30kpods-200hpa",
+        "median_seconds": sorted(times)[len(times) // 2],
+        "runs": runs,
+        "target_seconds": TARGET_SECONDS,
+        "simulated_seconds_per_wall_second": round(summary["simulated_seconds"] / wall, 1),
+        "peak_rss_mb_process": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "hpa_syncs": syncs,
+        "hpa_quiet_lane_syncs": quiet,
+        "pods_max_pending": summary["pods"]["max_pending"],
+        "hpa_rescales": summary["autoscalers"]["hpa"]["rescales"],
+        "machine_loop_seconds": machine_loop_seconds(),
+    }
+
+
+def run(runs: int = 1, **size: Any) -> list[dict[str, Any]]:
     return [
         *([run_quickstart()] if QUICKSTART.exists() else []),
-        {
-            "workload": "SIM-day-1000n-30kpods-200hpa",
-            "median_seconds": sorted(times)[len(times) // 2],
-            "runs": runs,
-            "target_seconds": TARGET_SECONDS,
-            "simulated_seconds_per_wall_second": round(summary["simulated_seconds"] / wall, 1),
-            "pods_max_pending": summary["pods"]["max_pending"],
-            "hpa_rescales": summary["autoscalers"]["hpa"]["rescales"],
-        },
+        run_day(runs, **size),
         _with_cluster_autoscaler(),
     ]
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from kubetide.cluster.expander import ExpanderStep
 from kubetide.cluster.loop.world import LoopResult, World
 from kubetide.cluster.reasons import EventReason
 
@@ -46,7 +47,7 @@ class Explanation:
     scale_down_result: str
     pods: tuple[PodExplanation, ...]
     skipped_groups: Mapping[str, tuple[str, ...]]
-    expander_steps: tuple[tuple[str, tuple[str, ...]], ...]
+    expander_steps: tuple[ExpanderStep, ...]
     chosen: tuple[tuple[str, int, int], ...]  # (group, from, to)
     nodes: tuple[NodeExplanation, ...]
 
@@ -56,7 +57,10 @@ class Explanation:
             "scaleUp": {
                 "result": self.scale_up_result,
                 "skippedGroups": {g: list(r) for g, r in self.skipped_groups.items()},
-                "expander": [{"filter": name, "kept": list(kept)} for name, kept in self.expander_steps],
+                "expander": [
+                    {"filter": s.name, "kept": list(s.kept), "ratings": dict(s.scores)}
+                    for s in self.expander_steps
+                ],
                 "chosen": [{"group": g, "from": a, "to": b} for g, a, b in self.chosen],
             },
             "pods": [
@@ -155,8 +159,14 @@ def render_text(
         out.append(f"Scale-up: {ex.scale_up_result or '-'}")
         for g, reasons in sorted(ex.skipped_groups.items()):
             out.append(f"  group {g} not considered: {', '.join(reasons)}")
-        for name, kept in ex.expander_steps:
-            out.append(f"  expander {name}: kept {', '.join(kept) or 'none'}")
+        for step in ex.expander_steps:
+            rated = dict(step.scores)
+            kept = ", ".join(f"{g} ({rated[g]})" if g in rated else g for g in step.kept) or "none"
+            line = f"  expander {step.name}: kept {kept}"
+            dropped = [f"{g} ({how})" for g, how in step.scores if g not in step.kept]
+            if dropped:
+                line += f"; not {', '.join(dropped)}"
+            out.append(line)
         for g, a, b in ex.chosen:
             out.append(f"  chosen: group {g} {a} -> {b}")
         shown = [p for p in ex.pods if pods is None or p.pod in pods]

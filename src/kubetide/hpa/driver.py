@@ -99,7 +99,8 @@ class HPADriver:
         self._registered: set[str] = set()  # keys registered with the controller's selector registry
         self.quiet_lane = quiet_lane
         self._lane = QuietLane(self.controller) if quiet_lane else None
-        self.quiet_syncs = 0  # syncs the quiet lane finished (not listed in tick's results)
+        self.syncs = 0  # HPAs reconciled (both lanes)
+        self.quiet_syncs = 0  # of which the quiet lane finished (not listed in tick's results)
 
     def restart(self) -> None:
         """A controller-manager restart: the in-memory recommendations, scale events, selectors and
@@ -138,6 +139,7 @@ class HPADriver:
             if due is not None and now < due - _SLACK:
                 continue
             item = listed[key]
+            self.syncs += 1
             started = self.timer() if self.timer is not None else 0.0
             if isinstance(item, ManifestError):
                 self._due[key] = now + self.config.sync_period

@@ -14,7 +14,7 @@ from kubetide.cloud.provider import PricingModel
 from kubetide.cluster.expander.chain import ChainStrategy
 from kubetide.cluster.expander.leastnodes import LeastNodesFilter
 from kubetide.cluster.expander.mostpods import MostPodsFilter
-from kubetide.cluster.expander.option import ExpansionContext, Filter, Option
+from kubetide.cluster.expander.option import ExpanderStep, ExpansionContext, Filter, Option
 from kubetide.cluster.expander.price import PriceFilter
 from kubetide.cluster.expander.priority import PriorityFilter
 from kubetide.cluster.expander.random import RandomFilter
@@ -25,6 +25,7 @@ __all__ = [
     "ChainStrategy",
     "ExpanderDependencies",
     "ExpanderError",
+    "ExpanderStep",
     "ExpansionContext",
     "Filter",
     "Option",

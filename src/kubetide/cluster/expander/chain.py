@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kubetide.cluster.expander.option import ExpansionContext, Filter, Option
+from kubetide.cluster.expander.option import ExpanderStep, ExpansionContext, Filter, Option
 
 __all__ = ["ChainStrategy"]
 
@@ -23,11 +23,15 @@ class ChainStrategy:
     def best_option(self, options: Sequence[Option], ctx: ExpansionContext) -> Option | None:
         remaining = list(options)
         for i, f in enumerate(self.filters):
+            ctx.ratings = {}
             remaining = f.best_options(remaining, ctx)
             name = self.names[i] if i < len(self.names) else type(f).__name__
-            ctx.trace.append((name, tuple(o.group for o in remaining)))
+            ctx.trace.append(
+                ExpanderStep(name, tuple(o.group for o in remaining), tuple(sorted(ctx.ratings.items())))
+            )
             if len(remaining) == 1:
                 return remaining[0]
+        ctx.ratings = {}
         picked = self.fallback.best_options(remaining, ctx)
-        ctx.trace.append(("random (fallback)", tuple(o.group for o in picked[:1])))
+        ctx.trace.append(ExpanderStep("random (fallback)", tuple(o.group for o in picked[:1])))
         return picked[0] if picked else None

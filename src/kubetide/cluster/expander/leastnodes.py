@@ -11,6 +11,8 @@ __all__ = ["LeastNodesFilter"]
 
 class LeastNodesFilter:
     def best_options(self, options: Sequence[Option], ctx: ExpansionContext) -> list[Option]:
+        for o in options:
+            ctx.rate(o.group, f"{o.node_count} node(s)")
         counted = [o for o in options if o.node_count > 0]
         if not counted:
             return []

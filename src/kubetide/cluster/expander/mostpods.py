@@ -13,5 +13,7 @@ class MostPodsFilter:
     def best_options(self, options: Sequence[Option], ctx: ExpansionContext) -> list[Option]:
         if not options:
             return []
+        for o in options:
+            ctx.rate(o.group, f"{len(o.pods)} pod(s)")
         most = max(len(o.pods) for o in options)
         return [o for o in options if len(o.pods) == most]

@@ -15,7 +15,7 @@ from kubetide.cluster.clusterstate.registry import ClusterEvent
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
 
-__all__ = ["ExpansionContext", "Filter", "Option"]
+__all__ = ["ExpanderStep", "ExpansionContext", "Filter", "Option"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +31,16 @@ class Option:
     debug: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class ExpanderStep:
+    """One filter of the chain, for ``kubetide explain``: the groups it kept and, per group it was given,
+    how it rated it (a score, "no template", ...), when the filter rates."""
+
+    name: str
+    kept: tuple[str, ...]
+    scores: tuple[tuple[str, str], ...] = ()
+
+
 @dataclass
 class ExpansionContext:
     """What filters may read besides the options; ``events`` collects the warnings they raise."""
@@ -39,8 +49,13 @@ class ExpansionContext:
     cluster_node_count: int = 0
     rng: random.Random = field(default_factory=lambda: random.Random(0))
     events: list[ClusterEvent] = field(default_factory=list)
-    # Each filter the chain ran, in order, and the groups it kept (for ``kubetide explain``).
-    trace: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+    # Each filter the chain ran, in order, with what it kept and why (for ``kubetide explain``).
+    trace: list[ExpanderStep] = field(default_factory=list)
+    # The ratings of the filter running now: filters call :meth:`rate` as they score an option.
+    ratings: dict[str, str] = field(default_factory=dict)
+
+    def rate(self, group: str, how: str) -> None:
+        self.ratings[group] = how
 
 
 class Filter(Protocol):

@@ -95,6 +95,7 @@ class PriceFilter:
         lowest: float | None = None
         for o in options:
             score = price_score(o, self.pricing, preferred, ctx.now, self.gpu_label)
+            ctx.rate(o.group, "no price" if score is None else f"price score {score:.4g}")
             if score is None:
                 continue
             if lowest is None or score < lowest:

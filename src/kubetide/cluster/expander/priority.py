@@ -100,6 +100,7 @@ class PriorityFilter:
         max_prio = -1
         for o in options:
             matched = [p for p, rules in priorities.items() if any(r.search(o.group) for r in rules)]
+            ctx.rate(o.group, f"priority {max(matched)}" if matched else "no priority rule matches")
             if not matched:
                 # Upstream's warning depends on Go map order when several priorities exist; here it is
                 # raised exactly for groups no rule matches.

@@ -33,6 +33,7 @@ class LeastWasteFilter:
         least: float | None = None
         for o in options:
             score = waste_score(o)
+            ctx.rate(o.group, "no template or no capacity" if score is None else f"waste {score:.4g}")
             if score is None:
                 continue
             if least is None or score < least:

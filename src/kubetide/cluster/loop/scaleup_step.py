@@ -17,7 +17,7 @@ import numpy as np
 from kubetide.cloud.instance import CloudProviderError, NodeTemplate
 from kubetide.cluster.clusterstate.readiness import is_node_ready
 from kubetide.cluster.clusterstate.registry import ClusterStateRegistry
-from kubetide.cluster.expander import ChainStrategy, ExpansionContext
+from kubetide.cluster.expander import ChainStrategy, ExpanderStep, ExpansionContext
 from kubetide.cluster.loop.context import CA_EVENT_OBJECT, LoopContext
 from kubetide.cluster.loop.world import CAEvent
 from kubetide.cluster.options import AutoscalingOptions
@@ -57,7 +57,7 @@ class ScaleUpDecision:
     pods: tuple[Pod, ...] = ()
     groups: tuple[GroupState, ...] = ()
     # The expander chain's steps: (filter, groups it kept), in order (``kubetide explain``).
-    expander_trace: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    expander_trace: tuple[ExpanderStep, ...] = ()
 
     def not_triggered(self) -> tuple[CAEvent, ...]:
         """``NotTriggerScaleUp`` for every pod, with each group's reasons: what pods are told when no
