@@ -156,6 +156,11 @@ class ClusterAutoscalerComponent:
         self.world: CAWorldSource | None = None
         self.driver: ClusterAutoscalerDriver | None = None
         self.last: LoopResult | None = None
+        # Deletions due between loops (--node-delete-delay-after-taint): a timer wakes the loop thread
+        # at that time, and the woken tick runs only the deletions pass, as CA's drain goroutine would.
+        self._deletions_due: float | None = None
+        self._deletion_wake = threading.Event()  # set by the timer: the next tick is the deletions pass
+        self._timer: threading.Timer | None = None
 
     def start(self, stop: threading.Event) -> bool:
         versions, world = start_caches(
@@ -179,6 +184,10 @@ class ClusterAutoscalerComponent:
 
     def tick(self, now: float) -> None:
         assert self.driver is not None
+        if self._deletion_wake.is_set():
+            self._deletion_wake.clear()
+            self._deletions(now)  # woken for deletions between loops: nothing else
+            return
         started = time.monotonic()
         self.metrics.loop_started(now)
         result = self.driver.tick(now)
@@ -204,8 +213,43 @@ class ClusterAutoscalerComponent:
                 self.status_map.write(render_status_yaml(result.status, now), format_last_updated(now))
             except KubeStatusError as exc:
                 log.warning("status ConfigMap not written: %s", exc)
+        self._wake_for_deletions(result, now)
         if result.error is not None:
             raise RuntimeError(result.error)
+
+    def _deletions(self, now: float) -> None:
+        assert self.driver is not None
+        result = self.driver.deletions(now)
+        for ev in result.events:
+            log.info(
+                "%s %s: %s",
+                ev.reason,
+                ev.object,
+                ev.message,
+                extra={"reason": ev.reason, "object": ev.object},
+            )
+        if result.error is not None:
+            log.warning("deletions between loops: %s", result.error)
+        self._wake_for_deletions(result, now)
+
+    def _wake_for_deletions(self, result: LoopResult, now: float) -> None:
+        """Upstream drains a tainted node --node-delete-delay-after-taint after the taint, in its own
+        goroutine; wake the loop thread then, so the drain is not put off to the next scan."""
+        due = result.deletions_due_at
+        if due is None or due <= now:
+            return
+        if self._timer is not None and self._deletions_due is not None and now < self._deletions_due <= due:
+            return  # a wake at or before it is already set
+        if self._timer is not None:
+            self._timer.cancel()
+        self._deletions_due = due
+        self._timer = threading.Timer(due - now, self._wake)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _wake(self) -> None:
+        self._deletion_wake.set()
+        self.runtime.wake.set()
 
     def report(self) -> str:
         r = self.last
@@ -223,5 +267,7 @@ class ClusterAutoscalerComponent:
         return "\n".join(lines)
 
     def stop(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
         if self.world is not None:
             self.world.stop()
