@@ -38,6 +38,7 @@ class NodeExplanation:
     reason: str | None  # the unremovable reason (CA's UnremovableReason), None when unneeded
     blocking_pod: str | None = None
     blocking_reason: str | None = None  # the drain rule that blocks (CA's BlockingPodReason)
+    not_candidate: str | None = None  # why scale-down did not look at the node at all
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,7 @@ class Explanation:
                         "unremovableReason": n.reason,
                         "blockingPod": n.blocking_pod,
                         "blockingPodReason": n.blocking_reason,
+                        "notCandidate": n.not_candidate,
                     }
                     for n in self.nodes
                 ],
@@ -135,6 +137,7 @@ def explain_loop(result: LoopResult, at: float, world: World) -> Explanation:
                 result.unremovable.get(n.name),
                 blocking[0] if blocking else None,
                 blocking[1] if blocking else None,
+                result.not_candidates.get(n.name),
             )
         )
     return Explanation(
@@ -197,6 +200,8 @@ def render_text(
                 if n.blocking_pod:
                     line += f" (pod {n.blocking_pod}: {n.blocking_reason})"
                 out.append(line)
+            elif n.not_candidate is not None:
+                out.append(f"  {n.node}: not a candidate: {n.not_candidate}")
             else:
                 out.append(f"  {n.node}: not evaluated this loop")
     return "\n".join(out) + "\n"

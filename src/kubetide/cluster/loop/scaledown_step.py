@@ -115,14 +115,21 @@ class ScaleDownPlanner:
         being_deleted = {d.node.name for d in deletions} | {
             n.name for n in all_nodes if is_being_deleted(n, now)
         }
-        candidates = [
-            n
-            for n in all_nodes
-            if n.name not in being_deleted
-            and (cg := loop.group_of.get(n.name)) is not None
-            and cg in targets
-            and targets[cg] > loop.groups[cg].min_size()
-        ]
+        candidates = []
+        for n in all_nodes:
+            cg = loop.group_of.get(n.name)
+            if n.name in being_deleted:
+                loop.result.not_candidates[n.name] = "being deleted"
+            elif cg is None:
+                loop.result.not_candidates[n.name] = "not in a node group the autoscaler manages"
+            elif cg not in targets:
+                loop.result.not_candidates[n.name] = f"the size of node group {cg} could not be read"
+            elif targets[cg] <= loop.groups[cg].min_size():
+                loop.result.not_candidates[n.name] = (
+                    f"node group {cg} is at its minimum size ({loop.groups[cg].min_size()})"
+                )
+            else:
+                candidates.append(n)
         destinations = [n.name for n in all_nodes if n.name not in being_deleted]
         snap_pods = {n.name: list(snapshot.pods_on(snapshot.index_of(n.name))) for n in all_nodes}
         eligibility = filter_out_unremovable(

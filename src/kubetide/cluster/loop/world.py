@@ -81,6 +81,9 @@ class LoopResult:
     unremovable: dict[str, str] = field(default_factory=dict)
     # For BlockedByPod nodes: the blocking pod (namespace/name) and the drain rule's reason.
     blocking_pods: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # kubetide, for explain: nodes scale-down did not consider at all, and why (upstream drops them
+    # from the candidates without a reason: a group at its minimum size, no group, being deleted).
+    not_candidates: dict[str, str] = field(default_factory=dict)
     # What live mode's Prometheus metrics and status ConfigMap need, computed by the loop.
     metrics: LoopMetrics | None = None
     status: ClusterAutoscalerStatus | None = None
