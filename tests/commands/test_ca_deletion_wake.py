@@ -20,9 +20,11 @@ class FakeDriver:
         self.calls.append(("loop", now))
         return LoopResult(deletions_due_at=self.due)
 
-    def deletions(self, now: float) -> LoopResult:
+    def deletions(self, now: float, *, carry: bool = True) -> LoopResult:
+        # The live component counts the removed nodes itself, at once (not in the next loop's metrics).
+        assert carry is False
         self.calls.append(("deletions", now))
-        return LoopResult()
+        return LoopResult(deleted_between_loops={"underutilized": 1})
 
 
 class Quiet:

@@ -203,6 +203,24 @@ def test_scale_up_then_drain_through_a_pdb_and_delete(
 
     document = wait_for(status, 30, message="the status ConfigMap shows the group at 1 node")
     assert document["clusterWide"]["health"]["status"] == "Healthy"
+
+    # The group's shape learned from its real nodes, kept in the cluster for a restart (issue 8).
+    def learned() -> dict[str, Any] | None:
+        cm = kubectl.json(
+            "-n",
+            "kubetide",
+            "get",
+            "configmap",
+            "kubetide-cluster-autoscaler-templates",
+            "--ignore-not-found",
+        )
+        if not cm:
+            return None
+        found: dict[str, Any] | None = json.loads(cm["data"]["templates"])["groups"].get(group)
+        return found
+
+    template = wait_for(learned, 30, message="the learned templates ConfigMap holds the group")
+    assert template["node"]["allocatable"]["cpu"] > 0 and template["node"]["labels"]
     status_code, body = ca.get("/health-check")
     assert status_code == 200, body
     assert ca.alive()

@@ -31,3 +31,11 @@ def test_loop_numbers_become_metrics_and_kept_foreign_instances_go_back_to_zero(
     metrics.loop_finished(LoopResult(metrics=LoopMetrics()), 110.0, 0.1, cloud)
     assert _value(registry, "kubetide_cluster_autoscaler_kept_foreign_instances", node_group="ng") == 0
     assert _value(registry, "cluster_autoscaler_scaled_down_nodes_total", reason="empty") == 1
+
+
+def test_a_deletions_pass_between_loops_counts_its_nodes_at_once() -> None:
+    registry = CollectorRegistry()
+    metrics = CAMetrics(per_nodegroup=False, registry=registry)
+    metrics.deletions_finished(LoopResult(deleted_between_loops={"underutilized": 1, "empty": 0}), 105.0)
+    assert _value(registry, "cluster_autoscaler_scaled_down_nodes_total", reason="underutilized") == 1
+    assert _value(registry, "cluster_autoscaler_last_activity", activity="scaleDown") == 105

@@ -6,6 +6,7 @@ import pytest
 
 from kubetide.cloud.fake import RecordingCloud
 from kubetide.cloud.provider import CloudProviderError
+from kubetide.cluster.driver import StatePort
 from kubetide.kube.guard import LeaderGuardedCloud, LeaderGuardedPort, LeadershipLost
 from kubetide.model.api import EvictionOutcome
 from kubetide.model.pod import Pod
@@ -38,14 +39,21 @@ class _Port:
     def emit_event(self, type_: str, reason: str, obj: str, message: str) -> None:
         self.calls.append(f"event {reason}")
 
+    def write_config_map(self, namespace: str, name: str, data: object) -> None:
+        self.calls.append(f"configmap {name}")
+
 
 def test_writes_stop_the_moment_leadership_is_lost() -> None:
     leading = [True]
     inner = _Port()
     port = LeaderGuardedPort(inner, lambda: leading[0])
     port.add_node_taint("n1", Taint("k", "v", "NoSchedule"))
+    # The CA driver writes its state and learned templates only through a port that can: this one can.
+    assert isinstance(port, StatePort)
+    port.write_config_map("kube-system", "kubetide-cluster-autoscaler-templates", {})
     leading[0] = False
     for write in (
+        lambda: port.write_config_map("kube-system", "kubetide-cluster-autoscaler-state", {}),
         lambda: port.add_node_taint("n2", Taint("k", "v", "NoSchedule")),
         lambda: port.remove_node_taint("n2", "k"),
         lambda: port.set_node_unschedulable("n2", True),
@@ -56,7 +64,7 @@ def test_writes_stop_the_moment_leadership_is_lost() -> None:
         with pytest.raises(LeadershipLost):
             write()
     port.emit_event("Normal", "R", "Node/n2", "m")  # events only describe: they pass
-    assert inner.calls == ["taint n1", "event R"]
+    assert inner.calls == ["taint n1", "configmap kubetide-cluster-autoscaler-templates", "event R"]
 
 
 def test_cloud_writes_are_refused_and_reads_pass() -> None:

@@ -487,10 +487,12 @@ class StaticAutoscaler:
             self._template_marks[gid] = (_fingerprint(entry[0]), entry[1])
         self._state_restored = True
 
-    def run_deletions(self, world: World, now: float) -> LoopResult:
+    def run_deletions(self, world: World, now: float, *, carry: bool = True) -> LoopResult:
         """Only the deletions in progress (drain, then delete), between loops: what upstream's deletion
         goroutine does once ``--node-delete-delay-after-taint`` has passed. No scale-up, no new
-        scale-down decision, no status: the next loop does those."""
+        scale-down decision, no status: the next loop does those. The nodes removed are in
+        ``result.deleted_between_loops``; ``carry`` also counts them into the next loop's metrics
+        (for a caller that does not count them itself)."""
         result = LoopResult()
         loop = self._context(world, now, result)
         if loop is None:
@@ -514,7 +516,8 @@ class StaticAutoscaler:
         self._back_off_failed_deletions(loop)
         # Counted by the next loop's metrics (its counters' increments), as upstream's goroutine counts
         # into the same Prometheus counters the loop reports.
-        for reason, count in loop.scaled_down.items():
+        result.deleted_between_loops = dict(loop.scaled_down)
+        for reason, count in loop.scaled_down.items() if carry else ():
             self._carried.scaled_down[reason] = self._carried.scaled_down.get(reason, 0) + count
         self._carried.api_errors += loop.api_errors
         return result

@@ -106,13 +106,14 @@ class ClusterAutoscalerDriver:
         self.last = result
         return result
 
-    def deletions(self, now: float) -> LoopResult:
-        """Deletions due between loops (``LoopResult.deletions_due_at``): drain and delete, nothing else."""
+    def deletions(self, now: float, *, carry: bool = True) -> LoopResult:
+        """Deletions due between loops (``LoopResult.deletions_due_at``): drain and delete, nothing else.
+        ``carry=False``: the caller counts ``result.deleted_between_loops`` in its metrics itself."""
         try:
             world = self.source.world()
         except ApiError as exc:
             return LoopResult(error=f"failed to read the cluster: {exc}")
-        result = self.autoscaler.run_deletions(world, now)
+        result = self.autoscaler.run_deletions(world, now, carry=carry)
         self.stats.add(result.stats)
         for ev in result.events:
             self._emit(ev)

@@ -186,6 +186,14 @@ class CAMetrics:
         self._kept_groups = set(m.kept_foreign_instances) | set(self._kept_groups)
         self._groups(cloud, result)
 
+    def deletions_finished(self, result: LoopResult, now: float) -> None:
+        """A deletions pass between loops: its removed nodes counted at once, as CA's deletion
+        goroutine counts them."""
+        for reason, count in result.deleted_between_loops.items():
+            if count:
+                self.scaled_down.labels(reason=reason).inc(count)
+                self.last_activity.labels(activity="scaleDown").set(int(now))
+
     def _groups(self, cloud: CloudProvider, result: LoopResult) -> None:
         try:
             groups: Sequence[NodeGroup] = cloud.node_groups()

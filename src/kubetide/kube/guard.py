@@ -61,6 +61,15 @@ class LeaderGuardedPort:
     def emit_event(self, type_: str, reason: str, obj: str, message: str) -> None:
         self._inner.emit_event(type_, reason, obj, message)
 
+    def write_config_map(self, namespace: str, name: str, data: Mapping[str, str]) -> None:
+        """The ConfigMaps the autoscaler owns (its state, its learned templates): a write like the others.
+        Without this the driver, which writes them only through a port that can, wrote neither live."""
+        self._check()
+        write = getattr(self._inner, "write_config_map", None)
+        if write is None:
+            raise ApiError("this port writes no ConfigMaps")
+        write(namespace, name, data)
+
 
 class _GuardedGroup:
     """A NodeGroup whose writes are checked like the port's; reads pass through."""

@@ -219,7 +219,8 @@ class ClusterAutoscalerComponent:
 
     def _deletions(self, now: float) -> None:
         assert self.driver is not None
-        result = self.driver.deletions(now)
+        result = self.driver.deletions(now, carry=False)
+        self.metrics.deletions_finished(result, now)
         for ev in result.events:
             log.info(
                 "%s %s: %s",
