@@ -122,7 +122,8 @@ class SeriesBatch:
         self._amplitude = np.array([s.amplitude for s in specs], dtype=np.float64)  # type: ignore[union-attr]
         self._phase = np.array([s.phase for s in specs], dtype=np.float64)  # type: ignore[union-attr]
         self._period = np.array([s.period for s in specs], dtype=np.float64)  # type: ignore[union-attr]
-        self._others = [i for i in range(len(series)) if i not in set(sines)]
+        batched = set(sines)
+        self._others = [i for i in range(len(series)) if i not in batched]
 
     def at(self, t: float) -> list[float]:
         out = [0.0] * len(self.series)
