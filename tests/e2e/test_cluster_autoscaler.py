@@ -216,10 +216,16 @@ def test_scale_up_then_drain_through_a_pdb_and_delete(
         )
         if not cm:
             return None
-        found: dict[str, Any] | None = json.loads(cm["data"]["templates"])["groups"].get(group)
+        groups = json.loads(cm["data"]["templates"])["groups"]
+        assert isinstance(groups, dict)
+        found: dict[str, Any] | None = groups.get(group)
+        if found is None:
+            raise AssertionError(f"groups in the ConfigMap: {sorted(groups)}")
         return found
 
-    template = wait_for(learned, 30, message="the learned templates ConfigMap holds the group")
+    # A shape is learned from a node Ready for over a minute (CA's rule): the remaining node was created
+    # less than a minute ago when the drain ends, so allow that minute and a few loops.
+    template = wait_for(learned, 100, message="the learned templates ConfigMap holds the group")
     assert template["node"]["allocatable"]["cpu"] > 0 and template["node"]["labels"]
     status_code, body = ca.get("/health-check")
     assert status_code == 200, body

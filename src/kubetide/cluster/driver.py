@@ -128,7 +128,8 @@ class ClusterAutoscalerDriver:
                 continue
             try:
                 self.port.write_config_map(self.options.namespace, name, data)
-            except ApiError:
+            except ApiError as exc:  # retried next loop; reported on the result
+                result.write_problems.append(f"ConfigMap {self.options.namespace}/{name} not written: {exc}")
                 continue
             self._written[name] = data
 

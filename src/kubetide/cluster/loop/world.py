@@ -84,6 +84,8 @@ class LoopResult:
     # kubetide, for explain: nodes scale-down did not consider at all, and why (upstream drops them
     # from the candidates without a reason: a group at its minimum size, no group, being deleted).
     not_candidates: dict[str, str] = field(default_factory=dict)
+    # The driver's writes of the ConfigMaps the autoscaler owns that failed this loop (retried next).
+    write_problems: list[str] = field(default_factory=list)
     # A deletions pass between loops: the nodes it removed, by CA's scaled_down_nodes_total reason.
     deleted_between_loops: dict[str, int] = field(default_factory=dict)
     # What live mode's Prometheus metrics and status ConfigMap need, computed by the loop.

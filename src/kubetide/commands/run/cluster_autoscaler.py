@@ -213,6 +213,8 @@ class ClusterAutoscalerComponent:
                 self.status_map.write(render_status_yaml(result.status, now), format_last_updated(now))
             except KubeStatusError as exc:
                 log.warning("status ConfigMap not written: %s", exc)
+        for problem in result.write_problems:
+            log.warning("%s", problem)
         self._wake_for_deletions(result, now)
         if result.error is not None:
             raise RuntimeError(result.error)
