@@ -166,12 +166,7 @@ class HorizontalController:
 
     def pod_index(self, key: str, pods: Sequence[Pod]) -> PodIndex:
         """The classification of ``pods`` (the HPA's pod list), reused while the list object is."""
-        cached = self._pod_indexes.get(key)
-        if cached is not None and cached[0] is pods:
-            return cached[1]
-        index = PodIndex.build(pods, self.config.initial_readiness_delay)
-        self._pod_indexes[key] = (pods, index)
-        return index
+        return PodIndex.cached(self._pod_indexes, key, pods, self.config.initial_readiness_delay)
 
     def restore(self, key: str, state: HPAState) -> None:
         """Install remembered state (a snapshot's, or one carried over on purpose)."""

@@ -15,7 +15,12 @@ from kubetide.model.hpa import HPA, default_scale_down_rules, default_scale_up_r
 
 SetCondition = Callable[[str, bool, str, str], None]
 
-_READY = ("ReadyForNewScale", "recommended size matches current size")
+# AbleToScale True after stabilization: (reason, message) as upstream writes them.
+READY_FOR_NEW_SCALE = ("ReadyForNewScale", "recommended size matches current size")
+SCALE_DOWN_STABILIZED = (
+    "ScaleDownStabilized",
+    "recent recommendations were higher than current one, applying the highest recent recommendation",
+)
 
 
 def normalize(
@@ -32,13 +37,7 @@ def normalize(
     state.recommendations = recommendations
     if hpa.behavior is None:
         stabilized = stabilize_scale_down(recommendations, proposal, now, config.downscale_stabilization)
-        if stabilized != proposal:
-            stab_reason, stab_message = (
-                "ScaleDownStabilized",
-                "recent recommendations were higher than current one, applying the highest recent recommendation",
-            )
-        else:
-            stab_reason, stab_message = _READY
+        stab_reason, stab_message = SCALE_DOWN_STABILIZED if stabilized != proposal else READY_FOR_NEW_SCALE
         set_condition(ConditionType.ABLE_TO_SCALE, True, stab_reason, stab_message)
         desired, reason, message = apply_limits(
             current,
@@ -65,7 +64,7 @@ def normalize(
             float(down_window),
         )
         if stabilized == proposal:
-            stab_reason, stab_message = _READY
+            stab_reason, stab_message = READY_FOR_NEW_SCALE
         set_condition(ConditionType.ABLE_TO_SCALE, True, stab_reason, stab_message)
         desired, reason, message = with_behavior.apply_rate_limits(
             current,

@@ -13,20 +13,29 @@ def stabilize_scale_down(
 
     The new entry overwrites the *last* entry older than the window, else it is appended.
     """
-    highest = proposal
-    stale = -1
-    cutoff = now - window
+    highest, stale = window_highest(recommendations, proposal, now - window)
+    record(recommendations, Recommendation(proposal, now), stale)
+    return highest
+
+
+def window_highest(recommendations: list[Recommendation], proposal: int, cutoff: float) -> tuple[int, int]:
+    """The highest count among the proposal and the entries no older than ``cutoff``, and the position
+    of the last entry older than it (-1: none): ``stabilize_scale_down`` before it writes."""
+    highest, stale = proposal, -1
     for i, rec in enumerate(recommendations):
         if rec.timestamp < cutoff:
             stale = i
         elif rec.replicas > highest:
             highest = rec.replicas
-    entry = Recommendation(proposal, now)
+    return highest, stale
+
+
+def record(recommendations: list[Recommendation], entry: Recommendation, stale: int) -> None:
+    """Store ``entry`` over the stale position ``window_highest`` found, else append it."""
     if stale >= 0:
         recommendations[stale] = entry
     else:
         recommendations.append(entry)
-    return highest
 
 
 def scale_up_limit(current: int, factor: float, minimum: float) -> int:

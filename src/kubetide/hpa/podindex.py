@@ -128,6 +128,22 @@ class PodIndex:
             self._exact_token = token
         return True
 
+    @staticmethod
+    def cached(
+        cache: dict[str, tuple[Sequence[Pod], PodIndex]],
+        key: str,
+        pods: Sequence[Pod],
+        readiness_delay: float,
+    ) -> PodIndex:
+        """The index of ``pods`` for HPA ``key``, reused from ``cache`` while the pod lister returns the
+        very same sequence object (``ScaleTargetPort.list_pods``' contract)."""
+        found = cache.get(key)
+        if found is not None and found[0] is pods:
+            return found[1]
+        index = PodIndex.build(pods, readiness_delay)
+        cache[key] = (pods, index)
+        return index
+
     def requests_milli(self, resource: str, container: str, pod_level: bool) -> dict[str, int]:
         key = (resource, container, pod_level)
         cached = self.requests.get(key)

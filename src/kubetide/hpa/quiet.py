@@ -26,25 +26,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubetide.hpa.conditions import ConditionType
+from kubetide.hpa.config import HPAConfig
 from kubetide.hpa.controller import HorizontalController
+from kubetide.hpa.normalization import READY_FOR_NEW_SCALE, SCALE_DOWN_STABILIZED
+from kubetide.hpa.normalize import apply_limits, record, window_highest
 from kubetide.hpa.podgroups import RequestError
 from kubetide.hpa.ports import PodMetric
 from kubetide.hpa.replicas import _percent, _trunc_div, fdiv, int32_ceil, int64
 from kubetide.hpa.state import Recommendation
+from kubetide.hpa.tolerances import Tolerances, tolerances_for
 from kubetide.model.hpa import HPA, HPAStatus
 from kubetide.model.quantity import format_milli
 
 __all__ = ["QuietLane"]
-
-_READY = ("ReadyForNewScale", "recommended size matches current size")
-_STABILIZED = (
-    "ScaleDownStabilized",
-    "recent recommendations were higher than current one, applying the highest recent recommendation",
-)
-_WITHIN = ("DesiredWithinRange", "the desired count is within the acceptable range")
-_TOO_FEW = ("TooFewReplicas", "the desired replica count is less than the minimum replica count")
-_UP_LIMIT = ("ScaleUpLimit", "the desired replica count is increasing faster than the maximum scale rate")
-_TOO_MANY = ("TooManyReplicas", "the desired replica count is more than the maximum replica count")
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +49,7 @@ class _Spec:
     resource: str
     target: int  # averageUtilization
     active_message: str  # the ScalingActive True message this metric gives
+    tolerances: Tolerances
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +64,7 @@ class _Status:
     raw: int | None  # the milli value ``value`` was written from, when the lane wrote it
 
 
-def _spec(hpa: HPA) -> _Spec | None:
+def _spec(hpa: HPA, config: HPAConfig) -> _Spec | None:
     if hpa.behavior is not None or hpa.min_replicas < 1 or len(hpa.metrics) != 1:
         return None
     metric = hpa.metrics[0]
@@ -89,6 +84,7 @@ def _spec(hpa: HPA) -> _Spec | None:
         metric.resource,
         target.average_utilization,
         f"the HPA was able to successfully calculate a replica count from {name}",
+        tolerances_for(hpa, config),
     )
 
 
@@ -147,7 +143,7 @@ _UNCHANGED = QuietSync(None)
 
 
 class QuietLane:
-    """Finishes quiet syncs for one controller; :meth:`sync` returns False for every other sync."""
+    """Finishes quiet syncs for one controller; :meth:`sync` returns None for every other sync."""
 
     def __init__(self, controller: HorizontalController) -> None:
         self.controller = controller
@@ -165,14 +161,10 @@ class QuietLane:
         writes the general path's (a failed write is reported the same way).
         """
         key = hpa.key
+        ctrl = self.controller
         cached = self._specs.get(key)
         if cached is None or cached[0] is not hpa:
-            # A status write swaps the object and keeps the spec: key the spec facts on the metric
-            # tuple as well, so they are not rebuilt after each write.
-            if cached is not None and cached[0].metrics is hpa.metrics and _same_limits(cached[0], hpa):
-                spec = cached[1]
-            else:
-                spec = _spec(hpa)
+            spec = _spec(hpa, ctrl.config)
             self._specs[key] = (hpa, spec)
         else:
             spec = cached[1]
@@ -188,7 +180,6 @@ class QuietLane:
         if facts is None or facts.active_message != spec.active_message:
             return None
 
-        ctrl = self.controller
         memory = ctrl.memory(key)
         if memory is None or not memory.recommendations:
             return None
@@ -228,8 +219,7 @@ class QuietLane:
             return None
         utilization = _percent(total_usage, total_request)
         ratio = fdiv(float(utilization), float(spec.target))
-        tolerance = config.tolerance
-        if (1.0 - tolerance) <= ratio <= (1.0 + tolerance):
+        if spec.tolerances.within(ratio):
             proposal = current
         else:
             proposal = int32_ceil(ratio * len(index.active))
@@ -238,30 +228,19 @@ class QuietLane:
 
         # Downscale stabilization (the no-behavior path), without writing yet.
         recommendations = memory.recommendations
-        cutoff = now - config.downscale_stabilization
-        highest, stale = proposal, -1
-        for i, rec in enumerate(recommendations):
-            if rec.timestamp < cutoff:
-                stale = i
-            elif rec.replicas > highest:
-                highest = rec.replicas
-        stabilized = highest
-        able = _READY if stabilized == proposal else _STABILIZED
-        # apply_limits
-        limit = int(max(config.scale_up_limit_factor * float(current), config.scale_up_limit_minimum))
-        if hpa.max_replicas > limit:
-            ceiling, over = limit, _UP_LIMIT
-        else:
-            ceiling, over = hpa.max_replicas, _TOO_MANY
-        if stabilized < hpa.min_replicas:
-            desired, why = hpa.min_replicas, _TOO_FEW
-        elif stabilized > ceiling:
-            desired, why = ceiling, over
-        else:
-            desired, why = stabilized, _WITHIN
+        stabilized, stale = window_highest(recommendations, proposal, now - config.downscale_stabilization)
+        able = READY_FOR_NEW_SCALE if stabilized == proposal else SCALE_DOWN_STABILIZED
+        desired, reason, message = apply_limits(
+            current,
+            stabilized,
+            hpa.min_replicas,
+            hpa.max_replicas,
+            config.scale_up_limit_factor,
+            config.scale_up_limit_minimum,
+        )
         if desired != current:
             return None  # a rescale: the general path decides, writes and reports it
-        if facts.able != able or facts.limited != (desired != stabilized, why[0], why[1]):
+        if facts.able != able or facts.limited != (desired != stabilized, reason, message):
             return None
 
         raw = _trunc_div(total_usage, len(samples))
@@ -282,19 +261,5 @@ class QuietLane:
                 status,
                 _Status(facts.able, facts.active_message, facts.limited, utilization, value, raw),
             )
-        entry = Recommendation(proposal, now)
-        if stale >= 0:
-            recommendations[stale] = entry
-        else:
-            recommendations.append(entry)
+        record(recommendations, Recommendation(proposal, now), stale)
         return _UNCHANGED if status is None else QuietSync(status)
-
-
-def _same_limits(a: HPA, b: HPA) -> bool:
-    return (
-        a.min_replicas == b.min_replicas
-        and a.max_replicas == b.max_replicas
-        and a.behavior is b.behavior
-        and a.namespace == b.namespace
-        and a.api_version == b.api_version
-    )

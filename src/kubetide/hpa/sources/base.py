@@ -58,10 +58,6 @@ class MetricContext:
         return self._pods
 
     def pod_index(self) -> PodIndex:
-        pods = self.pods()
-        cached = self.index_cache.get(self.hpa.key)
-        if cached is not None and cached[0] is pods:
-            return cached[1]
-        index = PodIndex.build(pods, self.config.initial_readiness_delay)
-        self.index_cache[self.hpa.key] = (pods, index)
-        return index
+        return PodIndex.cached(
+            self.index_cache, self.hpa.key, self.pods(), self.config.initial_readiness_delay
+        )
