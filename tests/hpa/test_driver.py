@@ -9,16 +9,16 @@ from typing import Any
 
 from kubetide.hpa.config import HPAConfig
 from kubetide.hpa.driver import HPADriver, StatusWriteError
-from kubetide.hpa.ports import MetricsError, PodMetric, Scale, ScaleError
+from kubetide.hpa.ports import PodMetric, Scale, ScaleError
 from kubetide.model.errors import ManifestError
 from kubetide.model.hpa import HPA, CrossVersionObjectReference, HPAStatus
 from kubetide.model.pod import Pod
 from kubetide.model.selectors import LabelSelector
 
-from .world import World, hpa
+from .world import ResourceMetricsOnly, World, hpa
 
 
-class Worlds:
+class Worlds(ResourceMetricsOnly):
     """One World per namespace (so selectors never overlap), behind both controller ports."""
 
     def __init__(self, **worlds: World) -> None:
@@ -48,15 +48,6 @@ class Worlds:
         if namespace in self.broken_metrics:
             raise RuntimeError("metrics adapter bug")
         return self._world(namespace).resource_metrics(namespace, selector, resource, container)
-
-    def pod_metrics(self, *args: Any) -> Mapping[str, PodMetric]:
-        raise MetricsError("none")
-
-    def object_metric(self, *args: Any) -> int:
-        raise MetricsError("none")
-
-    def external_metric(self, *args: Any) -> Sequence[int]:
-        raise MetricsError("none")
 
 
 @dataclass

@@ -19,6 +19,8 @@ from kubetide.model.pod import Container, Pod
 from kubetide.model.resources import Resources
 from kubetide.model.selectors import LabelSelector
 
+from .world import ResourceMetricsOnly
+
 
 class TokenSamples(Mapping[str, PodMetric]):
     """Samples the way the simulator serves them: a key token and an O(1) total."""
@@ -88,7 +90,7 @@ class Target:
             self.keys, self.token = keys, object()
 
 
-class FakeWorld:
+class FakeWorld(ResourceMetricsOnly):
     """Scale targets, pods and samples in one namespace per target; records writes and events."""
 
     def __init__(self, targets: dict[str, Target], hpas: dict[str, HPA], token_samples: bool) -> None:
@@ -158,15 +160,6 @@ class FakeWorld:
         if not samples:
             raise MetricsError("no metrics returned from resource metrics API")
         return TokenSamples(samples, token) if self.token_samples else samples
-
-    def pod_metrics(self, *args: Any) -> Mapping[str, PodMetric]:
-        raise MetricsError("none")
-
-    def object_metric(self, *args: Any) -> int:
-        raise MetricsError("none")
-
-    def external_metric(self, *args: Any) -> Sequence[int]:
-        raise MetricsError("none")
 
     # HPASource
     def list_hpas(self) -> Mapping[str, HPA | ManifestError]:

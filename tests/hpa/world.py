@@ -99,3 +99,16 @@ class World:
         self, namespace: str, name: str, metric_selector: LabelSelector | None
     ) -> Sequence[int]:
         raise MetricsError("no external metrics here")
+
+
+class ResourceMetricsOnly:
+    """The custom, object and external metrics APIs of a fake that serves resource metrics only."""
+
+    def pod_metrics(self, *args: Any) -> Mapping[str, PodMetric]:
+        raise MetricsError("none")
+
+    def object_metric(self, *args: Any) -> int:
+        raise MetricsError("none")
+
+    def external_metric(self, *args: Any) -> Sequence[int]:
+        raise MetricsError("none")

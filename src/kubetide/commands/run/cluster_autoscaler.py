@@ -200,14 +200,7 @@ class ClusterAutoscalerComponent:
             sorted(result.unneeded),
             dict(sorted(result.unremovable.items())),
         )
-        for ev in result.events:
-            log.info(
-                "%s %s: %s",
-                ev.reason,
-                ev.object,
-                ev.message,
-                extra={"reason": ev.reason, "object": ev.object},
-            )
+        _log_events(result)
         if result.status is not None and self.options.write_status_configmap and self.runtime.may_act():
             try:
                 self.status_map.write(render_status_yaml(result.status, now), format_last_updated(now))
@@ -223,14 +216,7 @@ class ClusterAutoscalerComponent:
         assert self.driver is not None
         result = self.driver.deletions(now, carry=False)
         self.metrics.deletions_finished(result, now)
-        for ev in result.events:
-            log.info(
-                "%s %s: %s",
-                ev.reason,
-                ev.object,
-                ev.message,
-                extra={"reason": ev.reason, "object": ev.object},
-            )
+        _log_events(result)
         if result.error is not None:
             log.warning("deletions between loops: %s", result.error)
         self._wake_for_deletions(result, now)
@@ -274,3 +260,10 @@ class ClusterAutoscalerComponent:
             self._timer.cancel()
         if self.world is not None:
             self.world.stop()
+
+
+def _log_events(result: LoopResult) -> None:
+    for ev in result.events:
+        log.info(
+            "%s %s: %s", ev.reason, ev.object, ev.message, extra={"reason": ev.reason, "object": ev.object}
+        )

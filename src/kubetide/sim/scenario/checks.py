@@ -198,16 +198,12 @@ def _action_refs(s: Scenario) -> Iterator[FieldError]:
                 yield FieldError(
                     f"{path}.scale.target", f"no object {action.scale.target} exists at that time"
                 )
-        if action.deleteNode is not None and action.deleteNode.group not in groups:
-            yield FieldError(
-                f"{path}.deleteNode.group",
-                f"no node group {action.deleteNode.group!r} (known: {', '.join(sorted(groups))})",
-            )
-        if action.attachInstance is not None and action.attachInstance.group not in groups:
-            yield FieldError(
-                f"{path}.attachInstance.group",
-                f"no node group {action.attachInstance.group!r} (known: {', '.join(sorted(groups))})",
-            )
+        for field, on_group in (("deleteNode", action.deleteNode), ("attachInstance", action.attachInstance)):
+            if on_group is not None and on_group.group not in groups:
+                yield FieldError(
+                    f"{path}.{field}.group",
+                    f"no node group {on_group.group!r} (known: {', '.join(sorted(groups))})",
+                )
         if action.restart is not None and action.restart not in running:
             yield FieldError(f"{path}.restart", f"{action.restart} is not enabled in this scenario")
 
