@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from kubetide.hpa.config import HPAConfig
 from kubetide.hpa.driver import HPADriver, StatusWriteError
+from kubetide.hpa.state import HPAState, Recommendation
 from kubetide.hpa.ports import MetricsError, PodMetric, Scale, ScaleError
 from kubetide.model.errors import ManifestError
 from kubetide.model.hpa import HPA, CrossVersionObjectReference, HPAStatus
@@ -69,8 +70,22 @@ class Target:
     token: object = field(default_factory=object)
     keys: frozenset[str] = frozenset()
     created: int = 0
+    scale: Scale | None = None
+    signature: tuple[Any, ...] = ()
 
     def refresh(self, namespace: str) -> None:
+        # Like an informer cache: the same pod list object while no pod changed.
+        signature = tuple(
+            (n, p.phase, p.ready, p.start, p.transition, p.deleting, p.request) for n, p in self.pods.items()
+        )
+        if signature != self.signature or not self.view:
+            self.signature = signature
+            self._build(namespace)
+        keys = frozenset(n for n, p in self.pods.items() if p.phase == "Running" and p.usage is not None)
+        if keys != self.keys:
+            self.keys, self.token = keys, object()
+
+    def _build(self, namespace: str) -> None:
         self.view = tuple(
             Pod(
                 name=name,
@@ -85,9 +100,6 @@ class Target:
             )
             for name, p in self.pods.items()
         )
-        keys = frozenset(n for n, p in self.pods.items() if p.phase == "Running" and p.usage is not None)
-        if keys != self.keys:
-            self.keys, self.token = keys, object()
 
 
 class FakeWorld(ResourceMetricsOnly):
@@ -117,8 +129,14 @@ class FakeWorld(ResourceMetricsOnly):
 
     # ScaleTargetPort
     def get_scale(self, namespace: str, ref: CrossVersionObjectReference) -> Scale:
+        # The same object while the counts are, as the simulator's port answers (the lane's plans
+        # are kept only while it is).
         t = self._target(ref)
-        return Scale(t.replicas, len(t.pods), t.selector)
+        scale = Scale(t.replicas, len(t.pods), t.selector)
+        if scale != t.scale:
+            t.scale = scale
+        assert t.scale is not None
+        return t.scale
 
     def update_scale(self, namespace: str, ref: CrossVersionObjectReference, replicas: int) -> None:
         t = self._target(ref)
@@ -335,7 +353,12 @@ def run_both(data: Any, token_samples: bool) -> int:
         for world in (general, quiet):
             world.now = now
             mutate(world, factor, which, index)
+    assert lane._lane is not None
+    rechecked.append(lane._lane.rechecked)
     return lane.quiet_syncs
+
+
+rechecked: list[int] = []  # per run: the quiet syncs that reused a plan (the lane's fast recheck)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck), database=None)
@@ -367,6 +390,64 @@ def test_the_lane_takes_the_syncs_of_a_settled_hpa() -> None:
     # including the one where a 4 % usage change only rewrites the current metric.
     for token_samples in (False, True):
         assert run_both(steady(), token_samples) == 39
+    # With a samples key token the plan of the first quiet sync serves the others (but the one after
+    # a status write, which is a new HPA object); without one every sync runs the full checks.
+    assert rechecked[-2:] == [0, 37]
+
+
+def test_an_initializing_pod_counts_only_while_ready() -> None:
+    # web0-3 started 100 s ago (in its cpu initialization period) and has been Ready long enough to
+    # be counted: the lane takes the syncs (52 %). At 60 s it turns unready, and Ready again at 75 s
+    # but with samples older than its transition: upstream's rule for initializing pods leaves it
+    # out (50 %), and so must the lane.
+    spec = steady()[0][0][2]
+    young = PodState(usage=300, start=-100.0, transition=-90.0)
+    data = ([("h0", "web0", spec)], {"web0": [PodState(usage=250)] * 3 + [young]}, [(15.0, 1.0, 0, 0)] * 3)
+    assert run_both((*data[:2], data[2] + [(15.0, 1.0, 1, 3)] * 4), True) >= 2
+    assert rechecked[-1] >= 1
+    # Not Ready since 40 s after its start, which is not "never Ready": only the initializing rule
+    # leaves it out.
+    unready = PodState(usage=300, ready=False, start=-100.0, transition=-60.0)
+    assert run_both((data[0], {"web0": [PodState(usage=250)] * 3 + [unready]}, data[2]), True) == 0
+
+
+def test_a_kept_plan_reads_the_memory_the_controller_has_now() -> None:
+    # Remembered state installed from outside (a snapshot's) replaces the list a plan was made with.
+    data = steady()
+    general, quiet = build(data, True), build(data, True)
+    plain = HPADriver(general, general, general, general, HPAConfig())
+    lane = HPADriver(quiet, quiet, quiet, quiet, HPAConfig(), quiet_lane=True)
+    for now in (0.0, 15.0, 30.0):
+        plain.tick(now)
+        lane.tick(now)
+    assert lane._lane is not None and lane._lane.rechecked == 1
+    for driver in (plain, lane):
+        driver.controller.restore("default/h0", HPAState([Recommendation(8, 40.0)]))
+    for now in (45.0, 60.0):
+        plain.tick(now)
+        lane.tick(now)
+        assert state_of(lane, quiet) == state_of(plain, general)
+    # The restored recommendation of 8 is the highest in the window: both scale 4 -> 8.
+    assert general.scale_writes == quiet.scale_writes == [("web0", 8)]
+
+
+def test_a_kept_plan_sees_a_new_hpa_over_the_same_pods() -> None:
+    # Nothing of h0's own objects changes, but h1 now selects its pods too: AmbiguousSelector.
+    data = steady()
+    general, quiet = build(data, True), build(data, True)
+    plain = HPADriver(general, general, general, general, HPAConfig())
+    lane = HPADriver(quiet, quiet, quiet, quiet, HPAConfig(), quiet_lane=True)
+    for now in (0.0, 15.0, 30.0):
+        plain.tick(now)
+        lane.tick(now)
+    for world in (general, quiet):
+        world.hpas["default/h1"] = hpa_manifest("h1", "web0", data[0][0][2])
+    for now in (45.0, 60.0, 75.0):
+        plain.tick(now)
+        lane.tick(now)
+        assert state_of(lane, quiet) == state_of(plain, general)
+    status = cast(HPA, quiet.hpas["default/h0"]).status
+    assert any(c.reason == "AmbiguousSelector" for c in status.conditions)
 
 
 def test_a_rescale_goes_through_the_general_path() -> None:
@@ -402,7 +483,7 @@ def steady_worlds(draw: st.DrawFn) -> Any:
     states = [PodState(request=request, usage=u) for u in usage]
     moves = st.tuples(
         st.sampled_from([15.0, 15.0, 15.0, 30.0, 301.0]),
-        st.sampled_from([1.0, 1.0, 1.004, 0.996, 1.02, 0.98, 1.12, 0.85]),
+        st.sampled_from([1.0] * 8 + [1.004, 0.996, 1.02, 0.98, 1.12, 0.85]),  # mostly unchanged: plans kept
         st.sampled_from([0] * 20 + list(range(1, 8))),
         st.integers(0, 7),
     )

@@ -110,9 +110,6 @@ class HPADriver:
         self._due.clear()
         self._registered.clear()
 
-    def period(self, hpa: HPA) -> float:
-        return hpa.sync_period if hpa.sync_period is not None else self.config.sync_period
-
     def next_due(self, key: str) -> float | None:
         """When the HPA is next reconciled (None: at the next tick, or unknown)."""
         return self._due.get(key)
@@ -134,18 +131,20 @@ class HPADriver:
                 self.controller.register(item)
                 registered.add(key)
         done: list[Synced] = []
+        due_at, timer, default_period = self._due, self.timer, self.config.sync_period
         for key in sorted(listed):
-            due = self._due.get(key)
+            due = due_at.get(key)
             if due is not None and now < due - _SLACK:
                 continue
             item = listed[key]
             self.syncs += 1
-            started = self.timer() if self.timer is not None else 0.0
+            started = timer() if timer is not None else 0.0
             if isinstance(item, ManifestError):
-                self._due[key] = now + self.config.sync_period
+                due_at[key] = now + default_period
                 synced = self._invalid(key, item)
             else:
-                self._due[key] = now + self.period(item)
+                period = item.sync_period  # spec.syncPeriod, else the controller's
+                due_at[key] = now + (period if period is not None else default_period)
                 if lane is not None:
                     quiet = lane.sync(item, now)
                     if quiet is not None:
@@ -156,8 +155,8 @@ class HPADriver:
                                 done.append(Synced(key, None, problem=problem))
                         continue
                 synced = self.sync(item, now)
-            if self.timer is not None:
-                synced = replace(synced, seconds=self.timer() - started)
+            if timer is not None:
+                synced = replace(synced, seconds=timer() - started)
             done.append(synced)
         return tuple(done)
 

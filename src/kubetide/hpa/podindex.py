@@ -109,23 +109,34 @@ class PodIndex:
         self, metrics: Mapping[str, PodMetric], resource: str, now: float, init_period: float
     ) -> bool:
         """True when ``group`` would find every counted pod sampled, nothing extra sampled, and no pod
-        pending or unready (for cpu: none without a Ready condition, never ready, or initializing):
-        the sync then counts exactly the active pods, as the quiet lane assumes."""
+        pending or unready (for cpu: none without a Ready condition, never ready, or initializing and
+        not yet counted): the sync then counts exactly the active pods, as the quiet lane assumes."""
         if self.pending or not self.active:
             return False
-        if resource == CPU:
-            if self.no_condition or self.never_ready:
-                return False
-            if self.by_start and self.by_start[0].start > now - init_period:
-                return False
-        token = getattr(metrics, "key_token", None)
-        if token is not None and token is self._exact_token:
-            return True
-        keys = metrics.keys()
-        if len(keys) != len(self.active) or not self.active <= keys:
+        if resource == CPU and (self.no_condition or self.never_ready):
             return False
-        if token is not None:
-            self._exact_token = token
+        token = getattr(metrics, "key_token", None)
+        if token is None or token is not self._exact_token:
+            keys = metrics.keys()
+            if len(keys) != len(self.active) or not self.active <= keys:
+                return False
+            if token is not None:
+                self._exact_token = token
+        return resource != CPU or self.initializing_counted(metrics, now, init_period)
+
+    def initializing_counted(self, metrics: Mapping[str, PodMetric], now: float, init_period: float) -> bool:
+        """True when no pod still in its cpu initialization period is unready by ``group``'s rule: each
+        is Ready with a sample taken a window after it became Ready (pods all sampled, as
+        :meth:`settled` checked first). True at once when no pod is initializing (the usual case)."""
+        young_until = now - init_period
+        for y in self.by_start:
+            if y.start <= young_until:
+                break
+            if y.ready is False:
+                return False
+            metric = metrics[y.name]
+            if sample_before(metric.timestamp, y.transition, metric.window):
+                return False
         return True
 
     @staticmethod

@@ -9,8 +9,8 @@ finishes a sync with the very effects the general path would have had, or does n
 A sync is quiet when the HPA has one ``Resource`` metric with a ``Utilization`` target and no
 ``behavior``; the scale reads, ``minReplicas <= current <= maxReplicas``; the selector is the one the
 last sync validated, with the same pod list; every counted pod has a sample and none is pending,
-unready or still initializing; the proposal, stabilized and limited, is the current count (no
-rescale); and the status already holds the three conditions this sync would set, with its current
+unready, or initializing and not yet counted (upstream's rule for cpu); the proposal, stabilized and
+limited, is the current count (no rescale); and the status already holds the three conditions this sync would set, with its current
 and desired replicas at the current count. Then the effects are: the recommendation recorded, and
 the status written when (only) its current metric changed. Property-tested against the general path
 in ``tests/hpa/test_quiet_lane.py``.
@@ -21,7 +21,8 @@ reports every sync (reconcile metrics, logs) and runs few HPAs.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,12 +32,16 @@ from kubetide.hpa.controller import HorizontalController
 from kubetide.hpa.normalization import READY_FOR_NEW_SCALE, SCALE_DOWN_STABILIZED
 from kubetide.hpa.normalize import apply_limits, record, window_highest
 from kubetide.hpa.podgroups import RequestError
-from kubetide.hpa.ports import PodMetric
+from kubetide.hpa.podindex import PodIndex
+from kubetide.hpa.ports import PodMetric, Scale
 from kubetide.hpa.replicas import _percent, _trunc_div, fdiv, int32_ceil, int64
-from kubetide.hpa.state import Recommendation
+from kubetide.hpa.state import HPAState, Recommendation
 from kubetide.hpa.tolerances import Tolerances, tolerances_for
 from kubetide.model.hpa import HPA, HPAStatus
+from kubetide.model.pod import Pod
 from kubetide.model.quantity import format_milli
+from kubetide.model.resources import CPU
+from kubetide.model.selectors import LabelSelector
 
 __all__ = ["QuietLane"]
 
@@ -142,6 +147,61 @@ class QuietSync:
 _UNCHANGED = QuietSync(None)
 
 
+class _Plan:
+    """What the full checks of a quiet sync found, kept while the objects they read are the very same
+    ones (the HPA object, the scale, the pod list, the selector registry's verdict, the remembered
+    state and the samples' key set): the next sync then skips them and only does the arithmetic."""
+
+    __slots__ = (
+        "active",
+        "count",
+        "current",
+        "facts",
+        "hpa",
+        "index",
+        "limits",
+        "memory",
+        "newest",
+        "pods",
+        "recs",
+        "request_total",
+        "scale",
+        "selector",
+        "spec",
+        "stamp",
+        "token",
+    )
+
+    def __init__(
+        self,
+        hpa: HPA,
+        spec: _Spec,
+        facts: _Status,
+        memory: HPAState,
+        recs: list[Recommendation],
+        scale: Scale,
+        selector: LabelSelector,
+        stamp: object,
+        pods: Sequence[Pod],
+        index: PodIndex,
+        token: object,
+        count: int,
+        request_total: int,
+    ) -> None:
+        self.hpa, self.spec, self.facts = hpa, spec, facts
+        self.memory, self.recs = memory, recs
+        self.scale, self.current = scale, scale.spec_replicas
+        self.selector, self.stamp, self.pods = selector, stamp, pods
+        self.index, self.active = index, len(index.active)
+        # Pods still initializing are counted only while their samples say so: checked per sync
+        # until the newest is past its cpu initialization period (from then on, for good).
+        self.newest = index.by_start[0].start if spec.resource == CPU and index.by_start else -math.inf
+        self.token, self.count = token, count
+        self.request_total = request_total
+        # apply_limits per stabilized count (the current count, bounds and config are the plan's).
+        self.limits: dict[int, tuple[int, tuple[bool, str, str]]] = {}
+
+
 class QuietLane:
     """Finishes quiet syncs for one controller; :meth:`sync` returns None for every other sync."""
 
@@ -149,10 +209,13 @@ class QuietLane:
         self.controller = controller
         self._specs: dict[str, tuple[HPA, _Spec | None]] = {}
         self._statuses: dict[str, tuple[HPAStatus, _Status | None]] = {}
+        self._plans: dict[str, _Plan] = {}
+        self.rechecked = 0  # quiet syncs finished from a kept plan
 
     def forget(self, key: str) -> None:
         self._specs.pop(key, None)
         self._statuses.pop(key, None)
+        self._plans.pop(key, None)
 
     def sync(self, hpa: HPA, now: float) -> QuietSync | None:
         """Finish ``hpa``'s sync if it is quiet; change nothing and return None otherwise.
@@ -160,6 +223,52 @@ class QuietLane:
         The recommendation is committed here; the caller writes the returned status, if any, as it
         writes the general path's (a failed write is reported the same way).
         """
+        key = hpa.key
+        plan = self._plans.pop(key, None)
+        if plan is not None and plan.hpa is hpa:
+            samples = self._recheck(plan, now)
+            if samples is not None:
+                self.rechecked += 1
+                done = self._finish(plan, samples, now)
+                if done is not None and done.status is None:
+                    self._plans[key] = plan  # a written status is a new HPA object: planned afresh
+                return done
+        found = self._check(hpa, now)
+        if found is None:
+            return None
+        plan, samples = found
+        done = self._finish(plan, samples, now)
+        if done is not None and done.status is None and plan.token is not None:
+            self._plans[key] = plan
+        return done
+
+    def _recheck(self, plan: _Plan, now: float) -> Mapping[str, PodMetric] | None:
+        """The samples of this sync when everything ``plan`` was made from is unchanged, else None."""
+        ctrl = self.controller
+        memory = ctrl.memory(plan.hpa.key)
+        if memory is not plan.memory or memory.recommendations is not plan.recs or not plan.recs:
+            return None
+        spec = plan.spec
+        targets = ctrl.targets
+        try:
+            if targets.get_scale(spec.namespace, plan.hpa.scale_target_ref) is not plan.scale:
+                return None
+            if ctrl.selectors.stamp(plan.hpa.key) != plan.stamp:
+                return None
+            if targets.list_pods(spec.namespace, plan.selector) is not plan.pods:
+                return None
+            samples = ctrl.metrics.resource_metrics(spec.namespace, plan.selector, spec.resource, "")
+        except Exception:  # the full checks report nothing either: they fall back to the general path
+            return None
+        if getattr(samples, "key_token", None) is not plan.token:
+            return None
+        init_period = ctrl.config.cpu_initialization_period
+        if plan.newest > now - init_period and not plan.index.initializing_counted(samples, now, init_period):
+            return None
+        return samples
+
+    def _check(self, hpa: HPA, now: float) -> tuple[_Plan, Mapping[str, PodMetric]] | None:
+        """Every condition of a quiet sync but the arithmetic: the plan and samples, or None."""
         key = hpa.key
         ctrl = self.controller
         cached = self._specs.get(key)
@@ -183,6 +292,7 @@ class QuietLane:
         memory = ctrl.memory(key)
         if memory is None or not memory.recommendations:
             return None
+        recs = memory.recommendations
         targets = ctrl.targets
         try:
             scale = targets.get_scale(spec.namespace, hpa.scale_target_ref)
@@ -210,40 +320,67 @@ class QuietLane:
         if not index.settled(samples, spec.resource, now, config.cpu_initialization_period):
             return None
         try:
-            request_total = index.active_request_total(spec.resource, "", config.gates.pod_level_resources)
+            request_total = int64(
+                index.active_request_total(spec.resource, "", config.gates.pod_level_resources)
+            )
         except RequestError:
             return None
-        total_usage = int64(_value_total(samples))
-        total_request = int64(request_total)
-        if total_request == 0:
+        if request_total == 0:
             return None
-        utilization = _percent(total_usage, total_request)
+        plan = _Plan(
+            hpa,
+            spec,
+            facts,
+            memory,
+            recs,
+            scale,
+            selector,
+            ctrl.selectors.stamp(key),
+            pods,
+            index,
+            getattr(samples, "key_token", None),
+            len(samples),
+            request_total,
+        )
+        return plan, samples
+
+    def _finish(self, plan: _Plan, samples: Mapping[str, PodMetric], now: float) -> QuietSync | None:
+        """The sync's arithmetic: commit the recommendation and return the status to write, or None
+        (committing nothing) when the sync rescales or sets other conditions."""
+        spec, facts, current = plan.spec, plan.facts, plan.current
+        config = self.controller.config
+        total_usage = int64(_value_total(samples))
+        utilization = _percent(total_usage, plan.request_total)
         ratio = fdiv(float(utilization), float(spec.target))
         if spec.tolerances.within(ratio):
             proposal = current
         else:
-            proposal = int32_ceil(ratio * len(index.active))
+            proposal = int32_ceil(ratio * plan.active)
         if proposal < 0:
             proposal = 0  # combine keeps the count at 0 when a metric proposes less
 
         # Downscale stabilization (the no-behavior path), without writing yet.
-        recommendations = memory.recommendations
+        recommendations = plan.recs
         stabilized, stale = window_highest(recommendations, proposal, now - config.downscale_stabilization)
-        able = READY_FOR_NEW_SCALE if stabilized == proposal else SCALE_DOWN_STABILIZED
-        desired, reason, message = apply_limits(
-            current,
-            stabilized,
-            hpa.min_replicas,
-            hpa.max_replicas,
-            config.scale_up_limit_factor,
-            config.scale_up_limit_minimum,
-        )
-        if desired != current:
+        limited = plan.limits.get(stabilized)
+        if limited is None:
+            hpa = plan.hpa
+            desired, reason, message = apply_limits(
+                current,
+                stabilized,
+                hpa.min_replicas,
+                hpa.max_replicas,
+                config.scale_up_limit_factor,
+                config.scale_up_limit_minimum,
+            )
+            limited = plan.limits[stabilized] = (desired, (desired != stabilized, reason, message))
+        if limited[0] != current:
             return None  # a rescale: the general path decides, writes and reports it
-        if facts.able != able or facts.limited != (desired != stabilized, reason, message):
+        able = READY_FOR_NEW_SCALE if stabilized == proposal else SCALE_DOWN_STABILIZED
+        if facts.able != able or facts.limited != limited[1]:
             return None
 
-        raw = _trunc_div(total_usage, len(samples))
+        raw = _trunc_div(total_usage, plan.count)
         status: HPAStatus | None = None
         if facts.utilization != utilization or (
             raw != facts.raw if facts.raw is not None else format_milli(raw) != facts.value
@@ -256,8 +393,9 @@ class QuietLane:
                     "current": {"averageUtilization": utilization, "averageValue": value},
                 },
             }
+            old = plan.hpa.status
             status = HPAStatus(current, current, old.conditions, old.last_scale_time, (metric,))
-            self._statuses[key] = (
+            self._statuses[plan.hpa.key] = (
                 status,
                 _Status(facts.able, facts.active_message, facts.limited, utilization, value, raw),
             )

@@ -103,6 +103,11 @@ class SelectorRegistry:
             return None
         return selector, pods
 
+    def stamp(self, key: str) -> tuple[int, str | None, object]:
+        """Equal between two calls only while nothing :meth:`unchanged` reads for ``key`` changed: the
+        registry's version, the HPA's selector text and its verdict object (the quiet lane's plan)."""
+        return self._version, self._texts.get(key), self._verdicts.get(key)
+
     @staticmethod
     def _ambiguity(
         text: str, selectors: dict[str, LabelSelector | None], pods: Sequence[Pod]
