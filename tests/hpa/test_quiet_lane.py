@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from kubetide.hpa.config import HPAConfig
 from kubetide.hpa.driver import HPADriver, StatusWriteError
-from kubetide.hpa.state import HPAState, Recommendation
 from kubetide.hpa.ports import MetricsError, PodMetric, Scale, ScaleError
+from kubetide.hpa.state import HPAState, Recommendation
 from kubetide.model.errors import ManifestError
 from kubetide.model.hpa import HPA, CrossVersionObjectReference, HPAStatus
 from kubetide.model.pod import Container, Pod
