@@ -189,20 +189,24 @@ class MetricsPipeline:
         return names, ready
 
     def _scrape_workload(self, workload: Workload, load: Load | None, rps_at: float, now: float) -> _Scrape:
-        running, ready = self._names(workload)
+        cached = self._name_cache.get(workload.key)  # _names, inline: this runs per workload per scrape
+        if cached is not None and cached[0] is workload and cached[1] == workload.version:
+            running, ready = cached[2], cached[3]
+        else:
+            running, ready = self._names(workload)
         rps = max(rps_at, 0.0) if load is not None else 0.0
         scrape = _Scrape(ready, rps)
         base = load.base_cpu if load is not None else 0
-        share = milli(rps * load.cpu_per_request / ready) if load is not None and ready else 0
+        value = base + milli(rps * load.cpu_per_request / ready) if load is not None and ready else base
         window = self.window
-        scrape.cpu = UniformSamples(running, ready, base + share, base, now, window)
+        scrape.cpu = UniformSamples(running, ready, value, base, now, window)
         if load is not None and load.memory is not None:
             memory = load.memory * 1000
             scrape.memory = UniformSamples(running, len(running), memory, memory, now, window)
         if ready:
             request = self._cpu_request(workload)
             if request > 0:
-                scrape.utilization = 100.0 * (base + share) / request
+                scrape.utilization = 100.0 * value / request
         if load is not None and load.feeds:
             for feed in load.feeds:
                 if feed.kind == "Pods":
