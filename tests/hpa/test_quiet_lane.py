@@ -450,6 +450,13 @@ def test_a_kept_plan_sees_a_new_hpa_over_the_same_pods() -> None:
     assert any(c.reason == "AmbiguousSelector" for c in status.conditions)
 
 
+def test_usage_totals_beyond_int64_wrap_as_upstream_s() -> None:
+    # The lane's integer shortcut holds only while usage x 100 fits int64; beyond, it wraps as Go does.
+    for usage in (2**59, 2**61, 2**62 - 1, 2**63 // 400):
+        for token_samples in (False, True):
+            run_both(steady(usage=usage), token_samples)
+
+
 def test_a_rescale_goes_through_the_general_path() -> None:
     data = steady(usage=250)
     data = (data[0], data[1], [(15.0, 1.0, 0, 0)] * 5 + [(15.0, 2.0, 0, 0)] + [(15.0, 1.0, 0, 0)] * 5)

@@ -34,7 +34,7 @@ from kubetide.hpa.normalize import apply_limits, record, window_highest
 from kubetide.hpa.podgroups import RequestError
 from kubetide.hpa.podindex import PodIndex
 from kubetide.hpa.ports import PodMetric, Scale
-from kubetide.hpa.replicas import _percent, _trunc_div, fdiv, int32_ceil, int64
+from kubetide.hpa.replicas import MAX_INT32, _percent, _trunc_div, int32_ceil, int64
 from kubetide.hpa.state import HPAState, Recommendation
 from kubetide.hpa.tolerances import Tolerances, tolerances_for
 from kubetide.model.hpa import HPA, HPAStatus
@@ -145,6 +145,7 @@ class QuietSync:
 
 
 _UNCHANGED = QuietSync(None)
+_INT64_PERCENT_SAFE = 2**63 // 100  # a usage total below this times 100 fits int64: nothing wraps
 
 
 class _Plan:
@@ -349,9 +350,17 @@ class QuietLane:
         (committing nothing) when the sync rescales or sets other conditions."""
         spec, facts, current = plan.spec, plan.facts, plan.current
         config = self.controller.config
-        total_usage = int64(_value_total(samples))
-        utilization = _percent(total_usage, plan.request_total)
-        ratio = fdiv(float(utilization), float(spec.target))
+        total_usage = _value_total(samples)
+        request_total = plan.request_total
+        if 0 <= total_usage < _INT64_PERCENT_SAFE and request_total > 0:
+            utilization = total_usage * 100 // request_total  # _percent without wrapping to do
+            if utilization > MAX_INT32:
+                utilization = _percent(total_usage, request_total)
+        else:
+            total_usage = int64(total_usage)
+            utilization = _percent(total_usage, request_total)
+        # float64 division as Go's (the target is positive; the utilization an exact float).
+        ratio = utilization / spec.target
         if spec.tolerances.within(ratio):
             proposal = current
         else:
@@ -380,7 +389,7 @@ class QuietLane:
         if facts.able != able or facts.limited != limited[1]:
             return None
 
-        raw = _trunc_div(total_usage, plan.count)
+        raw = total_usage // plan.count if total_usage >= 0 else _trunc_div(total_usage, plan.count)
         status: HPAStatus | None = None
         if facts.utilization != utilization or (
             raw != facts.raw if facts.raw is not None else format_milli(raw) != facts.value
