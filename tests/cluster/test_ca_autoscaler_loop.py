@@ -338,3 +338,58 @@ def test_allowed_scheduler_names_leave_other_schedulers_pods_out() -> None:
             "should be a subset of --allowed-scheduler-names: b not included in --allowed-scheduler-names",
         )
     ]
+
+
+def test_the_planner_stops_simulating_once_it_found_enough_unneeded_nodes() -> None:
+    # 30 empty nodes, N = --max-scale-down-parallelism = 2: upstream's planner looks for at most
+    # min(unneeded + 2N, N x floor(U / I) + N) removable nodes per loop. First loop: 0 + 4. Then the
+    # limit grows by 2N a loop (I = 10 s), up to 2 x 60 + 2 = 122, beyond the 30 here.
+    cloud = RecordingCloud().with_group("ng", 1, 40, target=30, template=template("ng"))
+    h = Harness(cloud, AutoscalingOptions.from_flags({"max-scale-down-parallelism": 2}))
+    for i in range(30):
+        h.add_node(node(f"n{i:02d}", "ng"), "ng")
+    first = h.run(0.0)
+    assert len(first.unneeded) == 4
+    skipped = [n for n, why in first.not_candidates.items() if why.startswith("not simulated this loop")]
+    assert len(skipped) == 26
+    assert len(h.run(10.0).unneeded) == 4 + 4  # the 4 first (tried first), and 4 more
+    assert len(h.run(20.0).unneeded) == 8 + 4
+    for t in (30.0, 40.0, 50.0, 60.0):
+        result = h.run(t)
+    assert len(result.unneeded) == 28
+    assert len(h.run(70.0).unneeded) == 30  # the limit (32) no longer binds
+
+
+def test_the_planner_limit_follows_the_shortest_interval_between_updates() -> None:
+    cloud = RecordingCloud().with_group("ng", 1, 40, target=30, template=template("ng"))
+    options = AutoscalingOptions.from_flags(
+        {"max-scale-down-parallelism": 2, "scale-down-unneeded-time": 30.0}
+    )
+    h = Harness(cloud, options)
+    for i in range(30):
+        h.add_node(node(f"n{i:02d}", "ng"), "ng")
+    assert h.ca is not None
+    planner = h.ca.planner
+    assert planner.unneeded_limit() == 4  # min(0 + 4, 2 x 1 + 2): I starts at U
+    h.run(0.0)
+    h.run(20.0)  # I = 20 s: N x floor(30 / 20) + N = 4
+    assert planner.min_update_interval == 20.0 and planner.unneeded_limit() == 4
+    h.run(25.0)  # I = 5 s: 2 x 6 + 2 = 14 caps 4 + 4
+    assert planner.unneeded_limit() == min(len(planner.unneeded) + 4, 14)
+
+
+def test_nodes_whose_deletion_started_count_toward_the_next_limit() -> None:
+    # Upstream's unneeded list keeps them until its next update; kubetide forgets them at once.
+    cloud = RecordingCloud().with_group("ng", 1, 40, target=30, template=template("ng"))
+    h = Harness(cloud, AutoscalingOptions.from_flags({"max-scale-down-parallelism": 2}))
+    for i in range(30):
+        h.add_node(node(f"n{i:02d}", "ng"), "ng")
+    h.run(0.0)
+    assert h.ca is not None
+    planner = h.ca.planner
+    assert planner.unneeded_limit() == 4  # I = U until a second update: N x 1 + N
+    assert len(h.run(10.0).unneeded) == 8
+    planner.forget(["n00", "n01", "elsewhere"])
+    assert len(planner.unneeded) == 6 and planner.unneeded_limit() == 8 + 4
+    assert len(h.run(20.0).unneeded) == 12
+    assert planner.unneeded_limit() == 12 + 4

@@ -174,16 +174,29 @@ def simulate_removals(
     move: Callable[[Pod], bool] = must_move,
     drain: Drainer | None = None,
     keep: bool = False,
+    limit: int | None = None,
+    counted: Callable[[str], bool] | None = None,
 ) -> ScaleDownCheck:
     """Try to remove ``candidates`` in order (``destinations`` default to every node present).
 
     Which pods must move is ``move`` per pod, or, when ``drain`` is given (for example
     ``lambda pods: drain_node(pods, ctx)``), the drainability rules, which can also block a node.
+    With ``limit``, the candidates left once that many removable nodes were found (those ``counted``
+    says count; all by default) are not tried: they have no result.
     """
     snap.fork()
     try:
         sim = _Simulation(snap, destinations)
-        results = tuple(sim.try_remove(name, move, drain) for name in candidates)
+        found: list[RemovalResult] = []
+        removable = 0
+        for name in candidates:
+            if limit is not None and removable >= limit:
+                break
+            result = sim.try_remove(name, move, drain)
+            found.append(result)
+            if result.removable and (counted is None or counted(name)):
+                removable += 1
+        results = tuple(found)
     except BaseException:
         snap.revert()
         raise

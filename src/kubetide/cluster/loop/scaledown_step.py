@@ -85,10 +85,29 @@ class ScaleDownPlanner:
         self.limits = limits
         self.unneeded: dict[str, UnneededNode] = {}
         self.recently_unremovable: dict[str, float] = {}
+        # Upstream's planner: when it last updated, and the shortest interval between two updates
+        # seen so far (starting at the unneeded time), for the limit on the nodes it simulates.
+        self.latest_update: float | None = None
+        self.min_update_interval = options.scale_down_unneeded_time or 1e-9
+        # Unneeded nodes whose deletion started since the last plan: upstream keeps them in its
+        # unneeded list until the next update, so they still count toward that limit.
+        self._deleting_unneeded = 0
 
     def forget(self, names: Sequence[str]) -> None:
         for name in names:
-            self.unneeded.pop(name, None)
+            if self.unneeded.pop(name, None) is not None:
+                self._deleting_unneeded += 1
+
+    def unneeded_limit(self) -> int:
+        """``unneededNodesLimit``: how many removable nodes a loop looks for before it stops simulating:
+        ``min(unneeded + 2N, N x floor(max(U, I) / I) + N)`` with N = ``--max-scale-down-parallelism``,
+        U the default unneeded time and I the shortest interval between updates (integer nanoseconds,
+        as Go's durations)."""
+        n = self.options.max_scale_down_parallelism
+        limit = len(self.unneeded) + self._deleting_unneeded + 2 * n
+        interval = max(round(self.min_update_interval * 1e9), 1)
+        unneeded_time = max(round(self.options.scale_down_unneeded_time * 1e9), interval)
+        return min(n * (unneeded_time // interval) + n, limit)
 
     def plan(
         self,
@@ -103,6 +122,11 @@ class ScaleDownPlanner:
     ) -> ScaleDownPlan:
         now = loop.now
         o = self.options
+        if self.latest_update is not None and now - self.latest_update < self.min_update_interval:
+            self.min_update_interval = now - self.latest_update
+        self.latest_update = now
+        limit = self.unneeded_limit()
+        self._deleting_unneeded = 0
         unremovable: dict[str, str] = {}
         blocking: dict[str, tuple[str, str]] = {}
         self.recently_unremovable = {k: v for k, v in self.recently_unremovable.items() if v > now}
@@ -151,9 +175,23 @@ class ScaleDownPlanner:
         # Empty nodes first, then the nodes that were unneeded last loop.
         eligible.sort(key=lambda name: (bool(snap_pods.get(name)), name not in self.unneeded))
         by_name = {n.name: n for n in all_nodes}
+
+        def counted(name: str) -> bool:  # atomic (zero-or-max) groups' nodes do not count
+            group = loop.group_of.get(name)
+            return group is None or not registry.group_options(group).zero_or_max_node_scaling
+
         check = simulate_removals(
-            snapshot, eligible, destinations, drain=lambda pods: drain_node(pods, drain_ctx)
+            snapshot,
+            eligible,
+            destinations,
+            drain=lambda pods: drain_node(pods, drain_ctx),
+            limit=limit,
+            counted=counted,
         )
+        for name in eligible[len(check.results) :]:
+            loop.result.not_candidates[name] = (
+                f"not simulated this loop: {limit} unneeded nodes found already (upstream's limit)"
+            )
         found: list[tuple[NodeView, bool]] = []
         moves: dict[str, tuple[tuple[str, str], ...]] = {}
         for r in check.results:
