@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from kubetide.model.node import HOSTNAME_LABEL, ZONE_LABEL, NodeView
 from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import PodAffinityTerm, Taint, Toleration
+from kubetide.scheduling import scaledown
 from kubetide.scheduling.estimator import estimate
 from kubetide.scheduling.fit import FitChecker
 from kubetide.scheduling.reference import ref_estimate, ref_failure, ref_fits, ref_remove
@@ -31,9 +32,9 @@ TAINT = Taint("dedicated", "batch", "NoSchedule")
 
 
 @st.composite
-def nodes(draw: Any, max_nodes: int = 6) -> list[NodeView]:
+def nodes(draw: Any, max_nodes: int = 6, min_nodes: int = 1) -> list[NodeView]:
     out = []
-    for i in range(draw(st.integers(1, max_nodes))):
+    for i in range(draw(st.integers(min_nodes, max_nodes))):
         out.append(
             node(
                 f"n{i}",
@@ -147,6 +148,41 @@ def test_removal_simulation_agrees_with_reference(snap: ClusterSnapshot, data: A
     candidates = data.draw(st.lists(st.sampled_from(names), unique=True, max_size=len(names)))
     check = simulate_removals(snap, candidates)
     assert list(check.removable) == ref_remove(snap, candidates, must_move)
+
+
+@st.composite
+def replica_clusters(draw: Any) -> ClusterSnapshot:
+    """Up to 12 nodes with pods of three ReplicaSets bound where they fit: a node holds several
+    identical pods, which the removal simulation moves as one group."""
+    snap = ClusterSnapshot(draw(nodes(max_nodes=12, min_nodes=4)))
+    shapes = [(100, 128 * MI), (250, 512 * MI), (500, 1 * GI)]
+    crowded = draw(st.integers(1, 3))  # most pods on the first few nodes: the ones to remove
+    for k in range(draw(st.integers(8, 40))):
+        rs = draw(st.integers(0, 2))
+        cpu, mem = shapes[rs]
+        p = pod(f"r{k}", cpu, mem, labels={"app": f"rs{rs}"}, owners=owner(f"rs{rs}"))
+        i = draw(st.integers(0, crowded) | st.integers(0, snap.num_slots - 1))
+        if ref_fits(snap, p, i):
+            snap.add_pod(p, i)
+    return snap
+
+
+@SETTINGS
+@given(replica_clusters() | clusters(simple=True) | clusters(), st.data())
+def test_removal_fill_near_the_cursor_is_the_full_fill(snap: ClusterSnapshot, data: Any) -> None:
+    # The fill that looks only at the nodes after the cursor (down to one node per pod here, so it is
+    # tried, and declines, often) must give the very moves of the fill over every node.
+    names = [snap.name(i) for i in range(snap.num_slots)]
+    candidates = data.draw(st.lists(st.sampled_from(names), unique=True, max_size=len(names)))
+    saved = scaledown._NEAR, scaledown._NEAR_PER_POD
+    try:
+        scaledown._NEAR, scaledown._NEAR_PER_POD = 1, data.draw(st.sampled_from([1, 2, 3, 5]))
+        near = simulate_removals(snap, candidates)
+        scaledown._NEAR, scaledown._NEAR_PER_POD = 10**9, 1  # never near: always the full fill
+        full = simulate_removals(snap, candidates)
+    finally:
+        scaledown._NEAR, scaledown._NEAR_PER_POD = saved
+    assert near == full
 
 
 @SETTINGS

@@ -3,7 +3,10 @@ being destinations; the check leaves the snapshot as it found it."""
 
 from __future__ import annotations
 
+import pytest
+
 from kubetide.model.pod import Pod
+from kubetide.scheduling import scaledown
 from kubetide.scheduling.reference import ref_remove
 from kubetide.scheduling.scaledown import RemovalOutcome, must_move, simulate_removals
 from kubetide.scheduling.snapshot import ClusterSnapshot
@@ -25,6 +28,32 @@ def test_moves_persist_and_removed_nodes_are_not_destinations() -> None:
     assert check.results[1].outcome is RemovalOutcome.NO_PLACE_TO_MOVE_PODS
     assert sum(len(pods) for _, pods in check.results[0].moves) == 5
     assert all(dest in ("n1", "n2") for dest, _ in check.results[0].moves)
+
+
+def test_the_fill_near_the_cursor_wraps_and_lists_destinations_as_the_full_fill(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # s2's big pod goes to s4 (s0 has room for small pods only), so the cursor is at s5 when s5's
+    # two small pods move: round robin from there wraps, s6 then s0. Both fills list s0 first.
+    nodes = [node(f"s{i}", cpu=1000, pods=110) for i in range(7)]
+    pods = [
+        pod("fill0", 800, 0, node_name="s0"),
+        pod("fill1", 1000, 0, node_name="s1"),
+        pod("big", 900, 0, node_name="s2", owners=owner("big")),
+        pod("fill3", 1000, 0, node_name="s3"),
+        pod("small-a", 100, 0, node_name="s5", owners=owner("small")),
+        pod("small-b", 100, 0, node_name="s5", owners=owner("small")),
+        pod("fill6", 800, 0, node_name="s6"),
+    ]
+    full = simulate_removals(ClusterSnapshot(nodes, pods), ["s2", "s5"])
+    monkeypatch.setattr(scaledown, "_NEAR", 1)
+    monkeypatch.setattr(scaledown, "_NEAR_PER_POD", 2)
+    near = simulate_removals(ClusterSnapshot(nodes, pods), ["s2", "s5"])
+    assert near == full
+    assert [(dest, [p.name for p in moved]) for dest, moved in near.results[1].moves] == [
+        ("s0", ["small-a"]),
+        ("s6", ["small-b"]),
+    ]
 
 
 def test_check_leaves_snapshot_unchanged_unless_kept() -> None:

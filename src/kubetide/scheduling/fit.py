@@ -35,6 +35,7 @@ class PodFacts:
         self.name_dependent = name_dependent(pod)
         self.inter_pod = uses_inter_pod_constraints(pod)
         self._vec: NDArray[np.int64] | None = None
+        self._needs: list[tuple[int, int]] | None = None
         self.class_failures: list[FilterFailure | None] = []
         self.class_ok = np.zeros(0, np.bool_)
         self.node_cache: tuple[int, BoolArray, list[FilterFailure | None]] | None = None
@@ -42,7 +43,15 @@ class PodFacts:
     def vector(self, snap: ClusterSnapshot) -> NDArray[np.int64]:
         if self._vec is None or len(self._vec) != len(snap.resources):
             self._vec = snap.vector(self.pod.requests)
+            self._needs = None
         return self._vec
+
+    def needs(self, snap: ClusterSnapshot) -> list[tuple[int, int]]:
+        """The request as (column, amount) pairs for the columns it asks for (the pods one included)."""
+        vec = self.vector(snap)
+        if self._needs is None:
+            self._needs = [(c, int(vec[c])) for c in np.flatnonzero(vec).tolist()]
+        return self._needs
 
 
 def static_failure(
@@ -79,13 +88,25 @@ class FitChecker:
         snap = self.snap
         if facts.name_dependent:
             return self._per_node_static(facts)[0] & snap.active
+        result: BoolArray = self._class_ok(facts)[snap.node_class_ids] & snap.active
+        return result
+
+    def static_ok(self, facts: PodFacts, i: int) -> bool:
+        """:meth:`static_mask` of the one node at slot ``i``."""
+        snap = self.snap
+        if facts.name_dependent:
+            return bool(self._per_node_static(facts)[0][i] and snap.active[i])
+        return bool(self._class_ok(facts)[snap.node_class_ids[i]] and snap.active[i])
+
+    def _class_ok(self, facts: PodFacts) -> BoolArray:
+        """The static filters' answer per node class (extended to classes added since)."""
+        snap = self.snap
         classes = snap.classes
         if len(facts.class_ok) < len(classes):
             for cid in range(len(facts.class_ok), len(classes)):
                 facts.class_failures.append(static_failure(facts.pod, "", classes[cid].label_map, snap, cid))
             facts.class_ok = np.array([f is None for f in facts.class_failures], np.bool_)
-        result: BoolArray = facts.class_ok[snap.node_class_ids] & snap.active
-        return result
+        return facts.class_ok
 
     def _per_node_static(self, facts: PodFacts) -> tuple[BoolArray, list[FilterFailure | None]]:
         snap = self.snap
