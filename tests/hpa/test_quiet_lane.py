@@ -411,42 +411,43 @@ def test_an_initializing_pod_counts_only_while_ready() -> None:
     assert run_both((data[0], {"web0": [PodState(usage=250)] * 3 + [unready]}, data[2]), True) == 0
 
 
+class SteadyPair:
+    """A steady world and its copy, with a plain driver and a quiet-lane one, ticked together."""
+
+    def __init__(self) -> None:
+        self.data = steady()
+        self.general, self.quiet = build(self.data, True), build(self.data, True)
+        self.plain = HPADriver(self.general, self.general, self.general, self.general, HPAConfig())
+        self.lane = HPADriver(self.quiet, self.quiet, self.quiet, self.quiet, HPAConfig(), quiet_lane=True)
+
+    def tick(self, *times: float) -> None:
+        for now in times:
+            self.plain.tick(now)
+            self.lane.tick(now)
+            assert state_of(self.lane, self.quiet) == state_of(self.plain, self.general)
+
+
 def test_a_kept_plan_reads_the_memory_the_controller_has_now() -> None:
     # Remembered state installed from outside (a snapshot's) replaces the list a plan was made with.
-    data = steady()
-    general, quiet = build(data, True), build(data, True)
-    plain = HPADriver(general, general, general, general, HPAConfig())
-    lane = HPADriver(quiet, quiet, quiet, quiet, HPAConfig(), quiet_lane=True)
-    for now in (0.0, 15.0, 30.0):
-        plain.tick(now)
-        lane.tick(now)
+    pair = SteadyPair()
+    pair.tick(0.0, 15.0, 30.0)
+    general, quiet, lane = pair.general, pair.quiet, pair.lane
     assert lane._lane is not None and lane._lane.rechecked == 1
-    for driver in (plain, lane):
+    for driver in (pair.plain, lane):
         driver.controller.restore("default/h0", HPAState([Recommendation(8, 40.0)]))
-    for now in (45.0, 60.0):
-        plain.tick(now)
-        lane.tick(now)
-        assert state_of(lane, quiet) == state_of(plain, general)
+    pair.tick(45.0, 60.0)
     # The restored recommendation of 8 is the highest in the window: both scale 4 -> 8.
     assert general.scale_writes == quiet.scale_writes == [("web0", 8)]
 
 
 def test_a_kept_plan_sees_a_new_hpa_over_the_same_pods() -> None:
     # Nothing of h0's own objects changes, but h1 now selects its pods too: AmbiguousSelector.
-    data = steady()
-    general, quiet = build(data, True), build(data, True)
-    plain = HPADriver(general, general, general, general, HPAConfig())
-    lane = HPADriver(quiet, quiet, quiet, quiet, HPAConfig(), quiet_lane=True)
-    for now in (0.0, 15.0, 30.0):
-        plain.tick(now)
-        lane.tick(now)
-    for world in (general, quiet):
-        world.hpas["default/h1"] = hpa_manifest("h1", "web0", data[0][0][2])
-    for now in (45.0, 60.0, 75.0):
-        plain.tick(now)
-        lane.tick(now)
-        assert state_of(lane, quiet) == state_of(plain, general)
-    status = cast(HPA, quiet.hpas["default/h0"]).status
+    pair = SteadyPair()
+    pair.tick(0.0, 15.0, 30.0)
+    for world in (pair.general, pair.quiet):
+        world.hpas["default/h1"] = hpa_manifest("h1", "web0", pair.data[0][0][2])
+    pair.tick(45.0, 60.0, 75.0)
+    status = cast(HPA, pair.quiet.hpas["default/h0"]).status
     assert any(c.reason == "AmbiguousSelector" for c in status.conditions)
 
 
