@@ -10,8 +10,8 @@ A sync is quiet when the HPA has one ``Resource`` metric with a ``Utilization`` 
 ``behavior``; the scale reads, ``minReplicas <= current <= maxReplicas``; the selector is the one the
 last sync validated, with the same pod list; every counted pod has a sample and none is pending,
 unready, or initializing and not yet counted (upstream's rule for cpu); the proposal, stabilized and
-limited, is the current count (no rescale); and the status already holds the three conditions this sync would set, with its current
-and desired replicas at the current count. Then the effects are: the recommendation recorded, and
+limited, is the current count (no rescale); and the status already holds the three conditions this
+sync would set, with its current and desired replicas at the current count. Then the effects are: the recommendation recorded, and
 the status written when (only) its current metric changed. Property-tested against the general path
 in ``tests/hpa/test_quiet_lane.py``.
 
@@ -34,7 +34,7 @@ from kubetide.hpa.normalize import apply_limits, record, window_highest
 from kubetide.hpa.podgroups import RequestError
 from kubetide.hpa.podindex import PodIndex
 from kubetide.hpa.ports import PodMetric, Scale
-from kubetide.hpa.replicas import MAX_INT32, _percent, _trunc_div, int32_ceil, int64
+from kubetide.hpa.replicas import _percent, _trunc_div, int32_ceil, int64
 from kubetide.hpa.state import HPAState, Recommendation
 from kubetide.hpa.tolerances import Tolerances, tolerances_for
 from kubetide.model.hpa import HPA, HPAStatus
@@ -145,7 +145,6 @@ class QuietSync:
 
 
 _UNCHANGED = QuietSync(None)
-_INT64_PERCENT_SAFE = 2**63 // 100  # a usage total below this times 100 fits int64: nothing wraps
 
 
 class _Plan:
@@ -350,15 +349,8 @@ class QuietLane:
         (committing nothing) when the sync rescales or sets other conditions."""
         spec, facts, current = plan.spec, plan.facts, plan.current
         config = self.controller.config
-        total_usage = _value_total(samples)
-        request_total = plan.request_total
-        if 0 <= total_usage < _INT64_PERCENT_SAFE and request_total > 0:
-            utilization = total_usage * 100 // request_total  # _percent without wrapping to do
-            if utilization > MAX_INT32:
-                utilization = _percent(total_usage, request_total)
-        else:
-            total_usage = int64(total_usage)
-            utilization = _percent(total_usage, request_total)
+        total_usage = int64(_value_total(samples))
+        utilization = _percent(total_usage, plan.request_total)
         # float64 division as Go's (the target is positive; the utilization an exact float).
         ratio = utilization / spec.target
         if spec.tolerances.within(ratio):
@@ -389,7 +381,7 @@ class QuietLane:
         if facts.able != able or facts.limited != limited[1]:
             return None
 
-        raw = total_usage // plan.count if total_usage >= 0 else _trunc_div(total_usage, plan.count)
+        raw = _trunc_div(total_usage, plan.count)
         status: HPAStatus | None = None
         if facts.utilization != utilization or (
             raw != facts.raw if facts.raw is not None else format_milli(raw) != facts.value

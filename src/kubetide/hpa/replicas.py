@@ -83,10 +83,16 @@ def int32(x: int) -> int:
 def _percent(total_usage: int, total_request: int) -> int:
     """``int32((metricsTotal * 100) / requestsTotal)``: int64 arithmetic, then truncated to int32, so
     a utilization beyond 2^31-1 percent wraps negative exactly as upstream's does."""
-    return int32(_trunc_div(int64(total_usage * 100), total_request))
+    scaled = total_usage * 100
+    if 0 <= scaled <= MAX_INT64 and total_request > 0:  # nothing to wrap or negate (the usual case)
+        q = scaled // total_request
+        return q if q <= MAX_INT32 else int32(q)
+    return int32(_trunc_div(int64(scaled), total_request))
 
 
 def _trunc_div(a: int, b: int) -> int:
+    if a >= 0 and b > 0:
+        return a // b
     q = abs(a) // abs(b)
     return q if (a >= 0) == (b >= 0) else -q
 
