@@ -29,6 +29,7 @@ from kubetide.scheduling.drainability import BlockReason, NodeDrain
 from kubetide.scheduling.equivalence import group_pods
 from kubetide.scheduling.fit import FitChecker, PodFacts
 from kubetide.scheduling.placement import round_robin_fill
+from kubetide.scheduling.predicates.node_resources import room_for_one
 from kubetide.scheduling.snapshot import ClusterSnapshot
 
 __all__ = ["RemovalOutcome", "RemovalResult", "ScaleDownCheck", "must_move", "simulate_removals"]
@@ -174,8 +175,7 @@ class _Simulation:
             i = cursor + k if cursor + k < n else cursor + k - n
             if not (within[i] and static_ok(facts, i)):
                 continue
-            free_alloc, free_used = alloc[i].tolist(), used[i].tolist()
-            if all(free_alloc[c] - free_used[c] >= v for c, v in need):  # room for one more
+            if room_for_one(alloc[i].tolist(), used[i].tolist(), need):
                 taken.append(i)
                 if len(taken) == pods:
                     return np.array(sorted(taken), np.intp), (i + 1) % n

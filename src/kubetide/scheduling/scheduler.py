@@ -27,6 +27,7 @@ from numpy.typing import NDArray
 from kubetide.model.pod import Pod
 from kubetide.model.resources import CPU, MEMORY
 from kubetide.scheduling.fit import FitChecker, PodFacts
+from kubetide.scheduling.predicates.node_resources import room_for_one
 from kubetide.scheduling.reasons import FilterFailure, Reason, count_reasons, unschedulable_message
 from kubetide.scheduling.snapshot import ClusterSnapshot
 
@@ -170,10 +171,7 @@ class _Run:
             self.seen = len(bound)
             alloc = snap.allocatable[slot].tolist()
             used = snap.requested[slot].tolist()
-            vec = facts.vector(snap).tolist()
-            fits = bool(self.static[slot]) and all(
-                a - u >= v for a, u, v in zip(alloc, used, vec, strict=True) if v
-            )
+            fits = bool(self.static[slot]) and room_for_one(alloc, used, facts.needs(snap))
             self.ok[slot] = fits
             self.scores[slot] = least_allocated_one(snap, facts.pod, alloc, used) if fits else -1
         elif self.seen < len(bound):
