@@ -9,7 +9,7 @@ gauges only with ``--emit-per-nodegroup-metrics``, as CA.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
 
@@ -172,10 +172,7 @@ class CAMetrics:
         if m.scaled_up_nodes:
             self.scaled_up.inc(m.scaled_up_nodes)
             self.last_activity.labels(activity="scaleUp").set(int(now))
-        for reason, count in m.scaled_down_nodes.items():
-            if count:
-                self.scaled_down.labels(reason=reason).inc(count)
-                self.last_activity.labels(activity="scaleDown").set(int(now))
+        self._count_scaled_down(m.scaled_down_nodes, now)
         for reason, count in m.failed_scale_ups.items():
             if count:
                 self.failed_scale_ups.labels(reason=reason).inc(count)
@@ -189,7 +186,10 @@ class CAMetrics:
     def deletions_finished(self, result: LoopResult, now: float) -> None:
         """A deletions pass between loops: its removed nodes counted at once, as CA's deletion
         goroutine counts them."""
-        for reason, count in result.deleted_between_loops.items():
+        self._count_scaled_down(result.deleted_between_loops, now)
+
+    def _count_scaled_down(self, by_reason: Mapping[str, int], now: float) -> None:
+        for reason, count in by_reason.items():
             if count:
                 self.scaled_down.labels(reason=reason).inc(count)
                 self.last_activity.labels(activity="scaleDown").set(int(now))

@@ -189,11 +189,7 @@ class MetricsPipeline:
         return names, ready
 
     def _scrape_workload(self, workload: Workload, load: Load | None, rps_at: float, now: float) -> _Scrape:
-        cached = self._name_cache.get(workload.key)  # _names, inline: this runs per workload per scrape
-        if cached is not None and cached[0] is workload and cached[1] == workload.version:
-            running, ready = cached[2], cached[3]
-        else:
-            running, ready = self._names(workload)
+        running, ready = self._names(workload)
         rps = max(rps_at, 0.0) if load is not None else 0.0
         scrape = _Scrape(ready, rps)
         base = load.base_cpu if load is not None else 0

@@ -1,7 +1,8 @@
 """Actions (§6): timed changes to the scenario, exactly one kind per entry.
 
 ``apply`` manifests are checked like ``spec.objects`` ones; references (``delete``, ``scale``,
-``deleteNode``, ``attachInstance``) are checked against the objects and groups in :mod:`kubetide.sim.scenario.checks`.
+``deleteNode``, ``attachInstance``) are checked against the objects and groups in
+:mod:`kubetide.sim.scenario.checks`.
 """
 
 from __future__ import annotations
