@@ -462,3 +462,42 @@ def test_hpa_flag_typos_and_settings_given_twice_are_named() -> None:
         "spec.autoscalers.hpa.flags.horizontal-pod-autoscaler-sync-perod: unknown HPA controller flag "
         "(did you mean 'horizontal-pod-autoscaler-sync-period'?)",
     ]
+
+
+def test_references_are_checked_even_when_the_file_has_other_problems() -> None:
+    """One run lists every problem: a refused value elsewhere does not hide an unknown group or a
+    missing object, and checks that read the refused value are not run on a stand-in for it."""
+    data = doc(
+        actions=[
+            {"at": "1h", "attachInstance": {"group": "nope"}},
+            {"at": "2h", "delete": "Deployment/default/gone"},
+        ],
+    )
+    data["spec"]["nodeGroups"][0]["maxSize"] = "ten"
+    data["spec"]["objects"][0]["spec"]["replicas"] = "x"
+    data["spec"]["traffic"][0]["target"] = "Deployment/default/nothere"
+    assert problems(data) == [
+        "spec.nodeGroups[0].maxSize: must be an integer, got 'ten'",
+        "spec.objects[0].spec.replicas: must be an integer, got 'x'",
+        "spec.traffic[0].target: no object Deployment/default/nothere in spec.objects (or applied by an action)",
+        "spec.actions[0].attachInstance.group: no node group 'nope' (known: general, spot)",
+        "spec.actions[1].delete: no object Deployment/default/gone exists at that time",
+    ]
+
+
+def test_checks_reading_a_refused_value_wait_for_it() -> None:
+    # A bad duration: whether the actions fit in it is unknown; their references still are known.
+    data = doc(duration="bad", actions=[{"at": "9h", "attachInstance": {"group": "nope"}}])
+    assert problems(data) == [
+        "spec.duration: must be a duration like 90s, 15m, 1h30m, 500ms, or a number of seconds, got 'bad'",
+        "spec.actions[0].attachInstance.group: no node group 'nope' (known: general, spot)",
+    ]
+    # A group whose name is refused: a reference to any group might be to it.
+    data = doc(actions=[{"at": "1h", "attachInstance": {"group": "nope"}}])
+    data["spec"]["nodeGroups"][1]["name"] = 7
+    assert problems(data) == ["spec.nodeGroups[1].name: must be a string, got 7"]
+    # An object whose name is refused: a traffic target might be it.
+    data = doc()
+    data["spec"]["objects"][0]["metadata"]["name"] = ["web"]
+    data["spec"]["traffic"][0]["target"] = "Deployment/default/other"
+    assert [p.split(":")[0] for p in problems(data)] == ["spec.objects[0].metadata.name"]

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import json
+import re
 from pathlib import Path
 from typing import Any
 
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sim_strategies import DATA_DIR, scenarios
 
 from kubetide.model.errors import ManifestError
 from kubetide.sim.scenario import Scenario, load_scenario, parse_document, parse_scenario
@@ -117,3 +120,48 @@ def test_random_overrides(overrides: list[str]) -> None:
 
 def test_the_example_itself_is_valid() -> None:
     assert isinstance(load_scenario(EXAMPLE), Scenario)
+
+
+_REFUSED = st.sampled_from([{"bad": [1]}, [[{}]], {"x": {"y": None}}])
+
+
+def _leaves(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    if isinstance(node, dict) and node:
+        return [leaf for key, value in node.items() for leaf in _leaves(value, (*prefix, key))]
+    if isinstance(node, list) and node:
+        return [leaf for i, value in enumerate(node) for leaf in _leaves(value, (*prefix, i))]
+    return [prefix]
+
+
+def _tokens(path: str) -> list[str]:
+    # Manifest paths write keys kubectl's way (annotations.kubetide.io/x), ours quote them: compare
+    # the pieces.
+    return [t for t in re.split(r'[.\[\]"]', path) if t]
+
+
+def _related(a: str, b: tuple[Any, ...]) -> bool:
+    return all(x == y for x, y in zip(_tokens(a), _tokens(".".join(map(str, b))), strict=False))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios(), st.data())
+def test_a_broken_value_is_reported_alone_though_the_other_checks_still_run(
+    document: dict[str, Any], data: st.DataObject
+) -> None:
+    """A file with a schema problem still gets the cross-section checks (references, times) on the
+    rest, and they never blame a sound part for the broken one: every problem is at or around it."""
+    document = json.loads(json.dumps(document))  # no shared pieces: break one place only
+    where = data.draw(st.sampled_from(_leaves(document["spec"])), label="where")
+    broken = _mutate(document, ("spec", *where), "replace", data.draw(_REFUSED))
+    result = parse_or_problems(broken)
+    if isinstance(result, Scenario):
+        return  # a field that takes any structure (free-form maps)
+    for problem in result.errors:
+        assert _related(problem.path, ("spec", *where)), (problem, where)
+
+
+def parse_or_problems(document: dict[str, Any]) -> Scenario | ManifestError:
+    try:
+        return parse_scenario(document, base_dir=DATA_DIR)
+    except ManifestError as exc:
+        return exc

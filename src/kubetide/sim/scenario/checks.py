@@ -22,7 +22,7 @@ from kubetide.sim.scenario.paths import join
 from kubetide.sim.scenario.resolved import resolve_node_group
 from kubetide.sim.scenario.series_spec import CsvSeries, RampSeries, SeriesSpec, StepSeries
 
-__all__ = ["CHECKS", "run_checks", "unimplemented_autoscalers"]
+__all__ = ["CHECKS", "READS", "Check", "run_checks", "unimplemented_autoscalers"]
 
 Check = Callable[[Scenario], Iterator[FieldError]]
 
@@ -179,9 +179,7 @@ def _existing_before_each_action(s: Scenario) -> list[set[str]]:
     return out
 
 
-def _action_refs(s: Scenario) -> Iterator[FieldError]:
-    groups = {g.name for g in s.spec.nodeGroups}
-    running = s.enabled_autoscalers()
+def _action_object_refs(s: Scenario) -> Iterator[FieldError]:
     existing = _existing_before_each_action(s)
     for i, action in enumerate(s.spec.actions):
         path = f"spec.actions[{i}]"
@@ -198,14 +196,26 @@ def _action_refs(s: Scenario) -> Iterator[FieldError]:
                 yield FieldError(
                     f"{path}.scale.target", f"no object {action.scale.target} exists at that time"
                 )
+
+
+def _action_group_refs(s: Scenario) -> Iterator[FieldError]:
+    groups = {g.name for g in s.spec.nodeGroups}
+    for i, action in enumerate(s.spec.actions):
         for field, on_group in (("deleteNode", action.deleteNode), ("attachInstance", action.attachInstance)):
             if on_group is not None and on_group.group not in groups:
                 yield FieldError(
-                    f"{path}.{field}.group",
+                    f"spec.actions[{i}].{field}.group",
                     f"no node group {on_group.group!r} (known: {', '.join(sorted(groups))})",
                 )
+
+
+def _action_restarts(s: Scenario) -> Iterator[FieldError]:
+    running = s.enabled_autoscalers()
+    for i, action in enumerate(s.spec.actions):
         if action.restart is not None and action.restart not in running:
-            yield FieldError(f"{path}.restart", f"{action.restart} is not enabled in this scenario")
+            yield FieldError(
+                f"spec.actions[{i}].restart", f"{action.restart} is not enabled in this scenario"
+            )
 
 
 def _escalator_groups(s: Scenario) -> Iterator[FieldError]:
@@ -291,11 +301,46 @@ CHECKS: tuple[Check, ...] = (
     _times,
     _traffic_targets,
     _hpa_targets,
-    _action_refs,
+    _action_object_refs,
+    _action_group_refs,
+    _action_restarts,
     _escalator_groups,
     _ca_nodes,
     _one_autoscaler_per_group,
 )
+
+
+# What each check reads ("[*]": any entry). When other problems cut part of the file, a check
+# that reads a cut part is skipped (see partial.py): its verdict on the rest could be wrong.
+_KEYS = tuple(  # what names an object: Kind/namespace/name
+    f"{where}.{field}"
+    for where in ("spec.objects[*]", "spec.actions[*].apply")
+    for field in ("apiVersion", "kind", "metadata.name", "metadata.namespace")
+)
+READS: dict[Check, tuple[str, ...]] = {
+    _new_instance_types: ("spec.instanceTypes",),
+    _group_names_unique: ("spec.nodeGroups[*].name",),
+    _group_machines: ("spec.nodeGroups", "spec.instanceTypes"),
+    _objects_unique: _KEYS,
+    _times: ("spec.duration", "spec.nodeGroups[*].faults", "spec.traffic", "spec.actions[*].at"),
+    _traffic_targets: (*_KEYS, "spec.traffic[*].target"),
+    _hpa_targets: (*_KEYS, "spec.objects[*].spec.scaleTargetRef"),
+    _action_object_refs: (*_KEYS, "spec.actions[*].at", "spec.actions[*].delete", "spec.actions[*].scale"),
+    _action_group_refs: (
+        "spec.actions[*].deleteNode",
+        "spec.actions[*].attachInstance",
+        "spec.nodeGroups[*].name",
+    ),
+    _action_restarts: (*_KEYS, "spec.actions[*].restart", "spec.autoscalers"),
+    _escalator_groups: ("spec.autoscalers.escalator", "spec.nodeGroups", "spec.instanceTypes"),
+    _ca_nodes: (
+        "spec.autoscalers.clusterAutoscaler",
+        "spec.nodeGroups[*].name",
+        "spec.nodeGroups[*].minSize",
+        "spec.nodeGroups[*].maxSize",
+    ),
+    _one_autoscaler_per_group: ("spec.autoscalers",),
+}
 
 
 def run_checks(scenario: Scenario) -> list[FieldError]:

@@ -2,8 +2,9 @@
 
 The pipeline: parse the document (syntax errors with line and column) -> apply overrides -> check the
 header (a wrong ``kind`` stops here: the rest would be noise) -> validate the model (pydantic, errors
-translated to field paths) and, independently, every Kubernetes manifest -> if all that passed, the
-cross-section checks. Anything wrong ends in one :class:`ManifestError` listing every problem.
+translated to field paths) and, independently, every Kubernetes manifest -> the cross-section checks
+(on a file with other problems, those whose inputs are sound: :mod:`partial`). Anything wrong ends in
+one :class:`ManifestError` listing every problem.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from kubetide.sim.scenario.checks import run_checks
 from kubetide.sim.scenario.model import API_VERSION, KIND, Scenario
 from kubetide.sim.scenario.objects import check_object
 from kubetide.sim.scenario.overrides import apply_overrides
+from kubetide.sim.scenario.partial import Location, checks_despite, manifest_locations, stand_in
 from kubetide.sim.scenario.paths import PathError, parse_path
 from kubetide.sim.scenario.sources import expand_objects
 from kubetide.sim.scenario.translate import translate_errors
@@ -135,17 +137,29 @@ def parse_scenario(
         data = {**data, "spec": {**spec, "objects": expanded.manifests}}
     problems.extend(expanded.problems)
     scenario: Scenario | None = None
+    partial: Scenario | None = None  # with stand-ins for the refused values (see partial.py)
+    touched: list[Location] = []
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as exc:
         problems.extend(translate_errors(exc, Scenario))
-    problems.extend(_check_manifests(data, expanded.paths))
-    if scenario is not None:
-        scenario._base_dir = directory
-        scenario._object_paths = expanded.paths
-        scenario._notes = expanded.notes
+        partial, touched = stand_in(data, exc)
+    manifest_problems = _check_manifests(data, expanded.paths)
+    touched += manifest_locations(manifest_problems, expanded.paths)
+    if expanded.problems:  # a file or directory that could not be read: objects may be missing
+        touched.append(("spec", "objects"))
+    problems.extend(manifest_problems)
+    checked = scenario or partial
+    if checked is not None:
+        checked._base_dir = directory
+        checked._object_paths = expanded.paths
+        checked._notes = expanded.notes
     if scenario is not None and not problems:
         problems.extend(run_checks(scenario))
+    elif checked is not None:
+        # Other problems: the cross-section checks still run on what is sound, so one run lists all.
+        known = set(problems)
+        problems.extend(p for p in checks_despite(checked, touched) if p not in known)
     if problems:
         raise ManifestError(_in_document_order(data, problems))
     assert scenario is not None
