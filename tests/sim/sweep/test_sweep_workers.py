@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -16,7 +18,7 @@ from click.testing import CliRunner
 
 from kubetide.cli import main
 from kubetide.sim.sweep.engine import run_sweep
-from kubetide.sim.sweep.executors import run_local
+from kubetide.sim.sweep.executors import _context, run_local
 from kubetide.sim.sweep.grid import plan_sweep
 
 MAX_SIZE = "spec.nodeGroups[0].maxSize"
@@ -34,6 +36,13 @@ def _grandchildren() -> list[int]:
             ppid = int(stat.rsplit(")", 1)[1].split()[1])
             children.setdefault(ppid, []).append(int(entry))
     return [g for c in children.get(os.getpid(), []) for g in children.get(c, [])]
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
 
 
 def test_a_killed_worker_costs_a_retry_not_the_runs(tiny: Path, tmp_path: Path) -> None:
@@ -61,6 +70,55 @@ def test_a_killed_worker_costs_a_retry_not_the_runs(tiny: Path, tmp_path: Path) 
     assert len(outcome.rows) == 4 and all(row.ok for row in outcome.rows), [
         r.record.get("error") for r in outcome.rows
     ]
+
+
+def test_the_command_line_forks_its_workers_and_survives_one_killed(tiny: Path, tmp_path: Path) -> None:
+    """``kubetide sweep`` is single-threaded, so its pool forks the workers from the command itself
+    (no forkserver to wait for): they are its children, and one killed mid-run costs a retry only."""
+    doc = yaml.safe_load(tiny.read_text())
+    doc["spec"]["duration"] = "48h"
+    tiny.write_text(yaml.safe_dump(doc))
+    out = tmp_path / "sw"
+    command = [sys.executable, "-m", "kubetide", "sweep", str(tiny), "--grid", f"{MAX_SIZE}=3,4,5,6"]
+    process = subprocess.Popen(
+        [*command, "--workers", "2", "--output-dir", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        killed = None
+        while killed is None and time.monotonic() < deadline and process.poll() is None:
+            # Forks of the command carry its command line (a forkserver's children do not).
+            workers = [pid for pid in _grandchildren() if b"sweep" in _cmdline(pid)]
+            if len(workers) == 2:
+                time.sleep(0.3)
+                os.kill(workers[0], signal.SIGKILL)
+                killed = workers[0]
+            time.sleep(0.05)
+        _, err = process.communicate(timeout=180)
+    finally:
+        process.kill()
+        process.wait()
+    assert killed is not None, "the command never had two worker processes of its own"
+    assert process.returncode == 0, err
+    rows = json.loads((out / "sweep.json").read_text())
+    assert len(rows) == 4 and all(row["error"] is None for row in rows), rows
+
+
+def test_a_threaded_caller_gets_workers_from_a_forkserver() -> None:
+    """Forking a process that runs threads can copy a lock held by one of them: only a
+    single-threaded process forks its workers directly."""
+    assert _context().get_start_method() == "fork"
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        assert _context().get_start_method() == "forkserver"
+    finally:
+        stop.set()
+        thread.join()
 
 
 @pytest.fixture

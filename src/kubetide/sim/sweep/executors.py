@@ -5,15 +5,18 @@ task ends (in completion order, in this process), and returns when all have, or 
 ``KeyboardInterrupt`` after cancelling what has not started. Runs that raised or whose worker was lost
 come back as failure records, never as exceptions.
 
-The local pool forks its workers from a forkserver that has already imported the simulator: a worker
-starts in milliseconds, its state does not depend on what the parent process did (threads, open
-sockets), and it is reused for many runs. One worker runs in this process (no pool to pay for).
+The local pool forks its workers from this process when it runs a single thread (the command line:
+the simulator is imported already, so a worker starts in milliseconds and both cores are busy from the
+first moment); a process with threads (a library caller's) gets them from a forkserver that imports the
+simulator once, as forking a threaded process is unsafe. Workers are reused for many runs. One worker
+runs in this process (no pool to pay for).
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
@@ -40,7 +43,12 @@ def run_serial(tasks: Sequence[RunTask], done: Done) -> None:
 
 
 def _context() -> multiprocessing.context.BaseContext:
-    if "forkserver" in multiprocessing.get_all_start_methods():
+    methods = multiprocessing.get_all_start_methods()
+    if "fork" in methods and threading.active_count() == 1:
+        # Single-threaded: a fork copies nothing a worker could trip on, and skips the ~0.7 s a
+        # forkserver takes to import the simulator while the cores wait.
+        return multiprocessing.get_context("fork")
+    if "forkserver" in methods:
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(["kubetide.sim.sweep.run"])
         return context
