@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from kubetide.model.node import HOSTNAME_LABEL
+from kubetide.model.scheduling_terms import PodAffinityTerm, Taint
 from kubetide.scheduling.snapshot import ClusterSnapshot
 
-from .builders import node, pod
+from .builders import node, pod, selector
 
 
 def _state(s: ClusterSnapshot) -> tuple[object, ...]:
@@ -17,14 +21,19 @@ def _state(s: ClusterSnapshot) -> tuple[object, ...]:
         s.active.copy().tolist(),
         [list(s.pods_on(i)) for i in range(s.num_slots)],
         s.constrained_pods,
+        [s.node(i) for i in range(s.num_slots)],
+        [s.classes[c] for c in s.node_class_ids.tolist()],
+        [s.name(i) for i in range(s.num_slots)],
+        s._anti[: s.num_slots].tolist(),  # what a later truncation takes off constrained_pods
     )
 
 
-def test_revert_restores_everything_nested() -> None:
+@pytest.mark.parametrize("copy", [False, True], ids=["undo-log", "copy"])
+def test_revert_restores_everything_nested(copy: bool) -> None:
     a = pod("a", node_name="n0")
     s = ClusterSnapshot([node("n0"), node("n1")], [a])
     before = _state(s)
-    s.fork()
+    s.fork(copy=copy)
     s.add_pod(pod("b"), 1)
     s.fork()
     taken = s.take_pods(0)
@@ -74,9 +83,10 @@ def test_duplicate_node_is_rejected() -> None:
         s.add_node(node("n0"))
 
 
-def test_revert_after_a_resource_column_was_added_inside_the_fork() -> None:
+@pytest.mark.parametrize("copy", [False, True], ids=["undo-log", "copy"])
+def test_revert_after_a_resource_column_was_added_inside_the_fork(copy: bool) -> None:
     s = ClusterSnapshot([node("n0")])
-    s.fork()
+    s.fork(copy=copy)
     s.add_pod(pod("a"), 0)
     s.take_pods(0)
     s.add_pods_bulk(np.array([0]), np.array([1]), [pod("b")], s.vector(pod("b").requests))
@@ -84,3 +94,67 @@ def test_revert_after_a_resource_column_was_added_inside_the_fork() -> None:
     s.revert()
     assert s.requested.tolist() == [[0] * len(s.resources)]
     assert list(s.pods_on(0)) == []
+
+
+_ANTI = (PodAffinityTerm(selector(app="x"), HOSTNAME_LABEL),)
+_OPS = st.lists(
+    st.tuples(
+        st.sampled_from(["add", "take", "remove-pod", "remove-node", "bulk", "template", "taint", "inner"]),
+        st.integers(0, 7),
+        st.integers(1, 3),
+    ),
+    max_size=25,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_OPS)
+def test_a_copying_fork_reverts_to_exactly_what_the_undo_log_would(ops: list[tuple[str, int, int]]) -> None:
+    """Whatever happens inside, reverting a ``fork(copy=True)`` leaves the same snapshot as reverting
+    a plain fork (both: as it was before), nested forks committed or reverted included."""
+    outcomes = []
+    for copy in (False, True):
+        s = ClusterSnapshot(
+            [node(f"n{i}") for i in range(4)],
+            [pod(f"p{i}", node_name=f"n{i % 4}", anti=_ANTI if i == 0 else ()) for i in range(6)],
+        )
+        before = _state(s)
+        s.fork(copy=copy)
+        _apply(s, ops)
+        s.revert()
+        assert _state(s) == before
+        outcomes.append(_state(s))
+    assert outcomes[0] == outcomes[1]
+
+
+def _apply(s: ClusterSnapshot, ops: list[tuple[str, int, int]]) -> None:
+    for made, (op, at, count) in enumerate(ops):
+        live = [i for i in range(s.num_slots) if s.active[i]]
+        if not live:
+            return
+        i = live[at % len(live)]
+        if op == "add":
+            anti = _ANTI if count == 3 else ()
+            pods = [pod(f"a{made}-{k}", anti=anti) for k in range(count)]
+            s.add_pods(pods, i, s.vector(pods[0].requests))
+        elif op == "take":
+            s.take_pods(i)
+        elif op == "remove-pod" and s.pods_on(i):
+            s.remove_pod(s.pods_on(i)[0], i)
+        elif op == "remove-node" and not s.pods_on(i):
+            s.remove_node(i)
+        elif op == "bulk":
+            slots = np.array(sorted(set(live[:count])), np.intp)
+            pods = [pod(f"b{made}-{k}") for k in range(len(slots))]
+            s.add_pods_bulk(slots, np.ones(len(slots), np.int64), pods, s.vector(pods[0].requests))
+        elif op == "template":
+            s.add_template_nodes(node("tmpl"), [f"tmpl-{made}-{k}" for k in range(count)])
+        elif op == "taint":
+            s.replace_node(i, node(s.name(i), taints=(Taint("t", str(made), "NoSchedule"),)))
+        elif op == "inner":
+            s.fork()
+            s.add_pod(pod(f"i{made}"), i)
+            if count == 1:
+                s.commit()
+            else:
+                s.revert()

@@ -224,7 +224,7 @@ def simulate_removals(
     With ``limit``, the candidates left once that many removable nodes were found (those ``counted``
     says count; all by default) are not tried: they have no result.
     """
-    snap.fork()
+    snap.fork(copy=not keep)  # hundreds of nodes' pods may move: restoring a copy beats undoing each
     try:
         sim = _Simulation(snap, destinations)
         found: list[RemovalResult] = []

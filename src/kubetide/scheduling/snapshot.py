@@ -3,7 +3,8 @@
 What-if questions (would these pods fit on N new template nodes? can this node's pods move elsewhere?)
 are answered by mutating the snapshot inside :meth:`ClusterSnapshot.fork` and then calling
 :meth:`revert` or :meth:`commit`. Forking costs nothing: every mutation appends its inverse to an undo
-log, so a revert touches only what changed (nodes added inside the fork are simply truncated away).
+log, so a revert touches only what changed (nodes added inside the fork are simply truncated away); a
+fork expected to change much can instead copy the state and restore the copy.
 
 Resources are columnar (``nodes x resources`` int64 arrays for allocatable and requested; ``pods`` is a
 column too) so filters can compare one request vector against every node at once. Nodes that share
@@ -47,6 +48,20 @@ class NodeClass:
         return dict(self.labels)
 
 
+@dataclass(slots=True)
+class _Saved:
+    """The per-node state a ``fork(copy=True)`` restores on revert."""
+
+    used: Int64Array
+    active: NDArray[np.bool_]
+    classes: NDArray[np.int32]
+    anti: Int64Array
+    pods: list[list[Pod]]
+    views: list[NodeView]
+    own_view: list[bool]
+    constrained: int
+
+
 class ClusterSnapshot:
     """Nodes (by slot index), their pods and free resources, with an undo log for forks."""
 
@@ -68,7 +83,7 @@ class ClusterSnapshot:
         self.classes: list[NodeClass] = []
         self._class_index: dict[NodeClass, int] = {}
         self._log: list[tuple[Any, ...]] = []
-        self._marks: list[tuple[int, int]] = []
+        self._marks: list[tuple[int, int, _Saved | None]] = []
         self.node_epoch = 0  # changes whenever the node set changes (caches key on it)
         self.pods_epoch = 0  # changes whenever any pod is bound or unbound
         self.constrained_pods = 0  # bound pods with required anti-affinity (they constrain others)
@@ -196,9 +211,13 @@ class ClusterSnapshot:
         return vec
 
     # ----------------------------------------------------------------- forks
-    def fork(self) -> None:
-        """Start a what-if; nest freely. End it with :meth:`revert` or :meth:`commit`."""
-        self._marks.append((len(self._log), self._n))
+    def fork(self, *, copy: bool = False) -> None:
+        """Start a what-if; nest freely. End it with :meth:`revert` or :meth:`commit`.
+
+        ``copy``: for a what-if that will change much (moving the pods of hundreds of nodes): the
+        state is copied now (O(nodes + pods)) and a revert restores the copy, instead of undoing
+        thousands of logged changes one by one."""
+        self._marks.append((len(self._log), self._n, self._save() if copy else None))
 
     def commit(self) -> None:
         """Keep the changes of the innermost fork (they stay revertible by an outer fork)."""
@@ -208,11 +227,39 @@ class ClusterSnapshot:
 
     def revert(self) -> None:
         """Undo every change since the innermost :meth:`fork`."""
-        log_len, n_keep = self._marks.pop()
+        log_len, n_keep, saved = self._marks.pop()
+        if saved is not None:
+            del self._log[log_len:]
+            if self._n > n_keep:
+                self._truncate(n_keep)
+            self._restore(saved)
+            return
         while len(self._log) > log_len:
             self._undo(self._log.pop(), n_keep)
         if self._n > n_keep:
             self._truncate(n_keep)
+
+    def _save(self) -> _Saved:
+        n = self._n
+        return _Saved(
+            self._used[:n].copy(),
+            self._active[:n].copy(),
+            self._class[:n].copy(),
+            self._anti[:n].copy(),
+            [list(pods) for pods in self._pods],
+            list(self._views),
+            list(self._own_view),
+            self.constrained_pods,
+        )
+
+    def _restore(self, saved: _Saved) -> None:
+        n = len(saved.pods)
+        self._used[:n] = self._width(saved.used)
+        self._active[:n], self._class[:n], self._anti[:n] = saved.active, saved.classes, saved.anti
+        self._pods[:n], self._views[:n], self._own_view[:n] = saved.pods, saved.views, saved.own_view
+        self.constrained_pods = saved.constrained
+        self.node_epoch += 1
+        self.pods_epoch += 1
 
     def _record(self, entry: tuple[Any, ...]) -> None:
         if self._marks:
