@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from scenario_builders import deployment, doc, load
+from sim_strategies import DATA_DIR, scenarios
 
 from kubetide.model.api import EvictionOutcome, NotFoundError
 from kubetide.model.scheduling_terms import Taint
 from kubetide.sim.cluster.cluster import NOT_READY_TAINT
-from kubetide.sim.ports import SimClusterPort
+from kubetide.sim.ports import SimClusterPort, SimWorldSource
+from kubetide.sim.scenario import parse_scenario
 from kubetide.sim.simulation import Simulation
 
 
@@ -93,3 +97,20 @@ def test_the_simulated_port_evicts_through_the_eviction_api() -> None:
     assert pod is not None
     assert port.evict(pod) is EvictionOutcome.EVICTED
     assert port.evict(pod) is EvictionOutcome.GONE
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios(max_duration=2 * 3600), st.lists(st.floats(0.01, 1.0), min_size=1, max_size=6))
+def test_the_world_kept_up_to_date_from_the_change_log_is_the_world_built_afresh(
+    document: dict[str, Any], marks: list[float]
+) -> None:
+    """The world source updates its pods from the cluster's change log between loops; whatever the
+    scenario did meanwhile (scaling, evictions, lost nodes, Jobs ending, StatefulSet pods coming
+    back under their names), the result is what reading every pod again gives, in the same order."""
+    sim = Simulation(parse_scenario(document, base_dir=DATA_DIR))
+    kept = SimWorldSource(sim.cluster)
+    sim.run_until(0.0)
+    kept.pods()
+    for mark in sorted(marks):
+        sim.engine.run(max(sim.engine.now, mark * sim.duration))
+        assert kept.pods() == SimWorldSource(sim.cluster).pods()

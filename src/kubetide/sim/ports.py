@@ -26,6 +26,7 @@ from kubetide.model.pod import OwnerRef, Pod
 from kubetide.model.scheduling_terms import Taint
 from kubetide.scheduling.drainability import PDB
 from kubetide.sim.cluster.cluster import NOT_READY_TAINT, EventSink, SimCluster, SimNode
+from kubetide.sim.cluster.pods import ADDED, REMOVED, PodLog, SimPod
 from kubetide.sim.cluster.workloads import DaemonSetWorkload, JobWorkload, ReplicatedWorkload
 
 __all__ = ["SimClusterPort", "SimWorldSource"]
@@ -106,7 +107,9 @@ class SimWorldSource:
     def __init__(self, cluster: SimCluster) -> None:
         self.cluster = cluster
         self._node_views: dict[str, tuple[NodeView, bool, NodeView]] = {}
-        self._pod_views: dict[str, tuple[Pod, Pod]] = {}
+        self._pod_views: dict[str, tuple[Pod, Pod]] = {}  # key -> (the pod's view, as shown)
+        self._log: PodLog | None = None  # the cluster's pod changes since the last read
+        self._shown: dict[str, Pod] = {}  # key -> as shown, in the cluster's order
 
     def _nodes(self) -> list[NodeView]:
         out = []
@@ -126,30 +129,54 @@ class SimWorldSource:
         return out
 
     def _pods(self) -> list[Pod]:
-        out = []
-        views: dict[str, tuple[Pod, Pod]] = {}
-        for key, sim_pod in self.cluster.pods.items():
+        """Every live pod, in the cluster's order. Built once, then updated from the cluster's change
+        log: a loop reads 30,000 pods of which a few dozen changed since the last one."""
+        pods = self.cluster.pods
+        if self._log is None:
+            self._log = self.cluster.watch_pods()
+            self._shown = {
+                key: self._show(key, sim_pod) for key, sim_pod in pods.items() if not sim_pod.deleted
+            }
+            return list(self._shown.values())
+        events = list(self._log)
+        self._log.clear()
+        if not events:
+            return list(self._shown.values())
+        shown, stale = self._shown, set()
+        for kind, sim_pod in events:
+            key = sim_pod.key
+            if kind == REMOVED:  # an ADDED of the key after this puts it back, at the end
+                shown.pop(key, None)
+                self._pod_views.pop(key, None)
+                stale.discard(key)
+            elif pods.get(key) is sim_pod:
+                if kind == ADDED and key not in shown:
+                    shown[key] = sim_pod.spec  # holds its place (the end, as in the cluster's dict)
+                stale.add(key)
+        for key in stale:
+            sim_pod = pods[key]
             if sim_pod.deleted:
-                continue
-            view = sim_pod.view()
-            cached = self._pod_views.get(key)
-            if cached is not None and cached[0] is view:
-                shown = cached[1]
+                shown.pop(key, None)
             else:
-                shown = view
-                if any(o.kind == "Deployment" for o in view.owners):
-                    shown = view.evolve(
-                        owners=tuple(
-                            OwnerRef("ReplicaSet", o.name, o.uid, o.controller)
-                            if o.kind == "Deployment"
-                            else o
-                            for o in view.owners
-                        )
-                    )
-            views[key] = (view, shown)
-            out.append(shown)
-        self._pod_views = views
-        return out
+                shown[key] = self._show(key, sim_pod)
+        return list(shown.values())
+
+    def _show(self, key: str, sim_pod: SimPod) -> Pod:
+        """The pod as CA's listers show it: a Deployment's pods owned by its ReplicaSet."""
+        view = sim_pod.view()
+        cached = self._pod_views.get(key)
+        if cached is not None and cached[0] is view:
+            return cached[1]
+        shown = view
+        if any(o.kind == "Deployment" for o in view.owners):
+            shown = view.evolve(
+                owners=tuple(
+                    OwnerRef("ReplicaSet", o.name, o.uid, o.controller) if o.kind == "Deployment" else o
+                    for o in view.owners
+                )
+            )
+        self._pod_views[key] = (view, shown)
+        return shown
 
     def nodes(self) -> list[NodeView]:
         return self._nodes()

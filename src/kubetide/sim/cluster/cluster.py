@@ -23,7 +23,7 @@ from kubetide.scheduling.predicates.node_ports import ports_conflict
 from kubetide.scheduling.scheduler import Scheduler
 from kubetide.scheduling.snapshot import ClusterSnapshot
 from kubetide.sim.cluster.pdb import DisruptionBudget
-from kubetide.sim.cluster.pods import SimPod
+from kubetide.sim.cluster.pods import ADDED, REMOVED, PodLog, SimPod
 from kubetide.sim.cluster.templates import PodTemplate, parse_template
 from kubetide.sim.cluster.workloads import (
     DaemonSetWorkload,
@@ -146,6 +146,7 @@ class SimCluster:
         self._selector_index_size = -1
         self._selector_index_dirty = True
         self.nodes_version = 0  # bumped when a node is added, removed, or changes readiness
+        self._pod_logs: list[PodLog] = []  # shared with every pod (SimPod.logs): see watch_pods
         self._selector_memo: dict[int, tuple[LabelSelector, str, Workload | None]] = {}
 
     # --- objects ----------------------------------------------------------------------------------
@@ -280,8 +281,24 @@ class SimCluster:
         pod = SimPod(spec, None, now, template.startup_delay, template.readiness_delay, template.run_for)
         self._add_pod(pod, now)
 
+    def watch_pods(self) -> PodLog:
+        """A log of every change to ``pods`` from now on, in order: (ADDED | CHANGED | REMOVED, pod).
+        The watcher empties it as it reads it, so a reader of the pods can update what it built
+        from them instead of going over all of them again."""
+        log: PodLog = []
+        self._pod_logs.append(log)
+        return log
+
+    def _removed(self, pod: SimPod) -> None:
+        if self.pods.pop(pod.key, None) is not None:
+            for log in self._pod_logs:
+                log.append((REMOVED, pod))
+
     def _add_pod(self, pod: SimPod, now: float, node: str | None = None) -> None:
         self.pods[pod.key] = pod
+        pod.logs = self._pod_logs
+        for log in self._pod_logs:
+            log.append((ADDED, pod))
         if node is not None:
             # A DaemonSet pod: bound at once when its node has room and no inter-pod rule (host
             # ports, pod (anti-)affinity, spread; its own or a bound pod's) is involved, without the
@@ -347,7 +364,7 @@ class SimCluster:
             self.stats.update(now, -1)
         pod.phase = "Failed"
         pod.changed()
-        self.pods.pop(pod.key, None)
+        self._removed(pod)
         self._name_freed(pod, now)
         self.events.emit(now, "kubelet", reason, f"Pod/{pod.key}", message, {"node": node.view.name})
 
@@ -356,7 +373,7 @@ class SimCluster:
             return
         pod.deleted = True
         pod.changed()
-        self.pods.pop(pod.key, None)
+        self._removed(pod)
         if pod.owner is None:
             self._selector_index_dirty = True
         owner = self.workloads.get(pod.owner) if pod.owner else None
@@ -436,7 +453,7 @@ class SimCluster:
             self._capacity_changed = True
             self._kick(now)
         owner = self.workloads.get(pod.owner or "")
-        self.pods.pop(pod.key, None)
+        self._removed(pod)
         if pod.owner is None:
             self._name_freed(pod, now)
         if isinstance(owner, JobWorkload):

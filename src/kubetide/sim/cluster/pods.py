@@ -14,6 +14,10 @@ from kubetide.model.pod import Pod
 DELETION_COST_ANNOTATION = "controller.kubernetes.io/pod-deletion-cost"
 _PHASE_RANK = {"Pending": 0, "Unknown": 1, "Running": 2}
 
+# What happened to a pod, in order: added to the cluster's pods, changed (its view), removed from them.
+ADDED, CHANGED, REMOVED = "added", "changed", "removed"
+PodLog = list[tuple[str, "SimPod"]]
+
 
 @dataclass(eq=False, slots=True)
 class SimPod:
@@ -34,6 +38,8 @@ class SimPod:
     ordinal: int = -1  # StatefulSet pods
     pinned: str | None = None  # DaemonSet pods: the node they were made for
     _view: Pod | None = field(default=None, repr=False)
+    # The cluster's change logs (SimCluster.watch_pods), shared by all its pods: changed() reports here.
+    logs: list[PodLog] = field(default_factory=list, repr=False)
 
     @property
     def name(self) -> str:
@@ -59,6 +65,8 @@ class SimPod:
 
     def changed(self) -> None:
         self._view = None
+        for log in self.logs:
+            log.append((CHANGED, self))
 
 
 def deletion_order(pods: list[SimPod], colocated: dict[str, int]) -> list[SimPod]:
