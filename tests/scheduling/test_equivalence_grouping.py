@@ -10,7 +10,13 @@ from hypothesis import strategies as st
 from kubetide.model.pod import Container, OwnerRef, Pod
 from kubetide.model.resources import Resources
 from kubetide.model.scheduling_terms import Toleration
-from kubetide.scheduling.equivalence import _signature, group_pods
+from kubetide.scheduling.equivalence import (
+    _group_few,
+    _group_many,
+    _signature,
+    equivalence_key,
+    group_pods,
+)
 
 _OWNERS = [
     (),
@@ -66,6 +72,10 @@ def test_groups_match_per_pod_signatures(pods: list[Pod]) -> None:
     assert [[p.name for p in g.pods] for g in group_pods(pods)] == expected
     # the keys cached on the pods give the same groups the next time
     assert [[p.name for p in g.pods] for g in group_pods(pods)] == expected
+    # a node's few pods and the many of a cluster are grouped two ways: both give these groups
+    keys = [equivalence_key(p) for p in pods]
+    for way in (_group_few, _group_many):
+        assert [[p.name for p in g.pods] for g in way(pods, keys)] == expected
 
 
 def test_pods_without_controller_sharing_every_object_stay_apart() -> None:

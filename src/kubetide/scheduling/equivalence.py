@@ -165,6 +165,28 @@ def group_pods(pods: Iterable[Pod]) -> list[PodGroup]:
         keys = list(map(_cached_key, pods))
     except AttributeError:
         keys = _assign_keys(pods)
+    if len(pods) <= _FEW:
+        return _group_few(pods, keys)
+    return _group_many(pods, keys)
+
+
+# Up to this many pods (one node's, as the removal simulation groups them 200 times a loop), a dict
+# is faster than the argsort's fixed cost.
+_FEW = 64
+
+
+def _group_few(pods: list[Pod], keys: list[EquivalenceKey]) -> list[PodGroup]:
+    members: dict[EquivalenceKey, list[Pod]] = {}
+    for pod, key in zip(pods, keys, strict=True):
+        group = members.get(key)
+        if group is None:
+            members[key] = [pod]
+        else:
+            group.append(pod)
+    return [PodGroup(key, group) for key, group in members.items()]
+
+
+def _group_many(pods: list[Pod], keys: list[EquivalenceKey]) -> list[PodGroup]:
     distinct = list(dict.fromkeys(keys))
     if len(distinct) == 1:
         return [PodGroup(distinct[0], pods)]
