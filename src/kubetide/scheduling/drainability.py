@@ -193,12 +193,51 @@ RULES: tuple[tuple[str, Rule], ...] = (
 )
 
 
+# The rules that read only the pod and the options (pods are immutable: their answer is kept on the
+# pod), and the rest, which read the time, the controllers or the PDBs, in RULES' order.
+_STATIC: tuple[Rule, ...] = (
+    _mirror,
+    _daemonset,
+    _safe_to_evict,
+    _terminal,
+    _on_completion,
+    _replicated,
+    _not_safe_to_evict,
+    _local_storage,
+)
+_DYNAMIC: tuple[Rule, ...] = (_long_terminating, _replica_count, _system, _pdb)
+_PLAIN_ATTR = "_kubetide_drain_plain"
+
+
 def pod_verdict(pod: Pod, ctx: DrainContext) -> Verdict:
+    if _plain(pod, ctx):
+        # No static rule has an opinion: the first dynamic one with a verdict decides, as in RULES.
+        for rule in _DYNAMIC:
+            verdict = rule(pod, ctx)
+            if verdict is not None:
+                return verdict
+        return Outcome.DRAIN, None
+    return verdict_by_rules(pod, ctx)
+
+
+def verdict_by_rules(pod: Pod, ctx: DrainContext) -> Verdict:
+    """Every rule in order: the plain reference :func:`pod_verdict` is property-tested against."""
     for _, rule in RULES:
         verdict = rule(pod, ctx)
         if verdict is not None:
             return verdict
     return Outcome.DRAIN, None
+
+
+def _plain(pod: Pod, ctx: DrainContext) -> bool:
+    """Whether no static rule has a verdict on ``pod`` (with these options): a node's pods are judged
+    every loop, and almost all are plain replicated pods."""
+    cached: tuple[DrainOptions, bool] | None = pod.__dict__.get(_PLAIN_ATTR)
+    if cached is not None and cached[0] == ctx.options:
+        return cached[1]
+    plain = all(rule(pod, ctx) is None for rule in _STATIC)
+    pod.__dict__[_PLAIN_ATTR] = (ctx.options, plain)
+    return plain
 
 
 @dataclass(frozen=True, slots=True)
