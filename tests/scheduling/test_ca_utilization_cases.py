@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -82,3 +83,32 @@ def test_utilization(case: dict[str, Any]) -> None:
         assert u.resource == exp["resource"]
     if "pod_effective_requests" in exp:
         assert [[p.requests["cpu"], p.requests["memory"]] for p in pods] == exp["pod_effective_requests"]
+
+
+def test_an_ignored_daemonset_pod_comes_off_allocatable_even_when_long_terminating() -> None:
+    """Upstream checks DaemonSet and mirror pods before long-terminating ones."""
+    ds = pod("ds", 1000, 0, owners=owner("ds", "DaemonSet"))
+    object.__setattr__(ds, "deletion_time", NOW - 3600)
+    util = node_utilization(node("n", cpu=4000), [ds, pod("a", 1500, 0)], NOW, ignore_daemonsets=True)
+    assert util.cpu == 1500 / 3000
+
+
+def test_everything_allocatable_taken_by_ignored_pods_is_go_float_division() -> None:
+    """Go divides float64s: by zero it gives +Inf (a node that is never underutilized) or NaN (which
+    no threshold comparison holds for), where Python would raise."""
+    full = pod("ds", 4000, 0, owners=owner("ds", "DaemonSet"))
+    util = node_utilization(node("n", cpu=4000), [full, pod("a", 500, 0)], NOW, ignore_daemonsets=True)
+    assert util.cpu == math.inf and util.resource == "cpu" and util.utilization == math.inf
+    util = node_utilization(node("n", cpu=4000), [full], NOW, ignore_daemonsets=True)
+    # cpu is NaN: "cpu > mem" is false, so upstream reports memory's utilization (0 here)
+    assert math.isnan(util.cpu) and util.resource == "memory" and util.utilization == 0.0
+
+
+def test_gpu_utilization_takes_ignored_daemonset_gpus_off_allocatable() -> None:
+    gpus = {"nvidia.com/gpu": 4}
+    ds = pod("ds", 0, 0, owners=owner("ds", "DaemonSet"), extra={"nvidia.com/gpu": 1})
+    job = pod("job", 0, 0, extra={"nvidia.com/gpu": 1})
+    n = node("g", extra=gpus)
+    assert node_utilization(n, [ds, job], NOW, gpu_resource="nvidia.com/gpu").utilization == 2 / 4
+    ignored = node_utilization(n, [ds, job], NOW, gpu_resource="nvidia.com/gpu", ignore_daemonsets=True)
+    assert ignored.utilization == 1 / 3

@@ -9,14 +9,22 @@ whose GPUs are not (yet) allocatable reports 0 so it can be removed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import math
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
 from kubetide.model.resources import CPU, MEMORY
 
-__all__ = ["Utilization", "is_daemonset_pod", "is_long_terminating", "is_mirror_pod", "node_utilization"]
+__all__ = [
+    "Utilization",
+    "UtilizationMemo",
+    "is_daemonset_pod",
+    "is_long_terminating",
+    "is_mirror_pod",
+    "node_utilization",
+]
 
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 DAEMONSET_ANNOTATION = "cluster-autoscaler.kubernetes.io/daemonset-pod"
@@ -62,27 +70,97 @@ def node_utilization(
 ) -> Utilization:
     """Raises ValueError when cpu or memory allocatable is missing or zero (upstream's error)."""
     if gpu_resource is not None:
-        pods = [p for p in pods if p.deletion_time is None or not is_long_terminating(p, now)]
-        alloc = node.allocatable[gpu_resource]
-        used = sum(p.requests[gpu_resource] for p in pods)
-        util = used / alloc if alloc > 0 else 0.0
-        return Utilization(util, 0.0, 0.0, gpu_resource)
-    cpu_alloc, mem_alloc = node.allocatable[CPU], node.allocatable[MEMORY]
-    for name, alloc in ((CPU, cpu_alloc), (MEMORY, mem_alloc)):
+        try:
+            (gpu,) = _ratios(node, pods, now, (gpu_resource,), ignore_daemonsets, ignore_mirror)
+        except ValueError:
+            gpu = 0.0  # GPUs not (yet) allocatable: 0, so the node can still be removed
+        return Utilization(gpu, 0.0, 0.0, gpu_resource)
+    cpu, mem = _ratios(node, pods, now, (CPU, MEMORY), ignore_daemonsets, ignore_mirror)
+    # As upstream compares (not max(): with a NaN, Go's comparison picks memory).
+    if cpu > mem:
+        return Utilization(cpu, cpu, mem, CPU)
+    return Utilization(mem, cpu, mem, MEMORY)
+
+
+def _ratios(
+    node: NodeView,
+    pods: Iterable[Pod],
+    now: float,
+    resources: tuple[str, ...],
+    ignore_daemonsets: bool,
+    ignore_mirror: bool,
+) -> list[float]:
+    """``CalculateUtilizationOfResource`` per resource, in one pass over the pods (this runs for
+    every node of every loop): requests over allocatable, DaemonSet and mirror pods (when ignored)
+    taken off allocatable (even when long-terminating: upstream checks those first), other
+    long-terminating pods left out."""
+    allocs = [node.allocatable[r] for r in resources]
+    for r, alloc in zip(resources, allocs, strict=True):
         if alloc <= 0:
-            raise ValueError(f"node {node.name} has no allocatable {name}")
-    # One pass for both resources: this runs for every node of every loop.
-    cpu_used = mem_used = cpu_skipped = mem_skipped = 0
-    skipping = ignore_daemonsets or ignore_mirror
+            raise ValueError(f"node {node.name} has no allocatable {r}")
+    used = [0] * len(resources)
+    skipped = [0] * len(resources)
     for p in pods:
-        if p.deletion_time is not None and is_long_terminating(p, now):
-            continue
         req = p.requests
-        if skipping and ((ignore_daemonsets and is_daemonset_pod(p)) or (ignore_mirror and is_mirror_pod(p))):
-            cpu_skipped += req[CPU]
-            mem_skipped += req[MEMORY]
+        if (ignore_daemonsets and is_daemonset_pod(p)) or (ignore_mirror and is_mirror_pod(p)):
+            for k, r in enumerate(resources):
+                skipped[k] += req[r]
+        elif p.deletion_time is None or not is_long_terminating(p, now):
+            for k, r in enumerate(resources):
+                used[k] += req[r]
+    return [_go_divide(u, a - s) for u, a, s in zip(used, allocs, skipped, strict=True)]
+
+
+def _go_divide(numerator: int, denominator: int) -> float:
+    """Go's float64 division: by zero it is +Inf, -Inf or NaN, not an error (everything allocatable
+    taken by ignored DaemonSet pods makes a node's utilization infinite, not a crash)."""
+    if denominator == 0:
+        if numerator == 0:
+            return math.nan
+        return math.inf if numerator > 0 else -math.inf
+    return numerator / denominator
+
+
+class UtilizationMemo:
+    """:func:`node_utilization`'s answers kept from one loop to the next: a node whose view and pods
+    are the very same objects as last time (views and pods are immutable), with the same settings,
+    gets the same answer. A node with a pod being deleted is computed afresh: the answer then depends
+    on the time."""
+
+    def __init__(self) -> None:
+        self._kept: dict[str, tuple[NodeView, list[Pod], list[int], tuple[object, ...], Utilization]] = {}
+
+    def utilization(
+        self,
+        node: NodeView,
+        pods: Sequence[Pod],
+        now: float,
+        *,
+        gpu_resource: str | None = None,
+        ignore_daemonsets: bool = False,
+        ignore_mirror: bool = False,
+    ) -> Utilization:
+        settings = (gpu_resource, ignore_daemonsets, ignore_mirror)
+        ids = list(map(id, pods))
+        kept = self._kept.get(node.name)
+        if kept is not None and kept[0] is node and kept[2] == ids and kept[3] == settings:
+            return kept[4]
+        util = node_utilization(
+            node,
+            pods,
+            now,
+            gpu_resource=gpu_resource,
+            ignore_daemonsets=ignore_daemonsets,
+            ignore_mirror=ignore_mirror,
+        )
+        if all(p.deletion_time is None for p in pods):
+            # The pods are held so their ids stay theirs while the ids are compared.
+            self._kept[node.name] = (node, list(pods), ids, settings, util)
         else:
-            cpu_used += req[CPU]
-            mem_used += req[MEMORY]
-    cpu, mem = cpu_used / (cpu_alloc - cpu_skipped), mem_used / (mem_alloc - mem_skipped)
-    return Utilization(max(cpu, mem), cpu, mem, CPU if cpu > mem else MEMORY)
+            self._kept.pop(node.name, None)
+        return util
+
+    def keep_only(self, names: Collection[str]) -> None:
+        """Forget nodes that are gone (called once a loop with the nodes present)."""
+        if len(self._kept) > len(names):
+            self._kept = {name: kept for name, kept in self._kept.items() if name in names}

@@ -33,6 +33,7 @@ from kubetide.model.scheduling_terms import Taint
 from kubetide.scheduling.drainability import DrainContext, drain_node
 from kubetide.scheduling.scaledown import must_move, simulate_removals
 from kubetide.scheduling.snapshot import ClusterSnapshot
+from kubetide.scheduling.utilization import UtilizationMemo
 
 __all__ = ["NodeToDelete", "ScaleDownPlan", "ScaleDownPlanner", "must_move_now"]
 
@@ -92,6 +93,7 @@ class ScaleDownPlanner:
         # Unneeded nodes whose deletion started since the last plan: upstream keeps them in its
         # unneeded list until the next update, so they still count toward that limit.
         self._deleting_unneeded = 0
+        self._utilization = UtilizationMemo()
 
     def forget(self, names: Sequence[str]) -> None:
         for name in names:
@@ -156,6 +158,7 @@ class ScaleDownPlanner:
                 candidates.append(n)
         destinations = [n.name for n in all_nodes if n.name not in being_deleted]
         snap_pods = {n.name: list(snapshot.pods_on(snapshot.index_of(n.name))) for n in all_nodes}
+        self._utilization.keep_only(snap_pods)
         eligibility = filter_out_unremovable(
             candidates,
             EligibilityInput(
@@ -166,6 +169,7 @@ class ScaleDownPlanner:
                 ignore_mirror_pods_utilization=o.ignore_mirror_pods_utilization,
                 recently_unremovable=self.recently_unremovable,
                 gpu_resource=lambda n: gpu_resource(n, loop.gpu_label),
+                memo=self._utilization,
             ),
             now,
         )

@@ -17,7 +17,7 @@ from kubetide.cluster.reasons import UnremovableReason
 from kubetide.cluster.scaledown.taints import is_being_deleted
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
-from kubetide.scheduling.utilization import Utilization, node_utilization
+from kubetide.scheduling.utilization import Utilization, UtilizationMemo, node_utilization
 
 __all__ = [
     "SCALE_DOWN_DISABLED_ANNOTATION",
@@ -41,6 +41,7 @@ class EligibilityInput:
     ignore_mirror_pods_utilization: bool = False
     gpu_resource: Callable[[NodeView], str | None] = field(default=lambda node: None)
     recently_unremovable: Mapping[str, float] = field(default_factory=dict)
+    memo: UtilizationMemo | None = None  # answers kept from the last loop (the planner's)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,8 +89,9 @@ def _autoscaled(c: _Check) -> UnremovableReason | None:
 def _utilization(c: _Check) -> UnremovableReason | None:
     assert c.group is not None
     opts = c.inp.group_options(c.group)
+    memo = c.inp.memo
     try:
-        c.util = node_utilization(
+        c.util = (node_utilization if memo is None else memo.utilization)(
             c.node,
             c.inp.pods_by_node[c.node.name],
             c.now,
