@@ -99,7 +99,9 @@ def test_revert_after_a_resource_column_was_added_inside_the_fork(copy: bool) ->
 _ANTI = (PodAffinityTerm(selector(app="x"), HOSTNAME_LABEL),)
 _OPS = st.lists(
     st.tuples(
-        st.sampled_from(["add", "take", "remove-pod", "remove-node", "bulk", "template", "taint", "inner"]),
+        st.sampled_from(
+            ["add", "take", "remove-pod", "remove-node", "bulk", "each", "template", "taint", "inner"]
+        ),
         st.integers(0, 7),
         st.integers(1, 3),
     ),
@@ -147,6 +149,10 @@ def _apply(s: ClusterSnapshot, ops: list[tuple[str, int, int]]) -> None:
             slots = np.array(sorted(set(live[:count])), np.intp)
             pods = [pod(f"b{made}-{k}") for k in range(len(slots))]
             s.add_pods_bulk(slots, np.ones(len(slots), np.int64), pods, s.vector(pods[0].requests))
+        elif op == "each":
+            chosen = sorted(set(live[:count]))
+            pods = [pod(f"e{made}-{k}") for k in range(len(chosen))]
+            s.add_pods_each(chosen, pods, s.vector(pods[0].requests))
         elif op == "template":
             s.add_template_nodes(node("tmpl"), [f"tmpl-{made}-{k}" for k in range(count)])
         elif op == "taint":

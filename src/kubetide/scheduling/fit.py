@@ -38,6 +38,7 @@ class PodFacts:
         self._needs: list[tuple[int, int]] | None = None
         self.class_failures: list[FilterFailure | None] = []
         self.class_ok = np.zeros(0, np.bool_)
+        self.class_ok_list: list[bool] = []  # class_ok as plain booleans (see FitChecker.class_ok)
         self.node_cache: tuple[int, BoolArray, list[FilterFailure | None]] | None = None
 
     def vector(self, snap: ClusterSnapshot) -> NDArray[np.int64]:
@@ -97,6 +98,14 @@ class FitChecker:
         if facts.name_dependent:
             return bool(self._per_node_static(facts)[0][i] and snap.active[i])
         return bool(self._class_ok(facts)[snap.node_class_ids[i]] and snap.active[i])
+
+    def class_ok(self, facts: PodFacts) -> list[bool]:
+        """The static filters' answer per node class as plain booleans, for walks over a few nodes
+        (pods whose node selection names nodes have none: ask :meth:`static_ok`)."""
+        ok = self._class_ok(facts)
+        if len(facts.class_ok_list) != len(ok):
+            facts.class_ok_list = ok.tolist()
+        return facts.class_ok_list
 
     def _class_ok(self, facts: PodFacts) -> BoolArray:
         """The static filters' answer per node class (extended to classes added since)."""

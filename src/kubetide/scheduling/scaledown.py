@@ -95,6 +95,27 @@ class _Simulation:
         cordoned = np.array([c.unschedulable for c in snap.classes], np.bool_)
         self.dest &= ~cordoned[snap.node_class_ids]  # upstream skips cordoned nodes outright
         self.cursor = 0
+        # Plain-integer copies of what the walk after the cursor reads per node (numpy's per-element
+        # cost would be most of a walk's time): destinations, classes, allocatable and requested rows.
+        # The arrays stay the truth; the rows follow every bind and are re-read after a revert. A
+        # destination is always an active node, so the walk needs no active check.
+        self._dest = self.dest.tolist()
+        self._classes = snap.node_class_ids.tolist()
+        self._read_rows()
+
+    def _read_rows(self) -> None:
+        self._width = len(self.snap.resources)
+        self._alloc = self.snap.allocatable.tolist()
+        self._used = self.snap.requested.tolist()
+
+    def _bound(self, slots: Sequence[int], counts: Sequence[int], facts: PodFacts) -> None:
+        """Follow binds in the plain rows (the snapshot's arrays are updated by the snapshot)."""
+        need = facts.needs(self.snap)
+        used = self._used
+        for slot, count in zip(slots, counts, strict=True):
+            row = used[slot]
+            for c, v in need:
+                row[c] += count * v
 
     def try_remove(self, name: str, move: Callable[[Pod], bool], drain: Drainer | None) -> RemovalResult:
         snap = self.snap
@@ -116,69 +137,92 @@ class _Simulation:
             pods = list(plan.pods_to_move)
         else:
             pods = [p for p in bound if move(p)]
-        within = self.dest.copy()
-        within[i] = False
+        within: NDArray[np.bool_] | None = None  # the destinations but this node, for the full checks
         moves: list[tuple[str, tuple[Pod, ...]]] = []
+        touched: list[int] = []  # slots bound to in this attempt: their rows are re-read if it fails
         for group in group_pods(pods):
             facts = self.checker.facts(group.representative)
             vec = facts.vector(snap)
+            if len(snap.resources) != self._width:
+                self._read_rows()  # a resource column was added
             if self.checker.is_simple(facts):
-                near = self._fill_near(facts, within, cursor, len(group.pods))
+                near = self._fill_near(facts, i, cursor, len(group.pods))
                 if near is not None:
-                    slots, cursor = near
-                    counts = np.ones(len(slots), np.int64)
-                else:
-                    filled = round_robin_fill(self.checker.capacity(facts, within), cursor, len(group.pods))
-                    if filled is None:
-                        snap.revert()
-                        return RemovalResult(
-                            name, RemovalOutcome.NO_PLACE_TO_MOVE_PODS, unplaced_pod=group.representative.key
-                        )
-                    all_counts, cursor = filled
-                    slots = np.flatnonzero(all_counts)
-                    counts = all_counts[slots]
+                    taken, cursor = near
+                    snap.add_pods_each(taken, group.pods, vec)
+                    self._bound(taken, [1] * len(taken), facts)
+                    touched.extend(taken)
+                    moves.extend((snap.name(s), (p,)) for s, p in zip(taken, group.pods, strict=True))
+                    continue
+                if within is None:
+                    within = self._within(i)
+                filled = round_robin_fill(self.checker.capacity(facts, within), cursor, len(group.pods))
+                if filled is None:
+                    return self._failed(name, touched, group.representative.key)
+                all_counts, cursor = filled
+                slots = np.flatnonzero(all_counts)
+                counts = all_counts[slots]
                 snap.add_pods_bulk(slots, counts, group.pods, vec)
+                self._bound(slots.tolist(), counts.tolist(), facts)
+                touched.extend(slots.tolist())
                 moves.extend(_moves(snap, group.pods, slots, counts))
                 continue
+            if within is None:
+                within = self._within(i)
             for pod in group.pods:
                 ok = self.checker.feasible(facts, within)
                 pick = _next_true(ok, cursor)
                 if pick is None:
-                    snap.revert()
-                    return RemovalResult(name, RemovalOutcome.NO_PLACE_TO_MOVE_PODS, unplaced_pod=pod.key)
+                    return self._failed(name, touched, pod.key)
                 snap.add_pod(pod, pick, vec)
+                self._bound([pick], [1], facts)
+                touched.append(pick)
                 moves.append((snap.name(pick), (pod,)))
                 cursor = (pick + 1) % snap.num_slots
         snap.remove_node(i)
         snap.commit()
-        self.dest[i] = False
+        self.dest[i] = self._dest[i] = False
         self.cursor = cursor
         return RemovalResult(name, RemovalOutcome.REMOVABLE, tuple(moves))
 
-    def _fill_near(
-        self, facts: PodFacts, within: NDArray[np.bool_], cursor: int, pods: int
-    ) -> tuple[NDArray[np.intp], int] | None:
+    def _within(self, i: int) -> NDArray[np.bool_]:
+        within = self.dest.copy()
+        within[i] = False
+        return within
+
+    def _failed(self, name: str, touched: list[int], unplaced: str) -> RemovalResult:
+        self.snap.revert()
+        requested = self.snap.requested
+        for slot in touched:
+            self._used[slot] = requested[slot].tolist()
+        return RemovalResult(name, RemovalOutcome.NO_PLACE_TO_MOVE_PODS, unplaced_pod=unplaced)
+
+    def _fill_near(self, facts: PodFacts, skip: int, cursor: int, pods: int) -> tuple[list[int], int] | None:
         """:func:`round_robin_fill` when the nodes just after the cursor take every pod, one each
         (the usual case: a node's few pods of one group), walking only those nodes with plain
-        integers: the slots (ascending, as the full fill lists them) and the new cursor. None: do
-        the full fill."""
-        snap = self.snap
-        n = snap.num_slots
+        integers: the slots (ascending, as the full fill lists them) and the new cursor. Node
+        ``skip`` (the one being removed) takes none. None: do the full fill."""
+        n = self.snap.num_slots
         width = max(_NEAR, _NEAR_PER_POD * pods)
         if width >= n:
             return None
-        static_ok = self.checker.static_ok
-        need = facts.needs(snap)
-        alloc, used = snap.allocatable, snap.requested
+        need = facts.needs(self.snap)
+        dest, alloc, used = self._dest, self._alloc, self._used
+        # Pods whose node selection names nodes are judged per node; the others per node class.
+        by_node = self.checker.static_ok if facts.name_dependent else None
+        classes_ok = self.checker.class_ok(facts) if by_node is None else []
+        classes = self._classes
         taken: list[int] = []
         for k in range(width):
             i = cursor + k if cursor + k < n else cursor + k - n
-            if not (within[i] and static_ok(facts, i)):
+            if not dest[i] or i == skip:
                 continue
-            if room_for_one(alloc[i].tolist(), used[i].tolist(), need):
+            if not (by_node(facts, i) if by_node is not None else classes_ok[classes[i]]):
+                continue
+            if room_for_one(alloc[i], used[i], need):
                 taken.append(i)
                 if len(taken) == pods:
-                    return np.array(sorted(taken), np.intp), (i + 1) % n
+                    return sorted(taken), (i + 1) % n
         return None
 
 

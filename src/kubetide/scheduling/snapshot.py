@@ -272,6 +272,14 @@ class ClusterSnapshot:
 
     def _undo(self, entry: tuple[Any, ...], n_keep: int) -> None:
         op, i = entry[0], entry[1]
+        if op == "each+":
+            vec = self._width(entry[2])
+            for slot in entry[1]:
+                if slot < n_keep:  # slots at or past n_keep are truncated away
+                    self._pods[slot].pop()
+                    self._used[slot] -= vec
+            self.pods_epoch += 1
+            return
         if op == "bulk+":
             slots, counts, vec = entry[1], entry[2], self._width(entry[3])
             kept = slots < n_keep  # slots at or past n_keep are truncated away
@@ -439,6 +447,17 @@ class ClusterSnapshot:
         self._used[slots] += counts[:, None] * vec
         self.pods_epoch += 1
         self._record(("bulk+", slots, counts, vec))
+
+    def add_pods_each(self, slots: Sequence[int], pods: Sequence[Pod], vec: Int64Array) -> None:
+        """Bind ``pods[k]`` to ``slots[k]`` (distinct slots; pods without inter-pod constraints, each
+        requesting ``vec``): :meth:`add_pods_bulk` for the usual one pod per node, without its
+        array arithmetic."""
+        used, bound = self._used, self._pods
+        for slot, pod in zip(slots, pods, strict=True):
+            bound[slot].append(pod)
+            used[slot] += vec
+        self.pods_epoch += 1
+        self._record(("each+", tuple(slots), vec))
 
     def take_pods(self, i: int) -> list[Pod]:
         """Unbind every pod of slot ``i`` at once and return them (in binding order)."""
