@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 import numpy as np
@@ -131,3 +132,13 @@ def test_the_pending_plot_peaks_at_the_summary_max() -> None:
     peak = float(np.nanmax(result.timeline.column("pending_pods_max")))
     assert peak == result.summary.pods.max_pending > float(np.nanmax(result.timeline.column("pending_pods")))
     assert result.timeline.csv_columns == result.timeline.columns.index("pending_pods_max")
+
+
+def test_a_run_collects_garbage_less_often_and_restores_the_collector_after() -> None:
+    seen: list[tuple[int, int, int]] = []
+    sim = Simulation(load(doc(duration="10m", traffic=[])))
+    sim.engine.every(60.0, lambda now: seen.append(gc.get_threshold()), phase=1.0)
+    before = gc.get_threshold()
+    sim.run()
+    assert seen and all(t[0] >= 50_000 for t in seen)
+    assert gc.get_threshold() == before
