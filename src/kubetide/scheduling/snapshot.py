@@ -211,6 +211,11 @@ class ClusterSnapshot:
         return vec
 
     # ----------------------------------------------------------------- forks
+    @property
+    def fork_depth(self) -> int:
+        """How many forks are open."""
+        return len(self._marks)
+
     def fork(self, *, copy: bool = False) -> None:
         """Start a what-if; nest freely. End it with :meth:`revert` or :meth:`commit`.
 

@@ -20,6 +20,7 @@ from kubetide.cluster.loop.scaleup_step import estimation_node, filter_out_sched
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
+from kubetide.scheduling.kept import SnapshotKeeper
 from kubetide.scheduling.scheduler import Scheduler
 from kubetide.scheduling.snapshot import ClusterSnapshot
 
@@ -43,13 +44,18 @@ def build_snapshot(
     templates: Mapping[str, NodeTemplate],
     options: AutoscalingOptions,
     scheduler: Scheduler,
+    keeper: SnapshotKeeper | None = None,
 ) -> LoopSnapshot:
+    """``keeper``: the last loop's snapshot, updated instead of built afresh (the same snapshot)."""
     now, cutoff = loop.now, options.expendable_pods_priority_cutoff
     counts, registered_upcoming = registry.upcoming_nodes(now)
     upcoming_names = {n for names in registered_upcoming.values() for n in names}
     all_nodes = [n for n in loop.nodes if n.name not in upcoming_names]
-    scheduled = [p for n in all_nodes for p in loop.pods_by_node[n.name] if not (p.priority < cutoff)]
-    snapshot = ClusterSnapshot(all_nodes, scheduled)
+    scheduled = [[p for p in loop.pods_by_node[n.name] if not (p.priority < cutoff)] for n in all_nodes]
+    if keeper is not None:
+        snapshot = keeper.snapshot(all_nodes, scheduled)
+    else:
+        snapshot = ClusterSnapshot(all_nodes, [p for pods in scheduled for p in pods])
     placeholders: list[NodeView] = []
     for gid, count in sorted(counts.items()):
         template = templates.get(gid)

@@ -1,0 +1,65 @@
+"""A loop's snapshot of the nodes and their pods, kept from one loop to the next.
+
+Cluster Autoscaler builds its snapshot from the informers' caches every loop: 30,000 pods bound one
+by one for a change of a few dozen. :class:`SnapshotKeeper` gives each loop a snapshot equal to
+``ClusterSnapshot(nodes, pods)`` built afresh (property-tested), from the last one: when the nodes are
+the same ones in the same order (a node's new view with the same allocatable replaces the old one in
+its slot), only nodes whose pods are not the very same objects in the same order are bound again;
+otherwise it builds afresh. Everything the loop does to the snapshot happens inside a copy fork that
+the next call reverts, so the kept part is always the plain nodes-and-pods state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kubetide.model.node import NodeView
+from kubetide.model.pod import Pod
+from kubetide.scheduling.snapshot import ClusterSnapshot
+
+__all__ = ["SnapshotKeeper"]
+
+
+class SnapshotKeeper:
+    def __init__(self) -> None:
+        self._snap: ClusterSnapshot | None = None
+        self._nodes: list[NodeView] = []
+        self.rebuilt = 0  # snapshots built afresh (the others were kept and updated)
+
+    def snapshot(self, nodes: Sequence[NodeView], pods_by_node: Sequence[Sequence[Pod]]) -> ClusterSnapshot:
+        """The snapshot of ``nodes`` with ``pods_by_node[i]`` bound to ``nodes[i]`` in that order,
+        inside a fork (the caller may change it freely: the next call undoes it). The snapshot
+        returned last time must not be used after this call."""
+        snap = self._snap
+        if snap is not None and snap.fork_depth == 1:
+            snap.revert()
+            if self._update(snap, nodes, pods_by_node):
+                snap.fork(copy=True)
+                return snap
+        self.rebuilt += 1
+        snap = ClusterSnapshot(nodes, [p for pods in pods_by_node for p in pods])
+        self._snap, self._nodes = snap, list(nodes)
+        snap.fork(copy=True)
+        return snap
+
+    def _update(
+        self, snap: ClusterSnapshot, nodes: Sequence[NodeView], pods_by_node: Sequence[Sequence[Pod]]
+    ) -> bool:
+        """Bring the kept snapshot to ``nodes`` and their pods; False when it cannot (other nodes)."""
+        kept = self._nodes
+        if len(nodes) != len(kept) or snap.num_slots != len(kept):
+            return False
+        for node, old in zip(nodes, kept, strict=True):
+            if node is not old and (node.name != old.name or node.allocatable != old.allocatable):
+                return False
+        for i, (node, old) in enumerate(zip(nodes, kept, strict=True)):
+            if node is not old:
+                snap.replace_node(i, node)
+                kept[i] = node
+        for i, pods in enumerate(pods_by_node):
+            bound = snap.pods_on(i)
+            if len(bound) != len(pods) or list(map(id, bound)) != list(map(id, pods)):
+                snap.take_pods(i)
+                for pod in pods:
+                    snap.add_pod(pod, i)
+        return True
