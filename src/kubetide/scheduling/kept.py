@@ -5,7 +5,8 @@ by one for a change of a few dozen. :class:`SnapshotKeeper` gives each loop a sn
 ``ClusterSnapshot(nodes, pods)`` built afresh (property-tested), from the last one: when the nodes are
 the same ones in the same order (a node's new view with the same allocatable replaces the old one in
 its slot), only nodes whose pods are not the very same objects in the same order are bound again;
-otherwise it builds afresh. Everything the loop does to the snapshot happens inside a copy fork that
+otherwise, or when most nodes' pods changed (a fresh build binds all pods in one vectorized step),
+it builds afresh. Everything the loop does to the snapshot happens inside a copy fork that
 the next call reverts, so the kept part is always the plain nodes-and-pods state.
 """
 
@@ -52,14 +53,19 @@ class SnapshotKeeper:
         for node, old in zip(nodes, kept, strict=True):
             if node is not old and (node.name != old.name or node.allocatable != old.allocatable):
                 return False
+        changed = [
+            i
+            for i, pods in enumerate(pods_by_node)
+            if len(snap.pods_on(i)) != len(pods) or list(map(id, snap.pods_on(i))) != list(map(id, pods))
+        ]
+        if len(changed) > len(nodes) // 4 + 1:
+            return False  # binding pod by pod would cost more than a fresh build's one vectorized step
         for i, (node, old) in enumerate(zip(nodes, kept, strict=True)):
             if node is not old:
                 snap.replace_node(i, node)
                 kept[i] = node
-        for i, pods in enumerate(pods_by_node):
-            bound = snap.pods_on(i)
-            if len(bound) != len(pods) or list(map(id, bound)) != list(map(id, pods)):
-                snap.take_pods(i)
-                for pod in pods:
-                    snap.add_pod(pod, i)
+        for i in changed:
+            snap.take_pods(i)
+            for pod in pods_by_node[i]:
+                snap.add_pod(pod, i)
         return True
