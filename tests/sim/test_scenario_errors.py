@@ -501,3 +501,15 @@ def test_checks_reading_a_refused_value_wait_for_it() -> None:
     data["spec"]["objects"][0]["metadata"]["name"] = ["web"]
     data["spec"]["traffic"][0]["target"] = "Deployment/default/other"
     assert [p.split(":")[0] for p in problems(data)] == ["spec.objects[0].metadata.name"]
+
+
+def test_a_file_with_very_many_refused_values_lists_them_without_the_cross_section_checks() -> None:
+    # Each stand-in costs a validation of the file: past 64 places the checks wait for the next run.
+    actions = [{"at": "soon", "restart": "hpa"} for _ in range(70)]
+    data = doc(actions=[*actions, {"at": "1h", "attachInstance": {"group": "nope"}}])
+    found = problems(data)
+    assert len(found) == 70 and all(p.startswith("spec.actions[") and ".at:" in p for p in found)
+    data = doc(actions=[*actions[:3], {"at": "1h", "attachInstance": {"group": "nope"}}])
+    assert "spec.actions[3].attachInstance.group: no node group 'nope' (known: general, spot)" in problems(
+        data
+    )

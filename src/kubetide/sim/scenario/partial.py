@@ -30,6 +30,9 @@ _STAND_INS: tuple[Any, ...] = (1, 0, "1", "1s", "1h", "a", 1000, True, [], {}, N
 
 # A refused stand-in can move the blame to a parent (a validator across fields): a few rounds.
 _ROUNDS = 4
+# Each place tried costs up to one validation of the file per stand-in: beyond this many places,
+# the cross-section checks wait for the next run (the schema problems are listed either way).
+_MAX_PLACES = 64
 
 
 def _pattern(text: str) -> Location:
@@ -118,6 +121,8 @@ def stand_in(data: Any, first: ValidationError) -> tuple[Scenario | None, list[L
     error = first
     for _ in range(_ROUNDS):
         places = sorted({_blamed(fixed, e) for e in error.errors()}, key=_later_first)
+        if len(touched) + len(places) > _MAX_PLACES:
+            return None, touched  # each stand-in costs a validation: a file this broken gets none
         for where in places:
             if len(where) < 2:
                 return None, touched  # the document or a whole section is blamed: too little left
