@@ -292,31 +292,14 @@ def _one_autoscaler_per_group(s: Scenario) -> Iterator[FieldError]:
             )
 
 
-# Order: as a reader goes down the file.
-CHECKS: tuple[Check, ...] = (
-    _new_instance_types,
-    _group_names_unique,
-    _group_machines,
-    _objects_unique,
-    _times,
-    _traffic_targets,
-    _hpa_targets,
-    _action_object_refs,
-    _action_group_refs,
-    _action_restarts,
-    _escalator_groups,
-    _ca_nodes,
-    _one_autoscaler_per_group,
-)
-
-
-# What each check reads ("[*]": any entry). When other problems cut part of the file, a check
-# that reads a cut part is skipped (see partial.py): its verdict on the rest could be wrong.
 _KEYS = tuple(  # what names an object: Kind/namespace/name
     f"{where}.{field}"
     for where in ("spec.objects[*]", "spec.actions[*].apply")
     for field in ("apiVersion", "kind", "metadata.name", "metadata.namespace")
 )
+# Each check with what it reads ("[*]": any entry), in the order problems are listed (as a reader goes
+# down the file). When other problems replaced part of the file, a check that reads a replaced part is
+# skipped (see partial.py): its verdict on the rest could be wrong.
 READS: dict[Check, tuple[str, ...]] = {
     _new_instance_types: ("spec.instanceTypes",),
     _group_names_unique: ("spec.nodeGroups[*].name",),
@@ -341,6 +324,7 @@ READS: dict[Check, tuple[str, ...]] = {
     ),
     _one_autoscaler_per_group: ("spec.autoscalers",),
 }
+CHECKS: tuple[Check, ...] = tuple(READS)
 
 
 def run_checks(scenario: Scenario) -> list[FieldError]:

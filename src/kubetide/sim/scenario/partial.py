@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from kubetide.model.errors import FieldError
-from kubetide.sim.scenario.checks import CHECKS, READS, Check
+from kubetide.sim.scenario.checks import READS, Check
 from kubetide.sim.scenario.model import Scenario
 from kubetide.sim.scenario.paths import PathError, parse_path
 
@@ -38,6 +38,12 @@ _MAX_PLACES = 64
 def _pattern(text: str) -> Location:
     # READS' patterns are plain names and "[*]".
     return tuple(text.replace("[*]", ".*").split("."))
+
+
+# Each check with the places it reads, parsed once.
+_READS: dict[Check, tuple[Location, ...]] = {
+    check: tuple(_pattern(read) for read in reads) for check, reads in READS.items()
+}
 
 
 def _same(a: str | int, b: str | int) -> bool:
@@ -169,8 +175,8 @@ def checks_despite(scenario: Scenario, touched: Iterable[Location]) -> list[Fiel
     """The checks that read nothing in ``touched``, run on ``scenario``."""
     places = list(touched)
     problems: list[FieldError] = []
-    for check in CHECKS:
-        if not any(_overlap(_pattern(read), where) for read in READS[check] for where in places):
+    for check, reads in _READS.items():
+        if not any(_overlap(read, where) for read in reads for where in places):
             problems.extend(_run(check, scenario))
     return problems
 
