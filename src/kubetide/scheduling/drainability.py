@@ -193,19 +193,23 @@ RULES: tuple[tuple[str, Rule], ...] = (
 )
 
 
-# The rules that read only the pod and the options (pods are immutable: their answer is kept on the
-# pod), and the rest, which read the time, the controllers or the PDBs, in RULES' order.
-_STATIC: tuple[Rule, ...] = (
-    _mirror,
-    _daemonset,
-    _safe_to_evict,
-    _terminal,
-    _on_completion,
-    _replicated,
-    _not_safe_to_evict,
-    _local_storage,
+# The rules that read only the pod and the options (pods are immutable: their joint answer is kept on
+# the pod), named; every other rule (the time, the controllers, the PDBs, or a rule added later) is
+# run every time, in RULES' order.
+_STATIC_NAMES = frozenset(
+    (
+        "mirror",
+        "daemonset",
+        "safe-to-evict",
+        "terminal",
+        "on-completion",
+        "replicated",
+        "not-safe-to-evict",
+        "local-storage",
+    )
 )
-_DYNAMIC: tuple[Rule, ...] = (_long_terminating, _replica_count, _system, _pdb)
+_STATIC: tuple[Rule, ...] = tuple(rule for name, rule in RULES if name in _STATIC_NAMES)
+_DYNAMIC: tuple[Rule, ...] = tuple(rule for name, rule in RULES if name not in _STATIC_NAMES)
 _PLAIN_ATTR = "_kubetide_drain_plain"
 
 
