@@ -13,6 +13,9 @@ appearance. Groups of simple pods are placed in bulk: a walk over the few nodes 
 when those take the whole group one pod each (the usual case), else :func:`round_robin_fill` over
 every node; both give the same moves (property-tested). The whole check runs in a fork that is
 reverted at the end unless ``keep`` is set.
+
+A :class:`RemovalMemo` carried from one call to the next (one loop to the next) lets an attempt reuse
+its last result instead of walking again: see :class:`RemovalMemo` for when that is exact.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -30,13 +34,22 @@ from kubetide.scheduling.equivalence import group_pods
 from kubetide.scheduling.fit import FitChecker, PodFacts
 from kubetide.scheduling.placement import round_robin_fill
 from kubetide.scheduling.predicates.node_resources import room_for_one
-from kubetide.scheduling.snapshot import ClusterSnapshot
+from kubetide.scheduling.snapshot import ClusterSnapshot, NodeClass
 
-__all__ = ["RemovalOutcome", "RemovalResult", "ScaleDownCheck", "must_move", "simulate_removals"]
+__all__ = [
+    "RemovalMemo",
+    "RemovalOutcome",
+    "RemovalResult",
+    "ScaleDownCheck",
+    "must_move",
+    "simulate_removals",
+]
 
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 DAEMONSET_ANNOTATION = "cluster-autoscaler.kubernetes.io/daemonset-pod"
 
+
+_T = TypeVar("_T")
 
 Drainer = Callable[[Sequence[Pod]], NodeDrain]
 
@@ -80,9 +93,77 @@ class ScaleDownCheck:
         return tuple(r.node for r in self.results if r.removable)
 
 
+_Group = tuple[tuple[int, ...], tuple[Pod, ...], NDArray[np.int64], list[tuple[int, int]]]
+
+
+@dataclass(frozen=True, slots=True)
+class _Attempt:
+    """One removable attempt whose every pod group was placed by the walk after the cursor, with all
+    the walk read: the slots from the cursor on (``len(names)`` of them, none twice), each slot's name,
+    destination flag, node class, allocatable and requested row as they were when the attempt began;
+    and its binds: pod ``k`` to the slot ``offsets[k]`` after the cursor, requesting ``rows[k]``
+    (``needs[k]`` as (column, amount) pairs), in binding order."""
+
+    pods: tuple[Pod, ...]
+    names: list[str]
+    dest: list[bool]
+    classes: list[int]
+    alloc: list[list[int]]
+    used: list[list[int]]
+    offsets: NDArray[np.intp]
+    moved: tuple[Pod, ...]
+    rows: NDArray[np.int64]
+    needs: list[list[tuple[int, int]]]
+    wrap: int | None  # the offset at which the slots wrapped past the last one, if they did
+    widest: int  # the largest walk window a group used: the near walk needs more slots than this
+    result: RemovalResult
+
+
+class RemovalMemo:
+    """The removal attempts of the last :func:`simulate_removals` call, by candidate name.
+
+    Cluster Autoscaler simulates every candidate's removal again each loop, and in a steady cluster
+    almost every attempt repeats the last one exactly. An attempt is a deterministic function of the
+    pods it moves, the cursor, and the slots its walk reads; a recorded attempt is replayed (its
+    binds applied, its result returned) when the pods are the very same objects in the same order
+    and the slots from the cursor on have the same names and the same destination flags, classes,
+    allocatable and requested rows as recorded. Then a fresh walk would read exactly what the
+    recorded one read and take the same slots, so the replay is exact. Slots are matched by name
+    from the cursor on, so an attempt whose slots shifted (a node before them was deleted) is still
+    reused. Only attempts placed wholly by the near walk of simple pods (no pod whose filters name
+    nodes) are recorded; the others are walked every time. The memo is dropped when the snapshot's
+    resource columns or node classes change meaning.
+    """
+
+    def __init__(self) -> None:
+        self._attempts: dict[str, _Attempt] = {}
+        self._resources: list[str] = []
+        self._classes: list[NodeClass] = []
+        self.replayed = 0  # attempts replayed and attempts walked, over the memo's life
+        self.walked = 0
+
+    def _begin(self, snap: ClusterSnapshot) -> None:
+        known = len(self._classes)
+        if snap.resources != self._resources or snap.classes[:known] != self._classes:
+            self._attempts.clear()
+        self._resources = list(snap.resources)
+        self._classes = list(snap.classes)
+
+    def _end(self, snap: ClusterSnapshot, made: dict[str, _Attempt]) -> None:
+        """Keep this call's attempts, and earlier ones of candidates still present but not tried."""
+        for name, attempt in self._attempts.items():
+            if name not in made and snap.has_node(name):
+                made[name] = attempt
+        self._attempts = made
+
+
 class _Simulation:
-    def __init__(self, snap: ClusterSnapshot, destinations: Collection[str] | None) -> None:
+    def __init__(
+        self, snap: ClusterSnapshot, destinations: Collection[str] | None, memo: RemovalMemo | None = None
+    ) -> None:
         self.snap = snap
+        self.memo = memo
+        self.made: dict[str, _Attempt] = {}
         self.checker = FitChecker(snap)
         n = snap.num_slots
         if destinations is None:
@@ -137,6 +218,17 @@ class _Simulation:
             pods = list(plan.pods_to_move)
         else:
             pods = [p for p in bound if move(p)]
+        if self.memo is not None:
+            attempt = self.memo._attempts.get(name)
+            if attempt is not None and self._replay(attempt, i, pods):
+                self.memo.replayed += 1
+                self.made[name] = attempt
+                return attempt.result
+            self.memo.walked += 1
+        start, was_dest = cursor, self._dest[i]
+        near_only = self.memo is not None and snap.constrained_pods == 0  # record this attempt?
+        groups: list[_Group] = []
+        walked = widest = 0
         within: NDArray[np.bool_] | None = None  # the destinations but this node, for the full checks
         moves: list[tuple[str, tuple[Pod, ...]]] = []
         touched: list[int] = []  # slots bound to in this attempt: their rows are re-read if it fails
@@ -148,12 +240,21 @@ class _Simulation:
             if self.checker.is_simple(facts):
                 near = self._fill_near(facts, i, cursor, len(group.pods))
                 if near is not None:
-                    taken, cursor = near
+                    taken, after = near
                     snap.add_pods_each(taken, group.pods, vec)
                     self._bound(taken, [1] * len(taken), facts)
                     touched.extend(taken)
                     moves.extend((snap.name(s), (p,)) for s, p in zip(taken, group.pods, strict=True))
+                    if near_only:
+                        n = snap.num_slots
+                        offsets = tuple(s - start if s >= start else s - start + n for s in taken)
+                        groups.append((offsets, tuple(group.pods), vec, facts.needs(snap)))
+                        walked += after - cursor if after > cursor else after - cursor + n
+                        widest = max(widest, _near_width(len(group.pods)))
+                        near_only = not facts.name_dependent
+                    cursor = after
                     continue
+                near_only = False
                 if within is None:
                     within = self._within(i)
                 filled = round_robin_fill(self.checker.capacity(facts, within), cursor, len(group.pods))
@@ -167,6 +268,7 @@ class _Simulation:
                 touched.extend(slots.tolist())
                 moves.extend(_moves(snap, group.pods, slots, counts))
                 continue
+            near_only = False
             if within is None:
                 within = self._within(i)
             for pod in group.pods:
@@ -183,7 +285,95 @@ class _Simulation:
         snap.commit()
         self.dest[i] = self._dest[i] = False
         self.cursor = cursor
-        return RemovalResult(name, RemovalOutcome.REMOVABLE, tuple(moves))
+        result = RemovalResult(name, RemovalOutcome.REMOVABLE, tuple(moves))
+        if near_only and walked < snap.num_slots:
+            self.made[name] = self._record(pods, start, walked, groups, widest, (i, was_dest), result)
+        return result
+
+    def _span(self, rows: list[_T], start: int, length: int) -> list[_T]:
+        """``length`` entries of a per-slot list from slot ``start`` on, wrapping past the last slot."""
+        end = start + length
+        n = len(rows)
+        return rows[start:end] if end <= n else rows[start:] + rows[: end - n]
+
+    def _record(
+        self,
+        pods: list[Pod],
+        start: int,
+        walked: int,
+        groups: list[_Group],
+        widest: int,
+        candidate: tuple[int, bool],
+        result: RemovalResult,
+    ) -> _Attempt:
+        """The attempt just made, with the rows its walk read as they were before its own binds (and
+        the candidate's destination flag, cleared by its removal, as it was)."""
+        node, was_dest = candidate
+        used = [list(row) for row in self._span(self._used, start, walked)]
+        for offsets, _, _, needs in groups:
+            for off in offsets:
+                row = used[off]
+                for c, v in needs:
+                    row[c] -= v
+        dest = self._span(self._dest, start, walked)
+        off = node - start if node >= start else node - start + self.snap.num_slots
+        if off < walked:
+            dest[off] = was_dest
+        n = self.snap.num_slots
+        flat = [o for offs, _, _, _ in groups for o in offs]
+        rows = [vec for offs, _, vec, _ in groups for _ in offs]
+        return _Attempt(
+            tuple(pods),
+            self._span(self.snap.slot_names, start, walked),
+            dest,
+            self._span(self._classes, start, walked),
+            self._span(self._alloc, start, walked),
+            used,
+            np.array(flat, np.intp),
+            tuple(p for _, moved, _, _ in groups for p in moved),
+            np.array(rows, np.int64).reshape(len(rows), self._width),
+            [needs for offs, _, _, needs in groups for _ in offs],
+            n - start if start + walked > n else None,
+            widest,
+            result,
+        )
+
+    def _replay(self, attempt: _Attempt, node: int, pods: list[Pod]) -> bool:
+        """Apply ``attempt`` again if a fresh walk would repeat it exactly (see :class:`RemovalMemo`);
+        False (nothing changed) if not."""
+        snap = self.snap
+        if len(pods) != len(attempt.pods) or any(a is not b for a, b in zip(pods, attempt.pods, strict=True)):
+            return False
+        n = snap.num_slots
+        walked = len(attempt.names)
+        if snap.constrained_pods or walked >= n or attempt.widest >= n or len(snap.resources) != self._width:
+            return False
+        start = self.cursor
+        if (
+            self._span(snap.slot_names, start, walked) != attempt.names
+            or self._span(self._used, start, walked) != attempt.used
+            or self._span(self._dest, start, walked) != attempt.dest
+            or self._span(self._classes, start, walked) != attempt.classes
+            or self._span(self._alloc, start, walked) != attempt.alloc
+        ):
+            return False
+        if (n - start if start + walked > n else None) != attempt.wrap:
+            return False  # wrapped elsewhere: a fresh fill would pair a group's pods and slots otherwise
+        if len(attempt.offsets):
+            slots = attempt.offsets + start
+            if attempt.wrap is not None:
+                slots[slots >= n] -= n
+            snap.add_pods_rows(slots, attempt.moved, attempt.rows)
+            used = self._used
+            for slot, needs in zip(slots.tolist(), attempt.needs, strict=True):
+                row = used[slot]
+                for c, v in needs:
+                    row[c] += v
+        snap.remove_node(node)
+        snap.commit()
+        self.dest[node] = self._dest[node] = False
+        self.cursor = start + walked if start + walked < n else start + walked - n
+        return True
 
     def _within(self, i: int) -> NDArray[np.bool_]:
         within = self.dest.copy()
@@ -203,7 +393,7 @@ class _Simulation:
         integers: the slots (ascending, as the full fill lists them) and the new cursor. Node
         ``skip`` (the one being removed) takes none. None: do the full fill."""
         n = self.snap.num_slots
-        width = max(_NEAR, _NEAR_PER_POD * pods)
+        width = _near_width(pods)
         if width >= n:
             return None
         need = facts.needs(self.snap)
@@ -229,6 +419,10 @@ class _Simulation:
 # How many nodes after the cursor the removal simulation's fill looks at first (at least, and per pod).
 _NEAR = 32
 _NEAR_PER_POD = 4
+
+
+def _near_width(pods: int) -> int:
+    return max(_NEAR, _NEAR_PER_POD * pods)
 
 
 def _next_true(mask: NDArray[np.bool_], cursor: int) -> int | None:
@@ -260,17 +454,22 @@ def simulate_removals(
     keep: bool = False,
     limit: int | None = None,
     counted: Callable[[str], bool] | None = None,
+    memo: RemovalMemo | None = None,
 ) -> ScaleDownCheck:
     """Try to remove ``candidates`` in order (``destinations`` default to every node present).
 
     Which pods must move is ``move`` per pod, or, when ``drain`` is given (for example
     ``lambda pods: drain_node(pods, ctx)``), the drainability rules, which can also block a node.
     With ``limit``, the candidates left once that many removable nodes were found (those ``counted``
-    says count; all by default) are not tried: they have no result.
+    says count; all by default) are not tried: they have no result. ``memo``, passed again to the next
+    call, lets attempts that would repeat exactly be replayed (the results are the same with or
+    without it).
     """
     snap.fork(copy=not keep)  # hundreds of nodes' pods may move: restoring a copy beats undoing each
     try:
-        sim = _Simulation(snap, destinations)
+        if memo is not None:
+            memo._begin(snap)
+        sim = _Simulation(snap, destinations, memo)
         found: list[RemovalResult] = []
         removable = 0
         for name in candidates:
@@ -288,4 +487,6 @@ def simulate_removals(
         snap.commit()
     else:
         snap.revert()
+    if memo is not None:
+        memo._end(snap, sim.made)
     return ScaleDownCheck(results)

@@ -158,6 +158,11 @@ class ClusterSnapshot:
     def num_active(self) -> int:
         return int(self._active[: self._n].sum())
 
+    @property
+    def slot_names(self) -> list[str]:
+        """Every slot's node name, by slot (removed nodes included); read-only."""
+        return self._names
+
     def index_of(self, name: str) -> int:
         return self._index[name]
 
@@ -283,6 +288,14 @@ class ClusterSnapshot:
                 if slot < n_keep:  # slots at or past n_keep are truncated away
                     self._pods[slot].pop()
                     self._used[slot] -= vec
+            self.pods_epoch += 1
+            return
+        if op == "rows+":
+            slots, rows = entry[1], self._width(entry[2])
+            kept = slots < n_keep  # slots at or past n_keep are truncated away
+            for slot in slots[kept].tolist():
+                self._pods[slot].pop()
+            self._used[slots[kept]] -= rows[kept]
             self.pods_epoch += 1
             return
         if op == "bulk+":
@@ -463,6 +476,16 @@ class ClusterSnapshot:
             used[slot] += vec
         self.pods_epoch += 1
         self._record(("each+", tuple(slots), vec))
+
+    def add_pods_rows(self, slots: NDArray[np.intp], pods: Sequence[Pod], rows: Int64Array) -> None:
+        """Bind ``pods[k]`` to ``slots[k]`` requesting ``rows[k]`` (distinct slots; pods without
+        inter-pod constraints): a replayed set of binds in one array step."""
+        bound = self._pods
+        for slot, pod in zip(slots.tolist(), pods, strict=True):
+            bound[slot].append(pod)
+        self._used[slots] += rows
+        self.pods_epoch += 1
+        self._record(("rows+", slots, rows))
 
     def take_pods(self, i: int) -> list[Pod]:
         """Unbind every pod of slot ``i`` at once and return them (in binding order)."""

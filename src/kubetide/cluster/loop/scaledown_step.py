@@ -31,7 +31,7 @@ from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import Taint
 from kubetide.scheduling.drainability import DrainContext, drain_node
-from kubetide.scheduling.scaledown import must_move, simulate_removals
+from kubetide.scheduling.scaledown import RemovalMemo, must_move, simulate_removals
 from kubetide.scheduling.snapshot import ClusterSnapshot
 from kubetide.scheduling.utilization import UtilizationMemo
 
@@ -94,6 +94,7 @@ class ScaleDownPlanner:
         # unneeded list until the next update, so they still count toward that limit.
         self._deleting_unneeded = 0
         self._utilization = UtilizationMemo()
+        self._removals = RemovalMemo()  # removal attempts that repeat exactly are replayed
 
     def forget(self, names: Sequence[str]) -> None:
         for name in names:
@@ -191,6 +192,7 @@ class ScaleDownPlanner:
             drain=lambda pods: drain_node(pods, drain_ctx),
             limit=limit,
             counted=counted,
+            memo=self._removals,
         )
         for name in eligible[len(check.results) :]:
             loop.result.not_candidates[name] = (

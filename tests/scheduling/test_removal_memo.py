@@ -1,0 +1,170 @@
+"""The removal memo: attempts replayed from the last loop give exactly what simulating afresh gives,
+loop after loop, whatever changed in between (pods, nodes added or removed so slots shift, cordons,
+the candidates' order, the destinations)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kubetide.model.node import NodeView
+from kubetide.model.pod import Pod
+from kubetide.model.scheduling_terms import Taint, Toleration
+from kubetide.scheduling import scaledown
+from kubetide.scheduling.kept import SnapshotKeeper
+from kubetide.scheduling.reference import ref_fits
+from kubetide.scheduling.scaledown import RemovalMemo, simulate_removals
+from kubetide.scheduling.snapshot import ClusterSnapshot
+
+from .builders import GI, MI, node, owner, pod
+from .test_properties import SETTINGS
+
+_SHAPES = [(100, 128 * MI), (250, 512 * MI), (500, 1 * GI)]
+_TAINT = Taint("dedicated", "batch", "NoSchedule")
+
+
+@contextmanager
+def _near(first: int, per_pod: int) -> Iterator[None]:
+    """Small near-walk windows, so that small clusters take the walk (and the memo records it)."""
+    saved = scaledown._NEAR, scaledown._NEAR_PER_POD
+    scaledown._NEAR, scaledown._NEAR_PER_POD = first, per_pod
+    try:
+        yield
+    finally:
+        scaledown._NEAR, scaledown._NEAR_PER_POD = saved
+
+
+class _Cluster:
+    def __init__(self, nodes: list[NodeView]) -> None:
+        self.nodes = nodes
+        self.pods: dict[str, list[Pod]] = {n.name: [] for n in nodes}
+        self.made = 0
+
+    def snapshot(self) -> ClusterSnapshot:
+        return ClusterSnapshot(self.nodes, [p for n in self.nodes for p in self.pods[n.name]])
+
+    def add_pod(self, data: Any) -> None:
+        rs = data.draw(st.integers(0, 2))
+        cpu, mem = _SHAPES[rs]
+        self.made += 1
+        name = self.nodes[data.draw(st.integers(0, len(self.nodes) - 1))].name
+        tolerates = (Toleration("dedicated", "Exists"),) if rs == 2 else ()
+        p = pod(
+            f"p{self.made}",
+            cpu,
+            mem,
+            labels={"app": f"rs{rs}"},
+            owners=owner(f"rs{rs}"),
+            node_name=name,
+            tolerations=tolerates,
+        )
+        snap = self.snapshot()
+        if ref_fits(snap, p, snap.index_of(name)):
+            self.pods[name] = [*self.pods[name], p]
+
+    def change(self, data: Any) -> None:
+        what = data.draw(
+            st.sampled_from(
+                ["none", "none", "add", "add", "remove", "drop", "insert", "cordon", "taint", "rotate"]
+            )
+        )
+        names = [n.name for n in self.nodes]
+        if what == "add":
+            self.add_pod(data)
+        elif what == "remove":
+            crowded = [n for n in names if self.pods[n]]
+            if crowded:
+                name = data.draw(st.sampled_from(crowded))
+                k = data.draw(st.integers(0, len(self.pods[name]) - 1))
+                self.pods[name] = self.pods[name][:k] + self.pods[name][k + 1 :]
+        elif what == "drop" and len(self.nodes) > 3:
+            k = data.draw(st.integers(0, len(self.nodes) - 1))
+            del self.pods[self.nodes[k].name]
+            del self.nodes[k]
+        elif what == "insert":
+            self.made += 1
+            k = data.draw(st.integers(0, len(self.nodes)))
+            new = node(f"x{self.made}", cpu=data.draw(st.sampled_from([1000, 2000])), pods=8)
+            self.nodes.insert(k, new)
+            self.pods[new.name] = []
+        elif what == "cordon":
+            k = data.draw(st.integers(0, len(self.nodes) - 1))
+            self.nodes[k] = replace(self.nodes[k], unschedulable=not self.nodes[k].unschedulable)
+        elif what == "taint":  # another node class, still a destination: for the pods that tolerate it
+            k = data.draw(st.integers(0, len(self.nodes) - 1))
+            self.nodes[k] = replace(self.nodes[k], taints=() if self.nodes[k].taints else (_TAINT,))
+        elif what == "rotate":  # a world may list its nodes in another order: the walk wraps elsewhere
+            k = data.draw(st.integers(1, len(self.nodes)))
+            self.nodes[:] = self.nodes[k:] + self.nodes[:k]
+
+
+@SETTINGS
+@given(st.data())
+def test_replayed_attempts_are_what_a_fresh_simulation_finds(data: Any) -> None:
+    cluster = _Cluster([node(f"n{i}", cpu=1000 * data.draw(st.integers(1, 2)), pods=8) for i in range(12)])
+    for _ in range(data.draw(st.integers(10, 40))):
+        cluster.add_pod(data)
+    memo, keeper = RemovalMemo(), SnapshotKeeper()
+    with _near(1, data.draw(st.sampled_from([1, 2, 3]))):
+        for _ in range(data.draw(st.integers(2, 8))):
+            cluster.change(data)
+            names = [n.name for n in cluster.nodes]
+            candidates = data.draw(st.permutations(names)) if data.draw(st.booleans()) else names
+            candidates = candidates[: data.draw(st.integers(0, len(candidates)))]
+            destinations = None
+            if data.draw(st.integers(0, 3)) == 0:
+                destinations = [n for n in names if data.draw(st.integers(0, 5))]
+            kept = keeper.snapshot(cluster.nodes, [cluster.pods[n] for n in names])
+            replayed = simulate_removals(kept, candidates, destinations, memo=memo)
+            fresh = simulate_removals(cluster.snapshot(), candidates, destinations)
+            assert replayed == fresh
+
+
+def test_an_unchanged_loop_replays_every_removable_attempt() -> None:
+    # Twelve half-full nodes: each one's pods move to the nodes after it, one per node (the walk).
+    cluster = _Cluster([node(f"n{i}", cpu=1000, pods=8) for i in range(12)])
+    for i, n in enumerate(cluster.nodes):
+        cluster.pods[n.name] = [
+            pod(f"{n.name}-{k}", 100, 128 * MI, owners=owner(f"rs{k}"), node_name=n.name)
+            for k in range(i % 3)
+        ]
+    memo = RemovalMemo()
+    names = [n.name for n in cluster.nodes]
+    with _near(4, 2):
+        first = simulate_removals(cluster.snapshot(), names[:6], memo=memo)
+        walked = memo.walked
+        second = simulate_removals(cluster.snapshot(), names[:6], memo=memo)
+    assert first == second
+    assert first.removable == tuple(names[:6])
+    assert (memo.walked, memo.replayed) == (walked, 6)
+
+
+def test_a_walk_that_would_wrap_elsewhere_is_walked_again() -> None:
+    # a's pod goes to n2, so b's walk starts at n3: its two pods take n5 and, past the last node, n0,
+    # so the first pod goes to n0 (the lower slot). With the same nodes listed from n1 on, the very
+    # same walk no longer wraps: the first pod goes to n5. Replaying the pairing would be wrong.
+    used = {"n0": 800, "n2": 500, "n4": 1000, "n5": 900, "n6": 1000}
+    cluster = _Cluster([node(f"n{i}", cpu=1000, pods=8) for i in range(7)])
+    for name, cpu in used.items():
+        cluster.pods[name] = [pod(f"fill-{name}", cpu, 0, owners=owner(f"fill-{name}"), node_name=name)]
+    cluster.pods["n1"] = [pod("a", 500, 0, owners=owner("a"), node_name="n1")]
+    cluster.pods["n3"] = [pod(f"b{k}", 100, 0, owners=owner("b"), node_name="n3") for k in range(2)]
+    memo = RemovalMemo()
+    with _near(5, 1):
+        first = simulate_removals(cluster.snapshot(), ["n1", "n3"], memo=memo)
+        assert [(d, [p.name for p in ps]) for d, ps in first.results[1].moves] == [
+            ("n0", ["b0"]),
+            ("n5", ["b1"]),
+        ]
+        cluster.nodes[:] = cluster.nodes[1:] + cluster.nodes[:1]
+        second = simulate_removals(cluster.snapshot(), ["n1", "n3"], memo=memo)
+    assert second == simulate_removals(cluster.snapshot(), ["n1", "n3"])
+    assert [(d, [p.name for p in ps]) for d, ps in second.results[1].moves] == [
+        ("n5", ["b0"]),
+        ("n0", ["b1"]),
+    ]
