@@ -3,6 +3,8 @@ of running every rule in upstream's order, whatever the time, controllers, PDBs 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -12,7 +14,9 @@ from kubetide.scheduling.drainability import (
     SAFE_TO_EVICT,
     SAFE_TO_EVICT_LOCAL_VOLUMES,
     DrainContext,
+    DrainMemo,
     DrainOptions,
+    drain_node,
     pod_verdict,
     verdict_by_rules,
 )
@@ -101,3 +105,57 @@ _SYSTEM_POD = Pod("dns", namespace="kube-system", owners=_OWNERS[1], phase="Runn
 def test_kept_answers_give_the_verdict_of_every_rule_in_order(pod: Pod, contexts: list[DrainContext]) -> None:
     for ctx in contexts:  # the same pod judged again, as the next loops do, maybe with other options
         assert pod_verdict(pod, ctx) == verdict_by_rules(pod, ctx)
+
+
+@st.composite
+def _loops(draw: st.DrawFn) -> list[DrainContext]:
+    """Contexts of consecutive loops: each the last one with one thing changed (or none), or new."""
+    out = [draw(_contexts())]
+    for _ in range(draw(st.integers(0, 6))):
+        last, other = out[-1], draw(_contexts())
+        change = draw(st.sampled_from(["same", "time", "pdbs", "controllers", "options", "new"]))
+        out.append(
+            {
+                "same": last,
+                "time": replace(last, now=other.now),
+                "pdbs": replace(last, pdbs=other.pdbs),
+                "controllers": replace(last, controllers=other.controllers),
+                "options": replace(last, options=other.options),
+                "new": other,
+            }[change]
+        )
+    return out
+
+
+# Ordinary pods come often: a replicated web pod (PDBs and controllers decide) and an old kube-system
+# pod (the time decides).
+_ORDINARY = (
+    Pod("web-0", labels={"app": "web"}, owners=_OWNERS[1], phase="Running"),
+    Pod("dns-0", namespace="kube-system", owners=_OWNERS[1], phase="Running", creation_time=0.0),
+)
+
+
+@settings(max_examples=500)
+@given(
+    st.lists(st.sampled_from(_ORDINARY) | _pods(), min_size=1, max_size=5),
+    _loops(),
+    st.lists(st.integers(0, 4), max_size=4),
+)
+def test_kept_node_answers_are_drain_node_s(
+    pods: list[Pod], loops: list[DrainContext], picks: list[int]
+) -> None:
+    """Loop after loop, with the same pod objects on a node, and contexts that stay or change."""
+    memo = DrainMemo()
+    for ctx in loops:
+        drain = memo.drainer(ctx)
+        for node in ([pods[k % len(pods)] for k in picks], pods, pods[::-1]):
+            assert drain(node) == drain_node(node, ctx)
+
+
+def test_a_node_s_answer_is_kept_only_while_the_controllers_are_the_same() -> None:
+    web = Pod("web-1", owners=_OWNERS[1], phase="Running")
+    memo = DrainMemo()
+    ctx = DrainContext(100.0, DrainOptions(min_replica_count=2), (), {("ReplicaSet", "default", "web"): 3})
+    assert memo.drainer(ctx)([web]).drainable
+    shrunk = DrainContext(200.0, ctx.options, (), {("ReplicaSet", "default", "web"): 1})
+    assert not memo.drainer(shrunk)([web]).drainable

@@ -22,6 +22,7 @@ __all__ = [
     "RULES",
     "BlockReason",
     "DrainContext",
+    "DrainMemo",
     "DrainOptions",
     "NodeDrain",
     "Outcome",
@@ -309,3 +310,43 @@ def drain_node(pods: Sequence[Pod], ctx: DrainContext) -> NodeDrain:
         elif outcome is Outcome.WAIT:
             waiting.append(pod)
     return NodeDrain(tuple(move), tuple(daemonsets), tuple(waiting))
+
+
+def _timeless(pod: Pod) -> bool:
+    """Whether no rule reads the time for ``pod``: only the long-terminating rule (for pods being
+    deleted) and the system rule (for kube-system pods) do, while the rules are upstream's."""
+    return _QUICK and pod.deletion_time is None and pod.namespace != "kube-system"
+
+
+class DrainMemo:
+    """:func:`drain_node`'s answers kept from one loop to the next, by node pods (the very same objects
+    in the same order). An answer is kept only when no rule reads the time for any of the pods, and
+    all are dropped when the options, the PDBs or any controller's replicas differ from the last
+    loop's: then the rules read exactly what they read last time."""
+
+    def __init__(self) -> None:
+        self._inputs: object = None
+        self._kept: dict[tuple[int, ...], tuple[tuple[Pod, ...], NodeDrain]] = {}
+
+    def drainer(self, ctx: DrainContext) -> Callable[[Sequence[Pod]], NodeDrain]:
+        """``drain_node`` with ``ctx`` for one loop; answers used or made in it are kept for the next."""
+        inputs = (ctx.options, tuple(ctx.pdbs), None if ctx.controllers is None else dict(ctx.controllers))
+        last = self._kept if inputs == self._inputs else {}
+        self._inputs = inputs
+        kept: dict[tuple[int, ...], tuple[tuple[Pod, ...], NodeDrain]] = {}
+        self._kept = kept
+
+        def drain(pods: Sequence[Pod]) -> NodeDrain:
+            # The key is the pods' identities; the entry holds the pods, so no other object can
+            # take one of those identities while it is kept.
+            key = tuple(map(id, pods))
+            hit = last.get(key)
+            if hit is not None:
+                kept[key] = hit
+                return hit[1]
+            answer = drain_node(pods, ctx)
+            if all(map(_timeless, pods)):
+                kept[key] = (tuple(pods), answer)
+            return answer
+
+        return drain

@@ -30,8 +30,8 @@ from kubetide.cluster.scaleup.limits import ResourceLimits, node_resources
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import Taint
-from kubetide.scheduling.drainability import DrainContext, drain_node
-from kubetide.scheduling.scaledown import RemovalMemo, must_move, simulate_removals
+from kubetide.scheduling.drainability import DrainContext, DrainMemo
+from kubetide.scheduling.scaledown import RemovalMemo, RemovalResult, must_move, simulate_removals
 from kubetide.scheduling.snapshot import ClusterSnapshot
 from kubetide.scheduling.utilization import UtilizationMemo
 
@@ -78,6 +78,13 @@ class ScaleDownPlan:
     blocking: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
 
+def _moves(removal: RemovalResult | None) -> tuple[tuple[str, str], ...]:
+    """(pod ``namespace/name``, destination node) per pod the removal simulation moved."""
+    if removal is None:
+        return ()
+    return tuple((p.key, dest) for dest, pods in removal.moves for p in pods)
+
+
 class ScaleDownPlanner:
     """Upstream's planner state: unneeded timers and nodes not re-simulated for a while."""
 
@@ -95,6 +102,7 @@ class ScaleDownPlanner:
         self._deleting_unneeded = 0
         self._utilization = UtilizationMemo()
         self._removals = RemovalMemo()  # removal attempts that repeat exactly are replayed
+        self._drains = DrainMemo()  # and drain answers that would be the same
 
     def forget(self, names: Sequence[str]) -> None:
         for name in names:
@@ -189,7 +197,7 @@ class ScaleDownPlanner:
             snapshot,
             eligible,
             destinations,
-            drain=lambda pods: drain_node(pods, drain_ctx),
+            drain=self._drains.drainer(drain_ctx),
             limit=limit,
             counted=counted,
             memo=self._removals,
@@ -199,11 +207,11 @@ class ScaleDownPlanner:
                 f"not simulated this loop: {limit} unneeded nodes found already (upstream's limit)"
             )
         found: list[tuple[NodeView, bool]] = []
-        moves: dict[str, tuple[tuple[str, str], ...]] = {}
+        removals: dict[str, RemovalResult] = {}  # where each pod goes: spelled out for deletions only
         for r in check.results:
             if r.removable:
                 found.append((by_name[r.node], not r.moves))
-                moves[r.node] = tuple((p.key, dest) for dest, pods in r.moves for p in pods)
+                removals[r.node] = r
             else:
                 unremovable[r.node] = str(r.outcome)
                 if r.blocking is not None:
@@ -299,7 +307,7 @@ class ScaleDownPlanner:
                             is_empty,
                             scale_down_reason(node, not is_empty),
                             self.unneeded[name].since,
-                            moves.get(name, ()),
+                            _moves(removals.get(name)),
                             moving,
                             util_text,
                         )
