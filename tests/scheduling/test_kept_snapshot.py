@@ -21,7 +21,13 @@ _ANTI = (PodAffinityTerm(selector(app="x"), HOSTNAME_LABEL),)
 # Pods bound to each node (a pod that moves is another object, as the informer shows it).
 _PODS = {
     name: [
-        pod(f"{name}-p{i}", cpu=100 * (1 + i % 3), node_name=name, anti=_ANTI if i % 7 == 0 else ())
+        pod(
+            f"{name}-p{i}",
+            cpu=100 * (1 + i % 3),
+            node_name=name,
+            anti=_ANTI if i % 7 == 0 else (),
+            priority=5 * (i % 3) - 5,
+        )
         for i in range(8)
     ]
     for name in ("a", "b", "c", "d")
@@ -69,11 +75,14 @@ def _loop(draw: st.DrawFn, usual: list[str]) -> tuple[list[Any], list[list[Any]]
     work = draw(
         st.lists(st.tuples(st.sampled_from(["bind", "take", "remove", "template", "gpu"]), st.integers(0, 9)))
     )
-    return nodes, pods, work
+    # A node's pods may come as the very sequence object of an earlier loop (0: a new one; k: the k-th
+    # latest), as a source that keeps them gives.
+    same = [draw(st.integers(0, 2)) for _ in names]
+    return nodes, pods, work, same
 
 
-def _fresh_state(nodes: list[Any], pods: list[list[Any]]) -> tuple[Any, ...]:
-    return _state(ClusterSnapshot(nodes, [p for ps in pods for p in ps]))
+def _fresh_state(nodes: list[Any], pods: list[list[Any]], low: int | None = None) -> tuple[Any, ...]:
+    return _state(ClusterSnapshot(nodes, [p for ps in pods for p in ps if low is None or p.priority >= low]))
 
 
 def _do_work(s: ClusterSnapshot, work: list[tuple[str, int]]) -> None:
@@ -104,12 +113,22 @@ def _common(a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
 
 
 @settings(max_examples=300, deadline=None)
-@given(_NAMES.flatmap(lambda usual: st.lists(_loop(usual), min_size=1, max_size=6)))
-def test_each_loop_gets_the_snapshot_a_fresh_build_gives(loops: list[Any]) -> None:
+@given(
+    _NAMES.flatmap(lambda usual: st.lists(_loop(usual), min_size=1, max_size=6)),
+    st.lists(st.sampled_from([None, None, 0, 5]), min_size=6, max_size=6),
+)
+def test_each_loop_gets_the_snapshot_a_fresh_build_gives(loops: list[Any], lows: list[int | None]) -> None:
     keeper = SnapshotKeeper()
-    for nodes, pods, work in loops:
-        snap = keeper.snapshot(nodes, pods)
-        fresh = _fresh_state(nodes, pods)
+    seen: dict[str, list[Any]] = {}
+    for (nodes, pods, work, same), low in zip(loops, lows, strict=False):
+        given = [
+            seen[n.name][-k] if k and len(seen.get(n.name, ())) >= k else tuple(ps)
+            for n, ps, k in zip(nodes, pods, same, strict=True)
+        ]
+        for n, ps in zip(nodes, given, strict=True):
+            seen.setdefault(n.name, []).append(ps)
+        snap = keeper.snapshot(nodes, given, low)
+        fresh = _fresh_state(nodes, [list(ps) for ps in given], low)
         assert _common(_state(snap), fresh) == (*fresh[:5], fresh[5], *fresh[7:])
         _do_work(snap, work)
 
@@ -124,3 +143,13 @@ def test_a_loop_that_left_a_fork_open_gets_a_fresh_snapshot() -> None:
     assert again is not first and keeper.rebuilt == 2
     assert [p.name for p in again.pods_on(0)] == ["a-p1"]
     assert np.array_equal(again.requested[0, :2], [200, _PODS["a"][1].requests["memory"]])
+
+
+def test_a_sequence_given_again_after_another_gets_its_own_pods() -> None:
+    keeper = SnapshotKeeper()
+    nodes = [_VIEWS["a"][0]]
+    first, second = tuple(_PODS["a"][:2]), tuple(_PODS["a"][2:4])
+    for pods in (first, second, first):
+        snap = keeper.snapshot(nodes, [pods])
+        assert list(snap.pods_on(0)) == list(pods)
+    assert keeper.rebuilt == 1

@@ -10,9 +10,10 @@ from scenario_builders import deployment, doc, load
 from sim_strategies import DATA_DIR, scenarios
 
 from kubetide.model.api import EvictionOutcome, NotFoundError
+from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import Taint
 from kubetide.sim.cluster.cluster import NOT_READY_TAINT
-from kubetide.sim.ports import SimClusterPort, SimWorldSource
+from kubetide.sim.ports import SimClusterPort, SimWorldSource, _PodIndex
 from kubetide.sim.scenario import parse_scenario
 from kubetide.sim.simulation import Simulation
 
@@ -106,11 +107,39 @@ def test_the_world_kept_up_to_date_from_the_change_log_is_the_world_built_afresh
 ) -> None:
     """The world source updates its pods from the cluster's change log between loops; whatever the
     scenario did meanwhile (scaling, evictions, lost nodes, Jobs ending, StatefulSet pods coming
-    back under their names), the result is what reading every pod again gives, in the same order."""
+    back under their names), the result is what reading every pod again gives, in the same order; and
+    so are the indexes by node and of unbound pods."""
     sim = Simulation(parse_scenario(document, base_dir=DATA_DIR))
     kept = SimWorldSource(sim.cluster)
     sim.run_until(0.0)
     kept.pods()
     for mark in sorted(marks):
         sim.engine.run(max(sim.engine.now, mark * sim.duration))
-        assert kept.pods() == SimWorldSource(sim.cluster).pods()
+        world = kept.world()
+        fresh = SimWorldSource(sim.cluster).pods()
+        assert list(world.pods) == fresh
+        by_node: dict[str, list[Pod]] = {}
+        for p in fresh:
+            if p.node_name and p.phase not in ("Succeeded", "Failed"):
+                by_node.setdefault(p.node_name, []).append(p)
+        assert world.pods_by_node is not None and world.unbound_pods is not None
+        assert {name: list(pods) for name, pods in world.pods_by_node.items()} == by_node
+        assert list(world.unbound_pods) == [p for p in fresh if not p.node_name]
+
+
+def test_the_index_by_node_leaves_out_finished_pods_and_keeps_the_shown_order() -> None:
+    index = _PodIndex()
+    early, late, done = (
+        Pod("early"),
+        Pod("late", node_name="n1"),
+        Pod("done", node_name="n1", phase="Succeeded"),
+    )
+    for key, pod in (("early", early), ("late", late), ("done", done)):
+        index.put(key, pod)
+    assert index.read() == ({"n1": (late,)}, (early,))
+    bound = Pod("early", node_name="n1")
+    index.put("early", bound)  # bound after "late" was, yet listed first, as in the pods' order
+    assert index.read() == ({"n1": (bound, late)}, ())
+    index.drop("early")
+    index.put("early", bound)  # gone, then back: at the end
+    assert index.read() == ({"n1": (late, bound)}, ())

@@ -41,7 +41,7 @@ graceful-degradation modes are not implemented.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from kubetide.cloud.instance import CloudProviderError, InstanceState, NodeTemplate, NotImplementedByProvider
@@ -212,7 +212,8 @@ class StaticAutoscaler:
             # Upstream's listPods: with --allowed-scheduler-names, pods of other schedulers (scheduled or
             # not) are left out of the loop's pod list altogether.
             kept = frozenset(allowed)
-            world = replace(world, pods=[p for p in world.pods if p.scheduler_name in kept])
+            pods = [p for p in world.pods if p.scheduler_name in kept]
+            world = replace(world, pods=pods, pods_by_node=None, unbound_pods=None)
         result = LoopResult()
         self._world = world
         loop = self._context(world, now, result)
@@ -251,11 +252,17 @@ class StaticAutoscaler:
             except CloudProviderError:
                 g = None
             group_of[n.name] = g.id() if g is not None else None
-        pods_by_node: dict[str, list[Pod]] = {n.name: [] for n in world.nodes}
-        for p in world.pods:  # 30,000 pods in a large cluster: one dict lookup each
-            bucket = pods_by_node.get(p.node_name)
-            if bucket is not None and p.phase not in ("Succeeded", "Failed"):
-                bucket.append(p)
+        pods_by_node: dict[str, Sequence[Pod]]
+        if world.pods_by_node is not None:  # kept by the source: a loop need not walk 30,000 pods
+            index = world.pods_by_node
+            pods_by_node = {n.name: index.get(n.name, ()) for n in world.nodes}
+        else:
+            buckets: dict[str, list[Pod]] = {n.name: [] for n in world.nodes}
+            for p in world.pods:
+                bucket = buckets.get(p.node_name)
+                if bucket is not None and p.phase not in ("Succeeded", "Failed"):
+                    bucket.append(p)
+            pods_by_node = dict(buckets)
         unidentified = tuple(n.name for n in matching.unidentified if is_node_ready(n))
         loop = LoopContext(
             now,

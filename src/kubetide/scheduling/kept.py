@@ -4,9 +4,9 @@ Cluster Autoscaler builds its snapshot from the informers' caches every loop: 30
 by one for a change of a few dozen. :class:`SnapshotKeeper` gives each loop a snapshot equal to
 ``ClusterSnapshot(nodes, pods)`` built afresh (property-tested), from the last one: when the nodes are
 the same ones in the same order (a node's new view with the same allocatable replaces the old one in
-its slot), only nodes whose pods are not the very same objects in the same order are bound again;
-otherwise, or when most nodes' pods changed (a fresh build binds all pods in one vectorized step),
-it builds afresh. Everything the loop does to the snapshot happens inside a copy fork that
+its slot), only nodes whose pods are not the very same objects in the same order are bound again
+(a node given the very sequence object of last time is not even compared); otherwise, or when most
+nodes' pods changed (a fresh build binds all pods in one vectorized step), it builds afresh. Everything the loop does to the snapshot happens inside a copy fork that
 the next call reverts, so the kept part is always the plain nodes-and-pods state.
 """
 
@@ -25,21 +25,30 @@ class SnapshotKeeper:
     def __init__(self) -> None:
         self._snap: ClusterSnapshot | None = None
         self._nodes: list[NodeView] = []
+        self._given: list[Sequence[Pod]] = []  # the sequences the kept snapshot's pods came from
+        self._min_priority: int | None = None
         self.rebuilt = 0  # snapshots built afresh (the others were kept and updated)
 
-    def snapshot(self, nodes: Sequence[NodeView], pods_by_node: Sequence[Sequence[Pod]]) -> ClusterSnapshot:
-        """The snapshot of ``nodes`` with ``pods_by_node[i]`` bound to ``nodes[i]`` in that order,
-        inside a fork (the caller may change it freely: the next call undoes it). The snapshot
-        returned last time must not be used after this call."""
+    def snapshot(
+        self,
+        nodes: Sequence[NodeView],
+        pods_by_node: Sequence[Sequence[Pod]],
+        min_priority: int | None = None,
+    ) -> ClusterSnapshot:
+        """The snapshot of ``nodes`` with ``pods_by_node[i]`` bound to ``nodes[i]`` in that order (with
+        ``min_priority``, only the pods of at least that priority), inside a fork (the caller may
+        change it freely: the next call undoes it). The snapshot returned last time must not be used
+        after this call, and the sequences given must not change while they are kept."""
         snap = self._snap
-        if snap is not None and snap.fork_depth == 1:
+        if snap is not None and snap.fork_depth == 1 and min_priority == self._min_priority:
             snap.revert()
             if self._update(snap, nodes, pods_by_node):
                 snap.fork(copy=True)
                 return snap
         self.rebuilt += 1
-        snap = ClusterSnapshot(nodes, [p for pods in pods_by_node for p in pods])
-        self._snap, self._nodes = snap, list(nodes)
+        snap = ClusterSnapshot(nodes, [p for pods in pods_by_node for p in _bound(pods, min_priority)])
+        self._snap, self._nodes, self._given = snap, list(nodes), list(pods_by_node)
+        self._min_priority = min_priority
         snap.fork(copy=True)
         return snap
 
@@ -53,11 +62,14 @@ class SnapshotKeeper:
         for node, old in zip(nodes, kept, strict=True):
             if node is not old and (node.name != old.name or node.allocatable != old.allocatable):
                 return False
-        changed = [
-            i
-            for i, pods in enumerate(pods_by_node)
-            if len(snap.pods_on(i)) != len(pods) or list(map(id, snap.pods_on(i))) != list(map(id, pods))
-        ]
+        given, low = self._given, self._min_priority
+        changed = []
+        for i, pods in enumerate(pods_by_node):
+            if pods is given[i]:
+                continue  # the very sequence its pods were bound from
+            pods = _bound(pods, low)
+            if len(snap.pods_on(i)) != len(pods) or list(map(id, snap.pods_on(i))) != list(map(id, pods)):
+                changed.append(i)
         if len(changed) > len(nodes) // 4 + 1:
             return False  # binding pod by pod would cost more than a fresh build's one vectorized step
         for i, (node, old) in enumerate(zip(nodes, kept, strict=True)):
@@ -66,6 +78,13 @@ class SnapshotKeeper:
                 kept[i] = node
         for i in changed:
             snap.take_pods(i)
-            for pod in pods_by_node[i]:
+            for pod in _bound(pods_by_node[i], low):
                 snap.add_pod(pod, i)
+        self._given = list(pods_by_node)
         return True
+
+
+def _bound(pods: Sequence[Pod], min_priority: int | None) -> Sequence[Pod]:
+    if min_priority is None:
+        return pods
+    return [p for p in pods if not (p.priority < min_priority)]

@@ -110,6 +110,7 @@ class SimWorldSource:
         self._pod_views: dict[str, tuple[Pod, Pod]] = {}  # key -> (the pod's view, as shown)
         self._log: PodLog | None = None  # the cluster's pod changes since the last read
         self._shown: dict[str, Pod] = {}  # key -> as shown, in the cluster's order
+        self._index = _PodIndex()
 
     def _nodes(self) -> list[NodeView]:
         out = []
@@ -132,11 +133,14 @@ class SimWorldSource:
         """Every live pod, in the cluster's order. Built once, then updated from the cluster's change
         log: a loop reads 30,000 pods of which a few dozen changed since the last one."""
         pods = self.cluster.pods
+        index = self._index
         if self._log is None:
             self._log = self.cluster.watch_pods()
             self._shown = {
                 key: self._show(key, sim_pod) for key, sim_pod in pods.items() if not sim_pod.deleted
             }
+            for key, pod in self._shown.items():
+                index.put(key, pod)
             return list(self._shown.values())
         events = list(self._log)
         self._log.clear()
@@ -147,18 +151,22 @@ class SimWorldSource:
             key = sim_pod.key
             if kind == REMOVED:  # an ADDED of the key after this puts it back, at the end
                 shown.pop(key, None)
+                index.drop(key)
                 self._pod_views.pop(key, None)
                 stale.discard(key)
             elif pods.get(key) is sim_pod:
                 if kind == ADDED and key not in shown:
                     shown[key] = sim_pod.spec  # holds its place (the end, as in the cluster's dict)
+                    index.place(key)
                 stale.add(key)
         for key in stale:
             sim_pod = pods[key]
             if sim_pod.deleted:
                 shown.pop(key, None)
+                index.drop(key)
             else:
                 shown[key] = self._show(key, sim_pod)
+                index.put(key, shown[key])
         return list(shown.values())
 
     def _show(self, key: str, sim_pod: SimPod) -> Pod:
@@ -207,8 +215,17 @@ class SimWorldSource:
 
     def world(self) -> World:
         config_maps = {key.split("/", 1)[1]: data for key, data in self.cluster.config_maps.items()}
+        pods = self._pods()
+        by_node, unbound = self._index.read()
         return World(
-            self._nodes(), self._pods(), self._pdbs(), config_maps, self._controllers(), self._daemonsets()
+            self._nodes(),
+            pods,
+            self._pdbs(),
+            config_maps,
+            self._controllers(),
+            self._daemonsets(),
+            pods_by_node=by_node,
+            unbound_pods=unbound,
         )
 
     def _daemonsets(self) -> list[Pod]:
@@ -218,3 +235,62 @@ class SimWorldSource:
             for w in self.cluster.workloads.values()
             if isinstance(w, DaemonSetWorkload)
         ]
+
+
+class _PodIndex:
+    """The shown pods by node (but Succeeded and Failed ones) and the unbound ones, each in the shown
+    order, kept up to date one pod at a time (:class:`World`'s optional indexes). A node's tuple is
+    rebuilt only when one of its pods changed, so an unchanged node keeps the very same tuple."""
+
+    def __init__(self) -> None:
+        self._order: dict[str, int] = {}  # key -> place in the shown order
+        self._next = 0
+        self._where: dict[str, str] = {}  # key -> the bucket holding it ("" for unbound)
+        self._buckets: dict[str, dict[str, Pod]] = {}
+        self._dirty: set[str] = set()
+        self._by_node: dict[str, tuple[Pod, ...]] = {}
+        self._unbound: tuple[Pod, ...] = ()
+
+    def place(self, key: str) -> None:
+        """``key`` was added at the end of the shown order."""
+        self._order[key] = self._next
+        self._next += 1
+
+    def put(self, key: str, pod: Pod) -> None:
+        """``key`` is shown as ``pod`` (new or changed)."""
+        if key not in self._order:
+            self.place(key)
+        self._take(key)
+        if pod.node_name and pod.phase in ("Succeeded", "Failed"):
+            return  # not in any index (a node's pods exclude them; they are not unbound either)
+        bucket = pod.node_name or ""
+        self._buckets.setdefault(bucket, {})[key] = pod
+        self._where[key] = bucket
+        self._dirty.add(bucket)
+
+    def drop(self, key: str) -> None:
+        """``key`` is no longer shown (a later ``place`` puts it at the end)."""
+        self._take(key)
+        self._order.pop(key, None)
+
+    def _take(self, key: str) -> None:
+        bucket = self._where.pop(key, None)
+        if bucket is not None:
+            del self._buckets[bucket][key]
+            self._dirty.add(bucket)
+
+    def read(self) -> tuple[dict[str, tuple[Pod, ...]], tuple[Pod, ...]]:
+        order = self._order
+        for bucket in self._dirty:
+            members = self._buckets.get(bucket, {})
+            ordered = tuple(members[k] for k in sorted(members, key=order.__getitem__))
+            if bucket:
+                if ordered:
+                    self._by_node[bucket] = ordered
+                else:
+                    self._by_node.pop(bucket, None)
+                    self._buckets.pop(bucket, None)
+            else:
+                self._unbound = ordered
+        self._dirty.clear()
+        return dict(self._by_node), self._unbound

@@ -7,7 +7,7 @@ the whole :class:`~kubetide.cluster.autoscaler.StaticAutoscaler`, so each can be
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from kubetide.cloud.provider import NodeGroup
@@ -54,7 +54,7 @@ class LoopContext:
     nodes: list[NodeView]
     group_of: dict[str, str | None]
     groups: dict[str, NodeGroup]
-    pods_by_node: dict[str, list[Pod]]
+    pods_by_node: dict[str, Sequence[Pod]]  # each world node's pods, but Succeeded and Failed ones
     # Metrics counted while acting (CA's ``scaled_down_nodes_total{reason}``, ``failed_scale_ups_total``).
     scaled_down: dict[str, int] = field(default_factory=dict)
     failed_scale_ups: dict[str, int] = field(default_factory=dict)

@@ -51,11 +51,11 @@ def build_snapshot(
     counts, registered_upcoming = registry.upcoming_nodes(now)
     upcoming_names = {n for names in registered_upcoming.values() for n in names}
     all_nodes = [n for n in loop.nodes if n.name not in upcoming_names]
-    scheduled = [[p for p in loop.pods_by_node[n.name] if not (p.priority < cutoff)] for n in all_nodes]
-    if keeper is not None:
-        snapshot = keeper.snapshot(all_nodes, scheduled)
+    if keeper is not None:  # pods below the expendable cutoff are not bound
+        snapshot = keeper.snapshot(all_nodes, [loop.pods_by_node[n.name] for n in all_nodes], cutoff)
     else:
-        snapshot = ClusterSnapshot(all_nodes, [p for pods in scheduled for p in pods])
+        bound = [p for n in all_nodes for p in loop.pods_by_node[n.name] if not (p.priority < cutoff)]
+        snapshot = ClusterSnapshot(all_nodes, bound)
     placeholders: list[NodeView] = []
     for gid, count in sorted(counts.items()):
         template = templates.get(gid)
@@ -68,9 +68,10 @@ def build_snapshot(
     # Pods the scheduler found no room for; and, with --bypassed-scheduler-names, pods of those
     # schedulers not yet scheduled, which CA does not wait for a verdict on (its own simulation decides).
     bypassed = set(options.bypassed_scheduler_names)
+    world = loop.world
     pending = [
         p
-        for p in loop.world.pods
+        for p in (world.pods if world.unbound_pods is None else world.unbound_pods)
         if not p.node_name
         and (p.unschedulable_message is not None or p.scheduler_name in bypassed)
         and p.deletion_time is None

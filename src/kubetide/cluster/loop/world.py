@@ -37,6 +37,12 @@ class World:
     # One pod per DaemonSet, made from its pod template (as CA's DaemonSet lister gives it): a group at
     # zero counts the DaemonSets that would run on a new node even when none has a pod anywhere yet.
     daemonsets: Sequence[Pod] = ()
+    # Optional indexes a source that tracks changes keeps, so a loop need not walk every pod: by node
+    # name, the pods of ``pods`` bound to it that are not Succeeded or Failed; and the pods of ``pods``
+    # bound to no node; each in ``pods``' order. A node's sequence may be the very object of the last
+    # world's while its pods are unchanged; nobody may change one. None: derived from ``pods``.
+    pods_by_node: Mapping[str, Sequence[Pod]] | None = None
+    unbound_pods: Sequence[Pod] | None = None
 
 
 @dataclass(frozen=True, slots=True)
