@@ -100,7 +100,19 @@ _ANTI = (PodAffinityTerm(selector(app="x"), HOSTNAME_LABEL),)
 _OPS = st.lists(
     st.tuples(
         st.sampled_from(
-            ["add", "take", "remove-pod", "remove-node", "bulk", "each", "template", "taint", "inner"]
+            [
+                "add",
+                "take",
+                "remove-pod",
+                "remove-node",
+                "bulk",
+                "each",
+                "rows",
+                "template",
+                "taint",
+                "inner",
+                "inner-copy",
+            ]
         ),
         st.integers(0, 7),
         st.integers(1, 3),
@@ -157,8 +169,15 @@ def _apply(s: ClusterSnapshot, ops: list[tuple[str, int, int]]) -> None:
             s.add_template_nodes(node("tmpl"), [f"tmpl-{made}-{k}" for k in range(count)])
         elif op == "taint":
             s.replace_node(i, node(s.name(i), taints=(Taint("t", str(made), "NoSchedule"),)))
-        elif op == "inner":
-            s.fork()
+        elif op == "rows":
+            chosen = sorted(set(live[:count]))
+            pods = [pod(f"r{made}-{k}", cpu=100 * (k + 1)) for k in range(len(chosen))]
+            rows = np.stack([s.vector(p.requests) for p in pods])
+            s.add_pods_rows(np.array(chosen, np.intp), pods, rows)
+        elif op in ("inner", "inner-copy"):
+            # What follows changes the snapshot again: after a copy fork, lists it shared must not be
+            # changed in place.
+            s.fork(copy=op == "inner-copy")
             s.add_pod(pod(f"i{made}"), i)
             if count == 1:
                 s.commit()

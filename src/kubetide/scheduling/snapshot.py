@@ -79,6 +79,10 @@ class ClusterSnapshot:
         self._views: list[NodeView] = []
         self._own_view: list[bool] = []  # False for template copies whose view must be renamed
         self._pods: list[list[Pod]] = []
+        # Copy forks share the pod lists (copy on write): once a fork saved them, a slot's list is
+        # copied before its first change since, and ``_owned`` holds the slots copied so.
+        self._shared = False
+        self._owned: set[int] = set()
         self._index: dict[str, int] = {}
         self.classes: list[NodeClass] = []
         self._class_index: dict[NodeClass, int] = {}
@@ -256,14 +260,29 @@ class ClusterSnapshot:
             self._active[:n].copy(),
             self._class[:n].copy(),
             self._anti[:n].copy(),
-            [list(pods) for pods in self._pods],
+            self._share(),
             list(self._views),
             list(self._own_view),
             self.constrained_pods,
         )
 
+    def _share(self) -> list[list[Pod]]:
+        """The pod lists for a saved copy, shared with the state from now on."""
+        self._shared = True
+        self._owned = set()
+        return list(self._pods)
+
+    def _own(self, i: int) -> list[Pod]:
+        """Slot ``i``'s pod list, to change: a copy first if a saved state may share it."""
+        pods = self._pods[i]
+        if self._shared and i not in self._owned:
+            pods = self._pods[i] = list(pods)
+            self._owned.add(i)
+        return pods
+
     def _restore(self, saved: _Saved) -> None:
         n = len(saved.pods)
+        self._owned = set()  # the restored lists may be shared with an outer fork's copy
         self._used[:n] = self._width(saved.used)
         self._active[:n], self._class[:n], self._anti[:n] = saved.active, saved.classes, saved.anti
         self._pods[:n], self._views[:n], self._own_view[:n] = saved.pods, saved.views, saved.own_view
@@ -286,7 +305,7 @@ class ClusterSnapshot:
             vec = self._width(entry[2])
             for slot in entry[1]:
                 if slot < n_keep:  # slots at or past n_keep are truncated away
-                    self._pods[slot].pop()
+                    self._own(slot).pop()
                     self._used[slot] -= vec
             self.pods_epoch += 1
             return
@@ -294,7 +313,7 @@ class ClusterSnapshot:
             slots, rows = entry[1], self._width(entry[2])
             kept = slots < n_keep  # slots at or past n_keep are truncated away
             for slot in slots[kept].tolist():
-                self._pods[slot].pop()
+                self._own(slot).pop()
             self._used[slots[kept]] -= rows[kept]
             self.pods_epoch += 1
             return
@@ -302,7 +321,8 @@ class ClusterSnapshot:
             slots, counts, vec = entry[1], entry[2], self._width(entry[3])
             kept = slots < n_keep  # slots at or past n_keep are truncated away
             for slot, count in zip(slots[kept].tolist(), counts[kept].tolist(), strict=True):
-                del self._pods[slot][len(self._pods[slot]) - count :]
+                pods = self._own(slot)
+                del pods[len(pods) - count :]
             self._used[slots[kept]] -= counts[kept, None] * vec
             self.pods_epoch += 1
             return
@@ -310,20 +330,22 @@ class ClusterSnapshot:
             return  # the node itself is truncated away
         if op == "clear":
             self._pods[i] = entry[2]
+            self._owned.discard(i)  # the list taken may be shared with a fork's copy
             self._used[i] = self._width(entry[3])
             self._anti[i] = entry[4]
             self.constrained_pods += entry[4]
             self.pods_epoch += 1
         elif op == "pods+":
             count, total = entry[2], self._width(entry[3])
-            del self._pods[i][len(self._pods[i]) - count :]
+            pods = self._own(i)
+            del pods[len(pods) - count :]
             self._used[i] -= total
             self._anti[i] -= entry[4]
             self.constrained_pods -= entry[4]
             self.pods_epoch += 1
         elif op == "pod-":
             pod, pos, vec = entry[2], entry[3], self._width(entry[4])
-            self._pods[i].insert(pos, pod)
+            self._own(i).insert(pos, pod)
             self._used[i] += vec
             self._anti[i] += bool(pod.pod_anti_affinity)
             self.constrained_pods += bool(pod.pod_anti_affinity)
@@ -445,7 +467,7 @@ class ClusterSnapshot:
         if count == 0:
             return
         total = vec * count
-        self._pods[i].extend(pods)
+        self._own(i).extend(pods)
         self._used[i] += total
         constrained = sum(1 for p in pods if p.pod_anti_affinity)
         self._anti[i] += constrained
@@ -460,7 +482,7 @@ class ClusterSnapshot:
         in order) to ``slots[k]``. Slots must be distinct; the pods must carry no anti-affinity."""
         start = 0
         for slot, count in zip(slots.tolist(), counts.tolist(), strict=True):
-            self._pods[slot].extend(pods[start : start + count])
+            self._own(slot).extend(pods[start : start + count])
             start += count
         self._used[slots] += counts[:, None] * vec
         self.pods_epoch += 1
@@ -470,9 +492,9 @@ class ClusterSnapshot:
         """Bind ``pods[k]`` to ``slots[k]`` (distinct slots; pods without inter-pod constraints, each
         requesting ``vec``): :meth:`add_pods_bulk` for the usual one pod per node, without its
         array arithmetic."""
-        used, bound = self._used, self._pods
+        used, own = self._used, self._own
         for slot, pod in zip(slots, pods, strict=True):
-            bound[slot].append(pod)
+            own(slot).append(pod)
             used[slot] += vec
         self.pods_epoch += 1
         self._record(("each+", tuple(slots), vec))
@@ -480,9 +502,9 @@ class ClusterSnapshot:
     def add_pods_rows(self, slots: NDArray[np.intp], pods: Sequence[Pod], rows: Int64Array) -> None:
         """Bind ``pods[k]`` to ``slots[k]`` requesting ``rows[k]`` (distinct slots; pods without
         inter-pod constraints): a replayed set of binds in one array step."""
-        bound = self._pods
+        own = self._own
         for slot, pod in zip(slots.tolist(), pods, strict=True):
-            bound[slot].append(pod)
+            own(slot).append(pod)
         self._used[slots] += rows
         self.pods_epoch += 1
         self._record(("rows+", slots, rows))
@@ -493,6 +515,7 @@ class ClusterSnapshot:
         anti = int(self._anti[i])
         self._record(("clear", i, pods, self._used[i].copy(), anti))
         self._pods[i] = []
+        self._owned.add(i)
         self._used[i] = 0
         self._anti[i] = 0
         self.constrained_pods -= anti
@@ -501,7 +524,7 @@ class ClusterSnapshot:
 
     def remove_pod(self, pod: Pod, i: int, vec: Int64Array | None = None) -> None:
         """Unbind ``pod`` (found by identity) from slot ``i``."""
-        pods = self._pods[i]
+        pods = self._own(i)
         pos = next(k for k, p in enumerate(pods) if p is pod)
         del pods[pos]
         v = vec if vec is not None else self.vector(pod.requests)

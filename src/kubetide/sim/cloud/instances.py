@@ -8,6 +8,7 @@ opaque. The providerID is ``sim:///<zone>/<instance id>`` and is also the port's
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -25,8 +26,10 @@ def provider_id(zone: str, short_id: str) -> str:
     return f"{PROVIDER_SCHEME}/{zone}/{short_id}"
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def parse_provider_id(value: str) -> str | None:
-    """The instance id in a ``sim:///<zone>/<id>`` providerID; None for empty or foreign ids."""
+    """The instance id in a ``sim:///<zone>/<id>`` providerID; None for empty or foreign ids (kept:
+    every loop asks again for every node)."""
     prefix = f"{PROVIDER_SCHEME}/"
     if not value.startswith(prefix):
         return None
@@ -52,14 +55,25 @@ class SimInstance:
     node_ready: bool = False
     ever_registered: bool = False
     pending: Event | None = field(default=None, repr=False)  # the next lifecycle step, cancellable
+    _shown: Instance | None = field(default=None, repr=False)  # the last to_instance(), while current
 
     def to_instance(self) -> Instance:
-        return Instance(
-            self.provider_id,
-            InstanceStatus(self.state, self.error_info),
-            tuple(a.address for a in self.addresses),
-            self.requested_at,
-        )
+        """The cloud API's view; kept while the state and error are the same (the rest never changes)."""
+        shown = self._shown
+        status = shown.status if shown is not None else None
+        if (
+            shown is None
+            or status is None
+            or status.state is not self.state
+            or status.error_info != self.error_info
+        ):
+            shown = self._shown = Instance(
+                self.provider_id,
+                InstanceStatus(self.state, self.error_info),
+                tuple(a.address for a in self.addresses),
+                self.requested_at,
+            )
+        return shown
 
     def up_seconds(self, now: float) -> float:
         """Billed seconds up to ``now``: from running to terminated (never counted twice)."""
