@@ -1,5 +1,5 @@
-"""Simulator benchmark: a day of a 1,000-node, 30,000-pod cluster with 200 HPAs (and an hour of it with
-the cluster autoscaler on).
+"""Simulator benchmark: a day of a 1,000-node, 30,000-pod cluster with 200 HPAs (and the same day with
+the cluster autoscaler on: issue 8's target, >= 1,000x real time).
 
 200 Deployments of 150 pods (200m cpu each) on 1,000 m5.2xlarge nodes, each with an HPA on cpu
 (15 s sync) and its own daily traffic curve, metrics scraped every 15 s. Target (issue 12): 24 h
@@ -184,24 +184,26 @@ def run(runs: int = 1, **size: Any) -> list[dict[str, Any]]:
     ]
 
 
-CA_HOURS = 1.0
+CA_HOURS = 24.0
 CA_TARGET_X = 1000.0  # issue 8: the day with the cluster autoscaler on at >= 1,000x real time
 
 
 def _with_cluster_autoscaler() -> dict[str, Any]:
-    """The same cluster with the cluster autoscaler on, for one simulated hour (a full day at today's
-    speed would take half an hour): the figure is simulated seconds per CPU second over that hour."""
+    """The same day with the cluster autoscaler on (10 s loops): the figures are the wall time and
+    simulated seconds per CPU second over the whole day (the first half hour, when the autoscaler
+    first shrinks the cluster and simulates hundreds of removals a loop, included)."""
     loaded = parse_scenario(scenario(hours=CA_HOURS, cluster_autoscaler=True))
     start, cpu = time.perf_counter(), time.process_time()
     result = Simulation(loaded).run()
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     ca = result.summary.to_json()["autoscalers"]["cluster-autoscaler"]
     return {
-        "workload": "SIM-1h-1000n-30kpods-200hpa-with-CA",
+        "workload": "SIM-day-1000n-30kpods-200hpa-with-CA",
         "median_seconds": wall,
         "runs": 1,
         "target_seconds": CA_HOURS * 3600 / CA_TARGET_X,
         "simulated_seconds_per_cpu_second": round(CA_HOURS * 3600 / cpu, 1),
+        "real_time_x": round(CA_HOURS * 3600 / wall, 1),
         "ca_loops": ca["loops"],
         "ca_loop_cpu_ms_upper_bound": round(cpu / max(ca["loops"], 1) * 1000, 1),
         "nodes_removed": ca["nodes_removed"],

@@ -465,6 +465,8 @@ def simulate_removals(
     call, lets attempts that would repeat exactly be replayed (the results are the same with or
     without it).
     """
+    if not candidates or (limit is not None and limit <= 0):
+        return ScaleDownCheck(())  # nothing to try: no fork, no per-node setup
     snap.fork(copy=not keep)  # hundreds of nodes' pods may move: restoring a copy beats undoing each
     try:
         if memo is not None:

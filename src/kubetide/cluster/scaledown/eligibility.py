@@ -51,7 +51,7 @@ class EligibilityResult:
     utilization: dict[str, Utilization]
 
 
-@dataclass
+@dataclass(slots=True)
 class _Check:
     node: NodeView
     now: float
@@ -138,7 +138,11 @@ def filter_out_unremovable(nodes: Sequence[NodeView], inp: EligibilityInput, now
     utilization: dict[str, Utilization] = {}
     for node in nodes:
         check = _Check(node, now, inp)
-        reason = next((r for rule in RULES if (r := rule(check)) is not None), None)
+        reason = None
+        for rule in RULES:  # the first rule with a reason decides
+            reason = rule(check)
+            if reason is not None:
+                break
         if check.util is not None:
             utilization[node.name] = check.util
         if reason is None:
