@@ -127,22 +127,32 @@ def test_a_copying_fork_reverts_to_exactly_what_the_undo_log_would(ops: list[tup
     """Whatever happens inside, reverting a ``fork(copy=True)`` leaves the same snapshot as reverting
     a plain fork (both: as it was before), nested forks committed or reverted included."""
     outcomes = []
+    seen: dict[int, list[int]] = {}  # pods version -> the pods (ids) it stood for, both snapshots
     for copy in (False, True):
         s = ClusterSnapshot(
             [node(f"n{i}") for i in range(4)],
             [pod(f"p{i}", node_name=f"n{i % 4}", anti=_ANTI if i == 0 else ()) for i in range(6)],
         )
         before = _state(s)
+        _same_version_same_pods(s, seen)
         s.fork(copy=copy)
-        _apply(s, ops)
+        _apply(s, ops, seen)
         s.revert()
+        _same_version_same_pods(s, seen)
         assert _state(s) == before
         outcomes.append(_state(s))
     assert outcomes[0] == outcomes[1]
 
 
-def _apply(s: ClusterSnapshot, ops: list[tuple[str, int, int]]) -> None:
+def _same_version_same_pods(s: ClusterSnapshot, seen: dict[int, list[int]]) -> None:
+    for i in range(s.num_slots):
+        ids = [id(p) for p in s.pods_on(i)]
+        assert seen.setdefault(s.pods_version(i), ids) == ids
+
+
+def _apply(s: ClusterSnapshot, ops: list[tuple[str, int, int]], seen: dict[int, list[int]]) -> None:
     for made, (op, at, count) in enumerate(ops):
+        _same_version_same_pods(s, seen)
         live = [i for i in range(s.num_slots) if s.active[i]]
         if not live:
             return

@@ -33,6 +33,7 @@ _CALLS = st.lists(
         st.sampled_from([0.0, 30.0, 100.0]),  # pod "d" becomes long-terminating after 60 s
         st.booleans(),
         st.booleans(),
+        st.booleans(),  # the caller names the pods by a version (as a snapshot's pods_version)
     ),
     min_size=1,
     max_size=12,
@@ -41,15 +42,17 @@ _CALLS = st.lists(
 
 @settings(max_examples=300)
 @given(_CALLS)
-def test_kept_answers_are_fresh_answers(calls: list[tuple[int, list[int], float, bool, bool]]) -> None:
+def test_kept_answers_are_fresh_answers(calls: list[tuple[int, list[int], float, bool, bool, bool]]) -> None:
     memo = UtilizationMemo()
-    for n, chosen, now, ignore_ds, ignore_mirror in calls:
+    versions: dict[tuple[int, ...], int] = {}  # one version per list of pods, as a snapshot gives
+    for n, chosen, now, ignore_ds, ignore_mirror, versioned in calls:
         pods = [_CHOICES[i] for i in chosen]
+        version = versions.setdefault(tuple(chosen), len(versions)) if versioned else None
         fresh = node_utilization(
             _NODES[n], pods, now, ignore_daemonsets=ignore_ds, ignore_mirror=ignore_mirror
         )
         kept = memo.utilization(
-            _NODES[n], pods, now, ignore_daemonsets=ignore_ds, ignore_mirror=ignore_mirror
+            _NODES[n], pods, now, ignore_daemonsets=ignore_ds, ignore_mirror=ignore_mirror, version=version
         )
         assert repr(kept) == repr(fresh)  # repr: NaN (all allocatable ignored) equals itself
 

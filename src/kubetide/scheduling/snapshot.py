@@ -15,6 +15,7 @@ nodes) keep the template's view and get their own name and hostname label.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -48,6 +49,10 @@ class NodeClass:
         return dict(self.labels)
 
 
+# Slot versions come from one counter for every snapshot: a version names one pod list's content.
+_versions = itertools.count(1)
+
+
 @dataclass(slots=True)
 class _Saved:
     """The per-node state a ``fork(copy=True)`` restores on revert."""
@@ -57,6 +62,7 @@ class _Saved:
     classes: NDArray[np.int32]
     anti: Int64Array
     pods: list[list[Pod]]
+    versions: list[int]
     views: list[NodeView]
     own_view: list[bool]
     constrained: int
@@ -83,6 +89,10 @@ class ClusterSnapshot:
         # copied before its first change since, and ``_owned`` holds the slots copied so.
         self._shared = False
         self._owned: set[int] = set()
+        # Per slot, the version of its pod list: a new one (never seen before, in any snapshot) at
+        # every change, the old one when a revert brings the old list back. Equal versions: the very
+        # same pods in the same order (caches key on it).
+        self._ver: list[int] = []
         self._index: dict[str, int] = {}
         self.classes: list[NodeClass] = []
         self._class_index: dict[NodeClass, int] = {}
@@ -192,6 +202,11 @@ class ClusterSnapshot:
     def pods_on(self, i: int) -> Sequence[Pod]:
         return self._pods[i]
 
+    def pods_version(self, i: int) -> int:
+        """The version of slot ``i``'s pods: equal versions (of any snapshot) mean the very same pods
+        in the same order."""
+        return self._ver[i]
+
     def all_pods(self) -> Iterable[tuple[int, Pod]]:
         for i in range(self._n):
             if self._active[i]:
@@ -261,6 +276,7 @@ class ClusterSnapshot:
             self._class[:n].copy(),
             self._anti[:n].copy(),
             self._share(),
+            self._ver[:n],
             list(self._views),
             list(self._own_view),
             self.constrained_pods,
@@ -273,7 +289,9 @@ class ClusterSnapshot:
         return list(self._pods)
 
     def _own(self, i: int) -> list[Pod]:
-        """Slot ``i``'s pod list, to change: a copy first if a saved state may share it."""
+        """Slot ``i``'s pod list, to change (so it gets a new version): a copy first if a saved
+        state may share it."""
+        self._ver[i] = next(_versions)
         pods = self._pods[i]
         if self._shared and i not in self._owned:
             pods = self._pods[i] = list(pods)
@@ -286,6 +304,7 @@ class ClusterSnapshot:
         self._used[:n] = self._width(saved.used)
         self._active[:n], self._class[:n], self._anti[:n] = saved.active, saved.classes, saved.anti
         self._pods[:n], self._views[:n], self._own_view[:n] = saved.pods, saved.views, saved.own_view
+        self._ver[:n] = saved.versions
         self.constrained_pods = saved.constrained
         self.node_epoch += 1
         self.pods_epoch += 1
@@ -330,6 +349,7 @@ class ClusterSnapshot:
             return  # the node itself is truncated away
         if op == "clear":
             self._pods[i] = entry[2]
+            self._ver[i] = next(_versions)
             self._owned.discard(i)  # the list taken may be shared with a fork's copy
             self._used[i] = self._width(entry[3])
             self._anti[i] = entry[4]
@@ -362,7 +382,7 @@ class ClusterSnapshot:
             del self._index[name]
         self.constrained_pods -= int(self._anti[n : self._n].sum())
         self._anti[n : self._n] = 0
-        del self._names[n:], self._views[n:], self._own_view[n:], self._pods[n:]
+        del self._names[n:], self._views[n:], self._own_view[n:], self._pods[n:], self._ver[n:]
         self._active[n : self._n] = False
         self._used[n : self._n] = 0
         self._n = n
@@ -433,6 +453,7 @@ class ClusterSnapshot:
         self._views.extend([view] * count)
         self._own_view.extend([own_view] * count)
         self._pods.extend([] for _ in range(count))
+        self._ver.extend(next(_versions) for _ in range(count))
         self._n = end
         self.node_epoch += 1
         return first
@@ -515,6 +536,7 @@ class ClusterSnapshot:
         anti = int(self._anti[i])
         self._record(("clear", i, pods, self._used[i].copy(), anti))
         self._pods[i] = []
+        self._ver[i] = next(_versions)
         self._owned.add(i)
         self._used[i] = 0
         self._anti[i] = 0

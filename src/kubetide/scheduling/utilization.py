@@ -124,11 +124,14 @@ def _go_divide(numerator: int, denominator: int) -> float:
 class UtilizationMemo:
     """:func:`node_utilization`'s answers kept from one loop to the next: a node whose view and pods
     are the very same objects as last time (views and pods are immutable), with the same settings,
-    gets the same answer. A node with a pod being deleted is computed afresh: the answer then depends
-    on the time."""
+    gets the same answer. The pods are the same when the caller gives the same version of them (a
+    snapshot's ``pods_version``), or else when they are the same objects in the same order. A node
+    with a pod being deleted is computed afresh: the answer then depends on the time."""
 
     def __init__(self) -> None:
-        self._kept: dict[str, tuple[NodeView, list[Pod], list[int], tuple[object, ...], Utilization]] = {}
+        self._kept: dict[
+            str, tuple[NodeView, list[Pod], list[int] | None, int | None, tuple[object, ...], Utilization]
+        ] = {}
 
     def utilization(
         self,
@@ -139,12 +142,15 @@ class UtilizationMemo:
         gpu_resource: str | None = None,
         ignore_daemonsets: bool = False,
         ignore_mirror: bool = False,
+        version: int | None = None,
     ) -> Utilization:
         settings = (gpu_resource, ignore_daemonsets, ignore_mirror)
-        ids = list(map(id, pods))
         kept = self._kept.get(node.name)
-        if kept is not None and kept[0] is node and kept[2] == ids and kept[3] == settings:
-            return kept[4]
+        # The pods' identity: the version when given (cheap), else the ids of the pods in order.
+        ids = list(map(id, pods)) if version is None else None
+        same_pods = kept is not None and (kept[3] == version if version is not None else kept[2] == ids)
+        if kept is not None and same_pods and kept[0] is node and kept[4] == settings:
+            return kept[5]
         util = node_utilization(
             node,
             pods,
@@ -155,7 +161,7 @@ class UtilizationMemo:
         )
         if all(p.deletion_time is None for p in pods):
             # The pods are held so their ids stay theirs while the ids are compared.
-            self._kept[node.name] = (node, list(pods), ids, settings, util)
+            self._kept[node.name] = (node, list(pods), ids, version, settings, util)
         else:
             self._kept.pop(node.name, None)
         return util

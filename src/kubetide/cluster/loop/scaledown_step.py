@@ -166,7 +166,12 @@ class ScaleDownPlanner:
             else:
                 candidates.append(n)
         destinations = [n.name for n in all_nodes if n.name not in being_deleted]
-        snap_pods = {n.name: list(snapshot.pods_on(snapshot.index_of(n.name))) for n in all_nodes}
+        snap_pods: dict[str, list[Pod]] = {}
+        versions: dict[str, int] = {}  # the snapshot's version of each node's pods, for the memo
+        for n in all_nodes:
+            i = snapshot.index_of(n.name)
+            snap_pods[n.name] = list(snapshot.pods_on(i))
+            versions[n.name] = snapshot.pods_version(i)
         self._utilization.keep_only(snap_pods)
         eligibility = filter_out_unremovable(
             candidates,
@@ -179,6 +184,7 @@ class ScaleDownPlanner:
                 recently_unremovable=self.recently_unremovable,
                 gpu_resource=lambda n: gpu_resource(n, loop.gpu_label),
                 memo=self._utilization,
+                pods_versions=versions,
             ),
             now,
         )

@@ -42,6 +42,8 @@ class EligibilityInput:
     gpu_resource: Callable[[NodeView], str | None] = field(default=lambda node: None)
     recently_unremovable: Mapping[str, float] = field(default_factory=dict)
     memo: UtilizationMemo | None = None  # answers kept from the last loop (the planner's)
+    # The snapshot's version of each node's pods (``ClusterSnapshot.pods_version``), for the memo.
+    pods_versions: Mapping[str, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,16 +91,27 @@ def _autoscaled(c: _Check) -> UnremovableReason | None:
 def _utilization(c: _Check) -> UnremovableReason | None:
     assert c.group is not None
     opts = c.inp.group_options(c.group)
-    memo = c.inp.memo
+    memo, versions = c.inp.memo, c.inp.pods_versions
     try:
-        c.util = (node_utilization if memo is None else memo.utilization)(
-            c.node,
-            c.inp.pods_by_node[c.node.name],
-            c.now,
-            gpu_resource=c.inp.gpu_resource(c.node),
-            ignore_daemonsets=opts.ignore_daemon_sets_utilization,
-            ignore_mirror=c.inp.ignore_mirror_pods_utilization,
-        )
+        if memo is None:
+            c.util = node_utilization(
+                c.node,
+                c.inp.pods_by_node[c.node.name],
+                c.now,
+                gpu_resource=c.inp.gpu_resource(c.node),
+                ignore_daemonsets=opts.ignore_daemon_sets_utilization,
+                ignore_mirror=c.inp.ignore_mirror_pods_utilization,
+            )
+        else:
+            c.util = memo.utilization(
+                c.node,
+                c.inp.pods_by_node[c.node.name],
+                c.now,
+                gpu_resource=c.inp.gpu_resource(c.node),
+                ignore_daemonsets=opts.ignore_daemon_sets_utilization,
+                ignore_mirror=c.inp.ignore_mirror_pods_utilization,
+                version=None if versions is None else versions.get(c.node.name),
+            )
     except ValueError:
         return UnremovableReason.UNEXPECTED_ERROR
     return None
