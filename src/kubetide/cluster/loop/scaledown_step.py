@@ -151,6 +151,7 @@ class ScaleDownPlanner:
             n.name for n in all_nodes if is_being_deleted(n, now)
         }
         candidates = []
+        min_sizes = {gid: loop.groups[gid].min_size() for gid in targets}
         for n in all_nodes:
             cg = loop.group_of.get(n.name)
             if n.name in being_deleted:
@@ -159,9 +160,9 @@ class ScaleDownPlanner:
                 loop.result.not_candidates[n.name] = "not in a node group the autoscaler manages"
             elif cg not in targets:
                 loop.result.not_candidates[n.name] = f"the size of node group {cg} could not be read"
-            elif targets[cg] <= loop.groups[cg].min_size():
+            elif targets[cg] <= min_sizes[cg]:
                 loop.result.not_candidates[n.name] = (
-                    f"node group {cg} is at its minimum size ({loop.groups[cg].min_size()})"
+                    f"node group {cg} is at its minimum size ({min_sizes[cg]})"
                 )
             else:
                 candidates.append(n)

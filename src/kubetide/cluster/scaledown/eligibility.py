@@ -60,6 +60,8 @@ class _Check:
     inp: EligibilityInput
     group: str | None = None
     util: Utilization | None = None
+    opts: NodeGroupAutoscalingOptions | None = None  # the group's options, once the group is known
+    gpu: str | None = None  # the node's GPU resource, once utilization is computed
 
 
 Rule = Callable[[_Check], UnremovableReason | None]
@@ -90,7 +92,8 @@ def _autoscaled(c: _Check) -> UnremovableReason | None:
 
 def _utilization(c: _Check) -> UnremovableReason | None:
     assert c.group is not None
-    opts = c.inp.group_options(c.group)
+    opts = c.opts = c.inp.group_options(c.group)
+    c.gpu = c.inp.gpu_resource(c.node)
     memo, versions = c.inp.memo, c.inp.pods_versions
     try:
         if memo is None:
@@ -98,7 +101,7 @@ def _utilization(c: _Check) -> UnremovableReason | None:
                 c.node,
                 c.inp.pods_by_node[c.node.name],
                 c.now,
-                gpu_resource=c.inp.gpu_resource(c.node),
+                gpu_resource=c.gpu,
                 ignore_daemonsets=opts.ignore_daemon_sets_utilization,
                 ignore_mirror=c.inp.ignore_mirror_pods_utilization,
             )
@@ -107,7 +110,7 @@ def _utilization(c: _Check) -> UnremovableReason | None:
                 c.node,
                 c.inp.pods_by_node[c.node.name],
                 c.now,
-                gpu_resource=c.inp.gpu_resource(c.node),
+                gpu_resource=c.gpu,
                 ignore_daemonsets=opts.ignore_daemon_sets_utilization,
                 ignore_mirror=c.inp.ignore_mirror_pods_utilization,
                 version=None if versions is None else versions.get(c.node.name),
@@ -124,10 +127,13 @@ def _unready_allowed(c: _Check) -> UnremovableReason | None:
 
 
 def _underutilized(c: _Check) -> UnremovableReason | None:
-    assert c.group is not None and c.util is not None
-    opts = c.inp.group_options(c.group)
-    gpu = c.inp.gpu_resource(c.node) is not None
-    threshold = opts.scale_down_gpu_utilization_threshold if gpu else opts.scale_down_utilization_threshold
+    assert c.util is not None and c.opts is not None  # set by the utilization rule
+    opts = c.opts
+    threshold = (
+        opts.scale_down_gpu_utilization_threshold
+        if c.gpu is not None
+        else opts.scale_down_utilization_threshold
+    )
     return UnremovableReason.NOT_UNDERUTILIZED if c.util.utilization > threshold else None
 
 
