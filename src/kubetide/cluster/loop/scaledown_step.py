@@ -23,7 +23,7 @@ from kubetide.cluster.options import AutoscalingOptions
 from kubetide.cluster.reasons import ScaleDownResult
 from kubetide.cluster.scaledown.budgets import Budget, crop_nodes, group_nodes
 from kubetide.cluster.scaledown.cooldown import ScaleDownTimes, scale_down_in_cooldown
-from kubetide.cluster.scaledown.eligibility import EligibilityInput, filter_out_unremovable
+from kubetide.cluster.scaledown.eligibility import EligibilityInput, EligibilityMemo, filter_out_unremovable
 from kubetide.cluster.scaledown.taints import DELETION_CANDIDATE_TAINT, is_being_deleted, to_be_deleted_time
 from kubetide.cluster.scaledown.unneeded import GroupSizes, UnneededNode, removable_at, update_unneeded
 from kubetide.cluster.scaleup.limits import ResourceLimits, node_resources
@@ -101,6 +101,7 @@ class ScaleDownPlanner:
         # unneeded list until the next update, so they still count toward that limit.
         self._deleting_unneeded = 0
         self._utilization = UtilizationMemo()
+        self._eligibility = EligibilityMemo()
         self._removals = RemovalMemo()  # removal attempts that repeat exactly are replayed
         self._drains = DrainMemo()  # and drain answers that would be the same
 
@@ -174,6 +175,7 @@ class ScaleDownPlanner:
             snap_pods[n.name] = list(snapshot.pods_on(i))
             versions[n.name] = snapshot.pods_version(i)
         self._utilization.keep_only(snap_pods)
+        self._eligibility.forget_others(snap_pods)
         eligibility = filter_out_unremovable(
             candidates,
             EligibilityInput(
@@ -186,6 +188,7 @@ class ScaleDownPlanner:
                 gpu_resource=lambda n: gpu_resource(n, loop.gpu_label),
                 memo=self._utilization,
                 pods_versions=versions,
+                kept=self._eligibility,
             ),
             now,
         )

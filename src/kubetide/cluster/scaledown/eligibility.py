@@ -8,7 +8,7 @@ for ``explain``. At or below the threshold passes: only ``utilization > threshol
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from kubetide.cloud.instance import NodeGroupAutoscalingOptions
@@ -22,6 +22,7 @@ from kubetide.scheduling.utilization import Utilization, UtilizationMemo, node_u
 __all__ = [
     "SCALE_DOWN_DISABLED_ANNOTATION",
     "EligibilityInput",
+    "EligibilityMemo",
     "EligibilityResult",
     "filter_out_unremovable",
 ]
@@ -42,8 +43,9 @@ class EligibilityInput:
     gpu_resource: Callable[[NodeView], str | None] = field(default=lambda node: None)
     recently_unremovable: Mapping[str, float] = field(default_factory=dict)
     memo: UtilizationMemo | None = None  # answers kept from the last loop (the planner's)
-    # The snapshot's version of each node's pods (``ClusterSnapshot.pods_version``), for the memo.
+    # The snapshot's version of each node's pods (``ClusterSnapshot.pods_version``), for the memos.
     pods_versions: Mapping[str, int] | None = None
+    kept: EligibilityMemo | None = None  # the last rules' answers kept from the last loop
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,17 +153,61 @@ RULES: tuple[Rule, ...] = (
 )
 
 
+# The first three read the loop (the snapshot's nodes, the recheck TTLs, the time): run every loop.
+# The others read only the node, its group and the group's options, its pods and the settings: their
+# joint answer is kept per node while all of those are the same (EligibilityMemo).
+_PER_LOOP = RULES[:3]
+_PER_NODE = RULES[3:]
+
+
+class EligibilityMemo:
+    """The answer of the rules after the first three (reason, utilization) kept per node from one
+    loop to the next, while the node's view is the very same object and its pods the same version,
+    with the same group, group options, GPU resource and settings. Not kept for a node with a pod
+    being deleted (its utilization then depends on the time)."""
+
+    def __init__(self) -> None:
+        self._kept: dict[str, tuple[tuple[object, ...], UnremovableReason | None, Utilization | None]] = {}
+
+    def forget_others(self, names: Collection[str]) -> None:
+        if len(self._kept) > len(names):
+            self._kept = {name: kept for name, kept in self._kept.items() if name in names}
+
+
 def filter_out_unremovable(nodes: Sequence[NodeView], inp: EligibilityInput, now: float) -> EligibilityResult:
     candidates: list[str] = []
     unremovable: dict[str, UnremovableReason] = {}
     utilization: dict[str, Utilization] = {}
+    memo = inp.kept if inp.pods_versions is not None else None
+    versions = inp.pods_versions or {}
+    settings = (inp.scale_down_unready_enabled, inp.ignore_mirror_pods_utilization)
     for node in nodes:
         check = _Check(node, now, inp)
         reason = None
-        for rule in RULES:  # the first rule with a reason decides
+        for rule in _PER_LOOP:  # the first rule with a reason decides
             reason = rule(check)
             if reason is not None:
                 break
+        else:
+            key: tuple[object, ...] | None = None
+            if memo is not None:
+                group = inp.group_of(node)
+                opts = inp.group_options(group) if group is not None else None
+                key = (versions.get(node.name), group, opts, inp.gpu_resource(node), settings)
+                kept = memo._kept.get(node.name)
+                if kept is not None and kept[0][0] is node and kept[0][1:] == key:
+                    reason, check.util = kept[1], kept[2]
+                    key = None  # nothing to keep anew
+                else:
+                    reason = _judge(check)
+            else:
+                reason = _judge(check)
+            if key is not None and memo is not None:
+                pods = inp.pods_by_node[node.name]
+                if key[0] is not None and all(p.deletion_time is None for p in pods):
+                    memo._kept[node.name] = ((node, *key), reason, check.util)
+                else:
+                    memo._kept.pop(node.name, None)
         if check.util is not None:
             utilization[node.name] = check.util
         if reason is None:
@@ -169,3 +215,11 @@ def filter_out_unremovable(nodes: Sequence[NodeView], inp: EligibilityInput, now
         else:
             unremovable[node.name] = reason
     return EligibilityResult(tuple(candidates), unremovable, utilization)
+
+
+def _judge(check: _Check) -> UnremovableReason | None:
+    for rule in _PER_NODE:
+        reason = rule(check)
+        if reason is not None:
+            return reason
+    return None
