@@ -236,7 +236,8 @@ class _Simulation:
             facts = self.checker.facts(group.representative)
             vec = facts.vector(snap)
             if len(snap.resources) != self._width:
-                self._read_rows()  # a resource column was added
+                self._read_rows()  # a resource column was added: rows before it are another width
+                near_only = False
             if self.checker.is_simple(facts):
                 near = self._fill_near(facts, i, cursor, len(group.pods))
                 if near is not None:
@@ -259,7 +260,7 @@ class _Simulation:
                     within = self._within(i)
                 filled = round_robin_fill(self.checker.capacity(facts, within), cursor, len(group.pods))
                 if filled is None:
-                    return self._failed(name, touched, group.representative.key)
+                    return self._failed(name, [*touched, i], group.representative.key)
                 all_counts, cursor = filled
                 slots = np.flatnonzero(all_counts)
                 counts = all_counts[slots]
@@ -275,7 +276,7 @@ class _Simulation:
                 ok = self.checker.feasible(facts, within)
                 pick = _next_true(ok, cursor)
                 if pick is None:
-                    return self._failed(name, touched, pod.key)
+                    return self._failed(name, [*touched, i], pod.key)
                 snap.add_pod(pod, pick, vec)
                 self._bound([pick], [1], facts)
                 touched.append(pick)
@@ -381,6 +382,8 @@ class _Simulation:
         return within
 
     def _failed(self, name: str, touched: list[int], unplaced: str) -> RemovalResult:
+        """Revert the attempt; ``touched`` (the slots bound to, and the candidate's, whose plain row a
+        re-read in the attempt may have cleared) get their rows from the snapshot again."""
         self.snap.revert()
         requested = self.snap.requested
         for slot in touched:

@@ -90,8 +90,8 @@ class ClusterSnapshot:
         self._shared = False
         self._owned: set[int] = set()
         # Per slot, the version of its pod list: a new one (never seen before, in any snapshot) at
-        # every change, the old one when a revert brings the old list back. Equal versions: the very
-        # same pods in the same order (caches key on it).
+        # every change, the old one when a copy fork's revert restores the old list. Equal
+        # versions: the very same pods in the same order (caches key on it).
         self._ver: list[int] = []
         self._index: dict[str, int] = {}
         self.classes: list[NodeClass] = []
