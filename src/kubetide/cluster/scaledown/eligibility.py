@@ -8,6 +8,7 @@ for ``explain``. At or below the threshold passes: only ``utilization > threshol
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -97,26 +98,19 @@ def _utilization(c: _Check) -> UnremovableReason | None:
     opts = c.opts = c.inp.group_options(c.group)
     c.gpu = c.inp.gpu_resource(c.node)
     memo, versions = c.inp.memo, c.inp.pods_versions
+    compute = node_utilization
+    if memo is not None:
+        version = None if versions is None else versions.get(c.node.name)
+        compute = functools.partial(memo.utilization, version=version)
     try:
-        if memo is None:
-            c.util = node_utilization(
-                c.node,
-                c.inp.pods_by_node[c.node.name],
-                c.now,
-                gpu_resource=c.gpu,
-                ignore_daemonsets=opts.ignore_daemon_sets_utilization,
-                ignore_mirror=c.inp.ignore_mirror_pods_utilization,
-            )
-        else:
-            c.util = memo.utilization(
-                c.node,
-                c.inp.pods_by_node[c.node.name],
-                c.now,
-                gpu_resource=c.gpu,
-                ignore_daemonsets=opts.ignore_daemon_sets_utilization,
-                ignore_mirror=c.inp.ignore_mirror_pods_utilization,
-                version=None if versions is None else versions.get(c.node.name),
-            )
+        c.util = compute(
+            c.node,
+            c.inp.pods_by_node[c.node.name],
+            c.now,
+            gpu_resource=c.gpu,
+            ignore_daemonsets=opts.ignore_daemon_sets_utilization,
+            ignore_mirror=c.inp.ignore_mirror_pods_utilization,
+        )
     except ValueError:
         return UnremovableReason.UNEXPECTED_ERROR
     return None
