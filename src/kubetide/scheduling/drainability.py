@@ -259,6 +259,13 @@ def verdict_by_rules(pod: Pod, ctx: DrainContext) -> Verdict:
     return Outcome.DRAIN, None
 
 
+def _timeless(pod: Pod) -> bool:
+    """Whether no rule reads the time for ``pod``: only the long-terminating rule (for pods being
+    deleted) and the system rule (for kube-system pods) do, while the rules are upstream's. Such a
+    pod also gets nothing from those two rules: the quick path applies to it."""
+    return _QUICK and pod.deletion_time is None and pod.namespace != "kube-system"
+
+
 def _kept(pod: Pod, ctx: DrainContext) -> tuple[DrainOptions, bool, tuple[str, str, str] | None]:
     """What only ``pod`` and the options decide, kept on the (immutable) pod: whether no static rule has
     a verdict (a node's pods are judged every loop, and almost all are plain replicated pods); and for
@@ -269,7 +276,7 @@ def _kept(pod: Pod, ctx: DrainContext) -> tuple[DrainOptions, bool, tuple[str, s
         return cached
     plain = all(rule(pod, ctx) is None for rule in _STATIC)
     quick: tuple[str, str, str] | None = _SLOW
-    if _QUICK and pod.deletion_time is None and pod.namespace != "kube-system":
+    if _timeless(pod):
         ctrl = pod.controller
         listed = ctrl is not None and ctrl.kind in _LISTED_KINDS
         quick = None
@@ -310,12 +317,6 @@ def drain_node(pods: Sequence[Pod], ctx: DrainContext) -> NodeDrain:
         elif outcome is Outcome.WAIT:
             waiting.append(pod)
     return NodeDrain(tuple(move), tuple(daemonsets), tuple(waiting))
-
-
-def _timeless(pod: Pod) -> bool:
-    """Whether no rule reads the time for ``pod``: only the long-terminating rule (for pods being
-    deleted) and the system rule (for kube-system pods) do, while the rules are upstream's."""
-    return _QUICK and pod.deletion_time is None and pod.namespace != "kube-system"
 
 
 class DrainMemo:

@@ -6,8 +6,9 @@ by one for a change of a few dozen. :class:`SnapshotKeeper` gives each loop a sn
 the same ones in the same order (a node's new view with the same allocatable replaces the old one in
 its slot), only nodes whose pods are not the very same objects in the same order are bound again
 (a node given the very sequence object of last time is not even compared); otherwise, or when most
-nodes' pods changed (a fresh build binds all pods in one vectorized step), it builds afresh. Everything the loop does to the snapshot happens inside a copy fork that
-the next call reverts, so the kept part is always the plain nodes-and-pods state.
+nodes' pods changed (a fresh build binds all pods in one vectorized step), it builds afresh.
+Everything the loop does to the snapshot happens inside a copy fork that the next call reverts, so
+the kept part is always the plain nodes-and-pods state.
 """
 
 from __future__ import annotations

@@ -248,7 +248,7 @@ class _Simulation:
                     moves.extend((snap.name(s), (p,)) for s, p in zip(taken, group.pods, strict=True))
                     if near_only:
                         n = snap.num_slots
-                        offsets = tuple(s - start if s >= start else s - start + n for s in taken)
+                        offsets = tuple(_offset(s, start, n) for s in taken)
                         groups.append((offsets, tuple(group.pods), vec, facts.needs(snap)))
                         walked += after - cursor if after > cursor else after - cursor + n
                         widest = max(widest, _near_width(len(group.pods)))
@@ -282,20 +282,11 @@ class _Simulation:
                 touched.append(pick)
                 moves.append((snap.name(pick), (pod,)))
                 cursor = (pick + 1) % snap.num_slots
-        snap.remove_node(i)
-        snap.commit()
-        self.dest[i] = self._dest[i] = False
-        self.cursor = cursor
+        self._removed(i, cursor)
         result = RemovalResult(name, RemovalOutcome.REMOVABLE, tuple(moves))
         if near_only and walked < snap.num_slots:
             self.made[name] = self._record(pods, start, walked, groups, widest, (i, was_dest), result)
         return result
-
-    def _span(self, rows: list[_T], start: int, length: int) -> list[_T]:
-        """``length`` entries of a per-slot list from slot ``start`` on, wrapping past the last slot."""
-        end = start + length
-        n = len(rows)
-        return rows[start:end] if end <= n else rows[start:] + rows[: end - n]
 
     def _record(
         self,
@@ -310,31 +301,31 @@ class _Simulation:
         """The attempt just made, with the rows its walk read as they were before its own binds (and
         the candidate's destination flag, cleared by its removal, as it was)."""
         node, was_dest = candidate
-        used = [list(row) for row in self._span(self._used, start, walked)]
+        n = self.snap.num_slots
+        used = [list(row) for row in _span(self._used, start, walked)]
         for offsets, _, _, needs in groups:
             for off in offsets:
                 row = used[off]
                 for c, v in needs:
                     row[c] -= v
-        dest = self._span(self._dest, start, walked)
-        off = node - start if node >= start else node - start + self.snap.num_slots
+        dest = _span(self._dest, start, walked)
+        off = _offset(node, start, n)
         if off < walked:
             dest[off] = was_dest
-        n = self.snap.num_slots
         flat = [o for offs, _, _, _ in groups for o in offs]
         rows = [vec for offs, _, vec, _ in groups for _ in offs]
         return _Attempt(
             tuple(pods),
-            self._span(self.snap.slot_names, start, walked),
+            _span(self.snap.slot_names, start, walked),
             dest,
-            self._span(self._classes, start, walked),
-            self._span(self._alloc, start, walked),
+            _span(self._classes, start, walked),
+            _span(self._alloc, start, walked),
             used,
             np.array(flat, np.intp),
             tuple(p for _, moved, _, _ in groups for p in moved),
             np.array(rows, np.int64).reshape(len(rows), self._width),
             [needs for offs, _, _, needs in groups for _ in offs],
-            n - start if start + walked > n else None,
+            _wrap(start, walked, n),
             widest,
             result,
         )
@@ -351,14 +342,14 @@ class _Simulation:
             return False
         start = self.cursor
         if (
-            self._span(snap.slot_names, start, walked) != attempt.names
-            or self._span(self._used, start, walked) != attempt.used
-            or self._span(self._dest, start, walked) != attempt.dest
-            or self._span(self._classes, start, walked) != attempt.classes
-            or self._span(self._alloc, start, walked) != attempt.alloc
+            _span(snap.slot_names, start, walked) != attempt.names
+            or _span(self._used, start, walked) != attempt.used
+            or _span(self._dest, start, walked) != attempt.dest
+            or _span(self._classes, start, walked) != attempt.classes
+            or _span(self._alloc, start, walked) != attempt.alloc
         ):
             return False
-        if (n - start if start + walked > n else None) != attempt.wrap:
+        if _wrap(start, walked, n) != attempt.wrap:
             return False  # wrapped elsewhere: a fresh fill would pair a group's pods and slots otherwise
         if len(attempt.offsets):
             slots = attempt.offsets + start
@@ -370,11 +361,15 @@ class _Simulation:
                 row = used[slot]
                 for c, v in needs:
                     row[c] += v
-        snap.remove_node(node)
-        snap.commit()
-        self.dest[node] = self._dest[node] = False
-        self.cursor = start + walked if start + walked < n else start + walked - n
+        self._removed(node, start + walked if start + walked < n else start + walked - n)
         return True
+
+    def _removed(self, i: int, cursor: int) -> None:
+        """End an attempt that removes node ``i``: its moves are kept, the cursor moves on."""
+        self.snap.remove_node(i)
+        self.snap.commit()
+        self.dest[i] = self._dest[i] = False
+        self.cursor = cursor
 
     def _within(self, i: int) -> NDArray[np.bool_]:
         within = self.dest.copy()
@@ -417,6 +412,23 @@ class _Simulation:
                 if len(taken) == pods:
                     return sorted(taken), (i + 1) % n
         return None
+
+
+def _span(rows: list[_T], start: int, length: int) -> list[_T]:
+    """``length`` entries of a per-slot list from slot ``start`` on, wrapping past the last slot."""
+    end = start + length
+    n = len(rows)
+    return rows[start:end] if end <= n else rows[start:] + rows[: end - n]
+
+
+def _offset(slot: int, start: int, n: int) -> int:
+    """How many slots after ``start`` (of ``n``, wrapping) ``slot`` is."""
+    return slot - start if slot >= start else slot - start + n
+
+
+def _wrap(start: int, length: int, n: int) -> int | None:
+    """The offset from ``start`` at which ``length`` slots wrap past the last of ``n``, if they do."""
+    return n - start if start + length > n else None
 
 
 # How many nodes after the cursor the removal simulation's fill looks at first (at least, and per pod).
