@@ -175,7 +175,7 @@ class ScaleDownPlanner:
             snap_pods[n.name] = list(snapshot.pods_on(i))
             versions[n.name] = snapshot.pods_version(i)
         self._utilization.keep_only(snap_pods)
-        self._eligibility.forget_others(snap_pods)
+        self._eligibility.keep_only(snap_pods)
         eligibility = filter_out_unremovable(
             candidates,
             EligibilityInput(

@@ -163,7 +163,26 @@ class EligibilityMemo:
     def __init__(self) -> None:
         self._kept: dict[str, tuple[tuple[object, ...], UnremovableReason | None, Utilization | None]] = {}
 
-    def forget_others(self, names: Collection[str]) -> None:
+    def judge(self, check: _Check, version: int | None) -> UnremovableReason | None:
+        """:func:`_judge`'s answer for ``check`` (whose pods have ``version``), kept or made."""
+        inp, node = check.inp, check.node
+        group = inp.group_of(node)
+        opts = inp.group_options(group) if group is not None else None
+        settings = (inp.scale_down_unready_enabled, inp.ignore_mirror_pods_utilization)
+        key = (version, group, opts, inp.gpu_resource(node), settings)
+        kept = self._kept.get(node.name)
+        if kept is not None and kept[0][0] is node and kept[0][1:] == key:
+            check.util = kept[2]
+            return kept[1]
+        reason = _judge(check)
+        if version is not None and all(p.deletion_time is None for p in inp.pods_by_node[node.name]):
+            self._kept[node.name] = ((node, *key), reason, check.util)
+        else:
+            self._kept.pop(node.name, None)
+        return reason
+
+    def keep_only(self, names: Collection[str]) -> None:
+        """Forget nodes that are gone (called once a loop with the nodes present)."""
         if len(self._kept) > len(names):
             self._kept = {name: kept for name, kept in self._kept.items() if name in names}
 
@@ -172,9 +191,7 @@ def filter_out_unremovable(nodes: Sequence[NodeView], inp: EligibilityInput, now
     candidates: list[str] = []
     unremovable: dict[str, UnremovableReason] = {}
     utilization: dict[str, Utilization] = {}
-    memo = inp.kept if inp.pods_versions is not None else None
-    versions = inp.pods_versions or {}
-    settings = (inp.scale_down_unready_enabled, inp.ignore_mirror_pods_utilization)
+    memo, versions = inp.kept, inp.pods_versions
     for node in nodes:
         check = _Check(node, now, inp)
         reason = None
@@ -183,25 +200,10 @@ def filter_out_unremovable(nodes: Sequence[NodeView], inp: EligibilityInput, now
             if reason is not None:
                 break
         else:
-            key: tuple[object, ...] | None = None
-            if memo is not None:
-                group = inp.group_of(node)
-                opts = inp.group_options(group) if group is not None else None
-                key = (versions.get(node.name), group, opts, inp.gpu_resource(node), settings)
-                kept = memo._kept.get(node.name)
-                if kept is not None and kept[0][0] is node and kept[0][1:] == key:
-                    reason, check.util = kept[1], kept[2]
-                    key = None  # nothing to keep anew
-                else:
-                    reason = _judge(check)
+            if memo is not None and versions is not None:
+                reason = memo.judge(check, versions.get(node.name))
             else:
                 reason = _judge(check)
-            if key is not None and memo is not None:
-                pods = inp.pods_by_node[node.name]
-                if key[0] is not None and all(p.deletion_time is None for p in pods):
-                    memo._kept[node.name] = ((node, *key), reason, check.util)
-                else:
-                    memo._kept.pop(node.name, None)
         if check.util is not None:
             utilization[node.name] = check.util
         if reason is None:
