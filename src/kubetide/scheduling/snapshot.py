@@ -202,6 +202,11 @@ class ClusterSnapshot:
     def pods_on(self, i: int) -> Sequence[Pod]:
         return self._pods[i]
 
+    def pods_now(self) -> Sequence[Sequence[Pod]]:
+        """Every slot's pods as they are now, in O(slots): the lists become shared (a later change to
+        a slot copies its list first), so they stay as they are whatever the snapshot does next."""
+        return self._share()
+
     def pods_version(self, i: int) -> int:
         """The version of slot ``i``'s pods: equal versions (of any snapshot) mean the very same pods
         in the same order."""

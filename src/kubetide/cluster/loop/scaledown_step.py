@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 
 from kubetide.cloud.instance import CloudProviderError
 from kubetide.cluster.clusterstate.registry import ClusterStateRegistry
-from kubetide.cluster.gpu import gpu_resource
 from kubetide.cluster.loop.context import LoopContext
 from kubetide.cluster.loop.deletions import Deletion, scale_down_reason
 from kubetide.cluster.options import AutoscalingOptions
@@ -168,11 +167,12 @@ class ScaleDownPlanner:
             else:
                 candidates.append(n)
         destinations = [n.name for n in all_nodes if n.name not in being_deleted]
-        snap_pods: dict[str, list[Pod]] = {}
+        snap_pods: dict[str, Sequence[Pod]] = {}
         versions: dict[str, int] = {}  # the snapshot's version of each node's pods, for the memo
+        pods_now = snapshot.pods_now()  # not changed by the removal simulation below
         for n in all_nodes:
             i = snapshot.index_of(n.name)
-            snap_pods[n.name] = list(snapshot.pods_on(i))
+            snap_pods[n.name] = pods_now[i]
             versions[n.name] = snapshot.pods_version(i)
         self._utilization.keep_only(snap_pods)
         self._eligibility.keep_only(snap_pods)
@@ -185,7 +185,7 @@ class ScaleDownPlanner:
                 scale_down_unready_enabled=o.scale_down_unready_enabled,
                 ignore_mirror_pods_utilization=o.ignore_mirror_pods_utilization,
                 recently_unremovable=self.recently_unremovable,
-                gpu_resource=lambda n: gpu_resource(n, loop.gpu_label),
+                gpu_label=loop.gpu_label,
                 memo=self._utilization,
                 pods_versions=versions,
                 kept=self._eligibility,
