@@ -246,11 +246,12 @@ class StaticAutoscaler:
         gpu_label = self.cloud.gpu_label()
         nodes = with_unready_gpus_unready(nodes, gpu_label)
         group_of: dict[str, str | None] = {}
+        lookups_failed = False
         for n in nodes:
             try:
                 g = self.cloud.node_group_for_node(n)
             except CloudProviderError:
-                g = None
+                g, lookups_failed = None, True
             group_of[n.name] = g.id() if g is not None else None
         pods_by_node: dict[str, Sequence[Pod]]
         if world.pods_by_node is not None:  # kept by the source: a loop need not walk 30,000 pods
@@ -274,6 +275,7 @@ class StaticAutoscaler:
             pods_by_node,
             unidentified=unidentified,
             gpu_label=gpu_label,
+            groups_known=not lookups_failed,
         )
         self._report_nodes_without_provider_id(loop, matching)
         return loop
@@ -340,7 +342,9 @@ class StaticAutoscaler:
                 ),
             )
         try:
-            update = self.registry.update_nodes(loop.nodes, now)
+            # The groups just looked up serve again; after a failed lookup the registry asks itself
+            # (and its update fails, as upstream's).
+            update = self.registry.update_nodes(loop.nodes, now, loop.group_of if loop.groups_known else None)
         except CloudProviderError as exc:
             self.planner.unneeded = {}
             result.error = f"failed to update cluster state: {exc}"

@@ -175,8 +175,11 @@ class ClusterStateRegistry:
         return provision + 2 * self.options.scan_interval
 
     # -- the update --------------------------------------------------------------------------------
-    def update_nodes(self, nodes: Sequence[NodeView], now: float) -> UpdateResult:
-        """``UpdateNodes(allNodes, now)``; CloudProviderError from the port aborts the update."""
+    def update_nodes(
+        self, nodes: Sequence[NodeView], now: float, group_of: Mapping[str, str | None] | None = None
+    ) -> UpdateResult:
+        """``UpdateNodes(allNodes, now)``; CloudProviderError from the port aborts the update.
+        ``group_of``: each node's group id, when the caller has just asked the cloud (saves asking twice)."""
         groups = self.cloud.node_groups()
         self._groups = {g.id(): g for g in groups}
         self._group_options = {}
@@ -184,9 +187,10 @@ class ClusterStateRegistry:
         self._instances = {g.id(): g.nodes() for g in groups}
         self._instance_index = {i.id: i for instances in self._instances.values() for i in instances}
         loop = _Loop()
-        node_group = {n.name: self.cloud.node_group_for_node(n) for n in nodes}
+        if group_of is None:
+            group_of = {n.name: _id(self.cloud.node_group_for_node(n)) for n in nodes}
         self._update_unregistered(nodes, now)
-        self._update_readiness(nodes, node_group, now)
+        self._update_readiness(nodes, group_of, now)
         self._update_ranges()
         self._update_scale_requests(now, loop)
         self._handle_creation_errors(now, loop)
@@ -242,16 +246,17 @@ class ClusterStateRegistry:
         return created
 
     def _update_readiness(
-        self, nodes: Sequence[NodeView], node_group: dict[str, NodeGroup | None], now: float
+        self, nodes: Sequence[NodeView], group_of: Mapping[str, str | None], now: float
     ) -> None:
         per_group: dict[str, tuple[list[tuple[str, ReadinessBucket]], list[tuple[str, ReadinessBucket]]]] = {}
         total: list[tuple[str, ReadinessBucket]] = []
+        startups: dict[str | None, float] = {None: self.options.max_node_startup_time}
         for node in nodes:
-            group = node_group.get(node.name)
-            gid = group.id() if group is not None else None
-            startup = (
-                self.group_options(gid).max_node_startup_time if gid else self.options.max_node_startup_time
-            )
+            gid = group_of.get(node.name)
+            startup = startups.get(gid)
+            if startup is None:
+                assert gid is not None
+                startup = startups[gid] = self.group_options(gid).max_node_startup_time
             bucket = classify_node(node, now, startup, self._is_deleted(node))
             total.append((node.name, bucket))
             if gid is not None:
@@ -540,3 +545,7 @@ class ClusterStateRegistry:
             if failed:
                 out[gid] = failed
         return out
+
+
+def _id(group: NodeGroup | None) -> str | None:
+    return group.id() if group is not None else None

@@ -64,6 +64,7 @@ class LoopContext:
     # Ready nodes without providerID that match no instance: no instance is removed as unregistered.
     unidentified: tuple[str, ...] = ()
     gpu_label: str = ""  # the cloud's GPULabel: which nodes are GPU nodes (cluster.gpu)
+    groups_known: bool = True  # every node's group lookup succeeded (``group_of`` is the cloud's answer)
 
 
 class Recorder:
