@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from sim_strategies import DATA_DIR, cloud_calls, scenarios
 
 from kubetide.cloud.instance import CloudProviderError
+from kubetide.model.node import NodeView
 from kubetide.model.pod import pod_requests
 from kubetide.model.resources import CPU, MEMORY
 from kubetide.scheduling.predicates.node_affinity import matches_node_selection
@@ -325,6 +326,18 @@ def test_simulation_invariants(case: tuple[dict[str, Any], list[tuple[int, int, 
     sim, result = run(doc, calls)
     check_events(result, sim.duration)
     check_summary(sim, result)
+    check_cloud_lookups(sim)
+
+
+def check_cloud_lookups(sim: Simulation) -> None:
+    """The cloud's index by instance id answers as a search of every group's live instances would."""
+    groups = sim.cloud._cloud.groups
+    live = {sid: name for name, group in groups.items() for sid in group.live}
+    assert sim.cloud._cloud.owners == live
+    for sid, name in live.items():
+        view = NodeView(f"n-{sid}", provider_id=groups[name].live[sid].provider_id)
+        found = sim.cloud.node_group_for_node(view)
+        assert sim.cloud.has_instance(view) and found is not None and found.id() == name
 
 
 @settings(max_examples=max(EXAMPLES // 10, 3), deadline=None, suppress_health_check=[HealthCheck.too_slow])

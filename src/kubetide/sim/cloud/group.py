@@ -43,6 +43,7 @@ class SimGroup:
         listener: CloudListener,
         rng: np.random.Generator,
         termination_delay: float,
+        owners: dict[str, str] | None = None,
     ) -> None:
         self.spec = spec
         self.faults = faults
@@ -53,6 +54,8 @@ class SimGroup:
         self._termination_delay = termination_delay
         self.target = 0
         self.live: dict[str, SimInstance] = {}  # by instance id, in creation order; not yet terminated
+        # Live instance id -> group name, shared by the cloud's groups (its lookups by providerID).
+        self._owners = owners if owners is not None else {}
         self.closed_seconds = 0.0  # billed seconds of terminated instances
         self._running = 0  # live instances with running_at set (the timeline reads it every scrape)
 
@@ -143,6 +146,7 @@ class SimGroup:
         short_id, pid, name, addresses = self._namer.next()
         inst = SimInstance(short_id, pid, self.spec.name, name, addresses, requested_at=now)
         self.live[short_id] = inst
+        self._owners[short_id] = self.spec.name
         return inst
 
     def _launch(self, now: float) -> None:
@@ -213,6 +217,7 @@ class SimGroup:
         inst.pending = None
         inst.terminated_at = now
         del self.live[inst.short_id]
+        del self._owners[inst.short_id]
         if inst.running_at is not None:
             self._running -= 1
         self.closed_seconds += inst.up_seconds(now)

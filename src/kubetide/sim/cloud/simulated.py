@@ -71,6 +71,7 @@ class _Cloud:
         self.engine = engine
         self.started = False
         self.groups: dict[str, SimGroup] = {}
+        self.owners: dict[str, str] = {}  # live instance id -> its group's name
         taken: set[str] = set()
         for index, (spec, faults) in enumerate(groups):
             if spec.name in self.groups:
@@ -78,7 +79,9 @@ class _Cloud:
             rng = rngs.stream(f"cloud/{spec.name}")
             namer = InstanceNamer(spec.name, index, spec.zone, rng, taken)
             book = FaultBook(faults)
-            self.groups[spec.name] = SimGroup(spec, book, namer, engine, listener, rng, termination_delay)
+            self.groups[spec.name] = SimGroup(
+                spec, book, namer, engine, listener, rng, termination_delay, self.owners
+            )
 
 
 class SimulatedCloud:
@@ -158,16 +161,14 @@ class SimulatedCloud:
         short_id = parse_provider_id(node.provider_id)
         if short_id is None:
             return None
-        for name, group in self._cloud.groups.items():
-            if short_id in group.live:
-                return self._handles.get(name)
-        return None
+        name = self._cloud.owners.get(short_id)
+        return self._handles.get(name) if name is not None else None
 
     def has_instance(self, node: NodeView) -> bool:
         short_id = parse_provider_id(node.provider_id)
         if short_id is None:
             raise CloudProviderError(f"node {node.name} has no sim:// providerID ({node.provider_id!r})")
-        return any(short_id in group.live for group in self._cloud.groups.values())
+        return short_id in self._cloud.owners
 
     def pricing(self) -> PricingModel:
         return SimPricing(self._cloud.groups)
