@@ -32,6 +32,8 @@ _VIEWS = {
         cnode(name, ready=False),
         cnode(name, annotations={SCALE_DOWN_DISABLED_ANNOTATION: "true"}),
         cnode(name, taints=(Taint(TO_BE_DELETED_TAINT, "950", "NoSchedule"),)),
+        # A GPU node while the cloud's GPU label is "x"; its GPUs are unused.
+        replace(cnode(name, cpu=1000), labels={"kubernetes.io/hostname": name, "x": "a100"}),
     )
     for name in _NAMES
 }
@@ -67,7 +69,7 @@ _OPTIONS = (
 @st.composite
 def _loop(draw: st.DrawFn) -> dict[str, Any]:
     return {
-        "views": {n: draw(st.integers(0, 4)) for n in _NAMES},
+        "views": {n: draw(st.integers(0, 5)) for n in _NAMES},
         "pods": {n: tuple(draw(st.lists(st.integers(0, 3), unique=True, max_size=4))) for n in _NAMES},
         "groups": {n: draw(st.sampled_from(["g1", "g2", None])) for n in _NAMES},
         "options": {g: draw(st.integers(0, 2)) for g in ("g1", "g2")},
@@ -87,7 +89,7 @@ def _input(
         group_of=lambda node: loop["groups"][node.name],
         group_options=lambda g: _OPTIONS[loop["options"][g]],
         scale_down_unready_enabled=loop["unready_enabled"],
-        gpu_resource=lambda node: "nvidia.com/gpu" if loop["gpu_label"] else None,
+        gpu_label=loop["gpu_label"],
         recently_unremovable={n: t for n, t in loop["recheck"].items() if t is not None},
         pods_versions={n: versions.setdefault((n, loop["pods"][n]), len(versions)) for n in _NAMES},
         **memos,
@@ -127,6 +129,13 @@ _STEADY = {
 # The group's threshold rises above the nodes' utilization; a node leaves the autoscaled groups.
 @example([_STEADY, {**_STEADY, "options": {"g1": 1, "g2": 0}}])
 @example([_STEADY, {**_STEADY, "groups": {**_STEADY["groups"], "a": None}}])
+# The cloud's GPU label appears: the labelled nodes become GPU nodes.
+@example(
+    [
+        {**_STEADY, "views": dict.fromkeys(_NAMES, 5)},
+        {**_STEADY, "views": dict.fromkeys(_NAMES, 5), "gpu_label": "x"},
+    ]
+)
 def test_kept_answers_are_the_answers_of_every_rule(loops: list[dict[str, Any]]) -> None:
     kept, util = EligibilityMemo(), UtilizationMemo()
     versions: dict[tuple[str, tuple[int, ...]], int] = {}  # one version per node's pods, as a snapshot

@@ -220,15 +220,14 @@ class TemplateProvider:
         bad: dict[str, NodeView] = {}
         for node in nodes:
             gid = group_of(node)
-            if gid is None:
+            if gid is None or gid in out:  # a group's first good node makes its template
                 continue
             if _good(node, now):
-                if gid not in out:
-                    out[gid] = sanitize(
-                        gid, node, pods_by_node.get(node.name, ()), self.scale_from_unschedulable, self.taints
-                    )
-                    from_nodes[gid] = node
-                    self.cache[gid] = (out[gid], now)
+                out[gid] = sanitize(
+                    gid, node, pods_by_node.get(node.name, ()), self.scale_from_unschedulable, self.taints
+                )
+                from_nodes[gid] = node
+                self.cache[gid] = (out[gid], now)
             elif gid not in bad:
                 bad[gid] = node
         mismatches: list[TemplateMismatch] = []

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from kubetide.cloud.instance import NodeGroupAutoscalingOptions
 from kubetide.cluster.clusterstate.readiness import is_node_ready
+from kubetide.cluster.gpu import gpu_resource
 from kubetide.cluster.reasons import UnremovableReason
 from kubetide.cluster.scaledown.taints import is_being_deleted
 from kubetide.model.node import NodeView
@@ -41,7 +42,7 @@ class EligibilityInput:
     group_options: Callable[[str], NodeGroupAutoscalingOptions]
     scale_down_unready_enabled: bool = True
     ignore_mirror_pods_utilization: bool = False
-    gpu_resource: Callable[[NodeView], str | None] = field(default=lambda node: None)
+    gpu_label: str = ""  # the cloud's GPU label: a node with it is a GPU node (cluster.gpu)
     recently_unremovable: Mapping[str, float] = field(default_factory=dict)
     memo: UtilizationMemo | None = None  # answers kept from the last loop (the planner's)
     # The snapshot's version of each node's pods (``ClusterSnapshot.pods_version``), for the memos.
@@ -67,20 +68,25 @@ class _Check:
     gpu: str | None = None  # the node's GPU resource, once utilization is computed
 
 
+# The first three rules read the loop (the snapshot's nodes, the recheck TTLs, the time) and run every
+# loop: they take the node, the time and the input. The others read only the node, its group and the
+# group's options, its pods and the settings: they fill a _Check, and their joint answer is kept per
+# node while all of those are the same (EligibilityMemo).
+LoopRule = Callable[[NodeView, float, EligibilityInput], UnremovableReason | None]
 Rule = Callable[[_Check], UnremovableReason | None]
 
 
-def _in_snapshot(c: _Check) -> UnremovableReason | None:
-    return None if c.node.name in c.inp.pods_by_node else UnremovableReason.UNEXPECTED_ERROR
+def _in_snapshot(node: NodeView, now: float, inp: EligibilityInput) -> UnremovableReason | None:
+    return None if node.name in inp.pods_by_node else UnremovableReason.UNEXPECTED_ERROR
 
 
-def _recently_unremovable(c: _Check) -> UnremovableReason | None:
-    until = c.inp.recently_unremovable.get(c.node.name)
-    return UnremovableReason.RECENTLY_UNREMOVABLE if until is not None and until > c.now else None
+def _recently_unremovable(node: NodeView, now: float, inp: EligibilityInput) -> UnremovableReason | None:
+    until = inp.recently_unremovable.get(node.name)
+    return UnremovableReason.RECENTLY_UNREMOVABLE if until is not None and until > now else None
 
 
-def _being_deleted(c: _Check) -> UnremovableReason | None:
-    return UnremovableReason.CURRENTLY_BEING_DELETED if is_being_deleted(c.node, c.now) else None
+def _being_deleted(node: NodeView, now: float, inp: EligibilityInput) -> UnremovableReason | None:
+    return UnremovableReason.CURRENTLY_BEING_DELETED if is_being_deleted(node, now) else None
 
 
 def _disabled_annotation(c: _Check) -> UnremovableReason | None:
@@ -96,7 +102,7 @@ def _autoscaled(c: _Check) -> UnremovableReason | None:
 def _utilization(c: _Check) -> UnremovableReason | None:
     assert c.group is not None
     opts = c.opts = c.inp.group_options(c.group)
-    c.gpu = c.inp.gpu_resource(c.node)
+    c.gpu = gpu_resource(c.node, c.inp.gpu_label)
     memo, versions = c.inp.memo, c.inp.pods_versions
     compute = node_utilization
     if memo is not None:
@@ -133,12 +139,10 @@ def _underutilized(c: _Check) -> UnremovableReason | None:
     return UnremovableReason.NOT_UNDERUTILIZED if c.util.utilization > threshold else None
 
 
-# Upstream order: snapshot lookup, recheck TTL, deletion in progress, annotation, group, utilization
-# (which needs the group's options), unready, threshold.
-RULES: tuple[Rule, ...] = (
-    _in_snapshot,
-    _recently_unremovable,
-    _being_deleted,
+# Upstream order: snapshot lookup, recheck TTL, deletion in progress, then annotation, group,
+# utilization (which needs the group's options), unready, threshold.
+_PER_LOOP: tuple[LoopRule, ...] = (_in_snapshot, _recently_unremovable, _being_deleted)
+_PER_NODE: tuple[Rule, ...] = (
     _disabled_annotation,
     _autoscaled,
     _utilization,
@@ -147,39 +151,38 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-# The first three read the loop (the snapshot's nodes, the recheck TTLs, the time): run every loop.
-# The others read only the node, its group and the group's options, its pods and the settings: their
-# joint answer is kept per node while all of those are the same (EligibilityMemo).
-_PER_LOOP = RULES[:3]
-_PER_NODE = RULES[3:]
-
-
 class EligibilityMemo:
     """The answer of the rules after the first three (reason, utilization) kept per node from one
     loop to the next, while the node's view is the very same object and its pods the same version,
-    with the same group, group options, GPU resource and settings. Not kept for a node with a pod
-    being deleted (its utilization then depends on the time)."""
+    with the same group, group options and settings (the GPU label among them). Not kept for a node
+    with a pod being deleted (its utilization then depends on the time)."""
 
     def __init__(self) -> None:
         self._kept: dict[str, tuple[tuple[object, ...], UnremovableReason | None, Utilization | None]] = {}
 
-    def judge(self, check: _Check, version: int | None) -> UnremovableReason | None:
-        """:func:`_judge`'s answer for ``check`` (whose pods have ``version``), kept or made."""
-        inp, node = check.inp, check.node
-        group = inp.group_of(node)
-        opts = inp.group_options(group) if group is not None else None
-        settings = (inp.scale_down_unready_enabled, inp.ignore_mirror_pods_utilization)
-        key = (version, group, opts, inp.gpu_resource(node), settings)
+    def judge(
+        self,
+        node: NodeView,
+        now: float,
+        inp: EligibilityInput,
+        version: int | None,
+        group: str | None,
+        opts: NodeGroupAutoscalingOptions | None,
+    ) -> tuple[UnremovableReason | None, Utilization | None]:
+        """:func:`_judge`'s answer for ``node`` (whose pods have ``version``, in ``group`` with
+        ``opts``) and its utilization, kept or made."""
+        settings = (inp.scale_down_unready_enabled, inp.ignore_mirror_pods_utilization, inp.gpu_label)
+        key = (version, group, opts, settings)
         kept = self._kept.get(node.name)
         if kept is not None and kept[0][0] is node and kept[0][1:] == key:
-            check.util = kept[2]
-            return kept[1]
+            return kept[1], kept[2]
+        check = _Check(node, now, inp)
         reason = _judge(check)
         if version is not None and all(p.deletion_time is None for p in inp.pods_by_node[node.name]):
             self._kept[node.name] = ((node, *key), reason, check.util)
         else:
             self._kept.pop(node.name, None)
-        return reason
+        return reason, check.util
 
     def keep_only(self, names: Collection[str]) -> None:
         """Forget nodes that are gone (called once a loop with the nodes present)."""
@@ -192,20 +195,27 @@ def filter_out_unremovable(nodes: Sequence[NodeView], inp: EligibilityInput, now
     unremovable: dict[str, UnremovableReason] = {}
     utilization: dict[str, Utilization] = {}
     memo, versions = inp.kept, inp.pods_versions
+    opts_of: dict[str, NodeGroupAutoscalingOptions] = {}  # each group's, asked once
     for node in nodes:
-        check = _Check(node, now, inp)
-        reason = None
+        reason, util = None, None
         for rule in _PER_LOOP:  # the first rule with a reason decides
-            reason = rule(check)
+            reason = rule(node, now, inp)
             if reason is not None:
                 break
         else:
             if memo is not None and versions is not None:
-                reason = memo.judge(check, versions.get(node.name))
+                group = inp.group_of(node)
+                opts = None
+                if group is not None:
+                    opts = opts_of.get(group)
+                    if opts is None:
+                        opts = opts_of[group] = inp.group_options(group)
+                reason, util = memo.judge(node, now, inp, versions.get(node.name), group, opts)
             else:
-                reason = _judge(check)
-        if check.util is not None:
-            utilization[node.name] = check.util
+                check = _Check(node, now, inp)
+                reason, util = _judge(check), check.util
+        if util is not None:
+            utilization[node.name] = util
         if reason is None:
             candidates.append(node.name)
         else:
