@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from kubetide.cloud.instance import NodeGroupAutoscalingOptions
 from kubetide.cluster.clusterstate.readiness import is_node_ready
@@ -30,6 +31,7 @@ __all__ = [
 ]
 
 SCALE_DOWN_DISABLED_ANNOTATION = "cluster-autoscaler.kubernetes.io/scale-down-disabled"
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,7 +160,16 @@ class EligibilityMemo:
     with a pod being deleted (its utilization then depends on the time)."""
 
     def __init__(self) -> None:
-        self._kept: dict[str, tuple[tuple[object, ...], UnremovableReason | None, Utilization | None]] = {}
+        # node name -> (view, pods' version, group, options, settings, reason, utilization)
+        self._kept: dict[str, tuple[Any, ...]] = {}
+        self._same: dict[object, object] = {}  # one object per value of options and settings seen
+
+    def same(self, value: _T) -> _T:
+        """One object for equal values (group options, settings), so a kept answer is checked by
+        identity: the options are made anew every loop."""
+        if len(self._same) > 256:  # options that change all the time: forget the old ones
+            self._same.clear()
+        return self._same.setdefault(value, value)  # type: ignore[return-value]
 
     def judge(
         self,
@@ -168,18 +179,25 @@ class EligibilityMemo:
         version: int | None,
         group: str | None,
         opts: NodeGroupAutoscalingOptions | None,
+        settings: tuple[object, ...],
     ) -> tuple[UnremovableReason | None, Utilization | None]:
         """:func:`_judge`'s answer for ``node`` (whose pods have ``version``, in ``group`` with
-        ``opts``) and its utilization, kept or made."""
-        settings = (inp.scale_down_unready_enabled, inp.ignore_mirror_pods_utilization, inp.gpu_label)
-        key = (version, group, opts, settings)
-        kept = self._kept.get(node.name)
-        if kept is not None and kept[0][0] is node and kept[0][1:] == key:
-            return kept[1], kept[2]
+        ``opts``; ``opts`` and ``settings`` as :meth:`same` gives them) and its utilization, kept
+        or made."""
+        k = self._kept.get(node.name)
+        if (
+            k is not None
+            and k[0] is node
+            and k[1] == version
+            and k[2] == group
+            and k[3] is opts
+            and k[4] is settings
+        ):
+            return k[5], k[6]
         check = _Check(node, now, inp)
         reason = _judge(check)
         if version is not None and all(p.deletion_time is None for p in inp.pods_by_node[node.name]):
-            self._kept[node.name] = ((node, *key), reason, check.util)
+            self._kept[node.name] = (node, version, group, opts, settings, reason, check.util)
         else:
             self._kept.pop(node.name, None)
         return reason, check.util
@@ -196,6 +214,13 @@ def filter_out_unremovable(nodes: Sequence[NodeView], inp: EligibilityInput, now
     utilization: dict[str, Utilization] = {}
     memo, versions = inp.kept, inp.pods_versions
     opts_of: dict[str, NodeGroupAutoscalingOptions] = {}  # each group's, asked once
+    settings: tuple[object, ...] = (
+        inp.scale_down_unready_enabled,
+        inp.ignore_mirror_pods_utilization,
+        inp.gpu_label,
+    )
+    if memo is not None:
+        settings = memo.same(settings)
     for node in nodes:
         reason, util = None, None
         for rule in _PER_LOOP:  # the first rule with a reason decides
@@ -209,8 +234,8 @@ def filter_out_unremovable(nodes: Sequence[NodeView], inp: EligibilityInput, now
                 if group is not None:
                     opts = opts_of.get(group)
                     if opts is None:
-                        opts = opts_of[group] = inp.group_options(group)
-                reason, util = memo.judge(node, now, inp, versions.get(node.name), group, opts)
+                        opts = opts_of[group] = memo.same(inp.group_options(group))
+                reason, util = memo.judge(node, now, inp, versions.get(node.name), group, opts, settings)
             else:
                 check = _Check(node, now, inp)
                 reason, util = _judge(check), check.util
