@@ -9,12 +9,13 @@ placeholders and nodes in no group. A scale-up is cut to the largest count that 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.model.node import NodeView
-from kubetide.model.resources import CPU, MEMORY
+from kubetide.model.resources import CPU, MEMORY, Resources
 
 __all__ = [
     "CLUSTER_WIDE",
@@ -45,9 +46,13 @@ def parse_min_max(text: str) -> tuple[int, int]:
 
 def node_resources(node: NodeView, extra: Iterable[str] = ()) -> dict[str, int]:
     """What one node counts for: cores rounded up, memory bytes, listed extras (GPUs), 1 node."""
-    out = {CORES: math.ceil(node.capacity[CPU] / 1000), MEMORY: node.capacity[MEMORY], NODES: 1}
+    return _counted(node.capacity, extra)
+
+
+def _counted(capacity: Resources, extra: Iterable[str]) -> dict[str, int]:
+    out = {CORES: math.ceil(capacity[CPU] / 1000), MEMORY: capacity[MEMORY], NODES: 1}
     for name in extra:
-        out[name] = node.capacity[name]
+        out[name] = capacity[name]
     return out
 
 
@@ -84,9 +89,10 @@ class ResourceLimits:
     def usage(self, nodes: Iterable[NodeView]) -> dict[str, int]:
         total: dict[str, int] = {}
         extras = [r for r in self.maximum if r not in (CORES, MEMORY)]
-        for n in nodes:
-            for r, v in node_resources(n, extras).items():
-                total[r] = total.get(r, 0) + v
+        # A node counts for its capacity alone, and most nodes share a few capacities.
+        for capacity, count in Counter(n.capacity for n in nodes).items():
+            for r, v in _counted(capacity, extras).items():
+                total[r] = total.get(r, 0) + count * v
         return total
 
     def check_quota(self, usage: Mapping[str, int], per_node: Mapping[str, int], count: int) -> QuotaCheck:
