@@ -78,11 +78,34 @@ class SnapshotKeeper:
                 snap.replace_node(i, node)
                 kept[i] = node
         for i in changed:
-            snap.take_pods(i)
-            for pod in _bound(pods_by_node[i], low):
-                snap.add_pod(pod, i)
+            _rebind(snap, i, _bound(pods_by_node[i], low))
         self._given = list(pods_by_node)
         return True
+
+
+def _rebind(snap: ClusterSnapshot, i: int, pods: Sequence[Pod]) -> None:
+    """Make slot ``i``'s pods ``pods``, in that order: by binding the new ones when the old ones are
+    their start, by unbinding the gone ones when ``pods`` are the old ones less some, else afresh."""
+    old = snap.pods_on(i)
+    n = len(old)
+    if len(pods) > n and all(a is b for a, b in zip(old, pods)):
+        for pod in pods[n:]:
+            snap.add_pod(pod, i)
+        return
+    if len(pods) < n:
+        gone, k = [], 0
+        for pod in old:
+            if k < len(pods) and pods[k] is pod:
+                k += 1
+            else:
+                gone.append(pod)
+        if k == len(pods):
+            for pod in gone:
+                snap.remove_pod(pod, i)
+            return
+    snap.take_pods(i)
+    for pod in pods:
+        snap.add_pod(pod, i)
 
 
 def _bound(pods: Sequence[Pod], min_priority: int | None) -> Sequence[Pod]:
