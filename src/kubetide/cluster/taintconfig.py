@@ -67,6 +67,8 @@ def with_startup_tainted_unready(nodes: Iterable[NodeView], config: TaintConfig)
     readiness then dates from its creation (upstream's unready copy takes the creation time as the
     condition's transition), so it is NotStarted within ``--max-node-startup-time``, then Unready."""
     return [
-        replace(n, ready=False) if n.ready and any(config.is_startup(t.key) for t in n.taints) else n
+        replace(n, ready=False)
+        if n.ready and n.taints and any(config.is_startup(t.key) for t in n.taints)
+        else n
         for n in nodes
     ]

@@ -33,7 +33,8 @@ def is_node_ready(node: NodeView) -> bool:
     :class:`NodeView` folds the Ready condition into ``ready``; DiskPressure / NetworkUnavailable
     conditions surface as their taints, which the node lifecycle controller always adds with them.
     """
-    return node.ready and not any(t.key in NOT_READY_TAINTS for t in node.taints)
+    taints = node.taints  # most nodes have none: no generator then
+    return node.ready and not (taints and any(t.key in NOT_READY_TAINTS for t in taints))
 
 
 def classify_node(node: NodeView, now: float, max_node_startup_time: float, deleted: bool) -> ReadinessBucket:

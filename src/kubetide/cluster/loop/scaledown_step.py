@@ -342,7 +342,7 @@ class ScaleDownPlanner:
                 break
             if loop.group_of.get(node.name) is None or to_be_deleted_time(node) is not None:
                 continue
-            has = any(t.key == DELETION_CANDIDATE_TAINT for t in node.taints)
+            has = bool(node.taints) and any(t.key == DELETION_CANDIDATE_TAINT for t in node.taints)
             wanted = node.name in self.unneeded
             if has == wanted:
                 continue
