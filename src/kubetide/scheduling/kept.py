@@ -88,7 +88,7 @@ def _rebind(snap: ClusterSnapshot, i: int, pods: Sequence[Pod]) -> None:
     their start, by unbinding the gone ones when ``pods`` are the old ones less some, else afresh."""
     old = snap.pods_on(i)
     n = len(old)
-    if len(pods) > n and all(a is b for a, b in zip(old, pods)):
+    if len(pods) > n and all(a is b for a, b in zip(old, pods[:n], strict=True)):
         for pod in pods[n:]:
             snap.add_pod(pod, i)
         return
