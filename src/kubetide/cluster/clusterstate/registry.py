@@ -118,6 +118,7 @@ class ClusterStateRegistry:
         self._groups: dict[str, NodeGroup] = {}
         self._targets: dict[str, int] = {}
         self._instances: dict[str, list[Instance]] = {}
+        self._failed: dict[str, list[Instance]] = {}
         self._failing: frozenset[str] = frozenset()
         self._instance_index: dict[str, Instance] = {}
         self._defaults = self.options.node_group_defaults()
@@ -186,6 +187,10 @@ class ClusterStateRegistry:
         self._targets = {g.id(): g.target_size() for g in groups}
         self._instances = {g.id(): g.nodes() for g in groups}
         self._instance_index = {i.id: i for instances in self._instances.values() for i in instances}
+        # Failed creations per group, read twice a loop (the update's and the cleanup's).
+        self._failed = {
+            gid: [i for i in insts if i.has_creation_error] for gid, insts in self._instances.items()
+        }
         loop = _Loop()
         if group_of is None:
             group_of = {n.name: _id(self.cloud.node_group_for_node(n)) for n in nodes}
@@ -332,8 +337,8 @@ class ClusterStateRegistry:
 
     def _handle_creation_errors(self, now: float, loop: _Loop) -> None:
         failing: set[str] = set()
-        for gid, instances in self._instances.items():
-            for failure in creation_error_groups(instances, self._failing):
+        for gid, failed in self._failed.items():
+            for failure in creation_error_groups(failed, self._failing):
                 failing.update(failure.instance_ids)
                 if not failure.unseen_ids or not self.is_node_group_scaling_up(gid):
                     continue
@@ -539,12 +544,7 @@ class ClusterStateRegistry:
 
     def instances_with_creation_errors(self) -> dict[str, list[Instance]]:
         """``deleteCreatedNodesWithErrors``' input: every failed instance, per group (retried each loop)."""
-        out: dict[str, list[Instance]] = {}
-        for gid, instances in self._instances.items():
-            failed = [i for i in instances if i.has_creation_error]
-            if failed:
-                out[gid] = failed
-        return out
+        return {gid: list(failed) for gid, failed in self._failed.items() if failed}
 
 
 def _id(group: NodeGroup | None) -> str | None:
