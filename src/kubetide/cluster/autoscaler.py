@@ -40,6 +40,7 @@ graceful-degradation modes are not implemented.
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -102,6 +103,9 @@ __all__ = [
 class _Carried:
     scaled_down: dict[str, int] = field(default_factory=dict)
     api_errors: int = 0
+
+
+_provider_id = operator.attrgetter("provider_id")
 
 
 class StaticAutoscaler:
@@ -231,7 +235,7 @@ class StaticAutoscaler:
         except CloudProviderError as exc:
             result.error = f"failed to refresh cloud provider: {exc}"
             return None
-        if all(n.provider_id for n in world.nodes):
+        if all(map(_provider_id, world.nodes)):
             matching = NodeMatching(tuple(world.nodes))  # the usual case: no cloud call
         else:
             try:
@@ -538,10 +542,13 @@ class StaticAutoscaler:
     # -- deletions in progress (derived from taints) ------------------------------------------------
     def _deletions_in_progress(self, loop: LoopContext) -> list[Deletion]:
         out = []
+        tainted_at = self._tainted_at
         for node in loop.nodes:
             since = to_be_deleted_time(node)
+            exact = tainted_at.get(node.name) if tainted_at else None
+            if since is None and exact is None:
+                continue  # not being deleted: most nodes
             gid = loop.group_of.get(node.name)
-            exact = self._tainted_at.get(node.name)
             if since is None and exact is not None and loop.now - exact < MAX_NODE_DELETION_TIME_S:
                 # This process tainted it, but the world does not show the taint: a dry run (the write
                 # was dropped) or a watch that has not caught up. The deletion it started goes on.

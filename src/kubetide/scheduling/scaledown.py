@@ -170,9 +170,7 @@ class _Simulation:
             self.dest = snap.active.copy()
         else:
             self.dest = np.zeros(n, np.bool_)
-            for name in destinations:
-                if snap.has_node(name):
-                    self.dest[snap.index_of(name)] = True
+            self.dest[snap.slots_of(destinations)] = True
         cordoned = np.array([c.unschedulable for c in snap.classes], np.bool_)
         self.dest &= ~cordoned[snap.node_class_ids]  # upstream skips cordoned nodes outright
         self.cursor = 0

@@ -184,6 +184,12 @@ class ClusterSnapshot:
         i = self._index.get(name)
         return i is not None and bool(self._active[i])
 
+    def slots_of(self, names: Iterable[str]) -> NDArray[np.intp]:
+        """The slots of those of ``names`` that are nodes present, in ``names``' order."""
+        get = self._index.get
+        slots = np.fromiter((i for name in names if (i := get(name)) is not None), np.intp)
+        return slots[self._active[slots]]
+
     def name(self, i: int) -> str:
         return self._names[i]
 
@@ -206,6 +212,10 @@ class ClusterSnapshot:
         """Every slot's pods as they are now, in O(slots): the lists become shared (a later change to
         a slot copies its list first), so they stay as they are whatever the snapshot does next."""
         return self._share()
+
+    def pods_versions(self) -> Sequence[int]:
+        """Every slot's :meth:`pods_version`, by slot, as they are now."""
+        return self._ver[: self._n]
 
     def pods_version(self, i: int) -> int:
         """The version of slot ``i``'s pods: equal versions (of any snapshot) mean the very same pods

@@ -170,10 +170,11 @@ class ScaleDownPlanner:
         snap_pods: dict[str, Sequence[Pod]] = {}
         versions: dict[str, int] = {}  # the snapshot's version of each node's pods, for the memo
         pods_now = snapshot.pods_now()  # not changed by the removal simulation below
+        versions_now, index_of = snapshot.pods_versions(), snapshot.index_of
         for n in all_nodes:
-            i = snapshot.index_of(n.name)
+            i = index_of(n.name)
             snap_pods[n.name] = pods_now[i]
-            versions[n.name] = snapshot.pods_version(i)
+            versions[n.name] = versions_now[i]
         self._utilization.keep_only(snap_pods)
         self._eligibility.keep_only(snap_pods)
         eligibility = filter_out_unremovable(

@@ -36,5 +36,7 @@ def to_be_deleted_time(node: NodeView) -> float | None:
 
 
 def is_being_deleted(node: NodeView, now: float) -> bool:
+    if not node.taints:
+        return False
     since = to_be_deleted_time(node)
     return since is not None and now - since < MAX_NODE_DELETION_TIME_S
