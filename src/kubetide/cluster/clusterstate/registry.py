@@ -265,7 +265,10 @@ class ClusterStateRegistry:
             bucket = classify_node(node, now, startup, self._is_deleted(node))
             total.append((node.name, bucket))
             if gid is not None:
-                per_group.setdefault(gid, ([], []))[0].append((node.name, bucket))
+                lists = per_group.get(gid)
+                if lists is None:
+                    lists = per_group[gid] = ([], [])
+                lists[0].append((node.name, bucket))
         for u in self.unregistered.values():
             provision = self.group_options(u.group).max_node_provision_time
             per_group.setdefault(u.group, ([], []))[1].append(
