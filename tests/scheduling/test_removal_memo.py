@@ -168,3 +168,48 @@ def test_a_walk_that_would_wrap_elsewhere_is_walked_again() -> None:
         ("n5", ["b0"]),
         ("n0", ["b1"]),
     ]
+
+
+def test_rows_a_walk_or_a_replay_changed_are_read_again_on_the_same_snapshot() -> None:
+    # One snapshot object across calls, as the loop's kept snapshot: moving a's pod to n1 (walked,
+    # then replayed) changes the memo's plain row of n1, and so does a pod bound to n1 between calls;
+    # the next call must read n1 again (b goes to n2 once c fills n1; a goes to n1 or n2).
+    nodes = [node(f"n{i}", cpu=1000, pods=8) for i in range(6)]
+    bound = [
+        pod("a", 600, 0, owners=owner("a"), node_name="n0"),
+        pod("b", 500, 0, owners=owner("b"), node_name="n5"),
+    ]
+    snap, memo = ClusterSnapshot(nodes, bound), RemovalMemo()
+    # n4 is empty: removing it moves nothing, so n1's plain row is read and left as it was.
+    steps = [["n0"], ["n5"], ["n0"], ["n5"], ["n4"], "bind c", ["n5"], ["n0"], ["n5"]]
+    with _near(3, 1):
+        for step in steps:
+            if step == "bind c":
+                c = pod("c", 600, 0, owners=owner("c"), node_name="n1")
+                snap.add_pod(c, snap.index_of("n1"))
+                bound.append(c)
+                continue
+            kept = simulate_removals(snap, step, memo=memo)
+            assert kept == simulate_removals(ClusterSnapshot(nodes, bound), step)
+    assert memo.replayed >= 2
+
+
+def test_a_slot_holding_another_node_on_the_same_snapshot_is_read_again() -> None:
+    # The loop adds its upcoming nodes after the kept ones and takes them away again: the same slot
+    # may hold a smaller template node the next time, with as many slots. Removing n0 moves the walk
+    # past n1, so big's walk (n2's pod) reaches the upcoming node in the last slot.
+    nodes = [node("n0", cpu=1000, pods=8), node("n1", cpu=1000, pods=8), node("n2", cpu=3000, pods=8)]
+    bound = [
+        pod("small", 100, 0, owners=owner("small"), node_name="n0"),
+        pod("big", 2000, 0, owners=owner("big"), node_name="n2"),
+    ]
+    snap, memo = ClusterSnapshot(nodes, bound), RemovalMemo()
+    with _near(3, 1):
+        for cpu in (4000, 1000, 4000):  # a row read too big would let the walk bind there
+            upcoming = node("up-0", cpu=cpu, pods=8)
+            snap.fork()
+            snap.add_node(upcoming)
+            kept = simulate_removals(snap, ["n0", "n2"], memo=memo)
+            snap.revert()
+            assert kept == simulate_removals(ClusterSnapshot([*nodes, upcoming], bound), ["n0", "n2"])
+            assert kept.results[1].removable == (cpu == 4000)
