@@ -103,6 +103,7 @@ class ClusterStateRegistry:
         self.scale_down_requests: list[ScaleDownRequest] = []
         self.unregistered: dict[str, UnregisteredNode] = {}
         self._updated = False  # True after the first update_nodes of this process
+        self._ready_views: dict[str, NodeView] = {}  # the nodes found Ready by the last update
         self._restored = False  # True once a previous process's state was read back
         self._registered_once: set[str] = set()  # instances seen with a Node (current instances only)
         self._announced_foreign: set[str] = set()  # kept foreign instances already reported
@@ -256,13 +257,22 @@ class ClusterStateRegistry:
         per_group: dict[str, tuple[list[tuple[str, ReadinessBucket]], list[tuple[str, ReadinessBucket]]]] = {}
         total: list[tuple[str, ReadinessBucket]] = []
         startups: dict[str | None, float] = {None: self.options.max_node_startup_time}
+        # A node found Ready stays Ready while its view is the very same object and its instance is
+        # there (Ready reads neither the time nor the startup time): most nodes, every loop.
+        ready_before, ready_now = self._ready_views, {}
         for node in nodes:
             gid = group_of.get(node.name)
-            startup = startups.get(gid)
-            if startup is None:
-                assert gid is not None
-                startup = startups[gid] = self.group_options(gid).max_node_startup_time
-            bucket = classify_node(node, now, startup, self._is_deleted(node))
+            deleted = self._is_deleted(node)
+            if not deleted and ready_before.get(node.name) is node:
+                bucket = ReadinessBucket.READY
+            else:
+                startup = startups.get(gid)
+                if startup is None:
+                    assert gid is not None
+                    startup = startups[gid] = self.group_options(gid).max_node_startup_time
+                bucket = classify_node(node, now, startup, deleted)
+            if bucket is ReadinessBucket.READY:
+                ready_now[node.name] = node
             total.append((node.name, bucket))
             if gid is not None:
                 lists = per_group.get(gid)
@@ -276,6 +286,7 @@ class ClusterStateRegistry:
             )
         self.per_group_readiness = {gid: Readiness.of(reg, unreg) for gid, (reg, unreg) in per_group.items()}
         self.total_readiness = Readiness.of(total)
+        self._ready_views = ready_now
 
     def _update_ranges(self) -> None:
         down: dict[str, int] = {}
