@@ -70,25 +70,23 @@ class _Check:
     gpu: str | None = None  # the node's GPU resource, once utilization is computed
 
 
-# The first three rules read the loop (the snapshot's nodes, the recheck TTLs, the time) and run every
-# loop: they take the node, the time and the input. The others read only the node, its group and the
-# group's options, its pods and the settings: they fill a _Check, and their joint answer is kept per
-# node while all of those are the same (EligibilityMemo).
-LoopRule = Callable[[NodeView, float, EligibilityInput], UnremovableReason | None]
 Rule = Callable[[_Check], UnremovableReason | None]
 
 
-def _in_snapshot(node: NodeView, now: float, inp: EligibilityInput) -> UnremovableReason | None:
-    return None if node.name in inp.pods_by_node else UnremovableReason.UNEXPECTED_ERROR
-
-
-def _recently_unremovable(node: NodeView, now: float, inp: EligibilityInput) -> UnremovableReason | None:
-    until = inp.recently_unremovable.get(node.name)
-    return UnremovableReason.RECENTLY_UNREMOVABLE if until is not None and until > now else None
-
-
-def _being_deleted(node: NodeView, now: float, inp: EligibilityInput) -> UnremovableReason | None:
-    return UnremovableReason.CURRENTLY_BEING_DELETED if is_being_deleted(node, now) else None
+def _per_loop(node: NodeView, now: float, inp: EligibilityInput) -> UnremovableReason | None:
+    """The first three rules, which read the loop and run every loop: the snapshot's nodes, the
+    recheck TTLs, the time (one function: they run for every node). The others read only the node,
+    its group and the group's options, its pods and the settings: they fill a _Check, and their joint
+    answer is kept per node while all of those are the same (EligibilityMemo)."""
+    name = node.name
+    if name not in inp.pods_by_node:
+        return UnremovableReason.UNEXPECTED_ERROR
+    until = inp.recently_unremovable.get(name)
+    if until is not None and until > now:
+        return UnremovableReason.RECENTLY_UNREMOVABLE
+    if is_being_deleted(node, now):
+        return UnremovableReason.CURRENTLY_BEING_DELETED
+    return None
 
 
 def _disabled_annotation(c: _Check) -> UnremovableReason | None:
@@ -141,9 +139,8 @@ def _underutilized(c: _Check) -> UnremovableReason | None:
     return UnremovableReason.NOT_UNDERUTILIZED if c.util.utilization > threshold else None
 
 
-# Upstream order: snapshot lookup, recheck TTL, deletion in progress, then annotation, group,
-# utilization (which needs the group's options), unready, threshold.
-_PER_LOOP: tuple[LoopRule, ...] = (_in_snapshot, _recently_unremovable, _being_deleted)
+# Upstream order: snapshot lookup, recheck TTL, deletion in progress (_per_loop), then annotation,
+# group, utilization (which needs the group's options), unready, threshold.
 _PER_NODE: tuple[Rule, ...] = (
     _disabled_annotation,
     _autoscaled,
@@ -183,17 +180,7 @@ class EligibilityMemo:
     ) -> tuple[UnremovableReason | None, Utilization | None]:
         """:func:`_judge`'s answer for ``node`` (whose pods have ``version``, in ``group`` with
         ``opts``; ``opts`` and ``settings`` as :meth:`same` gives them) and its utilization, kept
-        or made."""
-        k = self._kept.get(node.name)
-        if (
-            k is not None
-            and k[0] is node
-            and k[1] == version
-            and k[2] == group
-            and k[3] is opts
-            and k[4] is settings
-        ):
-            return k[5], k[6]
+        for the next loop (:func:`filter_out_unremovable` looks a kept answer up itself)."""
         check = _Check(node, now, inp)
         reason = _judge(check)
         if version is not None and all(p.deletion_time is None for p in inp.pods_by_node[node.name]):
@@ -221,13 +208,11 @@ def filter_out_unremovable(nodes: Sequence[NodeView], inp: EligibilityInput, now
     )
     if memo is not None:
         settings = memo.same(settings)
+    kept = memo._kept if memo is not None else {}
     for node in nodes:
-        reason, util = None, None
-        for rule in _PER_LOOP:  # the first rule with a reason decides
-            reason = rule(node, now, inp)
-            if reason is not None:
-                break
-        else:
+        util = None
+        reason = _per_loop(node, now, inp)
+        if reason is None:
             if memo is not None and versions is not None:
                 group = inp.group_of(node)
                 opts = None
@@ -235,7 +220,20 @@ def filter_out_unremovable(nodes: Sequence[NodeView], inp: EligibilityInput, now
                     opts = opts_of.get(group)
                     if opts is None:
                         opts = opts_of[group] = memo.same(inp.group_options(group))
-                reason, util = memo.judge(node, now, inp, versions.get(node.name), group, opts, settings)
+                version = versions.get(node.name)
+                # The answer kept: (view, version, group, options, settings, reason, utilization).
+                k = kept.get(node.name)
+                if (
+                    k is not None
+                    and k[0] is node
+                    and k[1] == version
+                    and k[2] == group
+                    and k[3] is opts
+                    and k[4] is settings
+                ):
+                    reason, util = k[5], k[6]
+                else:
+                    reason, util = memo.judge(node, now, inp, version, group, opts, settings)
             else:
                 check = _Check(node, now, inp)
                 reason, util = _judge(check), check.util
