@@ -91,6 +91,25 @@ def test_the_simulated_port_adds_and_removes_single_taints_and_leaves_the_lifecy
         raise AssertionError("a missing node must raise NotFoundError")
 
 
+def test_the_world_keeps_its_node_list_only_while_no_node_changes() -> None:
+    sim = _started()
+    kept, port = SimWorldSource(sim.cluster), SimClusterPort(sim.cluster, sim.events)
+    name = next(iter(sim.cluster.nodes))
+
+    def same() -> None:
+        assert kept.nodes() == SimWorldSource(sim.cluster).nodes()
+
+    same()
+    port.add_node_taint(name, Taint("example.com/maintenance", "", "NoSchedule"))
+    same()
+    port.set_node_unschedulable(name, True)
+    same()
+    port.remove_node_taint(name, "example.com/maintenance")
+    same()
+    sim.cluster.set_node_ready(sim.engine.now, name, False)
+    same()
+
+
 def test_the_simulated_port_evicts_through_the_eviction_api() -> None:
     sim = _started()
     port = SimClusterPort(sim.cluster, sim.events)

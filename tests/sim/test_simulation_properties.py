@@ -7,6 +7,7 @@ default keeps the file to a few seconds.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -29,6 +30,7 @@ from kubetide.scheduling.reference import ref_fits
 from kubetide.sim.cluster.workloads import DaemonSetWorkload, JobWorkload, ReplicatedWorkload
 from kubetide.sim.output.events import CONTRACT_DATA_KEYS, SOURCES
 from kubetide.sim.output.writer import write_outputs
+from kubetide.sim.ports import SimWorldSource
 from kubetide.sim.scenario import parse_scenario
 from kubetide.sim.simulation import Simulation, SimulationResult
 
@@ -61,6 +63,11 @@ class CheckedSimulation(Simulation):
         super()._tick(now)
         check_cluster(self, now)
         check_cloud(self, now)
+        check_world_nodes(self)
+
+    @functools.cached_property
+    def kept_source(self) -> SimWorldSource:
+        return SimWorldSource(self.cluster)
 
     def _cloud_call(self, group: str, op: str, amount: int, now: float) -> None:
         """What an autoscaler does to the cloud; refused calls raise CloudProviderError, nothing else."""
@@ -232,6 +239,14 @@ def check_cluster(sim: Simulation, now: float) -> None:
             assert len(on) == len(set(on)), (now, key, on)
             eligible = {n for n, node in cluster.nodes.items() if workload.eligible(node.view)}
             assert set(on) == eligible, (now, key, sorted(on, key=str), sorted(eligible))
+
+
+def check_world_nodes(sim: CheckedSimulation) -> None:
+    """A world source kept from read to read lists the nodes a fresh one lists (its list is kept
+    while the cluster's nodes do not change)."""
+    kept, fresh = sim.kept_source.nodes(), SimWorldSource(sim.cluster).nodes()
+    assert kept == fresh
+    assert [(n.labels, n.annotations) for n in kept] == [(n.labels, n.annotations) for n in fresh]
 
 
 def run(

@@ -107,12 +107,17 @@ class SimWorldSource:
     def __init__(self, cluster: SimCluster) -> None:
         self.cluster = cluster
         self._node_views: dict[str, tuple[NodeView, bool, NodeView]] = {}
+        self._nodes_shown: list[NodeView] = []  # the last list, while the cluster's nodes are unchanged
+        self._nodes_version = -1
         self._pod_views: dict[str, tuple[Pod, Pod]] = {}  # key -> (the pod's view, as shown)
         self._log: PodLog | None = None  # the cluster's pod changes since the last read
         self._shown: dict[str, Pod] = {}  # key -> as shown, in the cluster's order
         self._index = _PodIndex()
 
     def _nodes(self) -> list[NodeView]:
+        version = self.cluster.node_views_version
+        if version == self._nodes_version:  # no node added, removed, made (not) ready or tainted
+            return list(self._nodes_shown)
         out = []
         for name, node in self.cluster.nodes.items():
             cached = self._node_views.get(name)
@@ -127,7 +132,8 @@ class SimWorldSource:
             out.append(view)
         if len(self._node_views) > 2 * len(self.cluster.nodes) + 16:
             self._node_views = {k: v for k, v in self._node_views.items() if k in self.cluster.nodes}
-        return out
+        self._nodes_shown, self._nodes_version = out, version
+        return list(out)
 
     def _pods(self) -> list[Pod]:
         """Every live pod, in the cluster's order. Built once, then updated from the cluster's change

@@ -146,6 +146,7 @@ class SimCluster:
         self._selector_index_size = -1
         self._selector_index_dirty = True
         self.nodes_version = 0  # bumped when a node is added, removed, or changes readiness
+        self.node_views_version = 0  # and this one also when a node's taints change (the world's list)
         self._pod_logs: list[PodLog] = []  # shared with every pod (SimPod.logs): see watch_pods
         self._selector_memo: dict[int, tuple[LabelSelector, str, Workload | None]] = {}
 
@@ -508,6 +509,7 @@ class SimCluster:
         slot = self.snapshot.add_node(view)
         sim_node = self.nodes[node.name] = SimNode(node, group, instance, t, slot)
         self.nodes_version += 1
+        self.node_views_version += 1
         for pod in [p for p in self._awaiting_node.values() if p.spec.node_name == node.name]:
             self._admit(pod, sim_node, t)
         for workload in self.workloads.values():
@@ -520,6 +522,7 @@ class SimCluster:
             return
         node.ready = ready
         self.nodes_version += 1
+        self.node_views_version += 1
         taints = node.view.taints if ready else (*node.view.taints, NOT_READY_TAINT)
         self.snapshot.replace_node(node.slot, replace(node.view, taints=taints))
         # The node lifecycle controller marks the pods of a NotReady Node not Ready (they serve no
@@ -585,6 +588,7 @@ class SimCluster:
         self.snapshot.remove_node(node.slot)
         del self.nodes[name]
         self.nodes_version += 1
+        self.node_views_version += 1
         for key in sorted(owners):
             workload = self.workloads.get(key)
             if workload is not None and not isinstance(workload, DaemonSetWorkload):
@@ -597,6 +601,7 @@ class SimCluster:
         """Replace a node's own taints (cordon-like taints from autoscalers)."""
         node = self.nodes[name]
         node.view = replace(node.view, taints=taints)
+        self.node_views_version += 1
         lifecycle = () if node.ready else (NOT_READY_TAINT,)
         self.snapshot.replace_node(node.slot, replace(node.view, taints=(*taints, *lifecycle)))
         self._capacity_changed = True
