@@ -92,3 +92,22 @@ def test_registry_decides_deletions_and_size_fixes() -> None:
     assert [u.instance_id for u in csr.unregistered_to_delete(NOW + 901, foreign_too=True)["ng1"]] == ["i-1"]
     # 1 registered of target 4, 1 unregistered: incorrect since NOW; fixed after the provision time.
     assert csr.size_fixes(NOW + 901) == {"ng1": -3}
+
+
+def test_lists_given_again_are_reused_and_new_lists_are_read() -> None:
+    # A provider may hand out the very same instance list while nothing changed (the simulator's
+    # does); a new list is read again, whatever the old one said.
+    cloud = RecordingCloud().with_group("ng1", 0, 10, 2)
+    group = cloud.groups["ng1"]
+    lists = {"now": [Instance("i-1", InstanceStatus(InstanceState.Running))]}
+    group.nodes = lambda: lists["now"]  # type: ignore[method-assign]
+    csr = ClusterStateRegistry(cloud, AutoscalingOptions())
+    csr.update_nodes([], NOW)
+    assert csr.instance_state("i-1") is InstanceState.Running
+    csr.update_nodes([], NOW + 10)  # the same list: the same answers
+    assert csr.instance_state("i-1") is InstanceState.Running
+    assert csr.instances_with_creation_errors() == {}
+    lists["now"] = [Instance("i-1", InstanceStatus(InstanceState.Deleting)), _failed("i-2")]
+    csr.update_nodes([], NOW + 20)
+    assert csr.instance_state("i-1") is InstanceState.Deleting
+    assert csr.instances_with_creation_errors() == {"ng1": [_failed("i-2")]}

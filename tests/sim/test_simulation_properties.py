@@ -64,6 +64,7 @@ class CheckedSimulation(Simulation):
         check_cluster(self, now)
         check_cloud(self, now)
         check_world_nodes(self)
+        check_instance_lists(self)
 
     @functools.cached_property
     def kept_source(self) -> SimWorldSource:
@@ -239,6 +240,12 @@ def check_cluster(sim: Simulation, now: float) -> None:
             assert len(on) == len(set(on)), (now, key, on)
             eligible = {n for n, node in cluster.nodes.items() if workload.eligible(node.view)}
             assert set(on) == eligible, (now, key, sorted(on, key=str), sorted(eligible))
+
+
+def check_instance_lists(sim: CheckedSimulation) -> None:
+    """Each group's instance list, kept while nothing changes, is the list made afresh."""
+    for group in sim.cloud._cloud.groups.values():
+        assert group.instances() == [inst.to_instance() for inst in group.live.values()]
 
 
 def check_world_nodes(sim: CheckedSimulation) -> None:

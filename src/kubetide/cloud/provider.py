@@ -130,7 +130,9 @@ class NodeGroup(Protocol):
 
     def nodes(self) -> list[Instance]:
         """Every instance of the group, registered or not, including failed creations and deletions in
-        progress. Ids equal the providerID of the instances' Nodes."""
+        progress. Ids equal the providerID of the instances' Nodes. Callers never change the list; a
+        provider may hand out the very same list again while the instances are unchanged (the cluster
+        state then reuses what it derived from it), and never changes one it handed out."""
         ...
 
     def template_node_info(self) -> NodeTemplate:

@@ -186,12 +186,16 @@ class ClusterStateRegistry:
         self._groups = {g.id(): g for g in groups}
         self._group_options = {}
         self._targets = {g.id(): g.target_size() for g in groups}
-        self._instances = {g.id(): g.nodes() for g in groups}
-        self._instance_index = {i.id: i for instances in self._instances.values() for i in instances}
-        # Failed creations per group, read twice a loop (the update's and the cleanup's).
-        self._failed = {
-            gid: [i for i in insts if i.has_creation_error] for gid, insts in self._instances.items()
-        }
+        instances = {g.id(): g.nodes() for g in groups}
+        old = self._instances
+        # A provider may give the very same lists while nothing changed: what they give is the same.
+        if instances.keys() != old.keys() or any(insts is not old[gid] for gid, insts in instances.items()):
+            self._instance_index = {i.id: i for insts in instances.values() for i in insts}
+            # Failed creations per group, read twice a loop (the update's and the cleanup's).
+            self._failed = {
+                gid: [i for i in insts if i.has_creation_error] for gid, insts in instances.items()
+            }
+        self._instances = instances
         loop = _Loop()
         if group_of is None:
             group_of = {n.name: _id(self.cloud.node_group_for_node(n)) for n in nodes}

@@ -56,13 +56,22 @@ class SimGroup:
         self.live: dict[str, SimInstance] = {}  # by instance id, in creation order; not yet terminated
         # Live instance id -> group name, shared by the cloud's groups (its lookups by providerID).
         self._owners = owners if owners is not None else {}
+        self._shown: list[Instance] | None = None  # instances(), until an instance or its state changes
         self.closed_seconds = 0.0  # billed seconds of terminated instances
         self._running = 0  # live instances with running_at set (the timeline reads it every scrape)
 
     # --- queries
 
     def instances(self) -> list[Instance]:
-        return [inst.to_instance() for inst in self.live.values()]
+        """The cloud API's list, the very same one while no instance came, went or changed state
+        (never changed once handed out)."""
+        if self._shown is None:
+            self._shown = [inst.to_instance() for inst in self.live.values()]
+        return self._shown
+
+    def _changed(self) -> None:
+        """An instance came, went, or changed its state or error: the next list is made anew."""
+        self._shown = None
 
     def not_deleting(self) -> list[SimInstance]:
         return [i for i in self.live.values() if i.state is not InstanceState.Deleting]
@@ -111,6 +120,7 @@ class SimGroup:
                 self._terminate(now, inst, requested_by)
                 continue
             inst.state = InstanceState.Deleting
+            self._changed()
             inst.pending = self._engine.schedule_at(
                 now + self._termination_delay,
                 partial(self._terminate, inst=inst, requested_by=requested_by),
@@ -147,6 +157,7 @@ class SimGroup:
         inst = SimInstance(short_id, pid, self.spec.name, name, addresses, requested_at=now)
         self.live[short_id] = inst
         self._owners[short_id] = self.spec.name
+        self._changed()  # the callers set its first state before anything reads the list
         return inst
 
     def _launch(self, now: float) -> None:
@@ -170,6 +181,7 @@ class SimGroup:
         if inst.running_at is None:
             self._running += 1
         inst.state, inst.running_at, inst.pending = InstanceState.Running, now, None
+        self._changed()
         message = ev.created_message(inst.short_id, self.spec.name, self.spec.instance_type)
         self._cloud(now, ev.CloudReason.INSTANCE_CREATED, inst, message)
         if self.faults.take_unregistered(now):
@@ -218,6 +230,7 @@ class SimGroup:
         inst.terminated_at = now
         del self.live[inst.short_id]
         del self._owners[inst.short_id]
+        self._changed()
         if inst.running_at is not None:
             self._running -= 1
         self.closed_seconds += inst.up_seconds(now)
