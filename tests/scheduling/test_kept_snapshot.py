@@ -68,8 +68,10 @@ _NAMES = st.lists(st.sampled_from(sorted(_VIEWS)), min_size=1, max_size=4, uniqu
 
 @st.composite
 def _loop(draw: st.DrawFn, usual: list[str]) -> tuple[list[Any], list[list[Any]], list[tuple[str, int]]]:
-    # Usually the same nodes as the other loops (their views may change); sometimes others.
-    names = draw(st.sampled_from([usual, usual, usual, draw(_NAMES)]))
+    # Usually the same nodes as the other loops (their views may change); sometimes some of them gone
+    # (nodes deleted: the others keep their slots' pods); sometimes others.
+    fewer = [n for n in usual if draw(st.booleans())] or usual[:1]
+    names = draw(st.sampled_from([usual, usual, usual, fewer, draw(_NAMES)]))
     nodes = [_VIEWS[n][draw(st.integers(0, 3))] for n in names]
     pods = [draw(st.lists(st.sampled_from(_PODS[n]), unique=True, max_size=8)) for n in names]
     work = draw(
@@ -120,6 +122,7 @@ def _common(a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
 def test_each_loop_gets_the_snapshot_a_fresh_build_gives(loops: list[Any], lows: list[int | None]) -> None:
     keeper = SnapshotKeeper()
     seen: dict[str, list[Any]] = {}
+    versions: dict[int, list[int]] = {}  # a version always names the same pods
     for (nodes, pods, work, same), low in zip(loops, lows, strict=False):
         given = [
             seen[n.name][-k] if k and len(seen.get(n.name, ())) >= k else tuple(ps)
@@ -130,6 +133,10 @@ def test_each_loop_gets_the_snapshot_a_fresh_build_gives(loops: list[Any], lows:
         snap = keeper.snapshot(nodes, given, low)
         fresh = _fresh_state(nodes, [list(ps) for ps in given], low)
         assert _common(_state(snap), fresh) == (*fresh[:5], fresh[5], *fresh[7:])
+        for i in range(snap.num_slots):
+            assert snap.index_of(snap.name(i)) == i
+            ids = [id(p) for p in snap.pods_on(i)]
+            assert versions.setdefault(snap.pods_version(i), ids) == ids
         _do_work(snap, work)
 
 

@@ -454,9 +454,10 @@ class StaticAutoscaler:
         said = self._unremovable_said
         for name in [n for n in said if n not in result.unremovable]:
             del said[name]
-        for name, reason in sorted(result.unremovable.items()):
-            if reason not in _REPORTED_UNREMOVABLE or said.get(name) == reason:
-                continue
+        news = [
+            (n, r) for n, r in result.unremovable.items() if r in _REPORTED_UNREMOVABLE and said.get(n) != r
+        ]
+        for name, reason in sorted(news):  # by node name (few: most reasons are not reported)
             said[name] = reason
             data: dict[str, object] = {"node": name, "group": loop.group_of.get(name) or "", "reason": reason}
             detail = ""

@@ -58,8 +58,11 @@ class SnapshotKeeper:
     ) -> bool:
         """Bring the kept snapshot to ``nodes`` and their pods; False when it cannot (other nodes)."""
         kept = self._nodes
-        if len(nodes) != len(kept) or snap.num_slots != len(kept):
+        if snap.num_slots != len(kept):
             return False
+        if len(nodes) != len(kept) and not self._drop_gone(snap, nodes):
+            return False
+        kept = self._nodes
         for node, old in zip(nodes, kept, strict=True):
             if node is not old and (node.name != old.name or node.allocatable != old.allocatable):
                 return False
@@ -81,6 +84,29 @@ class SnapshotKeeper:
             _rebind(snap, i, _bound(pods_by_node[i], low))
         self._given = list(pods_by_node)
         return True
+
+    def _drop_gone(self, snap: ClusterSnapshot, nodes: Sequence[NodeView]) -> bool:
+        """Drop the slots of nodes that are gone when ``nodes`` are the kept ones less some (a node
+        deleted), keeping every other slot's pods; False (nothing changed) otherwise."""
+        keep = _kept_slots(self._nodes, nodes)
+        if keep is None:
+            return False
+        snap.keep_slots(keep)
+        self._nodes = [self._nodes[i] for i in keep]
+        self._given = [self._given[i] for i in keep]
+        return True
+
+
+def _kept_slots(kept: Sequence[NodeView], nodes: Sequence[NodeView]) -> list[int] | None:
+    """The slots of ``kept`` whose nodes ``nodes`` lists (by name, in the same order), when
+    ``nodes`` are ``kept`` less some; else None."""
+    keep: list[int] = []
+    k = 0
+    for slot, old in enumerate(kept):
+        if k < len(nodes) and nodes[k].name == old.name:
+            keep.append(slot)
+            k += 1
+    return keep if k == len(nodes) else None
 
 
 def _rebind(snap: ClusterSnapshot, i: int, pods: Sequence[Pod]) -> None:

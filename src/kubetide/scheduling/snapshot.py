@@ -405,6 +405,32 @@ class ClusterSnapshot:
         self.pods_epoch += 1
 
     # ----------------------------------------------------------------- nodes
+    def keep_slots(self, keep: Sequence[int]) -> None:
+        """Keep only the slots ``keep`` (ascending), renumbered 0, 1, ... in that order, with their
+        nodes, pods and pods' versions: the snapshot of a cluster that lost some nodes, without
+        binding every pod again. Outside any fork only."""
+        if self._marks:
+            raise RuntimeError("keep_slots inside a fork")
+        idx = np.asarray(keep, np.intp)
+        k = len(keep)
+        for attr in ("_alloc", "_used", "_active", "_class", "_anti"):
+            old = getattr(self, attr)
+            new = np.zeros_like(old)
+            new[:k] = old[idx]
+            setattr(self, attr, new)
+        self._names = [self._names[i] for i in keep]
+        self._views = [self._views[i] for i in keep]
+        self._own_view = [self._own_view[i] for i in keep]
+        self._pods = [self._pods[i] for i in keep]
+        self._ver = [self._ver[i] for i in keep]
+        self._index = {name: i for i, name in enumerate(self._names)}
+        self._n = k
+        self._owned = set()  # slots were renumbered: any list may be shared, copy before changing
+        self.constrained_pods = int(self._anti[:k].sum())
+        self._log.clear()
+        self.node_epoch += 1
+        self.pods_epoch += 1
+
     def _grow(self, need: int) -> None:
         if need <= self._cap:
             return
