@@ -160,3 +160,33 @@ def test_a_sequence_given_again_after_another_gets_its_own_pods() -> None:
         snap = keeper.snapshot(nodes, [pods])
         assert list(snap.pods_on(0)) == list(pods)
     assert keeper.rebuilt == 1
+
+
+def test_classes_no_node_uses_any_more_are_forgotten_and_ids_are_a_fresh_builds() -> None:
+    # CA's soft taint carries a time: over a day a kept snapshot meets a new node class every time.
+    keeper = SnapshotKeeper()
+    names = sorted(_VIEWS)
+    pods = [[_PODS[n][0]] for n in names]
+    for loop in range(200):
+        nodes = [
+            node(n, taints=(Taint("DeletionCandidateOfClusterAutoscaler", str(loop), "PreferNoSchedule"),))
+            if k == loop % len(names)
+            else _VIEWS[n][0]
+            for k, n in enumerate(names)
+        ]
+        snap = keeper.snapshot(nodes, pods)
+        fresh = ClusterSnapshot(nodes, [p for ps in pods for p in ps])
+        assert [snap.classes[c] for c in snap.node_class_ids] == [
+            fresh.classes[c] for c in fresh.node_class_ids
+        ]
+        assert len(snap.classes) <= 40  # two in use, and at most twice as many plus 32 not
+    assert keeper.rebuilt == 1
+    # The first node's class is the newest: a fresh build numbers it first.
+    last = Taint("DeletionCandidateOfClusterAutoscaler", "last", "PreferNoSchedule")
+    nodes = [node(names[0], taints=(last,)), *(_VIEWS[n][0] for n in names[1:])]
+    snap = keeper.snapshot(nodes, pods)
+    fresh = ClusterSnapshot(nodes, [p for ps in pods for p in ps])
+    snap.revert()
+    snap.drop_unused_classes()
+    assert snap.classes == fresh.classes
+    assert snap.node_class_ids.tolist() == fresh.node_class_ids.tolist()

@@ -83,6 +83,10 @@ class SnapshotKeeper:
         for i in changed:
             _rebind(snap, i, _bound(pods_by_node[i], low))
         self._given = list(pods_by_node)
+        if snap.unused_classes() > len(snap.classes) // 2 + 16:
+            # Taint values come and go (CA's soft taint carries a time): forget the old classes now
+            # and then (a renumbering makes the removal memo start afresh, so not every loop).
+            snap.drop_unused_classes()
         return True
 
     def _drop_gone(self, snap: ClusterSnapshot, nodes: Sequence[NodeView]) -> bool:

@@ -431,6 +431,26 @@ class ClusterSnapshot:
         self.node_epoch += 1
         self.pods_epoch += 1
 
+    def drop_unused_classes(self) -> None:
+        """Number the node classes in the order the slots first use them, as a fresh build does,
+        forgetting those no slot uses: a kept snapshot collects one per taint value its nodes ever
+        had. Outside any fork only."""
+        if self._marks:
+            raise RuntimeError("drop_unused_classes inside a fork")
+        n = self._n
+        ids, first = np.unique(self._class[:n], return_index=True)
+        order = ids[np.argsort(first)]
+        renumber = np.zeros(len(self.classes), np.int32)
+        renumber[order] = np.arange(len(order), dtype=np.int32)
+        self._class[:n] = renumber[self._class[:n]]
+        self.classes = [self.classes[i] for i in order.tolist()]
+        self._class_index = {c: i for i, c in enumerate(self.classes)}
+        self.node_epoch += 1
+
+    def unused_classes(self) -> int:
+        """How many node classes no slot uses."""
+        return len(self.classes) - len(np.unique(self._class[: self._n]))
+
     def _grow(self, need: int) -> None:
         if need <= self._cap:
             return
