@@ -110,6 +110,19 @@ def test_the_world_keeps_its_node_list_only_while_no_node_changes() -> None:
     same()
 
 
+def test_a_world_held_on_to_keeps_the_pods_it_was_read_with() -> None:
+    # A world's pod list is made when first read; the source makes it before it shows other pods.
+    sim = _started()
+    source = SimWorldSource(sim.cluster)
+    held = source.world()
+    then = SimWorldSource(sim.cluster).pods()
+    sim.cluster.scale("Deployment/default/web", 6, sim.engine.now)
+    sim.engine.run(sim.engine.now + 60)
+    later = source.world()
+    assert list(held.pods) == then
+    assert list(later.pods) == SimWorldSource(sim.cluster).pods() != then
+
+
 def test_the_simulated_port_evicts_through_the_eviction_api() -> None:
     sim = _started()
     port = SimClusterPort(sim.cluster, sim.events)

@@ -220,13 +220,16 @@ class StaticAutoscaler:
             world = replace(world, pods=pods, pods_by_node=None, unbound_pods=None)
         result = LoopResult()
         self._world = world
-        loop = self._context(world, now, result)
-        if loop is None:
+        try:
+            loop = self._context(world, now, result)
+            if loop is None:
+                return result
+            # Deferred to the end of the loop whatever happens, as upstream writes its status (§1 step 15).
+            unschedulable = self._run(loop)
+            self._finish(loop, unschedulable)
             return result
-        # Deferred to the end of the loop whatever happens, as upstream writes its status (§1 step 15).
-        unschedulable = self._run(loop)
-        self._finish(loop, unschedulable)
-        return result
+        finally:
+            self._world = None  # read during the loop only; a source may then reuse what it showed
 
     def _context(self, world: World, now: float, result: LoopResult) -> LoopContext | None:
         try:

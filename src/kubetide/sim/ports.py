@@ -15,9 +15,10 @@ source. The ``not-ready`` taint stays the cluster's.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import weakref
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, overload
 
 from kubetide.cluster.loop.world import World
 from kubetide.model.api import EvictionOutcome, NotFoundError
@@ -113,6 +114,7 @@ class SimWorldSource:
         self._log: PodLog | None = None  # the cluster's pod changes since the last read
         self._shown: dict[str, Pod] = {}  # key -> as shown, in the cluster's order
         self._index = _PodIndex()
+        self._handed: weakref.ref[_ShownPods] | None = None  # the pods of the last world handed out
 
     def _nodes(self) -> list[NodeView]:
         version = self.cluster.node_views_version
@@ -136,8 +138,13 @@ class SimWorldSource:
         return list(out)
 
     def _pods(self) -> list[Pod]:
-        """Every live pod, in the cluster's order. Built once, then updated from the cluster's change
-        log: a loop reads 30,000 pods of which a few dozen changed since the last one."""
+        """Every live pod, in the cluster's order."""
+        self._update_shown()
+        return list(self._shown.values())
+
+    def _update_shown(self) -> None:
+        """The shown pods, built once, then updated from the cluster's change log: a loop reads
+        30,000 pods of which a few dozen changed since the last one."""
         pods = self.cluster.pods
         index = self._index
         if self._log is None:
@@ -147,11 +154,15 @@ class SimWorldSource:
             }
             for key, pod in self._shown.items():
                 index.put(key, pod)
-            return list(self._shown.values())
+            return
         events = list(self._log)
         self._log.clear()
         if not events:
-            return list(self._shown.values())
+            return
+        handed = self._handed() if self._handed is not None else None
+        if handed is not None:
+            handed.freeze()  # a world still held shows the pods as they were when it was read
+        self._handed = None
         shown, stale = self._shown, set()
         for kind, sim_pod in events:
             key = sim_pod.key
@@ -173,7 +184,6 @@ class SimWorldSource:
             else:
                 shown[key] = self._show(key, sim_pod)
                 index.put(key, shown[key])
-        return list(shown.values())
 
     def _show(self, key: str, sim_pod: SimPod) -> Pod:
         """The pod as CA's listers show it: a Deployment's pods owned by its ReplicaSet."""
@@ -221,7 +231,9 @@ class SimWorldSource:
 
     def world(self) -> World:
         config_maps = {key.split("/", 1)[1]: data for key, data in self.cluster.config_maps.items()}
-        pods = self._pods()
+        self._update_shown()
+        pods = _ShownPods(self._shown)
+        self._handed = weakref.ref(pods)
         by_node, unbound = self._index.read()
         return World(
             self._nodes(),
@@ -241,6 +253,38 @@ class SimWorldSource:
             for w in self.cluster.workloads.values()
             if isinstance(w, DaemonSetWorkload)
         ]
+
+
+class _ShownPods(Sequence[Pod]):
+    """A world's pods: the shown pods made into a list when first read (a cluster autoscaler loop
+    reads them through the indexes only, so most worlds never copy 30,000 pods), or before the source
+    changes what it shows, whichever comes first."""
+
+    __slots__ = ("__weakref__", "_list", "_shown")
+
+    def __init__(self, shown: dict[str, Pod]) -> None:
+        self._shown = shown
+        self._list: list[Pod] | None = None
+
+    def freeze(self) -> list[Pod]:
+        if self._list is None:
+            self._list = list(self._shown.values())
+        return self._list
+
+    def __len__(self) -> int:
+        return len(self.freeze())
+
+    @overload
+    def __getitem__(self, i: int) -> Pod: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[Pod]: ...
+
+    def __getitem__(self, i: int | slice) -> Pod | Sequence[Pod]:
+        return self.freeze()[i]
+
+    def __iter__(self) -> Iterator[Pod]:
+        return iter(self.freeze())
 
 
 class _PodIndex:
