@@ -8,7 +8,7 @@ than the max provision time, LongUnregistered.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from kubetide.cluster.reasons import ReadinessBucket
@@ -84,13 +84,20 @@ class Readiness:
             names.append(name)
         for name, bucket in unregistered:
             lists[bucket].append(name)
+        return cls.from_lists(lists, names)
+
+    @classmethod
+    def from_lists(
+        cls, lists: Mapping[ReadinessBucket, Sequence[str]], registered: Sequence[str]
+    ) -> Readiness:
+        """From names per bucket (every bucket present) and the registered nodes' names."""
         return cls(
             ready=tuple(lists[ReadinessBucket.READY]),
             unready=tuple(lists[ReadinessBucket.UNREADY]),
             not_started=tuple(lists[ReadinessBucket.NOT_STARTED]),
             deleted=tuple(lists[ReadinessBucket.DELETED]),
             suspended=tuple(lists[ReadinessBucket.SUSPENDED]),
-            registered=tuple(names),
+            registered=tuple(registered),
             unregistered=tuple(lists[ReadinessBucket.UNREGISTERED]),
             long_unregistered=tuple(lists[ReadinessBucket.LONG_UNREGISTERED]),
         )

@@ -258,38 +258,44 @@ class ClusterStateRegistry:
     def _update_readiness(
         self, nodes: Sequence[NodeView], group_of: Mapping[str, str | None], now: float
     ) -> None:
-        per_group: dict[str, tuple[list[tuple[str, ReadinessBucket]], list[tuple[str, ReadinessBucket]]]] = {}
-        total: list[tuple[str, ReadinessBucket]] = []
+        # Names per bucket and the registered names, cluster-wide and per group.
+        total: _Count = ({b: [] for b in ReadinessBucket}, [])
+        per_group: dict[str, _Count] = {}
         startups: dict[str | None, float] = {None: self.options.max_node_startup_time}
         # A node found Ready stays Ready while its view is the very same object and its instance is
         # there (Ready reads neither the time nor the startup time): most nodes, every loop.
         ready_before, ready_now = self._ready_views, {}
+        ready, is_deleted = ReadinessBucket.READY, self._is_deleted
         for node in nodes:
-            gid = group_of.get(node.name)
-            deleted = self._is_deleted(node)
-            if not deleted and ready_before.get(node.name) is node:
-                bucket = ReadinessBucket.READY
+            name = node.name
+            gid = group_of.get(name)
+            deleted = is_deleted(node)
+            if not deleted and ready_before.get(name) is node:
+                bucket = ready
             else:
                 startup = startups.get(gid)
                 if startup is None:
                     assert gid is not None
                     startup = startups[gid] = self.group_options(gid).max_node_startup_time
                 bucket = classify_node(node, now, startup, deleted)
-            if bucket is ReadinessBucket.READY:
-                ready_now[node.name] = node
-            total.append((node.name, bucket))
+            if bucket is ready:
+                ready_now[name] = node
+            total[0][bucket].append(name)
+            total[1].append(name)
             if gid is not None:
-                lists = per_group.get(gid)
-                if lists is None:
-                    lists = per_group[gid] = ([], [])
-                lists[0].append((node.name, bucket))
+                count = per_group.get(gid)
+                if count is None:
+                    count = per_group[gid] = ({b: [] for b in ReadinessBucket}, [])
+                count[0][bucket].append(name)
+                count[1].append(name)
         for u in self.unregistered.values():
             provision = self.group_options(u.group).max_node_provision_time
-            per_group.setdefault(u.group, ([], []))[1].append(
-                (u.instance_id, unregistered_bucket(u.since, now, provision))
-            )
-        self.per_group_readiness = {gid: Readiness.of(reg, unreg) for gid, (reg, unreg) in per_group.items()}
-        self.total_readiness = Readiness.of(total)
+            count = per_group.get(u.group)
+            if count is None:
+                count = per_group[u.group] = ({b: [] for b in ReadinessBucket}, [])
+            count[0][unregistered_bucket(u.since, now, provision)].append(u.instance_id)
+        self.per_group_readiness = {gid: Readiness.from_lists(*count) for gid, count in per_group.items()}
+        self.total_readiness = Readiness.from_lists(*total)
         self._ready_views = ready_now
 
     def _update_ranges(self) -> None:
@@ -567,3 +573,6 @@ class ClusterStateRegistry:
 
 def _id(group: NodeGroup | None) -> str | None:
     return group.id() if group is not None else None
+
+
+_Count = tuple[dict[ReadinessBucket, list[str]], list[str]]
