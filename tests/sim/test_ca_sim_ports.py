@@ -115,6 +115,7 @@ def test_a_world_held_on_to_keeps_the_pods_it_was_read_with() -> None:
     sim = _started()
     source = SimWorldSource(sim.cluster)
     held = source.world()
+    source.world()  # read again, nothing changed in between, and let go of at once
     then = SimWorldSource(sim.cluster).pods()
     sim.cluster.scale("Deployment/default/web", 6, sim.engine.now)
     sim.engine.run(sim.engine.now + 60)

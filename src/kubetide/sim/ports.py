@@ -232,8 +232,12 @@ class SimWorldSource:
     def world(self) -> World:
         config_maps = {key.split("/", 1)[1]: data for key, data in self.cluster.config_maps.items()}
         self._update_shown()
-        pods = _ShownPods(self._shown)
-        self._handed = weakref.ref(pods)
+        # Worlds read while the shown pods are the same share one sequence: the source need then
+        # make a list before changing what it shows for only one world still held.
+        pods = self._handed() if self._handed is not None else None
+        if pods is None:
+            pods = _ShownPods(self._shown)
+            self._handed = weakref.ref(pods)
         by_node, unbound = self._index.read()
         return World(
             self._nodes(),
