@@ -13,13 +13,17 @@ the kept part is always the plain nodes-and-pods state.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import operator
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
 from kubetide.scheduling.snapshot import ClusterSnapshot
 
 __all__ = ["SnapshotKeeper"]
+
+_T = TypeVar("_T")
 
 
 class SnapshotKeeper:
@@ -92,7 +96,7 @@ class SnapshotKeeper:
     def _drop_gone(self, snap: ClusterSnapshot, nodes: Sequence[NodeView]) -> bool:
         """Drop the slots of nodes that are gone when ``nodes`` are the kept ones less some (a node
         deleted), keeping every other slot's pods; False (nothing changed) otherwise."""
-        keep = _kept_slots(self._nodes, nodes)
+        keep = _kept_positions(self._nodes, nodes, _same_name)
         if keep is None:
             return False
         snap.keep_slots(keep)
@@ -101,16 +105,20 @@ class SnapshotKeeper:
         return True
 
 
-def _kept_slots(kept: Sequence[NodeView], nodes: Sequence[NodeView]) -> list[int] | None:
-    """The slots of ``kept`` whose nodes ``nodes`` lists (by name, in the same order), when
-    ``nodes`` are ``kept`` less some; else None."""
+def _kept_positions(old: Sequence[_T], new: Sequence[_T], same: Callable[[_T, _T], bool]) -> list[int] | None:
+    """The positions in ``old`` of the items ``new`` lists, when ``new`` is ``old`` less some, in the
+    same order (``same`` tells an item of one from its match in the other); else None."""
     keep: list[int] = []
     k = 0
-    for slot, old in enumerate(kept):
-        if k < len(nodes) and nodes[k].name == old.name:
-            keep.append(slot)
+    for position, item in enumerate(old):
+        if k < len(new) and same(new[k], item):
+            keep.append(position)
             k += 1
-    return keep if k == len(nodes) else None
+    return keep if k == len(new) else None
+
+
+def _same_name(a: NodeView, b: NodeView) -> bool:
+    return a.name == b.name
 
 
 def _rebind(snap: ClusterSnapshot, i: int, pods: Sequence[Pod]) -> None:
@@ -123,14 +131,10 @@ def _rebind(snap: ClusterSnapshot, i: int, pods: Sequence[Pod]) -> None:
             snap.add_pod(pod, i)
         return
     if len(pods) < n:
-        gone, k = [], 0
-        for pod in old:
-            if k < len(pods) and pods[k] is pod:
-                k += 1
-            else:
-                gone.append(pod)
-        if k == len(pods):
-            for pod in gone:
+        keep = _kept_positions(old, pods, operator.is_)
+        if keep is not None:
+            kept = set(keep)
+            for pod in [p for position, p in enumerate(old) if position not in kept]:
                 snap.remove_pod(pod, i)
             return
     snap.take_pods(i)
