@@ -8,7 +8,7 @@ than the max provision time, LongUnregistered.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from kubetide.cluster.reasons import ReadinessBucket
@@ -70,21 +70,6 @@ class Readiness:
     unregistered: tuple[str, ...] = ()
     long_unregistered: tuple[str, ...] = ()
     resource_unready: tuple[str, ...] = field(default=())
-
-    @classmethod
-    def of(
-        cls,
-        registered: Iterable[tuple[str, ReadinessBucket]],
-        unregistered: Iterable[tuple[str, ReadinessBucket]] = (),
-    ) -> Readiness:
-        lists: dict[ReadinessBucket, list[str]] = {b: [] for b in ReadinessBucket}
-        names = []
-        for name, bucket in registered:
-            lists[bucket].append(name)
-            names.append(name)
-        for name, bucket in unregistered:
-            lists[bucket].append(name)
-        return cls.from_lists(lists, names)
 
     @classmethod
     def from_lists(

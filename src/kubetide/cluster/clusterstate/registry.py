@@ -259,7 +259,7 @@ class ClusterStateRegistry:
         self, nodes: Sequence[NodeView], group_of: Mapping[str, str | None], now: float
     ) -> None:
         # Names per bucket and the registered names, cluster-wide and per group.
-        total: _Count = ({b: [] for b in ReadinessBucket}, [])
+        total = _new_count()
         per_group: dict[str, _Count] = {}
         startups: dict[str | None, float] = {None: self.options.max_node_startup_time}
         # A node found Ready stays Ready while its view is the very same object and its instance is
@@ -285,14 +285,14 @@ class ClusterStateRegistry:
             if gid is not None:
                 count = per_group.get(gid)
                 if count is None:
-                    count = per_group[gid] = ({b: [] for b in ReadinessBucket}, [])
+                    count = per_group[gid] = _new_count()
                 count[0][bucket].append(name)
                 count[1].append(name)
         for u in self.unregistered.values():
             provision = self.group_options(u.group).max_node_provision_time
             count = per_group.get(u.group)
             if count is None:
-                count = per_group[u.group] = ({b: [] for b in ReadinessBucket}, [])
+                count = per_group[u.group] = _new_count()
             count[0][unregistered_bucket(u.since, now, provision)].append(u.instance_id)
         self.per_group_readiness = {gid: Readiness.from_lists(*count) for gid, count in per_group.items()}
         self.total_readiness = Readiness.from_lists(*total)
@@ -576,3 +576,8 @@ def _id(group: NodeGroup | None) -> str | None:
 
 
 _Count = tuple[dict[ReadinessBucket, list[str]], list[str]]
+
+
+def _new_count() -> _Count:
+    """Names per bucket (every bucket) and the registered names, none yet."""
+    return {b: [] for b in ReadinessBucket}, []
