@@ -21,7 +21,7 @@ from kubetide.scheduling.reference import ref_fits
 from kubetide.scheduling.scaledown import RemovalMemo, simulate_removals
 from kubetide.scheduling.snapshot import ClusterSnapshot
 
-from .builders import GI, MI, node, owner, pod
+from .builders import GI, MI, ZONE_LABEL, node, owner, pod
 from .test_properties import SETTINGS
 
 _SHAPES = [(100, 128 * MI), (250, 512 * MI), (500, 1 * GI)]
@@ -213,3 +213,34 @@ def test_a_slot_holding_another_node_on_the_same_snapshot_is_read_again() -> Non
             snap.revert()
             assert kept == simulate_removals(ClusterSnapshot([*nodes, upcoming], bound), ["n0", "n2"])
             assert kept.results[1].removable == (cpu == 4000)
+
+
+def test_filter_answers_kept_per_node_class_follow_a_renumbering() -> None:
+    # The memo keeps the filters' answer per node class between calls. When the snapshot forgets a
+    # class no node uses any more, the others are numbered anew: zone c's class goes from 2 to 1, and
+    # an answer read by the old number would leave the pod bound to zone c no place to go.
+    nodes = [
+        node("a", zone="a"),
+        node("b", zone="b"),
+        node("c1", zone="c"),
+        node("c2", zone="c"),
+    ]
+    selecting = pod("p", 100, 0, owners=owner("p"), node_name="c1", node_selector={ZONE_LABEL: "c"})
+    snap, memo = ClusterSnapshot(nodes, [selecting]), RemovalMemo()
+    first = simulate_removals(snap, ["c1"], memo=memo)
+    assert first.removable == ("c1",)
+    snap.keep_slots([1, 2, 3])  # node a is gone
+    snap.drop_unused_classes()
+    second = simulate_removals(snap, ["c1"], memo=memo)
+    assert second == simulate_removals(ClusterSnapshot(nodes[1:], [selecting]), ["c1"])
+    assert second.removable == ("c1",)
+
+
+def test_kept_filter_answers_are_bounded() -> None:
+    snap, memo = ClusterSnapshot([node("a")], []), RemovalMemo()
+    checker = memo.checker(snap)
+    assert memo.checker(snap) is checker  # kept while the snapshot and its classes are the same
+    for k in range(4097):  # pods of many templates, each with its own facts
+        checker.facts(pod(f"p{k}", 100 + k, 0, owners=owner(f"t{k}")))
+    assert checker.known == 4097
+    assert memo.checker(snap) is not checker

@@ -80,6 +80,11 @@ class FitChecker:
             facts = self._facts[key] = PodFacts(pod)
         return facts
 
+    @property
+    def known(self) -> int:
+        """How many pod templates (equivalence keys) have facts here."""
+        return len(self._facts)
+
     def is_simple(self, facts: PodFacts) -> bool:
         """True when only resources and static filters decide, so identical pods can be batched."""
         return not facts.inter_pod and self.snap.constrained_pods == 0

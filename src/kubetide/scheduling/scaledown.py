@@ -140,6 +140,10 @@ class RemovalMemo:
         self._resources: list[str] = []
         self._classes: list[NodeClass] = []
         self._rows: _Rows | None = None
+        # The filters' per-template facts (the static filters' answer per node class above all), kept
+        # while the snapshot and its class list are the same: a walk asks them for every pod group it
+        # moves, and the classes and templates rarely change between loops.
+        self._checker: tuple[FitChecker, list[NodeClass]] | None = None
         self.replayed = 0  # attempts replayed and attempts walked, over the memo's life
         self.walked = 0
 
@@ -149,6 +153,16 @@ class RemovalMemo:
             self._attempts.clear()
         self._resources = list(snap.resources)
         self._classes = list(snap.classes)
+
+    def checker(self, snap: ClusterSnapshot) -> FitChecker:
+        """A checker for ``snap``: the last call's while its facts still hold. Classes and resource
+        columns are only ever appended to a snapshot (the facts extend to them), except when
+        ``drop_unused_classes`` renumbers the classes into a new list. Bounded: pods of templates
+        that come and go would otherwise pile up facts."""
+        kept = self._checker
+        if kept is None or kept[0].snap is not snap or kept[1] is not snap.classes or kept[0].known > 4096:
+            kept = self._checker = (FitChecker(snap), snap.classes)
+        return kept[0]
 
     def _end(self, snap: ClusterSnapshot, made: dict[str, _Attempt], changed: set[int]) -> None:
         """Keep this call's attempts, and earlier ones of candidates still present but not tried;
@@ -207,7 +221,7 @@ class _Simulation:
         self.snap = snap
         self.memo = memo
         self.made: dict[str, _Attempt] = {}
-        self.checker = FitChecker(snap)
+        self.checker = memo.checker(snap) if memo is not None else FitChecker(snap)
         n = snap.num_slots
         if destinations is None:
             self.dest = snap.active.copy()
