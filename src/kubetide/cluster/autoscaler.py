@@ -326,7 +326,7 @@ class StaticAutoscaler:
         templates, mismatches = self.templates.compute(
             list(loop.groups.values()),
             loop.nodes,
-            lambda n: loop.group_of.get(n.name),
+            loop.group_of,
             loop.pods_by_node,
             now,
             lambda: daemonset_exemplars(world.pods, world.daemonsets),

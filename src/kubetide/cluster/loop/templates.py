@@ -206,20 +206,23 @@ class TemplateProvider:
         self,
         groups: Sequence[NodeGroup],
         nodes: Sequence[NodeView],
-        group_of: Callable[[NodeView], str | None],
+        group_of: Mapping[str, str | None],
         pods_by_node: Mapping[str, Sequence[Pod]],
         now: float,
         daemonsets: Callable[[], Sequence[Pod]] = tuple,
     ) -> tuple[dict[str, NodeTemplate], list[TemplateMismatch]]:
         """``daemonsets``: one pod per DaemonSet (:func:`daemonset_exemplars`), added to templates that
         come from the provider, as upstream adds pending DaemonSets to them; called only when one does
-        (it reads every pod)."""
+        (it reads every pod). ``group_of``: each node's group id by node name (none when absent)."""
         exemplars: list[Sequence[Pod]] = []
         out: dict[str, NodeTemplate] = {}
         from_nodes: dict[str, NodeView] = {}
         bad: dict[str, NodeView] = {}
+        # Once every group a node is in has its template, the other nodes change nothing.
+        wanted = set(group_of.values())
+        wanted.discard(None)
         for node in nodes:
-            gid = group_of(node)
+            gid = group_of.get(node.name)
             if gid is None or gid in out:  # a group's first good node makes its template
                 continue
             if _good(node, now):
@@ -228,6 +231,8 @@ class TemplateProvider:
                 )
                 from_nodes[gid] = node
                 self.cache[gid] = (out[gid], now)
+                if len(out) == len(wanted):
+                    break
             elif gid not in bad:
                 bad[gid] = node
         mismatches: list[TemplateMismatch] = []
