@@ -86,7 +86,7 @@ def _input(
     pods = {n: [_PODS[n][k] for k in loop["pods"][n]] for n in _NAMES}
     return EligibilityInput(
         pods_by_node=pods,
-        group_of=lambda node: loop["groups"][node.name],
+        group_of=loop["groups"],
         group_options=lambda g: _OPTIONS[loop["options"][g]],
         scale_down_unready_enabled=loop["unready_enabled"],
         gpu_label=loop["gpu_label"],

@@ -62,7 +62,7 @@ def test_eligibility(case: dict[str, Any]) -> None:
         nodes,
         EligibilityInput(
             pods_by_node={n.name: [p for p in pods if p.node_name == n.name] for n in nodes},
-            group_of=lambda node: "ng1",
+            group_of=dict.fromkeys((n.name for n in nodes), "ng1"),
             group_options=lambda group: defaults,
             scale_down_unready_enabled=options.scale_down_unready_enabled,
         ),

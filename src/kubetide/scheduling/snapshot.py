@@ -16,7 +16,7 @@ nodes) keep the template's view and get their own name and hostname label.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -179,6 +179,12 @@ class ClusterSnapshot:
 
     def index_of(self, name: str) -> int:
         return self._index[name]
+
+    @property
+    def slot_index(self) -> Mapping[str, int]:
+        """Every slot by its node's name (removed nodes included); read-only. For lookups of every
+        node at once (``map(slot_index.__getitem__, names)``) without a call per node."""
+        return self._index
 
     def has_node(self, name: str) -> bool:
         i = self._index.get(name)

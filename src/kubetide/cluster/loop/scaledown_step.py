@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from kubetide.cloud.instance import CloudProviderError
 from kubetide.cluster.clusterstate.registry import ClusterStateRegistry
 from kubetide.cluster.loop.context import LoopContext
@@ -75,6 +77,20 @@ class ScaleDownPlan:
     no_longer_unneeded: tuple[str, ...] = ()
     # For nodes a pod blocks (``BlockedByPod``): the pod (``namespace/name``) and the drain rule's reason.
     blocking: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+
+
+def _empty_then_unneeded(
+    names: Sequence[str], pods: Mapping[str, Sequence[Pod]], unneeded: Mapping[str, object]
+) -> list[str]:
+    """``names`` with the empty nodes first, then in each part the nodes unneeded last loop first,
+    order kept otherwise (upstream's stable sort), with the keys read in C: one Python key call per
+    node was most of this."""
+    if not names:
+        return []
+    busy = np.fromiter(map(bool, map(pods.get, names)), np.int8, len(names))
+    known = np.fromiter(map(unneeded.__contains__, names), np.int8, len(names))
+    order = np.argsort(2 * busy + (1 - known), kind="stable")
+    return list(map(names.__getitem__, order.tolist()))
 
 
 def _moves(removal: RemovalResult | None) -> tuple[tuple[str, str], ...]:
@@ -148,40 +164,37 @@ class ScaleDownPlanner:
             except CloudProviderError:
                 continue
         being_deleted = {d.node.name for d in deletions} | {
-            n.name for n in all_nodes if is_being_deleted(n, now)
+            n.name for n in all_nodes if n.taints and is_being_deleted(n, now)
         }
+        names = [n.name for n in all_nodes]
         candidates = []
         min_sizes = {gid: loop.groups[gid].min_size() for gid in targets}
-        for n in all_nodes:
-            cg = loop.group_of.get(n.name)
-            if n.name in being_deleted:
-                loop.result.not_candidates[n.name] = "being deleted"
-            elif cg is None:
-                loop.result.not_candidates[n.name] = "not in a node group the autoscaler manages"
-            elif cg not in targets:
-                loop.result.not_candidates[n.name] = f"the size of node group {cg} could not be read"
-            elif targets[cg] <= min_sizes[cg]:
-                loop.result.not_candidates[n.name] = (
-                    f"node group {cg} is at its minimum size ({min_sizes[cg]})"
-                )
-            else:
+        above_min = {gid for gid, target in targets.items() if target > min_sizes[gid]}
+        not_candidates = loop.result.not_candidates
+        for n, name, cg in zip(all_nodes, names, map(loop.group_of.get, names), strict=True):
+            if cg in above_min and name not in being_deleted:  # most nodes
                 candidates.append(n)
-        destinations = [n.name for n in all_nodes if n.name not in being_deleted]
-        snap_pods: dict[str, Sequence[Pod]] = {}
-        versions: dict[str, int] = {}  # the snapshot's version of each node's pods, for the memo
-        pods_now = snapshot.pods_now()  # not changed by the removal simulation below
-        versions_now, index_of = snapshot.pods_versions(), snapshot.index_of
-        for n in all_nodes:
-            i = index_of(n.name)
-            snap_pods[n.name] = pods_now[i]
-            versions[n.name] = versions_now[i]
+            elif name in being_deleted:
+                not_candidates[name] = "being deleted"
+            elif cg is None:
+                not_candidates[name] = "not in a node group the autoscaler manages"
+            elif cg not in targets:
+                not_candidates[name] = f"the size of node group {cg} could not be read"
+            else:
+                not_candidates[name] = f"node group {cg} is at its minimum size ({min_sizes[cg]})"
+        destinations = [n for n in names if n not in being_deleted] if being_deleted else names
+        # Each node's pods in the snapshot and their version (for the memos), looked up in C.
+        slots = list(map(snapshot.slot_index.__getitem__, names))
+        pods_now, versions_now = snapshot.pods_now(), snapshot.pods_versions()
+        snap_pods: dict[str, Sequence[Pod]] = dict(zip(names, map(pods_now.__getitem__, slots), strict=True))
+        versions: dict[str, int] = dict(zip(names, map(versions_now.__getitem__, slots), strict=True))
         self._utilization.keep_only(snap_pods)
         self._eligibility.keep_only(snap_pods)
         eligibility = filter_out_unremovable(
             candidates,
             EligibilityInput(
                 pods_by_node=snap_pods,
-                group_of=lambda n: loop.group_of.get(n.name),
+                group_of=loop.group_of,
                 group_options=registry.group_options,
                 scale_down_unready_enabled=o.scale_down_unready_enabled,
                 ignore_mirror_pods_utilization=o.ignore_mirror_pods_utilization,
@@ -195,9 +208,7 @@ class ScaleDownPlanner:
         )
         for name, why in eligibility.unremovable.items():
             unremovable[name] = str(why)
-        eligible = list(eligibility.candidates)
-        # Empty nodes first, then the nodes that were unneeded last loop.
-        eligible.sort(key=lambda name: (bool(snap_pods.get(name)), name not in self.unneeded))
+        eligible = _empty_then_unneeded(eligibility.candidates, snap_pods, self.unneeded)
         by_name = {n.name: n for n in all_nodes}
 
         def counted(name: str) -> bool:  # atomic (zero-or-max) groups' nodes do not count
@@ -338,13 +349,17 @@ class ScaleDownPlanner:
         remove: list[str] = []
         if budget <= 0:
             return (), ()
+        unneeded = self.unneeded
         for node in nodes:
             if budget <= 0:
                 break
-            if loop.group_of.get(node.name) is None or to_be_deleted_time(node) is not None:
+            taints = node.taints
+            wanted = node.name in unneeded
+            if not taints and not wanted:
+                continue  # no taint to add or remove: most nodes
+            if loop.group_of.get(node.name) is None or (taints and to_be_deleted_time(node) is not None):
                 continue
-            has = bool(node.taints) and any(t.key == DELETION_CANDIDATE_TAINT for t in node.taints)
-            wanted = node.name in self.unneeded
+            has = bool(taints) and any(t.key == DELETION_CANDIDATE_TAINT for t in taints)
             if has == wanted:
                 continue
             if wanted:

@@ -40,7 +40,7 @@ class EligibilityInput:
     each group's options; ``recently_unremovable`` maps node names to when their recheck TTL ends."""
 
     pods_by_node: Mapping[str, Sequence[Pod]]
-    group_of: Callable[[NodeView], str | None]
+    group_of: Mapping[str, str | None]  # by node name; a node not in it is in no group
     group_options: Callable[[str], NodeGroupAutoscalingOptions]
     scale_down_unready_enabled: bool = True
     ignore_mirror_pods_utilization: bool = False
@@ -73,29 +73,13 @@ class _Check:
 Rule = Callable[[_Check], UnremovableReason | None]
 
 
-def _per_loop(node: NodeView, now: float, inp: EligibilityInput) -> UnremovableReason | None:
-    """The first three rules, which read the loop and run every loop: the snapshot's nodes, the
-    recheck TTLs, the time (one function: they run for every node). The others read only the node,
-    its group and the group's options, its pods and the settings: they fill a _Check, and their joint
-    answer is kept per node while all of those are the same (EligibilityMemo)."""
-    name = node.name
-    if name not in inp.pods_by_node:
-        return UnremovableReason.UNEXPECTED_ERROR
-    until = inp.recently_unremovable.get(name)
-    if until is not None and until > now:
-        return UnremovableReason.RECENTLY_UNREMOVABLE
-    if is_being_deleted(node, now):
-        return UnremovableReason.CURRENTLY_BEING_DELETED
-    return None
-
-
 def _disabled_annotation(c: _Check) -> UnremovableReason | None:
     disabled = c.node.annotations.get(SCALE_DOWN_DISABLED_ANNOTATION) == "true"
     return UnremovableReason.SCALE_DOWN_DISABLED_ANNOTATION if disabled else None
 
 
 def _autoscaled(c: _Check) -> UnremovableReason | None:
-    c.group = c.inp.group_of(c.node)
+    c.group = c.inp.group_of.get(c.node.name)
     return UnremovableReason.NOT_AUTOSCALED if c.group is None else None
 
 
@@ -209,20 +193,31 @@ def filter_out_unremovable(nodes: Sequence[NodeView], inp: EligibilityInput, now
     if memo is not None:
         settings = memo.same(settings)
     kept = memo._kept if memo is not None else {}
+    pods_by_node, recently, group_of = inp.pods_by_node, inp.recently_unremovable, inp.group_of
     for node in nodes:
         util = None
-        reason = _per_loop(node, now, inp)
-        if reason is None:
+        name = node.name
+        # The first three rules read the loop and run every loop: the snapshot's nodes, the recheck
+        # TTLs, the time (inline: they run for every node). The others read only the node, its group
+        # and the group's options, its pods and the settings: they fill a _Check, and their joint
+        # answer is kept per node while all of those are the same (EligibilityMemo).
+        if name not in pods_by_node:
+            reason: UnremovableReason | None = UnremovableReason.UNEXPECTED_ERROR
+        elif (until := recently.get(name)) is not None and until > now:
+            reason = UnremovableReason.RECENTLY_UNREMOVABLE
+        elif node.taints and is_being_deleted(node, now):
+            reason = UnremovableReason.CURRENTLY_BEING_DELETED
+        else:
             if memo is not None and versions is not None:
-                group = inp.group_of(node)
+                group = group_of.get(name)
                 opts = None
                 if group is not None:
                     opts = opts_of.get(group)
                     if opts is None:
                         opts = opts_of[group] = memo.same(inp.group_options(group))
-                version = versions.get(node.name)
+                version = versions.get(name)
                 # The answer kept: (view, version, group, options, settings, reason, utilization).
-                k = kept.get(node.name)
+                k = kept.get(name)
                 if (
                     k is not None
                     and k[0] is node
@@ -238,11 +233,11 @@ def filter_out_unremovable(nodes: Sequence[NodeView], inp: EligibilityInput, now
                 check = _Check(node, now, inp)
                 reason, util = _judge(check), check.util
         if util is not None:
-            utilization[node.name] = util
+            utilization[name] = util
         if reason is None:
-            candidates.append(node.name)
+            candidates.append(name)
         else:
-            unremovable[node.name] = reason
+            unremovable[name] = reason
     return EligibilityResult(tuple(candidates), unremovable, utilization)
 
 
