@@ -17,11 +17,13 @@ from functools import partial
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sim_strategies import DATA_DIR, cloud_calls, scenarios
 
 from kubetide.cloud.instance import CloudProviderError
+from kubetide.cloud.provider import NodeGroup
 from kubetide.model.node import NodeView
 from kubetide.model.pod import pod_requests
 from kubetide.model.resources import CPU, MEMORY
@@ -360,6 +362,25 @@ def check_cloud_lookups(sim: Simulation) -> None:
         view = NodeView(f"n-{sid}", provider_id=groups[name].live[sid].provider_id)
         found = sim.cloud.node_group_for_node(view)
         assert sim.cloud.has_instance(view) and found is not None and found.id() == name
+    # The bulk answers are the per-node ones, node for node, also for a caller that manages one group
+    # only, nodes of terminated machines, and nodes with no or a foreign providerID (has_instance
+    # raises for those, so has_instances does too).
+    views = [
+        NodeView(f"n-{sid}", provider_id=groups[name].live[sid].provider_id) for sid, name in live.items()
+    ]
+    views.append(NodeView("gone", provider_id="sim:///zone-a/i-terminated"))
+    clients = [sim.cloud, sim.cloud.client("test", only=list(groups)[:1])]
+    for cloud in clients:
+        assert cloud.node_group_ids(views) == [_id(cloud.node_group_for_node(v)) for v in views]
+        assert cloud.has_instances(views) == [cloud.has_instance(v) for v in views]
+        odd = [*views, NodeView("foreign", provider_id="aws:///us-east-1a/i-1"), NodeView("none")]
+        assert cloud.node_group_ids(odd) == [_id(cloud.node_group_for_node(v)) for v in odd]
+        with pytest.raises(CloudProviderError):
+            cloud.has_instances(odd)
+
+
+def _id(group: NodeGroup | None) -> str | None:
+    return group.id() if group is not None else None
 
 
 @settings(max_examples=max(EXAMPLES // 10, 3), deadline=None, suppress_health_check=[HealthCheck.too_slow])

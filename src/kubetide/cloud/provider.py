@@ -13,7 +13,7 @@ offered and the caller takes its documented fallback. Pure types; no I/O.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from kubetide.cloud.instance import (
     CloudProviderError,
@@ -30,6 +30,7 @@ from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
 
 __all__ = [
+    "BulkNodeLookup",
     "CloudProvider",
     "CloudProviderError",
     "ErrorClass",
@@ -204,4 +205,23 @@ class CloudProvider(Protocol):
 
     def cleanup(self) -> None:
         """Called once when the autoscaler stops."""
+        ...
+
+
+@runtime_checkable
+class BulkNodeLookup(Protocol):
+    """Optional, for a provider that can answer for many nodes at once: the loop asks every node's
+    group and instance every loop, and one call per node is most of what those questions cost.
+
+    Each answer is, node for node, what the per-node method gives. If any per-node call would raise,
+    the bulk call raises (CloudProviderError or NotImplementedByProvider) and the caller asks node by
+    node, so errors are handled exactly as without it.
+    """
+
+    def node_group_ids(self, nodes: Sequence[NodeView]) -> list[str | None]:
+        """``node_group_for_node(n)``'s id (None where it gives None) for each of ``nodes``, in order."""
+        ...
+
+    def has_instances(self, nodes: Sequence[NodeView]) -> list[bool]:
+        """``has_instance(n)`` for each of ``nodes``, in order."""
         ...

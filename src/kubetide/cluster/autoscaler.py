@@ -46,7 +46,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from kubetide.cloud.instance import CloudProviderError, InstanceState, NodeTemplate, NotImplementedByProvider
-from kubetide.cloud.provider import CloudProvider, PricingModel
+from kubetide.cloud.provider import BulkNodeLookup, CloudProvider, PricingModel
 from kubetide.cluster.clusterstate.learned_templates import (
     TEMPLATES_CONFIG_MAP,
     decode_templates,
@@ -252,14 +252,16 @@ class StaticAutoscaler:
         # And FilterOutNodesWithUnreadyResources: a GPU node whose GPUs are not allocatable yet.
         gpu_label = self.cloud.gpu_label()
         nodes = with_unready_gpus_unready(nodes, gpu_label)
-        group_of: dict[str, str | None] = {}
+        group_of = self._groups_of(nodes)
         lookups_failed = False
-        for n in nodes:
-            try:
-                g = self.cloud.node_group_for_node(n)
-            except CloudProviderError:
-                g, lookups_failed = None, True
-            group_of[n.name] = g.id() if g is not None else None
+        if group_of is None:
+            group_of = {}
+            for n in nodes:
+                try:
+                    g = self.cloud.node_group_for_node(n)
+                except CloudProviderError:
+                    g, lookups_failed = None, True
+                group_of[n.name] = g.id() if g is not None else None
         pods_by_node: dict[str, Sequence[Pod]]
         if world.pods_by_node is not None:  # kept by the source: a loop need not walk 30,000 pods
             index = world.pods_by_node
@@ -286,6 +288,18 @@ class StaticAutoscaler:
         )
         self._report_nodes_without_provider_id(loop, matching)
         return loop
+
+    def _groups_of(self, nodes: Sequence[NodeView]) -> dict[str, str | None] | None:
+        """Every node's group id from a provider that answers in bulk; None when it does not, or when
+        some node's lookup fails (the caller then asks node by node, noting which failed)."""
+        cloud = self.cloud
+        if not isinstance(cloud, BulkNodeLookup):
+            return None
+        try:
+            ids = cloud.node_group_ids(nodes)
+        except (CloudProviderError, NotImplementedByProvider):
+            return None
+        return dict(zip((n.name for n in nodes), ids, strict=True))
 
     def _report_nodes_without_provider_id(self, loop: LoopContext, matching: NodeMatching) -> None:
         for m in matching.matched:

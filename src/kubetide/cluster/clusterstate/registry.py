@@ -21,7 +21,7 @@ from kubetide.cloud.instance import (
     NodeGroupAutoscalingOptions,
     NotImplementedByProvider,
 )
-from kubetide.cloud.provider import CloudProvider, NodeGroup
+from kubetide.cloud.provider import BulkNodeLookup, CloudProvider, NodeGroup
 from kubetide.cluster.backoff import ExponentialBackoff
 from kubetide.cluster.clusterstate.creation_errors import creation_error_groups, scale_up_failed_message
 from kubetide.cluster.clusterstate.health import is_cluster_healthy, is_node_group_healthy
@@ -209,6 +209,16 @@ class ClusterStateRegistry:
         self._updated = True
         return UpdateResult(tuple(loop.events), tuple(loop.reverts), tuple(loop.failures))
 
+    def _deleted(self, nodes: Sequence[NodeView]) -> list[bool]:
+        """:meth:`_is_deleted` of every node, in one call where the provider answers in bulk."""
+        cloud = self.cloud
+        if isinstance(cloud, BulkNodeLookup):
+            try:
+                return [not has for has in cloud.has_instances(nodes)]
+            except (CloudProviderError, NotImplementedByProvider):
+                pass  # some node's answer is an error: node by node, as upstream handles each
+        return list(map(self._is_deleted, nodes))
+
     def _is_deleted(self, node: NodeView) -> bool:
         try:
             return not self.cloud.has_instance(node)
@@ -265,11 +275,10 @@ class ClusterStateRegistry:
         # A node found Ready stays Ready while its view is the very same object and its instance is
         # there (Ready reads neither the time nor the startup time): most nodes, every loop.
         ready_before, ready_now = self._ready_views, {}
-        ready, is_deleted = ReadinessBucket.READY, self._is_deleted
-        for node in nodes:
+        ready = ReadinessBucket.READY
+        for node, deleted in zip(nodes, self._deleted(nodes), strict=True):
             name = node.name
             gid = group_of.get(name)
-            deleted = is_deleted(node)
             if not deleted and ready_before.get(name) is node:
                 bucket = ready
             else:

@@ -29,7 +29,9 @@ Decisions:
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Collection, Mapping, Sequence
+from typing import cast
 
 from kubetide.cloud.instance import CloudProviderError
 from kubetide.cloud.provider import CloudProvider, NodeGroup, PricingModel
@@ -50,6 +52,7 @@ from kubetide.sim.scenario.resolved import ResolvedNodeGroup, resolve_node_group
 
 # The node label CA reads as GPULabel: the simulated machines are AWS instance types (its catalog).
 GPU_LABEL = "k8s.amazonaws.com/accelerator"
+_PROVIDER_ID = operator.attrgetter("provider_id")
 
 __all__ = ["DEFAULT_TERMINATION_DELAY", "PROVIDER_NAME", "SimulatedCloud"]
 
@@ -169,6 +172,20 @@ class SimulatedCloud:
         if short_id is None:
             raise CloudProviderError(f"node {node.name} has no sim:// providerID ({node.provider_id!r})")
         return short_id in self._cloud.owners
+
+    # --- BulkNodeLookup: the per-node answers above, for every node in one call
+
+    def node_group_ids(self, nodes: Sequence[NodeView]) -> list[str | None]:
+        owners = cast(Mapping[str | None, str], self._cloud.owners)  # no None key: None gives None
+        handles = self._handles
+        names = map(owners.get, map(parse_provider_id, map(_PROVIDER_ID, nodes)))
+        return [name if name in handles else None for name in names]
+
+    def has_instances(self, nodes: Sequence[NodeView]) -> list[bool]:
+        shorts = list(map(parse_provider_id, map(_PROVIDER_ID, nodes)))
+        if None in shorts:  # has_instance raises for such a node: the caller asks node by node
+            raise CloudProviderError("a node has no sim:// providerID")
+        return list(map(self._cloud.owners.__contains__, shorts))
 
     def pricing(self) -> PricingModel:
         return SimPricing(self._cloud.groups)
