@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Sequence
+from itertools import compress
 from typing import TypeVar
 
 from kubetide.model.node import NodeView
@@ -67,23 +68,23 @@ class SnapshotKeeper:
         if len(nodes) != len(kept) and not self._drop_gone(snap, nodes):
             return False
         kept = self._nodes
-        for node, old in zip(nodes, kept, strict=True):
-            if node is not old and (node.name != old.name or node.allocatable != old.allocatable):
+        # Most nodes and pod sequences are the very objects of last time: the others are found in C.
+        new_views = list(compress(range(len(nodes)), map(operator.is_not, nodes, kept)))
+        for i in new_views:
+            node, old = nodes[i], kept[i]
+            if node.name != old.name or node.allocatable != old.allocatable:
                 return False
         given, low = self._given, self._min_priority
         changed = []
-        for i, pods in enumerate(pods_by_node):
-            if pods is given[i]:
-                continue  # the very sequence its pods were bound from
-            pods = _bound(pods, low)
+        for i in compress(range(len(pods_by_node)), map(operator.is_not, pods_by_node, given)):
+            pods = _bound(pods_by_node[i], low)  # not the very sequence its pods were bound from
             if len(snap.pods_on(i)) != len(pods) or list(map(id, snap.pods_on(i))) != list(map(id, pods)):
                 changed.append(i)
         if len(changed) > len(nodes) // 4 + 1:
             return False  # binding pod by pod would cost more than a fresh build's one vectorized step
-        for i, (node, old) in enumerate(zip(nodes, kept, strict=True)):
-            if node is not old:
-                snap.replace_node(i, node)
-                kept[i] = node
+        for i in new_views:
+            snap.replace_node(i, nodes[i])
+            kept[i] = nodes[i]
         for i in changed:
             _rebind(snap, i, _bound(pods_by_node[i], low))
         self._given = list(pods_by_node)

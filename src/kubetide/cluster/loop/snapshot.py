@@ -50,9 +50,12 @@ def build_snapshot(
     now, cutoff = loop.now, options.expendable_pods_priority_cutoff
     counts, registered_upcoming = registry.upcoming_nodes(now)
     upcoming_names = {n for names in registered_upcoming.values() for n in names}
-    all_nodes = [n for n in loop.nodes if n.name not in upcoming_names]
+    all_nodes = (
+        [n for n in loop.nodes if n.name not in upcoming_names] if upcoming_names else list(loop.nodes)
+    )
     if keeper is not None:  # pods below the expendable cutoff are not bound
-        snapshot = keeper.snapshot(all_nodes, [loop.pods_by_node[n.name] for n in all_nodes], cutoff)
+        pods_by_node = loop.pods_by_node
+        snapshot = keeper.snapshot(all_nodes, [pods_by_node[n.name] for n in all_nodes], cutoff)
     else:
         bound = [p for n in all_nodes for p in loop.pods_by_node[n.name] if not (p.priority < cutoff)]
         snapshot = ClusterSnapshot(all_nodes, bound)
