@@ -44,6 +44,7 @@ import operator
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import repeat
 
 from kubetide.cloud.instance import CloudProviderError, InstanceState, NodeTemplate, NotImplementedByProvider
 from kubetide.cloud.provider import BulkNodeLookup, CloudProvider, PricingModel
@@ -106,6 +107,7 @@ class _Carried:
 
 
 _provider_id = operator.attrgetter("provider_id")
+_NAME = operator.attrgetter("name")
 
 
 class StaticAutoscaler:
@@ -252,7 +254,8 @@ class StaticAutoscaler:
         # And FilterOutNodesWithUnreadyResources: a GPU node whose GPUs are not allocatable yet.
         gpu_label = self.cloud.gpu_label()
         nodes = with_unready_gpus_unready(nodes, gpu_label)
-        group_of = self._groups_of(nodes)
+        names = list(map(_NAME, nodes))  # the world's nodes' names, in order
+        group_of = self._groups_of(nodes, names)
         lookups_failed = False
         if group_of is None:
             group_of = {}
@@ -265,7 +268,7 @@ class StaticAutoscaler:
         pods_by_node: dict[str, Sequence[Pod]]
         if world.pods_by_node is not None:  # kept by the source: a loop need not walk 30,000 pods
             index = world.pods_by_node
-            pods_by_node = {n.name: index.get(n.name, ()) for n in world.nodes}
+            pods_by_node = dict(zip(names, map(index.get, names, repeat(())), strict=True))
         else:
             buckets: dict[str, list[Pod]] = {n.name: [] for n in world.nodes}
             for p in world.pods:
@@ -289,7 +292,7 @@ class StaticAutoscaler:
         self._report_nodes_without_provider_id(loop, matching)
         return loop
 
-    def _groups_of(self, nodes: Sequence[NodeView]) -> dict[str, str | None] | None:
+    def _groups_of(self, nodes: Sequence[NodeView], names: list[str]) -> dict[str, str | None] | None:
         """Every node's group id from a provider that answers in bulk; None when it does not, or when
         some node's lookup fails (the caller then asks node by node, noting which failed)."""
         cloud = self.cloud
@@ -299,7 +302,7 @@ class StaticAutoscaler:
             ids = cloud.node_group_ids(nodes)
         except (CloudProviderError, NotImplementedByProvider):
             return None
-        return dict(zip((n.name for n in nodes), ids, strict=True))
+        return dict(zip(names, ids, strict=True))
 
     def _report_nodes_without_provider_id(self, loop: LoopContext, matching: NodeMatching) -> None:
         for m in matching.matched:

@@ -7,8 +7,10 @@ pods that are only waiting for those GPUs.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable
 from dataclasses import replace
+from itertools import compress, repeat
 
 from kubetide.model.node import NodeView
 
@@ -16,6 +18,7 @@ __all__ = ["DIRECTX_RESOURCE", "GPU_RESOURCE", "gpu_resource", "with_unready_gpu
 
 GPU_RESOURCE = "nvidia.com/gpu"
 DIRECTX_RESOURCE = "microsoft.com/directx"
+_LABELS = operator.attrgetter("labels")
 
 
 def gpu_resource(node: NodeView, gpu_label: str) -> str | None:
@@ -28,14 +31,12 @@ def gpu_resource(node: NodeView, gpu_label: str) -> str | None:
 def with_unready_gpus_unready(nodes: Iterable[NodeView], gpu_label: str) -> list[NodeView]:
     """``FilterOutNodesWithUnreadyResources``: a Ready node with the GPU label but neither GPUs nor
     DirectX devices allocatable becomes a not-ready copy (readiness dating from its creation)."""
+    out = list(nodes)
     if not gpu_label:
-        return list(nodes)
-    return [
-        replace(n, ready=False)
-        if n.ready
-        and gpu_label in n.labels
-        and n.allocatable[GPU_RESOURCE] == 0
-        and n.allocatable[DIRECTX_RESOURCE] == 0
-        else n
-        for n in nodes
-    ]
+        return out
+    labelled = map(operator.contains, map(_LABELS, out), repeat(gpu_label))
+    for i in compress(range(len(out)), labelled):  # only the labelled nodes (found in C)
+        n = out[i]
+        if n.ready and n.allocatable[GPU_RESOURCE] == 0 and n.allocatable[DIRECTX_RESOURCE] == 0:
+            out[i] = replace(n, ready=False)
+    return out

@@ -12,10 +12,14 @@ templates only; the node's readiness is its own.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from itertools import compress
 
 from kubetide.model.node import NodeView
+
+_TAINTS = operator.attrgetter("taints")
 
 __all__ = [
     "IGNORE_TAINT_PREFIX",
@@ -66,9 +70,9 @@ def with_startup_tainted_unready(nodes: Iterable[NodeView], config: TaintConfig)
     """The nodes, each Ready one that carries a startup taint replaced by a not-ready copy. Its
     readiness then dates from its creation (upstream's unready copy takes the creation time as the
     condition's transition), so it is NotStarted within ``--max-node-startup-time``, then Unready."""
-    return [
-        replace(n, ready=False)
-        if n.ready and n.taints and any(config.is_startup(t.key) for t in n.taints)
-        else n
-        for n in nodes
-    ]
+    out = list(nodes)
+    for i in compress(range(len(out)), map(_TAINTS, out)):  # only nodes with taints (found in C)
+        n = out[i]
+        if n.ready and any(config.is_startup(t.key) for t in n.taints):
+            out[i] = replace(n, ready=False)
+    return out
