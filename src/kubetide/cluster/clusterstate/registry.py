@@ -10,6 +10,7 @@ sizes, and which instances were already failing.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -46,6 +47,9 @@ from kubetide.cluster.reasons import EventReason, KubetideEventReason, Readiness
 from kubetide.model.node import NodeView
 
 __all__ = ["ClusterEvent", "ClusterStateRegistry", "FailedScaleUp", "ScaleUpRevert", "UpdateResult"]
+
+_NAME = operator.attrgetter("name")
+_PROVIDER_ID = operator.attrgetter("provider_id")
 
 TO_BE_DELETED_TAINT = "ToBeDeletedByClusterAutoscaler"
 
@@ -229,14 +233,16 @@ class ClusterStateRegistry:
             return False
 
     def _update_unregistered(self, nodes: Sequence[NodeView], now: float) -> None:
-        registered_ids = {n.provider_id for n in nodes if n.provider_id}
+        registered_ids = set(map(_PROVIDER_ID, nodes))
+        registered_ids.discard("")
+        # The instances that have a Node (set algebra in C: most of them, every loop).
+        self._registered_once |= registered_ids & self._instance_index.keys()
         # Nothing known about this cluster yet: every instance predates kubetide's management.
         first_look = not self._updated and not self._restored
         seen: dict[str, UnregisteredNode] = {}
         for gid, instances in self._instances.items():
             for inst in instances:
                 if inst.id in registered_ids:
-                    self._registered_once.add(inst.id)
                     continue
                 st = inst.status
                 if st is not None and (st.state is InstanceState.Deleting or st.error_info is not None):
@@ -274,12 +280,20 @@ class ClusterStateRegistry:
         startups: dict[str | None, float] = {None: self.options.max_node_startup_time}
         # A node found Ready stays Ready while its view is the very same object and its instance is
         # there (Ready reads neither the time nor the startup time): most nodes, every loop.
-        ready_before, ready_now = self._ready_views, {}
+        ready_now: dict[str, NodeView] = {}
         ready = ReadinessBucket.READY
-        for node, deleted in zip(nodes, self._deleted(nodes), strict=True):
-            name = node.name
-            gid = group_of.get(name)
-            if not deleted and ready_before.get(name) is node:
+        names = list(map(_NAME, nodes))
+        # Per node: its name, group, whether its instance is gone, and the view found Ready last loop.
+        rows = zip(
+            nodes,
+            names,
+            map(group_of.get, names),
+            self._deleted(nodes),
+            map(self._ready_views.get, names),
+            strict=True,
+        )
+        for node, name, gid, deleted, ready_before in rows:
+            if not deleted and ready_before is node:
                 bucket = ready
             else:
                 startup = startups.get(gid)
@@ -290,13 +304,13 @@ class ClusterStateRegistry:
             if bucket is ready:
                 ready_now[name] = node
             total[0][bucket].append(name)
-            total[1].append(name)
             if gid is not None:
                 count = per_group.get(gid)
                 if count is None:
                     count = per_group[gid] = _new_count()
                 count[0][bucket].append(name)
                 count[1].append(name)
+        total[1].extend(names)  # every node is registered
         for u in self.unregistered.values():
             provision = self.group_options(u.group).max_node_provision_time
             count = per_group.get(u.group)
