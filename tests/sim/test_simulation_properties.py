@@ -358,6 +358,8 @@ def check_cloud_lookups(sim: Simulation) -> None:
     groups = sim.cloud._cloud.groups
     live = {sid: name for name, group in groups.items() for sid in group.live}
     assert sim.cloud._cloud.owners == live
+    by_pid = {group.live[sid].provider_id: name for name, group in groups.items() for sid in group.live}
+    assert sim.cloud._cloud.owners_by_provider_id == by_pid
     for sid, name in live.items():
         view = NodeView(f"n-{sid}", provider_id=groups[name].live[sid].provider_id)
         found = sim.cloud.node_group_for_node(view)
@@ -369,6 +371,8 @@ def check_cloud_lookups(sim: Simulation) -> None:
         NodeView(f"n-{sid}", provider_id=groups[name].live[sid].provider_id) for sid, name in live.items()
     ]
     views.append(NodeView("gone", provider_id="sim:///zone-a/i-terminated"))
+    # The same instance id under another zone: the per-node lookups read the id alone.
+    views += [NodeView(f"alias-{sid}", provider_id=f"sim:///elsewhere/{sid}") for sid in list(live)[:3]]
     clients = [sim.cloud, sim.cloud.client("test", only=list(groups)[:1])]
     for cloud in clients:
         assert cloud.node_group_ids(views) == [_id(cloud.node_group_for_node(v)) for v in views]

@@ -44,6 +44,7 @@ class SimGroup:
         rng: np.random.Generator,
         termination_delay: float,
         owners: dict[str, str] | None = None,
+        owners_by_provider_id: dict[str, str] | None = None,
     ) -> None:
         self.spec = spec
         self.faults = faults
@@ -56,6 +57,9 @@ class SimGroup:
         self.live: dict[str, SimInstance] = {}  # by instance id, in creation order; not yet terminated
         # Live instance id -> group name, shared by the cloud's groups (its lookups by providerID).
         self._owners = owners if owners is not None else {}
+        self._owners_by_pid = (
+            owners_by_provider_id if owners_by_provider_id is not None else {}
+        )  # the same by providerID
         self._shown: list[Instance] | None = None  # instances(), until an instance or its state changes
         self.closed_seconds = 0.0  # billed seconds of terminated instances
         self._running = 0  # live instances with running_at set (the timeline reads it every scrape)
@@ -156,7 +160,7 @@ class SimGroup:
         short_id, pid, name, addresses = self._namer.next()
         inst = SimInstance(short_id, pid, self.spec.name, name, addresses, requested_at=now)
         self.live[short_id] = inst
-        self._owners[short_id] = self.spec.name
+        self._owners[short_id] = self._owners_by_pid[pid] = self.spec.name
         self._changed()  # the callers set its first state before anything reads the list
         return inst
 
@@ -230,6 +234,7 @@ class SimGroup:
         inst.terminated_at = now
         del self.live[inst.short_id]
         del self._owners[inst.short_id]
+        del self._owners_by_pid[inst.provider_id]
         self._changed()
         if inst.running_at is not None:
             self._running -= 1

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Collection, Mapping, Sequence
-from typing import cast
+from itertools import compress
 
 from kubetide.cloud.instance import CloudProviderError
 from kubetide.cloud.provider import CloudProvider, NodeGroup, PricingModel
@@ -75,6 +75,7 @@ class _Cloud:
         self.started = False
         self.groups: dict[str, SimGroup] = {}
         self.owners: dict[str, str] = {}  # live instance id -> its group's name
+        self.owners_by_provider_id: dict[str, str] = {}  # the same by providerID (bulk lookups)
         taken: set[str] = set()
         for index, (spec, faults) in enumerate(groups):
             if spec.name in self.groups:
@@ -83,7 +84,15 @@ class _Cloud:
             namer = InstanceNamer(spec.name, index, spec.zone, rng, taken)
             book = FaultBook(faults)
             self.groups[spec.name] = SimGroup(
-                spec, book, namer, engine, listener, rng, termination_delay, self.owners
+                spec,
+                book,
+                namer,
+                engine,
+                listener,
+                rng,
+                termination_delay,
+                self.owners,
+                self.owners_by_provider_id,
             )
 
 
@@ -175,17 +184,29 @@ class SimulatedCloud:
 
     # --- BulkNodeLookup: the per-node answers above, for every node in one call
 
+    # A live instance's providerID is the one it was made with, so the lookups by providerID are
+    # exact for it; the other nodes (a providerID written another way, or no instance) take the
+    # per-node path, node by node.
+
     def node_group_ids(self, nodes: Sequence[NodeView]) -> list[str | None]:
-        owners = cast(Mapping[str | None, str], self._cloud.owners)  # no None key: None gives None
-        handles = self._handles
-        names = map(owners.get, map(parse_provider_id, map(_PROVIDER_ID, nodes)))
-        return [name if name in handles else None for name in names]
+        pids = list(map(_PROVIDER_ID, nodes))
+        names: list[str | None] = list(map(self._cloud.owners_by_provider_id.get, pids))
+        if not all(names):
+            for i in compress(range(len(names)), map(operator.not_, names)):
+                group = self.node_group_for_node(nodes[i])
+                names[i] = group.id() if group is not None else None
+        if len(self._handles) < len(self._cloud.groups):  # a caller managing some groups only
+            handles = self._handles
+            return [name if name in handles else None for name in names]
+        return names
 
     def has_instances(self, nodes: Sequence[NodeView]) -> list[bool]:
-        shorts = list(map(parse_provider_id, map(_PROVIDER_ID, nodes)))
-        if None in shorts:  # has_instance raises for such a node: the caller asks node by node
-            raise CloudProviderError("a node has no sim:// providerID")
-        return list(map(self._cloud.owners.__contains__, shorts))
+        pids = list(map(_PROVIDER_ID, nodes))
+        found = list(map(self._cloud.owners_by_provider_id.__contains__, pids))
+        if not all(found):
+            for i in compress(range(len(found)), map(operator.not_, found)):
+                found[i] = self.has_instance(nodes[i])  # raises where it cannot tell
+        return found
 
     def pricing(self) -> PricingModel:
         return SimPricing(self._cloud.groups)
