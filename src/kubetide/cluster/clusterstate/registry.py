@@ -13,6 +13,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import compress
 
 from kubetide.cloud.instance import (
     CloudProviderError,
@@ -49,6 +50,7 @@ from kubetide.model.node import NodeView
 __all__ = ["ClusterEvent", "ClusterStateRegistry", "FailedScaleUp", "ScaleUpRevert", "UpdateResult"]
 
 _NAME = operator.attrgetter("name")
+_ID = operator.attrgetter("id")
 _PROVIDER_ID = operator.attrgetter("provider_id")
 
 TO_BE_DELETED_TAINT = "ToBeDeletedByClusterAutoscaler"
@@ -241,9 +243,10 @@ class ClusterStateRegistry:
         first_look = not self._updated and not self._restored
         seen: dict[str, UnregisteredNode] = {}
         for gid, instances in self._instances.items():
-            for inst in instances:
-                if inst.id in registered_ids:
-                    continue
+            # The instances without a Node (a few), found in C.
+            for inst in compress(
+                instances, map(operator.not_, map(registered_ids.__contains__, map(_ID, instances)))
+            ):
                 st = inst.status
                 if st is not None and (st.state is InstanceState.Deleting or st.error_info is not None):
                     continue

@@ -206,10 +206,9 @@ class ScaleDownPlanner:
             ),
             now,
         )
-        for name, why in eligibility.unremovable.items():
-            unremovable[name] = str(why)
+        unremovable.update(eligibility.unremovable)  # the reasons are str enums: no copy per node
         eligible = _empty_then_unneeded(eligibility.candidates, snap_pods, self.unneeded)
-        by_name = {n.name: n for n in all_nodes}
+        by_name = dict(zip(names, all_nodes, strict=True))
 
         def counted(name: str) -> bool:  # atomic (zero-or-max) groups' nodes do not count
             group = loop.group_of.get(name)
