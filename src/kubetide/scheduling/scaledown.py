@@ -33,7 +33,6 @@ from kubetide.scheduling.drainability import BlockReason, NodeDrain
 from kubetide.scheduling.equivalence import group_pods
 from kubetide.scheduling.fit import FitChecker, PodFacts
 from kubetide.scheduling.placement import round_robin_fill
-from kubetide.scheduling.predicates.node_resources import room_for_one
 from kubetide.scheduling.snapshot import ClusterSnapshot, NodeClass
 
 __all__ = [
@@ -259,6 +258,15 @@ class _Simulation:
             for c, v in need:
                 row[c] += count * v
 
+    def _bound_one_each(self, slots: Sequence[int], need: list[tuple[int, int]]) -> None:
+        """:meth:`_bound` of one pod (requesting ``need``) on each of ``slots``."""
+        used = self._used
+        self.changed.update(slots)
+        for slot in slots:
+            row = used[slot]
+            for c, v in need:
+                row[c] += v
+
     def try_remove(self, name: str, move: Callable[[Pod], bool], drain: Drainer | None) -> RemovalResult:
         snap = self.snap
         if not snap.has_node(name):
@@ -293,24 +301,26 @@ class _Simulation:
         within: NDArray[np.bool_] | None = None  # the destinations but this node, for the full checks
         moves: list[tuple[str, tuple[Pod, ...]]] = []
         touched: list[int] = []  # slots bound to in this attempt: their rows are re-read if it fails
+        checker, names = self.checker, snap.slot_names
         for group in group_pods(pods):
-            facts = self.checker.facts(group.representative)
+            facts = checker.facts(group.representative)
             vec = facts.vector(snap)
             if len(snap.resources) != self._width:
                 self._read_rows()  # a resource column was added: rows before it are another width
                 near_only = False
-            if self.checker.is_simple(facts):
-                near = self._fill_near(facts, i, cursor, len(group.pods))
+            if checker.is_simple(facts):
+                need = facts.needs(snap)
+                near = self._fill_near(facts, need, i, cursor, len(group.pods))
                 if near is not None:
                     taken, after = near
                     snap.add_pods_each(taken, group.pods, vec)
-                    self._bound(taken, [1] * len(taken), facts)
+                    self._bound_one_each(taken, need)
                     touched.extend(taken)
-                    moves.extend((snap.name(s), (p,)) for s, p in zip(taken, group.pods, strict=True))
+                    moves.extend(zip(map(names.__getitem__, taken), zip(group.pods), strict=True))
                     if near_only:
                         n = snap.num_slots
-                        offsets = tuple(_offset(s, start, n) for s in taken)
-                        groups.append((offsets, tuple(group.pods), vec, facts.needs(snap)))
+                        offsets = tuple(s - start if s >= start else s - start + n for s in taken)
+                        groups.append((offsets, tuple(group.pods), vec, need))
                         walked += after - cursor if after > cursor else after - cursor + n
                         widest = max(widest, _near_width(len(group.pods)))
                         near_only = not facts.name_dependent
@@ -448,16 +458,18 @@ class _Simulation:
             self._used[slot] = requested[slot].tolist()
         return RemovalResult(name, RemovalOutcome.NO_PLACE_TO_MOVE_PODS, unplaced_pod=unplaced)
 
-    def _fill_near(self, facts: PodFacts, skip: int, cursor: int, pods: int) -> tuple[list[int], int] | None:
+    def _fill_near(
+        self, facts: PodFacts, need: list[tuple[int, int]], skip: int, cursor: int, pods: int
+    ) -> tuple[list[int], int] | None:
         """:func:`round_robin_fill` when the nodes just after the cursor take every pod, one each
         (the usual case: a node's few pods of one group), walking only those nodes with plain
         integers: the slots (ascending, as the full fill lists them) and the new cursor. Node
-        ``skip`` (the one being removed) takes none. None: do the full fill."""
+        ``skip`` (the one being removed) takes none; ``need`` is ``facts.needs``. None: do the full
+        fill."""
         n = self.snap.num_slots
         width = _near_width(pods)
         if width >= n:
             return None
-        need = facts.needs(self.snap)
         dest, alloc, used = self._dest, self._alloc, self._used
         # Pods whose node selection names nodes are judged per node; the others per node class.
         by_node = self.checker.static_ok if facts.name_dependent else None
@@ -470,7 +482,11 @@ class _Simulation:
                 continue
             if not (by_node(facts, i) if by_node is not None else classes_ok[classes[i]]):
                 continue
-            if room_for_one(alloc[i], used[i], need):
+            room, spent = alloc[i], used[i]
+            for c, v in need:  # room_for_one, inline: this is the walk's innermost step
+                if room[c] - spent[c] < v:
+                    break
+            else:
                 taken.append(i)
                 if len(taken) == pods:
                     return sorted(taken), (i + 1) % n
