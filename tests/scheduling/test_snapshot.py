@@ -193,3 +193,13 @@ def _apply(s: ClusterSnapshot, ops: list[tuple[str, int, int]], seen: dict[int, 
                 s.commit()
             else:
                 s.revert()
+
+
+def test_slots_of_lists_present_nodes_in_the_order_given() -> None:
+    snap = ClusterSnapshot([node("a"), node("b"), node("c")], [])
+    assert snap.slots_of(["c", "a", "b"]).tolist() == [2, 0, 1]
+    assert snap.slots_of(["c", "nobody", "a"]).tolist() == [2, 0]  # not a node: left out
+    snap.fork()
+    snap.remove_node(snap.index_of("a"))
+    assert snap.slots_of(["a", "b"]).tolist() == [1]  # removed: left out
+    assert snap.slots_of([]).tolist() == []

@@ -192,8 +192,11 @@ class ClusterSnapshot:
 
     def slots_of(self, names: Iterable[str]) -> NDArray[np.intp]:
         """The slots of those of ``names`` that are nodes present, in ``names``' order."""
-        get = self._index.get
-        slots = np.fromiter((i for name in names if (i := get(name)) is not None), np.intp)
+        found = list(map(self._index.get, names))  # in C: the loop passes every node's name
+        try:
+            slots = np.array(found, np.intp)
+        except TypeError:  # some names are no node's (None)
+            slots = np.array([i for i in found if i is not None], np.intp)
         return slots[self._active[slots]]
 
     def name(self, i: int) -> str:
