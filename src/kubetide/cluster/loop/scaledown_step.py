@@ -183,7 +183,8 @@ class ScaleDownPlanner:
             else:
                 not_candidates[name] = f"node group {cg} is at its minimum size ({min_sizes[cg]})"
         destinations = [n for n in names if n not in being_deleted] if being_deleted else names
-        # Each node's pods in the snapshot and their version (for the memos), looked up in C.
+        # Each node's pods in the snapshot and their version (for the memos), looked up in C. The pod
+        # lists are shared (pods_now): the removal simulation below does not change them.
         slots = list(map(snapshot.slot_index.__getitem__, names))
         pods_now, versions_now = snapshot.pods_now(), snapshot.pods_versions()
         snap_pods: dict[str, Sequence[Pod]] = dict(zip(names, map(pods_now.__getitem__, slots), strict=True))
