@@ -20,6 +20,7 @@ its last result instead of walking again: see :class:`RemovalMemo` for when that
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -405,7 +406,7 @@ class _Simulation:
         """Apply ``attempt`` again if a fresh walk would repeat it exactly (see :class:`RemovalMemo`);
         False (nothing changed) if not."""
         snap = self.snap
-        if len(pods) != len(attempt.pods) or any(a is not b for a, b in zip(pods, attempt.pods, strict=True)):
+        if len(pods) != len(attempt.pods) or any(map(operator.is_not, pods, attempt.pods)):
             return False
         n = snap.num_slots
         walked = len(attempt.names)

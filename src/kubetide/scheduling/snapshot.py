@@ -583,19 +583,33 @@ class ClusterSnapshot:
         """Bind ``pods[k]`` to ``slots[k]`` (distinct slots; pods without inter-pod constraints, each
         requesting ``vec``): :meth:`add_pods_bulk` for the usual one pod per node, without its
         array arithmetic."""
-        used, own = self._used, self._own
-        for slot, pod in zip(slots, pods, strict=True):
-            own(slot).append(pod)
-            used[slot] += vec
+        versions, lists, owned, shared = self._ver, self._pods, self._owned, self._shared
+        for slot, pod in zip(slots, pods, strict=True):  # _own per slot, inline
+            versions[slot] = next(_versions)
+            bound = lists[slot]
+            if shared and slot not in owned:
+                bound = lists[slot] = list(bound)
+                owned.add(slot)
+            bound.append(pod)
+        if len(slots) == 1:
+            self._used[slots[0]] += vec
+        else:
+            self._used[list(slots)] += vec  # distinct slots: one array step
         self.pods_epoch += 1
         self._record(("each+", tuple(slots), vec))
 
     def add_pods_rows(self, slots: NDArray[np.intp], pods: Sequence[Pod], rows: Int64Array) -> None:
         """Bind ``pods[k]`` to ``slots[k]`` requesting ``rows[k]`` (distinct slots; pods without
         inter-pod constraints): a replayed set of binds in one array step."""
-        own = self._own
+        # _own per slot, inline (a replay binds a few dozen pods, each to its own slot).
+        versions, lists, owned, shared = self._ver, self._pods, self._owned, self._shared
         for slot, pod in zip(slots.tolist(), pods, strict=True):
-            own(slot).append(pod)
+            versions[slot] = next(_versions)
+            bound = lists[slot]
+            if shared and slot not in owned:
+                bound = lists[slot] = list(bound)
+                owned.add(slot)
+            bound.append(pod)
         self._used[slots] += rows
         self.pods_epoch += 1
         self._record(("rows+", slots, rows))
