@@ -3,6 +3,7 @@ to zero before a restart scales from zero with its real shape (issue 8)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 from ca_loop_harness import Harness, node, pod, template
@@ -15,7 +16,9 @@ from kubetide.cluster.clusterstate.learned_templates import (
     encode_templates,
 )
 from kubetide.cluster.clusterstate.persisted import STATE_CONFIG_MAP
+from kubetide.cluster.loop.templates import TemplateProvider
 from kubetide.cluster.options import AutoscalingOptions
+from kubetide.model.node import NodeView
 from kubetide.model.pod import Container, HostPort, OwnerRef, Pod
 from kubetide.model.resources import Resources
 from kubetide.model.scheduling_terms import Taint
@@ -83,7 +86,22 @@ def test_the_config_map_is_written_when_a_shape_changes_not_every_loop() -> None
     first = h.run(0.0).templates
     assert first is not None and h.run(10.0).templates == first and h.run(20.0).templates == first
     h.nodes["b1"] = replace(h.nodes["b1"], labels={**h.nodes["b1"].labels, "new": "label"})
-    assert h.run(30.0).templates != first
+    changed = h.run(30.0).templates
+    assert changed != first
+    # Dated from when the shape changed; the same again while it does not.
+    assert _learned_at(changed) == {"big": 30.0} and _learned_at(first) == {"big": 0.0}
+    assert h.run(40.0).templates == changed
+    # A DaemonSet pod lands on the node: the node's pods are another sequence, the template has it.
+    h.add_pod(pod("ds-b1", 100, node_name="b1", owner="DaemonSet"))
+    with_ds = h.run(50.0).templates
+    assert with_ds != changed and _learned_at(with_ds) == {"big": 50.0}
+    assert "ds-b1-template" in next(iter(with_ds.values()))
+
+
+def _learned_at(data: dict[str, str] | None) -> dict[str, float]:
+    assert data is not None
+    (text,) = data.values()
+    return {gid: g["learnedAt"] for gid, g in json.loads(text)["groups"].items()}
 
 
 def test_mismatches_name_the_label_or_taint_and_both_values() -> None:
@@ -110,3 +128,24 @@ def test_mismatches_name_the_label_or_taint_and_both_values() -> None:
         "label tier differs: the provider's template has web, its nodes have batch"
         in found["label tier"].message
     )
+
+
+def test_a_template_is_made_again_from_a_new_view_or_new_pods_only() -> None:
+    # The loop passes the node's pod sequence through unchanged while its pods are (the simulator's
+    # world keeps them): the template made from the same view and sequence is kept, as it is equal.
+    cloud = RecordingCloud().with_group("ng", 0, 5, target=1, template=template("ng"))
+    provider = TemplateProvider()
+    groups = list(cloud.node_groups())
+    n1 = node("n1", "ng")
+    pods: tuple[Pod, ...] = (pod("ds-n1", 100, node_name="n1", owner="DaemonSet"),)
+
+    def made(view: NodeView, on_node: tuple[Pod, ...]) -> NodeTemplate:
+        out, _ = provider.compute(groups, [view], {view.name: "ng"}, {view.name: on_node}, 0.0)
+        return out["ng"]
+
+    first = made(n1, pods)
+    assert made(n1, pods) is first
+    relabelled = replace(n1, labels={**n1.labels, "tier": "web"})
+    assert made(relabelled, pods).node.labels["tier"] == "web"
+    more = (*pods, pod("ds2-n1", 100, node_name="n1", owner="DaemonSet"))
+    assert [p.name for p in made(relabelled, more).pods] == ["ds-n1-template", "ds2-n1-template"]

@@ -154,6 +154,9 @@ class StaticAutoscaler:
         self._tainted_at: dict[str, float] = {}
         self._announced: set[tuple[str, str]] = set()  # (node, pod) evictions announced by an event
         self._template_marks: dict[str, tuple[str, float]] = {}  # group -> (content fingerprint, since)
+        self._fingerprints: dict[str, tuple[NodeTemplate, str]] = {}  # group -> (template, its fingerprint)
+        # The last learned templates given to encode_templates, and its text.
+        self._templates_encoded: tuple[dict[str, tuple[NodeTemplate, float]], dict[str, str]] | None = None
         self._unremovable_said: dict[str, str] = {}  # node -> the unremovable reason last reported
         self.strategy = self._build_strategy()
         self.settings = ScaleUpSettings(
@@ -565,7 +568,7 @@ class StaticAutoscaler:
         out = []
         tainted_at = self._tainted_at
         for node in loop.nodes:
-            since = to_be_deleted_time(node)
+            since = to_be_deleted_time(node) if node.taints else None
             exact = tainted_at.get(node.name) if tainted_at else None
             if since is None and exact is None:
                 continue  # not being deleted: most nodes
@@ -579,9 +582,10 @@ class StaticAutoscaler:
             if exact is not None and int(exact) == int(since):
                 since = exact
             out.append(Deletion(node, loop.groups[gid], since))
-        present = {n.name for n in loop.nodes}
-        for name in [n for n in self._tainted_at if n not in present]:
-            del self._tainted_at[name]
+        if self._tainted_at:
+            present = set(map(_NAME, loop.nodes))
+            for name in [n for n in self._tainted_at if n not in present]:
+                del self._tainted_at[name]
         deleting = {d.node.name for d in out}  # a drain abandoned and started again is announced again
         self._announced = {(n, p) for n, p in self._announced if n in deleting}
         return out
@@ -602,14 +606,33 @@ class StaticAutoscaler:
         )
         if self._state_restored:  # never overwrite the previous process's state before reading it
             loop.result.state = encode_state(self.registry.persisted_state())
-            loop.result.templates = encode_templates(self._learned_templates())
+            loop.result.templates = self._encoded_templates(self._learned_templates())
+
+    def _encoded_templates(self, learned: dict[str, tuple[NodeTemplate, float]]) -> dict[str, str]:
+        """``encode_templates(learned)``: the last loop's text while every group has the very same
+        template and date (the provider keeps a template made from the same node and pods)."""
+        kept = self._templates_encoded
+        if (
+            kept is not None
+            and kept[0].keys() == learned.keys()
+            and all(t is kept[0][gid][0] and at == kept[0][gid][1] for gid, (t, at) in learned.items())
+        ):
+            return kept[1]
+        encoded = encode_templates(learned)
+        self._templates_encoded = (learned, encoded)
+        return encoded
 
     def _learned_templates(self) -> dict[str, tuple[NodeTemplate, float]]:
         """The template cache, each entry dated from when its content last changed, so the ConfigMap is
         written when a group's shape changes, not every loop (the cache refreshes the time each loop)."""
         out = {}
         for gid, (template, at) in self.templates.cache.items():
-            mark = _fingerprint(template)
+            known = self._fingerprints.get(gid)
+            if known is not None and known[0] is template:
+                mark = known[1]
+            else:
+                mark = _fingerprint(template)
+                self._fingerprints[gid] = (template, mark)
             previous = self._template_marks.get(gid)
             if previous is not None and previous[0] == mark:
                 at = previous[1]
@@ -618,6 +641,8 @@ class StaticAutoscaler:
             out[gid] = (template, at)
         for gid in set(self._template_marks) - set(self.templates.cache):
             del self._template_marks[gid]
+        for gid in set(self._fingerprints) - set(self.templates.cache):
+            del self._fingerprints[gid]
         return out
 
 

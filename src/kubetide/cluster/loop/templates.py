@@ -201,6 +201,11 @@ class TemplateProvider:
     cache: dict[str, tuple[NodeTemplate, float]] = field(default_factory=dict)
     reported: set[tuple[str, str]] = field(default_factory=set)
     compared: set[tuple[str, str]] = field(default_factory=set)  # (group, node) already compared
+    # The last template made from a real node per group, with what it was made from: the same node
+    # view and pod sequence (and settings) make the very same template again, so it is kept.
+    _made: dict[str, tuple[NodeView, Sequence[Pod], bool, TaintConfig, NodeTemplate]] = field(
+        default_factory=dict
+    )
 
     def compute(
         self,
@@ -226,9 +231,7 @@ class TemplateProvider:
             if gid is None or gid in out:  # a group's first good node makes its template
                 continue
             if _good(node, now):
-                out[gid] = sanitize(
-                    gid, node, pods_by_node.get(node.name, ()), self.scale_from_unschedulable, self.taints
-                )
+                out[gid] = self._from_node(gid, node, pods_by_node.get(node.name, ()))
                 from_nodes[gid] = node
                 self.cache[gid] = (out[gid], now)
                 if len(out) == len(wanted):
@@ -274,4 +277,22 @@ class TemplateProvider:
         for gid in list(self.cache):
             if gid not in ids:
                 del self.cache[gid]
+        for gid in [gid for gid in self._made if gid not in ids]:
+            del self._made[gid]
         return out, mismatches
+
+    def _from_node(self, gid: str, node: NodeView, pods: Sequence[Pod]) -> NodeTemplate:
+        """``sanitize`` of a group's first good node: the template made last time when it was made
+        from the same view and pod sequence with the same settings (the result would be equal)."""
+        made = self._made.get(gid)
+        if (
+            made is not None
+            and made[0] is node
+            and made[1] is pods
+            and made[2] == self.scale_from_unschedulable
+            and made[3] is self.taints
+        ):
+            return made[4]
+        template = sanitize(gid, node, pods, self.scale_from_unschedulable, self.taints)
+        self._made[gid] = (node, pods, self.scale_from_unschedulable, self.taints, template)
+        return template
