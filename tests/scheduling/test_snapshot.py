@@ -203,3 +203,63 @@ def test_slots_of_lists_present_nodes_in_the_order_given() -> None:
     snap.remove_node(snap.index_of("a"))
     assert snap.slots_of(["a", "b"]).tolist() == [1]  # removed: left out
     assert snap.slots_of([]).tolist() == []
+
+
+def _state(snap: ClusterSnapshot) -> tuple[object, ...]:
+    return (
+        list(snap.resources),
+        snap.requested.tolist(),
+        [[p.name for p in snap.pods_on(i)] for i in range(snap.num_slots)],
+        snap.constrained_pods,
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    shapes=st.lists(
+        st.tuples(st.integers(0, 4000), st.integers(0, 1 << 34), st.integers(0, 3), st.booleans()),
+        max_size=12,
+    ),
+    bound_first=st.integers(0, 3),
+    copy=st.booleans(),
+)
+def test_binding_pods_in_order_in_one_step_is_binding_them_one_by_one(
+    shapes: list[tuple[int, int, int, bool]], bound_first: int, copy: bool
+) -> None:
+    # Pods with their own requests, some with an extended resource (a column the snapshot adds) and
+    # some with anti-affinity; bound after a few already there, inside a fork that is then undone.
+    pods = [
+        pod(
+            f"p{k}",
+            cpu,
+            mem,
+            extra={"example.com/gpu": gpu} if gpu else None,
+            anti=_ANTI if anti else (),
+        )
+        for k, (cpu, mem, gpu, anti) in enumerate(shapes)
+    ]
+    one, bulk = (ClusterSnapshot([node("a"), node("b")], []) for _ in range(2))
+    for snap in (one, bulk):
+        for k in range(bound_first):
+            snap.add_pod(pod(f"first{k}", 100), 1)
+    before = _state(one)
+    for snap in (one, bulk):
+        snap.fork(copy=copy)
+    for p in pods:
+        one.add_pod(p, 1)
+    bulk.add_pods_in_order(pods, 1)
+    assert _state(bulk) == _state(one)
+    assert bulk.pods_version(1) != bulk.pods_version(0) or not pods
+    for snap in (one, bulk):
+        snap.revert()
+    assert _state(bulk) == _state(one)
+    assert _state(one)[2:] == before[2:]  # the pods as before (a column, once added, stays)
+
+
+def test_pods_whose_requests_sum_past_int64_bind_as_one_by_one() -> None:
+    huge = [pod(f"p{k}", 100, 1 << 62) for k in range(3)]  # 3 x 2^62 bytes: past int64 together
+    one, bulk = (ClusterSnapshot([node("a")], []) for _ in range(2))
+    for p in huge:
+        one.add_pod(p, 0)
+    bulk.add_pods_in_order(huge, 0)
+    assert _state(bulk) == _state(one)

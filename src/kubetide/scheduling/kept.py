@@ -127,9 +127,8 @@ def _rebind(snap: ClusterSnapshot, i: int, pods: Sequence[Pod]) -> None:
     their start, by unbinding the gone ones when ``pods`` are the old ones less some, else afresh."""
     old = snap.pods_on(i)
     n = len(old)
-    if len(pods) > n and all(a is b for a, b in zip(old, pods[:n], strict=True)):
-        for pod in pods[n:]:
-            snap.add_pod(pod, i)
+    if len(pods) > n and not any(map(operator.is_not, old, pods[:n])):
+        snap.add_pods_in_order(pods[n:], i)
         return
     if len(pods) < n:
         keep = _kept_positions(old, pods, operator.is_)
@@ -139,8 +138,7 @@ def _rebind(snap: ClusterSnapshot, i: int, pods: Sequence[Pod]) -> None:
                 snap.remove_pod(pod, i)
             return
     snap.take_pods(i)
-    for pod in pods:
-        snap.add_pod(pod, i)
+    snap.add_pods_in_order(pods, i)
 
 
 def _bound(pods: Sequence[Pod], min_priority: int | None) -> Sequence[Pod]:
