@@ -1,6 +1,7 @@
 """A provider that answers group and instance lookups in bulk (``BulkNodeLookup``) gives the loop
 what node-by-node lookups give; when a bulk call fails, the loop asks node by node, so a failing
-node is handled exactly as without bulk answers."""
+node is handled exactly as without bulk answers. (And the loop's reasons, read in bulk too, are
+plain strings.)"""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ from ca_loop_harness import Harness, node, pod, template
 
 from kubetide.cloud.fake import RecordingCloud
 from kubetide.cloud.instance import CloudProviderError
-from kubetide.cloud.provider import BulkNodeLookup
+from kubetide.cloud.provider import bulk_lookup
 from kubetide.cluster.loop.world import LoopResult
+from kubetide.kube.dryrun import DryRunCloud
+from kubetide.kube.guard import LeaderGuardedCloud
 from kubetide.model.node import NodeView
 
 
@@ -58,7 +61,7 @@ def _summary(results: list[LoopResult]) -> list[object]:
 
 def test_bulk_answers_decide_as_node_by_node_answers() -> None:
     bulk = BulkCloud(failing=False)
-    assert isinstance(bulk, BulkNodeLookup) and not isinstance(RecordingCloud(), BulkNodeLookup)
+    assert bulk_lookup(bulk) is bulk and bulk_lookup(RecordingCloud()) is None
     assert _summary(_loops(bulk)) == _summary(_loops(RecordingCloud()))
     assert bulk.bulk_calls >= 8  # both bulk lookups, every loop
 
@@ -67,3 +70,18 @@ def test_a_failing_bulk_lookup_falls_back_to_node_by_node() -> None:
     failing = BulkCloud(failing=True)
     assert _summary(_loops(failing)) == _summary(_loops(RecordingCloud()))
     assert failing.bulk_calls >= 8
+
+
+def test_a_wrapper_that_forwards_attributes_is_asked_node_by_node() -> None:
+    # The leader guard and the dry run forward what they do not wrap to the cloud inside; a bulk
+    # answer through them would skip their own per-node methods, so they get none.
+    inner = BulkCloud(failing=False)
+    for wrapped in (DryRunCloud(inner, "cluster-autoscaler"), LeaderGuardedCloud(inner, lambda: True)):
+        assert hasattr(wrapped, "node_group_ids") and bulk_lookup(wrapped) is None
+
+
+def test_unremovable_reasons_are_plain_strings() -> None:
+    # The loop's result is logged and serialized as is: its reasons are str, not the rule's enum.
+    results = _loops(RecordingCloud())
+    reasons = [why for r in results for why in r.unremovable.values()]
+    assert reasons and all(type(why) is str for why in reasons)

@@ -13,7 +13,7 @@ offered and the caller takes its documented fallback. Pure types; no I/O.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Protocol, cast
 
 from kubetide.cloud.instance import (
     CloudProviderError,
@@ -44,6 +44,7 @@ __all__ = [
     "NotImplementedByProvider",
     "PricingModel",
     "StaticNodeGroup",
+    "bulk_lookup",
 ]
 
 
@@ -208,7 +209,6 @@ class CloudProvider(Protocol):
         ...
 
 
-@runtime_checkable
 class BulkNodeLookup(Protocol):
     """Optional, for a provider that can answer for many nodes at once: the loop asks every node's
     group and instance every loop, and one call per node is most of what those questions cost.
@@ -225,3 +225,13 @@ class BulkNodeLookup(Protocol):
     def has_instances(self, nodes: Sequence[NodeView]) -> list[bool]:
         """``has_instance(n)`` for each of ``nodes``, in order."""
         ...
+
+
+def bulk_lookup(cloud: object) -> BulkNodeLookup | None:
+    """``cloud`` as a :class:`BulkNodeLookup` when its class implements both methods; None otherwise.
+    Read on the class, so a wrapper that forwards attributes to the cloud it wraps (leader guard, dry
+    run) is asked node by node, through its own methods."""
+    kind = type(cloud)
+    if callable(getattr(kind, "node_group_ids", None)) and callable(getattr(kind, "has_instances", None)):
+        return cast(BulkNodeLookup, cloud)
+    return None

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field, replace
 from itertools import repeat
 
 from kubetide.cloud.instance import CloudProviderError, InstanceState, NodeTemplate, NotImplementedByProvider
-from kubetide.cloud.provider import BulkNodeLookup, CloudProvider, PricingModel
+from kubetide.cloud.provider import CloudProvider, PricingModel, bulk_lookup
 from kubetide.cluster.clusterstate.learned_templates import (
     TEMPLATES_CONFIG_MAP,
     decode_templates,
@@ -298,8 +298,8 @@ class StaticAutoscaler:
     def _groups_of(self, nodes: Sequence[NodeView], names: list[str]) -> dict[str, str | None] | None:
         """Every node's group id from a provider that answers in bulk; None when it does not, or when
         some node's lookup fails (the caller then asks node by node, noting which failed)."""
-        cloud = self.cloud
-        if not isinstance(cloud, BulkNodeLookup):
+        cloud = bulk_lookup(self.cloud)
+        if cloud is None:
             return None
         try:
             ids = cloud.node_group_ids(nodes)

@@ -207,7 +207,8 @@ class ScaleDownPlanner:
             ),
             now,
         )
-        unremovable.update(eligibility.unremovable)  # the reasons are str enums: no copy per node
+        reasons = eligibility.unremovable
+        unremovable.update(zip(reasons, map(str, reasons.values()), strict=True))  # in C: most nodes
         eligible = _empty_then_unneeded(eligibility.candidates, snap_pods, self.unneeded)
         by_name = dict(zip(names, all_nodes, strict=True))
 
