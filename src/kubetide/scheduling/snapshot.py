@@ -570,28 +570,22 @@ class ClusterSnapshot:
             for pod in pods:  # past int64: wrap exactly as one pod at a time does
                 self.add_pod(pod, i)
             return
-        vec = np.array(total, np.int64)
-        self._own(i).extend(pods)
-        self._used[i] += vec
-        constrained = sum(1 for p in pods if p.pod_anti_affinity)
-        self._anti[i] += constrained
-        self.constrained_pods += constrained
-        self.pods_epoch += 1
-        self._record(("pods+", i, len(pods), vec, constrained))
+        self._add_total(pods, i, np.array(total, np.int64))
 
     def add_pods(self, pods: Sequence[Pod], i: int, vec: Int64Array) -> None:
         """Bind identical pods (each requesting ``vec``) to slot ``i`` in one step."""
-        count = len(pods)
-        if count == 0:
-            return
-        total = vec * count
+        if pods:
+            self._add_total(pods, i, vec * len(pods))
+
+    def _add_total(self, pods: Sequence[Pod], i: int, total: Int64Array) -> None:
+        """Bind ``pods`` (requesting ``total`` together) to slot ``i``, after its pods, in one step."""
         self._own(i).extend(pods)
         self._used[i] += total
         constrained = sum(1 for p in pods if p.pod_anti_affinity)
         self._anti[i] += constrained
         self.constrained_pods += constrained
         self.pods_epoch += 1
-        self._record(("pods+", i, count, total, constrained))
+        self._record(("pods+", i, len(pods), total, constrained))
 
     def add_pods_bulk(
         self, slots: NDArray[np.intp], counts: NDArray[np.int64], pods: Sequence[Pod], vec: Int64Array
@@ -610,14 +604,7 @@ class ClusterSnapshot:
         """Bind ``pods[k]`` to ``slots[k]`` (distinct slots; pods without inter-pod constraints, each
         requesting ``vec``): :meth:`add_pods_bulk` for the usual one pod per node, without its
         array arithmetic."""
-        versions, lists, owned, shared = self._ver, self._pods, self._owned, self._shared
-        for slot, pod in zip(slots, pods, strict=True):  # _own per slot, inline
-            versions[slot] = next(_versions)
-            bound = lists[slot]
-            if shared and slot not in owned:
-                bound = lists[slot] = list(bound)
-                owned.add(slot)
-            bound.append(pod)
+        self._append_each(slots, pods)
         if len(slots) == 1:
             self._used[slots[0]] += vec
         else:
@@ -625,18 +612,22 @@ class ClusterSnapshot:
         self.pods_epoch += 1
         self._record(("each+", tuple(slots), vec))
 
-    def add_pods_rows(self, slots: NDArray[np.intp], pods: Sequence[Pod], rows: Int64Array) -> None:
-        """Bind ``pods[k]`` to ``slots[k]`` requesting ``rows[k]`` (distinct slots; pods without
-        inter-pod constraints): a replayed set of binds in one array step."""
-        # _own per slot, inline (a replay binds a few dozen pods, each to its own slot).
+    def _append_each(self, slots: Sequence[int], pods: Sequence[Pod]) -> None:
+        """Append ``pods[k]`` to slot ``slots[k]``'s list: :meth:`_own` per slot, inline (a walk or a
+        replay binds a few dozen pods, each to its own slot)."""
         versions, lists, owned, shared = self._ver, self._pods, self._owned, self._shared
-        for slot, pod in zip(slots.tolist(), pods, strict=True):
+        for slot, pod in zip(slots, pods, strict=True):
             versions[slot] = next(_versions)
             bound = lists[slot]
             if shared and slot not in owned:
                 bound = lists[slot] = list(bound)
                 owned.add(slot)
             bound.append(pod)
+
+    def add_pods_rows(self, slots: NDArray[np.intp], pods: Sequence[Pod], rows: Int64Array) -> None:
+        """Bind ``pods[k]`` to ``slots[k]`` requesting ``rows[k]`` (distinct slots; pods without
+        inter-pod constraints): a replayed set of binds in one array step."""
+        self._append_each(slots.tolist(), pods)
         self._used[slots] += rows
         self.pods_epoch += 1
         self._record(("rows+", slots, rows))
