@@ -153,8 +153,8 @@ class StaticAutoscaler:
         # --node-delete-delay-after-taint counts from the moment itself (after a restart, the taint's).
         self._tainted_at: dict[str, float] = {}
         self._announced: set[tuple[str, str]] = set()  # (node, pod) evictions announced by an event
-        self._template_marks: dict[str, tuple[str, float]] = {}  # group -> (content fingerprint, since)
-        self._fingerprints: dict[str, tuple[NodeTemplate, str]] = {}  # group -> (template, its fingerprint)
+        # group -> (the template last seen, its content fingerprint, the content's since)
+        self._template_marks: dict[str, tuple[NodeTemplate, str, float]] = {}
         # The last learned templates given to encode_templates, and its text.
         self._templates_encoded: tuple[dict[str, tuple[NodeTemplate, float]], dict[str, str]] | None = None
         self._unremovable_said: dict[str, str] = {}  # node -> the unremovable reason last reported
@@ -525,7 +525,7 @@ class StaticAutoscaler:
         )
         for gid, entry in (learned or {}).items():
             self.templates.cache.setdefault(gid, entry)  # a node seen this process wins
-            self._template_marks[gid] = (_fingerprint(entry[0]), entry[1])
+            self._template_marks[gid] = (entry[0], _fingerprint(entry[0]), entry[1])
         self._state_restored = True
 
     def run_deletions(self, world: World, now: float, *, carry: bool = True) -> LoopResult:
@@ -627,22 +627,15 @@ class StaticAutoscaler:
         written when a group's shape changes, not every loop (the cache refreshes the time each loop)."""
         out = {}
         for gid, (template, at) in self.templates.cache.items():
-            known = self._fingerprints.get(gid)
-            if known is not None and known[0] is template:
-                mark = known[1]
-            else:
-                mark = _fingerprint(template)
-                self._fingerprints[gid] = (template, mark)
             previous = self._template_marks.get(gid)
-            if previous is not None and previous[0] == mark:
-                at = previous[1]
-            else:
-                self._template_marks[gid] = (mark, at)
+            # The provider keeps a template while it is made from the same node: its mark is known.
+            mark = previous[1] if previous is not None and previous[0] is template else _fingerprint(template)
+            if previous is not None and previous[1] == mark:
+                at = previous[2]
+            self._template_marks[gid] = (template, mark, at)
             out[gid] = (template, at)
         for gid in set(self._template_marks) - set(self.templates.cache):
             del self._template_marks[gid]
-        for gid in set(self._fingerprints) - set(self.templates.cache):
-            del self._fingerprints[gid]
         return out
 
 

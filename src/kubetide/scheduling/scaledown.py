@@ -249,24 +249,15 @@ class _Simulation:
         self._alloc = self.snap.allocatable.tolist()
         self._used = self.snap.requested.tolist()
 
-    def _bound(self, slots: Sequence[int], counts: Sequence[int], facts: PodFacts) -> None:
-        """Follow binds in the plain rows (the snapshot's arrays are updated by the snapshot)."""
-        need = facts.needs(self.snap)
+    def _bound(self, slots: Sequence[int], counts: Sequence[int], need: list[tuple[int, int]]) -> None:
+        """Follow binds of pods requesting ``need`` (``PodFacts.needs``) in the plain rows, ``counts[k]``
+        of them on ``slots[k]`` (the snapshot's arrays are updated by the snapshot)."""
         used = self._used
         self.changed.update(slots)
         for slot, count in zip(slots, counts, strict=True):
             row = used[slot]
             for c, v in need:
                 row[c] += count * v
-
-    def _bound_one_each(self, slots: Sequence[int], need: list[tuple[int, int]]) -> None:
-        """:meth:`_bound` of one pod (requesting ``need``) on each of ``slots``."""
-        used = self._used
-        self.changed.update(slots)
-        for slot in slots:
-            row = used[slot]
-            for c, v in need:
-                row[c] += v
 
     def try_remove(self, name: str, move: Callable[[Pod], bool], drain: Drainer | None) -> RemovalResult:
         snap = self.snap
@@ -315,12 +306,12 @@ class _Simulation:
                 if near is not None:
                     taken, after = near
                     snap.add_pods_each(taken, group.pods, vec)
-                    self._bound_one_each(taken, need)
+                    self._bound(taken, [1] * len(taken), need)
                     touched.extend(taken)
                     moves.extend(zip(map(names.__getitem__, taken), zip(group.pods), strict=True))
                     if near_only:
                         n = snap.num_slots
-                        offsets = tuple(s - start if s >= start else s - start + n for s in taken)
+                        offsets = tuple(_offset(s, start, n) for s in taken)
                         groups.append((offsets, tuple(group.pods), vec, need))
                         walked += after - cursor if after > cursor else after - cursor + n
                         widest = max(widest, _near_width(len(group.pods)))
@@ -337,7 +328,7 @@ class _Simulation:
                 slots = np.flatnonzero(all_counts)
                 counts = all_counts[slots]
                 snap.add_pods_bulk(slots, counts, group.pods, vec)
-                self._bound(slots.tolist(), counts.tolist(), facts)
+                self._bound(slots.tolist(), counts.tolist(), facts.needs(snap))
                 touched.extend(slots.tolist())
                 moves.extend(_moves(snap, group.pods, slots, counts))
                 continue
@@ -350,7 +341,7 @@ class _Simulation:
                 if pick is None:
                     return self._failed(name, [*touched, i], pod.key)
                 snap.add_pod(pod, pick, vec)
-                self._bound([pick], [1], facts)
+                self._bound([pick], [1], facts.needs(snap))
                 touched.append(pick)
                 moves.append((snap.name(pick), (pod,)))
                 cursor = (pick + 1) % snap.num_slots

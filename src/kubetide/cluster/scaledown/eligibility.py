@@ -123,8 +123,9 @@ def _underutilized(c: _Check) -> UnremovableReason | None:
     return UnremovableReason.NOT_UNDERUTILIZED if c.util.utilization > threshold else None
 
 
-# Upstream order: snapshot lookup, recheck TTL, deletion in progress (_per_loop), then annotation,
-# group, utilization (which needs the group's options), unready, threshold.
+# Upstream order: snapshot lookup, recheck TTL, deletion in progress (inline in
+# filter_out_unremovable), then annotation, group, utilization (which needs the group's options),
+# unready, threshold.
 _PER_NODE: tuple[Rule, ...] = (
     _disabled_annotation,
     _autoscaled,
