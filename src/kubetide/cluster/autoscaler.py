@@ -85,8 +85,8 @@ from kubetide.model.api import ClusterPort
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
 from kubetide.scheduling.drainability import DrainContext, DrainOptions
+from kubetide.scheduling.hinting import HintingSimulator
 from kubetide.scheduling.kept import SnapshotKeeper
-from kubetide.scheduling.scheduler import Scheduler
 
 __all__ = [
     "CAEvent",
@@ -146,7 +146,7 @@ class StaticAutoscaler:
         self._world: World | None = None
         self._state_restored = False
         self._seed = seed
-        self._scheduler = Scheduler(seed)
+        self._hinting = HintingSimulator()  # filter of schedulable pods: hints kept between loops
         self._snapshots = SnapshotKeeper()  # the loop's snapshot, updated from one loop to the next
         self._carried = _Carried()  # what deletions between loops counted, for the next loop's metrics
         # When this process tainted each node it is deleting: the taint keeps whole seconds only, and
@@ -414,7 +414,7 @@ class StaticAutoscaler:
                 announced=self._announced,
             )
 
-        view = build_snapshot(loop, self.registry, templates, o, self._scheduler, self._snapshots)
+        view = build_snapshot(loop, self.registry, templates, o, self._hinting, self._snapshots)
         snapshot, all_nodes, to_help = view.snapshot, list(view.all_nodes), list(view.to_help)
 
         # -- scale-up: decide, then act ----------------------------------------------------------------

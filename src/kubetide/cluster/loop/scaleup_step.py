@@ -28,8 +28,8 @@ from kubetide.model.pod import Pod
 from kubetide.model.resources import PODS, Resources
 from kubetide.scheduling.equivalence import group_pods
 from kubetide.scheduling.fit import FitChecker
+from kubetide.scheduling.hinting import HintingSimulator
 from kubetide.scheduling.reasons import not_trigger_scale_up_message
-from kubetide.scheduling.scheduler import Scheduler
 from kubetide.scheduling.snapshot import ClusterSnapshot
 
 __all__ = [
@@ -85,12 +85,20 @@ def estimation_node(template: NodeTemplate, name: str) -> NodeView:
     )
 
 
-def filter_out_schedulable(scheduler: Scheduler, snapshot: ClusterSnapshot, pending: list[Pod]) -> list[Pod]:
+def filter_out_schedulable(
+    simulator: HintingSimulator, snapshot: ClusterSnapshot, pending: list[Pod]
+) -> list[Pod]:
+    """``filterOutSchedulablePodListProcessor``: the pending pods that fit on no node of the snapshot
+    (upcoming placeholders included), in order of priority; those that fit are bound in it."""
     if not pending or snapshot.num_active() == 0:
-        return pending
-    res = scheduler.schedule(snapshot, pending, explain=False)  # only what fits matters here
-    placed = {id(p.pod) for p in res.placements}
-    return [p for p in pending if id(p) not in placed]
+        simulator.drop_old_hints()
+        return sorted(pending, key=_minus_priority)
+    placed = {id(p) for p in simulator.try_schedule(snapshot, pending)}
+    return [p for p in sorted(pending, key=_minus_priority) if id(p) not in placed]
+
+
+def _minus_priority(pod: Pod) -> int:
+    return -pod.priority
 
 
 def _all_pods_new(pods: Sequence[Pod], now: float) -> bool:

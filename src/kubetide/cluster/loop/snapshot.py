@@ -20,8 +20,8 @@ from kubetide.cluster.loop.scaleup_step import estimation_node, filter_out_sched
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
+from kubetide.scheduling.hinting import HintingSimulator
 from kubetide.scheduling.kept import SnapshotKeeper
-from kubetide.scheduling.scheduler import Scheduler
 from kubetide.scheduling.snapshot import ClusterSnapshot
 
 __all__ = ["LoopSnapshot", "build_snapshot"]
@@ -43,7 +43,7 @@ def build_snapshot(
     registry: ClusterStateRegistry,
     templates: Mapping[str, NodeTemplate],
     options: AutoscalingOptions,
-    scheduler: Scheduler,
+    simulator: HintingSimulator,
     keeper: SnapshotKeeper | None = None,
 ) -> LoopSnapshot:
     """``keeper``: the last loop's snapshot, updated instead of built afresh (the same snapshot)."""
@@ -81,7 +81,7 @@ def build_snapshot(
         and p.phase not in ("Succeeded", "Failed")
         and not (p.priority < cutoff)
     ]
-    to_help = filter_out_schedulable(scheduler, snapshot, pending)
+    to_help = filter_out_schedulable(simulator, snapshot, pending)
     delay = options.new_pod_scale_up_delay
     to_help = [p for p in to_help if p.creation_time is None or now - p.creation_time > delay]
     return LoopSnapshot(snapshot, tuple(all_nodes), tuple(placeholders), tuple(to_help))
