@@ -72,7 +72,13 @@ from kubetide.cluster.loop.snapshot import build_snapshot
 from kubetide.cluster.loop.templates import TemplateProvider, daemonset_exemplars
 from kubetide.cluster.loop.world import CAEvent, LoopMetrics, LoopResult, LoopStats, World
 from kubetide.cluster.options import AutoscalingOptions
-from kubetide.cluster.reasons import EventReason, KubetideEventReason, UnremovableReason
+from kubetide.cluster.reasons import (
+    EventReason,
+    KubetideEventReason,
+    ScaleDownResult,
+    ScaleUpResult,
+    UnremovableReason,
+)
 from kubetide.cluster.scaledown.cooldown import ScaleDownTimes
 from kubetide.cluster.scaledown.taints import MAX_NODE_DELETION_TIME_S, is_being_deleted, to_be_deleted_time
 from kubetide.cluster.scaledown.unneeded import UnneededNode
@@ -431,6 +437,13 @@ class StaticAutoscaler:
         result.scale_up = decision
         if execute_scale_up(loop, decision, self.registry, self.recorder):
             self.times = replace(self.times, last_scale_up=now)
+        if decision.plan is not None and result.scale_up_result in _ENDS_LOOP:
+            # static_autoscaler.go RunOnce, postScaleUp: a scale-up that succeeded (or failed with an
+            # error) ends the loop: no unneeded nodes, no soft taints, no scale-down, no min sizes.
+            if result.scale_up_result == ScaleUpResult.SUCCESSFUL:
+                result.scale_down_result = str(ScaleDownResult.IN_COOLDOWN)
+            self._back_off_failed_deletions(loop)
+            return len(to_help)
 
         # -- scale-down: decide, then act --------------------------------------------------------------
         if o.scale_down_enabled:
@@ -644,6 +657,9 @@ def _fingerprint(template: NodeTemplate) -> str:
     data = encode_templates({"g": (template, 0.0)})
     return re.sub(r'"name":"[^"]*"', "", next(iter(data.values())))
 
+
+# The scale-up results after which upstream's RunOnce returns before scale-down.
+_ENDS_LOOP = frozenset({str(ScaleUpResult.SUCCESSFUL), str(ScaleUpResult.ERROR)})
 
 _REPORTED_UNREMOVABLE = frozenset(
     str(r)
