@@ -53,7 +53,9 @@ def test_scale_up_from_pending_pods_picks_the_group_and_the_count() -> None:
 
 def test_pods_that_fit_no_group_get_aggregated_not_trigger_reasons() -> None:
     h = two_groups()
-    h.cloud.groups["spot"].target = 10  # at max
+    # At its max (0). A target raised above the group's nodes by hand would make the group unhealthy
+    # instead (clusterstate.go IsNodeGroupHealthy: no readiness, MinNodes = target > 0), so the max is 0.
+    h.cloud.groups["spot"].max = 0
     h.add_pod(pod("huge", 5000))
     result = h.run(0.0)
     assert h.cloud.calls_to("increase_size") == []
@@ -98,18 +100,31 @@ def test_increase_size_error_backs_off_and_the_next_loop_tries_another_group() -
     assert h.cloud.calls_to("increase_size")[-1] == Call("increase_size", "general", (1,))
 
 
-def test_scale_up_times_out_after_max_node_provision_time_and_is_reverted() -> None:
+def test_scale_up_times_out_keeps_the_target_and_the_size_is_fixed_a_loop_later() -> None:
+    """CA 1.31 (issue 23 item 13): clusterstate.go updateScaleRequests backs the group off on
+    ``ExpectedAddTime.Before(now)`` and drops the request, keeping the target (kubetide used to revert
+    the increase at once, as 1.36 does); the missing node still counts as upcoming (GetUpcomingNodes), and
+    static_autoscaler.go fixNodeGroupSize lowers the target once the size has been wrong for the
+    provision time (``FirstObserved.Add(maxNodeProvisionTime).Before(now)``), skipping that loop."""
     h = two_groups()
     h.add_pod(pod("p0"))
     h.run(0.0)
     assert h.cloud.groups["spot"].target == 1
+    h.run(10.0)  # the wrong size (0 nodes for a target of 1) is first observed here
     assert "ScaleUpTimedOut" not in h.reasons(h.run(900.0))
-    result = h.run(901.0)
+    result = h.run(910.0)
     timed_out = next(e for e in result.events if e.reason == "ScaleUpTimedOut")
     assert timed_out.data == {"group": "spot"}
-    assert timed_out.message == "Nodes added to group spot failed to register within 15m1s"
-    assert Call("decrease_target_size", "spot", (-1,)) in h.cloud.calls
+    assert timed_out.message == "Nodes added to group spot failed to register within 15m10s"
     assert "NodeGroupBackoff" in h.reasons(result) and result.stats.failed_scale_ups == 1
+    assert h.cloud.calls_to("decrease_target_size") == [] and h.cloud.groups["spot"].target == 1
+    assert len(h.cloud.calls_to("increase_size")) == 1  # the pod still waits on the upcoming node
+    result = h.run(920.0)
+    assert h.cloud.calls_to("decrease_target_size") == [Call("decrease_target_size", "spot", (-1,))]
+    assert result.scale_up_result == ""  # the loop that fixed a size does nothing else
+    h.run(930.0)
+    assert h.cloud.calls_to("increase_size")[-1] == Call("increase_size", "general", (1,))
+    assert len(h.cloud.calls_to("decrease_target_size")) == 1  # never twice for one timeout
 
 
 def test_long_unregistered_instance_is_deleted() -> None:
@@ -222,7 +237,12 @@ def test_restart_resumes_a_drain_from_the_taint_instead_of_forgetting_it() -> No
     assert Call("delete_nodes", "ng", ("n2",)) in h.cloud.calls
 
 
-def test_restart_adopts_scale_ups_in_flight_instead_of_repeating_them() -> None:
+def test_a_restart_without_state_counts_the_target_as_upcoming_and_the_group_as_unhealthy() -> None:
+    """CA 1.31 after a restart that forgot the request (no state ConfigMap): GetUpcomingNodes counts
+    ``target - (ready + unready + longUnregistered)`` with or without a request, so the pods wait on
+    the nodes already asked for; IsNodeGroupHealthy finds no readiness and ``MinNodes = target > 0``, so
+    the group is not scaled further (kubetide used to adopt the target as a request: the group looked
+    healthy, and its timeout reverted the target while fixNodeGroupSize lowered it again)."""
     h = two_groups()
     for i in range(5):
         h.add_pod(pod(f"p{i}"))
@@ -231,9 +251,13 @@ def test_restart_adopts_scale_ups_in_flight_instead_of_repeating_them() -> None:
     h.restart()
     result = h.run(30.0)
     assert len(h.cloud.calls_to("increase_size")) == 1, result.events
-    # ...and the adopted request still times out like the original one would.
-    result = h.run(30.0 + 901.0)
-    assert "ScaleUpTimedOut" in h.reasons(result)
+    h.add_pod(pod("more", 1800))
+    result = h.run(40.0)
+    assert h.cloud.calls_to("increase_size")[-1] == Call("increase_size", "general", (1,))
+    assert h.ca is not None and not h.ca.registry.is_node_group_healthy("spot")
+    # No request: nothing times out; the wrong size (first seen at 30s) is fixed after the provision time.
+    assert "ScaleUpTimedOut" not in h.reasons(h.run(931.0))
+    assert h.cloud.calls_to("decrease_target_size") == [Call("decrease_target_size", "spot", (-2,))]
 
 
 def test_unneeded_nodes_get_the_soft_taint_and_timers_survive_a_restart_with_a_candidate_ttl() -> None:

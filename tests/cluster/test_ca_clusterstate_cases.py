@@ -238,16 +238,22 @@ def test_scale_up_request_updates() -> None:
 
 
 def test_expired_scale_up_reverts_the_full_increase() -> None:
-    # 1.36+ behaviour: the registry decides the revert; the loop executes DecreaseTargetSize.
+    # 1.36+ behaviour (the case's "version"), kubetide's --revert-timed-out-scale-ups: the registry decides
+    # the revert; the loop executes DecreaseTargetSize. CA 1.31 (the default) keeps the target: see
+    # test_ca_autoscaler_loop.py::test_scale_up_times_out_keeps_the_target_and_the_size_is_fixed_a_loop_later.
     case = by_id("ca-expired-scaleup-reverts-full-increase")
     inp = case["input"]
+    assert inp["version"] == "1.36+"
     ng = inp["node_group"]
     cloud = RecordingCloud().with_group(ng["id"], 0, 10, ng["target"])
     nodes = [cnode(f"ng1-{i}") for i in range(ng["registered_ready"])]
     for n in nodes:
         cloud.with_node("ng1", n)
     csr = ClusterStateRegistry(
-        cloud, AutoscalingOptions(max_node_provision_time=inp["max_node_provision_time_s"])
+        cloud,
+        AutoscalingOptions(
+            max_node_provision_time=inp["max_node_provision_time_s"], revert_timed_out_scale_ups=True
+        ),
     )
     csr.register_scale_up("ng1", inp["scale_up"]["delta"], NOW - inp["scale_up"]["registered_s_ago"])
     result = csr.update_nodes(nodes, NOW)
@@ -255,6 +261,14 @@ def test_expired_scale_up_reverts_the_full_increase() -> None:
         ("ng1", case["expected"]["decrease_target_size_called_with"])
     ]
     assert ("ng1" not in csr.scale_up_requests) == case["expected"]["request_removed"]
+    # CA 1.31 (kubetide's default): the same request times out with no revert.
+    default = ClusterStateRegistry(
+        cloud, AutoscalingOptions(max_node_provision_time=inp["max_node_provision_time_s"])
+    )
+    default.register_scale_up("ng1", inp["scale_up"]["delta"], NOW - inp["scale_up"]["registered_s_ago"])
+    result = default.update_nodes(nodes, NOW)
+    assert result.reverts == () and [f.group for f in result.failed_scale_ups] == ["ng1"]
+    assert "ng1" not in default.scale_up_requests
 
 
 def test_scale_up_timeout_backs_off() -> None:

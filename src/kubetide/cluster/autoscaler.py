@@ -179,6 +179,7 @@ class StaticAutoscaler:
                 balancing_labels=tuple(o.balancing_label),
             ),
             limits=self.limits,
+            failover_to_untried_groups=o.failover_to_untried_groups,
         )
         self.drain_options = DrainOptions(
             skip_nodes_with_system_pods=o.skip_nodes_with_system_pods,
@@ -383,11 +384,7 @@ class StaticAutoscaler:
             result.error = f"failed to update cluster state: {exc}"
             return 0
         housekeeping.apply_cluster_state_update(loop, update, self.registry, self.recorder)
-        if self.first_loop:
-            adopted = self.registry.adopt_in_flight_scale_ups(now)
-            errors = self.registry.adopted_creation_errors(adopted, now)
-            housekeeping.apply_cluster_state_update(loop, errors, self.registry, self.recorder)
-            self.first_loop = False
+        self.first_loop = False
         housekeeping.remove_old_unregistered(loop, self.registry, o, self.recorder)
         if not self.registry.is_cluster_healthy():
             self.planner.unneeded = {}

@@ -90,6 +90,21 @@ class AutoscalingOptions:
         0.0,
         "kubetide: a scale-up that produced no new instance within this fails as a stockout (0: off)",
     )
+    revert_timed_out_scale_ups: bool = _f(
+        "revert-timed-out-scale-ups",
+        "bool",
+        False,
+        "kubetide: as CA 1.36, a scale-up that timed out gives its increase back at once and only groups "
+        "with a scale-up in flight and no backoff count upcoming nodes (false: CA 1.31, the target stays "
+        "until the wrong size is fixed)",
+    )
+    failover_to_untried_groups: bool = _f(
+        "failover-to-untried-groups",
+        "bool",
+        True,
+        "kubetide: a group whose scale-up timed out is not chosen again while a group not tried yet can "
+        "take the pods (false: CA's way, any group whose backoff ended)",
+    )
     delete_unregistered_foreign_instances: bool = _f(
         "delete-unregistered-foreign-instances",
         "bool",

@@ -109,6 +109,8 @@ class SkipReason(StrEnum):
     ATOMIC_EXCEEDS_CLUSTER_LIMIT = "atomic scale-up exceeds cluster node count limit"
     MAX_NODES_TOTAL = "max total nodes in cluster reached"
     FILTERED_OUT = "expansion options filtered out and no longer considered"
+    # kubetide (--failover-to-untried-groups): a silent stockout's group waits for the groups not tried.
+    TIMED_OUT_BEFORE = "timed out before, a node group not tried yet can take the pods"
 
 
 class UnremovableReason(StrEnum):

@@ -33,6 +33,7 @@ from kubetide.cluster.clusterstate.ranges import AcceptableRange, acceptable_ran
 from kubetide.cluster.clusterstate.readiness import Readiness, classify_node, unregistered_bucket
 from kubetide.cluster.clusterstate.requests import (
     SCALE_DOWN_REQUEST_TTL_S,
+    TIMEOUT_ERROR_CODES,
     RequestOutcome,
     ScaleDownRequest,
     ScaleUpRequest,
@@ -113,7 +114,6 @@ class ClusterStateRegistry:
         self._restored = False  # True once a previous process's state was read back
         self._registered_once: set[str] = set()  # instances seen with a Node (current instances only)
         self._announced_foreign: set[str] = set()  # kept foreign instances already reported
-        self._restored_failing: frozenset[str] = frozenset()  # failing instances the last process saw
         # Instances of a group when its scale-up request began (--scale-up-progress-timeout).
         self._instances_at_request: dict[str, int] = {}
         # Registered nodes of a group when its scale-up request began or last made progress.
@@ -172,15 +172,14 @@ class ClusterStateRegistry:
     ) -> None:
         self.backoff.backoff(group_id, error, now, min_duration)
 
-    def timeout_backoff_floor(self, group_id: str) -> float:
-        """kubetide: how long a group whose scale-up timed out stays backed off at least: its provision
-        time and two scan intervals. Upstream's 5m is shorter than the 15m it took to find the failure,
-        so with two silent stockouts CA returns to the first while the second, chosen at the failure, is
-        still timing out, and the two alternate before a healthy group is ever tried. With the floor, the
-        group chosen at the failure has timed out (found at most one loop after its deadline) or
-        succeeded before this one is eligible again. Below the initial backoff it changes nothing."""
-        provision = self.group_options(group_id).max_node_provision_time
-        return provision + 2 * self.options.scan_interval
+    def timed_out_before(self, group_id: str) -> bool:
+        """kubetide: the group's last failure (within ``--node-group-backoff-reset-timeout``) was a
+        scale-up that timed out: a silent stockout, found only after the provision time. The scale-up
+        prefers a group not tried yet to such a group whose backoff has ended (see
+        ``--failover-to-untried-groups``)."""
+        entry = self.backoff.entry(group_id)
+        info = entry.error_info if entry is not None else None
+        return info is not None and info.error_code in TIMEOUT_ERROR_CODES
 
     # -- the update --------------------------------------------------------------------------------
     def update_nodes(
@@ -255,7 +254,9 @@ class ClusterStateRegistry:
                 if old is None:
                     foreign = inst.out_of_service or (
                         inst.id not in self._registered_once
-                        and (first_look or gid not in self.scale_up_requests)
+                        and (
+                            first_look or (gid not in self.scale_up_requests and self._raw_upcoming(gid) <= 0)
+                        )
                     )
                     old = UnregisteredNode(inst.id, gid, self._first_seen(inst, now), foreign)
                 elif inst.out_of_service and not old.foreign:
@@ -352,7 +353,7 @@ class ClusterStateRegistry:
     def _update_scale_requests(self, now: float, loop: _Loop) -> None:
         self.backoff.remove_stale(now)
         for gid, request in list(self.scale_up_requests.items()):
-            outcome = request_outcome(request, self._raw_upcoming(gid), now)
+            outcome = request_outcome(request, self._not_provisioned(gid), now)
             if outcome is RequestOutcome.PENDING and self._no_progress(gid, request, now):
                 # kubetide: fails as a stockout would, long before --max-node-provision-time.
                 error = progress_timeout_error(request, now)
@@ -360,30 +361,34 @@ class ClusterStateRegistry:
                     f"Nodes added to group {gid} failed: {error.error_message} (--scale-up-progress-timeout)"
                 )
                 loop.events.append(ClusterEvent("Warning", EventReason.SCALE_UP_TIMED_OUT, message, gid))
-                floor = self.options.scale_up_progress_timeout + 2 * self.options.scan_interval
-                self.register_failed_scale_up(gid, error, now, floor)
+                self.register_failed_scale_up(gid, error, now)
                 loop.failures.append(FailedScaleUp(gid, error, request.increase, now))
                 loop.reverts.append(ScaleUpRevert(gid, -request.increase))
                 del self.scale_up_requests[gid]
             elif outcome is RequestOutcome.FULFILLED:
                 del self.scale_up_requests[gid]
             elif outcome is RequestOutcome.TIMED_OUT:
+                # updateScaleRequests (1.31): the group is backed off and the request dropped; the target
+                # stays (fixNodeGroupSize lowers it once the size has been wrong for the provision time)
+                # and its missing nodes still count as upcoming.
                 error = timeout_error(request, now)
                 loop.events.append(
                     ClusterEvent(
                         "Warning", EventReason.SCALE_UP_TIMED_OUT, timeout_event_message(request, now), gid
                     )
                 )
-                self.register_failed_scale_up(gid, error, now, self.timeout_backoff_floor(gid))
+                self.register_failed_scale_up(gid, error, now)
                 loop.failures.append(FailedScaleUp(gid, error, request.increase, now))
-                # 1.36+: give back the whole recorded increase, even if some of it came up.
-                loop.reverts.append(ScaleUpRevert(gid, -request.increase))
+                if self.options.revert_timed_out_scale_ups:
+                    # 1.36+: give back the whole recorded increase, even if some of it came up.
+                    loop.reverts.append(ScaleUpRevert(gid, -request.increase))
                 del self.scale_up_requests[gid]
         for gid in set(self._registered_at_request) - set(self.scale_up_requests):
             del self._registered_at_request[gid]
         for gid in set(self._instances_at_request) - set(self.scale_up_requests):
             del self._instances_at_request[gid]
-        self.scale_down_requests = [r for r in self.scale_down_requests if not r.expected_delete_time < now]
+        # Kept while ExpectedDeleteTime.After(now): dropped at the expected time itself.
+        self.scale_down_requests = [r for r in self.scale_down_requests if r.expected_delete_time > now]
 
     def _handle_creation_errors(self, now: float, loop: _Loop) -> None:
         failing: set[str] = set()
@@ -405,11 +410,21 @@ class ClusterStateRegistry:
         for gid, acceptable in self.acceptable_ranges.items():
             readiness = self.per_group_readiness.get(gid)
             if readiness is None:
-                continue
+                # Upstream skips a group with no node and no instance, so the target of an empty group
+                # whose scale-up was never delivered (a silent stockout) is never lowered and its phantom
+                # upcoming nodes hold the pending pods for ever; kubetide counts it as zero nodes.
+                if acceptable.current_target <= 0:
+                    continue
+                readiness = Readiness()
             found = incorrect_size(self.incorrect_sizes.get(gid), readiness, acceptable, now)
             if found is not None:
                 out[gid] = found
         self.incorrect_sizes = out
+
+    def forget_incorrect_size(self, gid: str) -> None:
+        """The group's target was just changed by this loop: its size is judged afresh next loop, so one
+        failure never decreases a target twice."""
+        self.incorrect_sizes.pop(gid, None)
 
     def recalculate(self) -> None:
         """After scale-ups and deletions: fresh target sizes, acceptable ranges recomputed."""
@@ -418,6 +433,8 @@ class ClusterStateRegistry:
 
     # -- queries -----------------------------------------------------------------------------------
     def _raw_upcoming(self, gid: str) -> int:
+        """``GetUpcomingNodes``' count: the target less the Ready, Unready and long-unregistered nodes
+        (NotStarted, unregistered and Deleted nodes are still to come)."""
         acceptable = self.acceptable_ranges.get(gid)
         if acceptable is None:
             return 0
@@ -426,21 +443,33 @@ class ClusterStateRegistry:
             len(r.ready) + len(r.unready) + len(r.suspended) + len(r.long_unregistered)
         )
 
+    def _not_provisioned(self, gid: str) -> int:
+        """``areThereUpcomingNodesInNodeGroup``: the target less the registered nodes that have started
+        (``getProvisionedAndTargetSizesForNodeGroup``); above 0 while a scale-up is unfulfilled."""
+        acceptable = self.acceptable_ranges.get(gid)
+        if acceptable is None:
+            return 0
+        r = self.per_group_readiness.get(gid)
+        provisioned = 0 if r is None else len(r.registered) - len(r.not_started)
+        return acceptable.current_target - provisioned
+
     def is_node_group_scaling_up(self, gid: str) -> bool:
-        return self._raw_upcoming(gid) > 0 and gid in self.scale_up_requests
+        return self._not_provisioned(gid) > 0 and gid in self.scale_up_requests
 
     def upcoming_nodes(self, now: float) -> tuple[dict[str, int], dict[str, tuple[str, ...]]]:
-        """``GetUpcomingNodes``: counts per group and the registered (NotStarted) upcoming node names.
-
-        1.36+: only groups with an open scale-up request and no backoff, so a stockout does not keep
-        phantom placeholders that would stop the next group from being tried.
-        """
+        """``GetUpcomingNodes`` (1.31): counts per group and the registered (NotStarted) upcoming node
+        names, for every group whose target is above its nodes, with or without a scale-up request and
+        backed off or not: a group whose scale-up timed out keeps its placeholders until
+        ``fixNodeGroupSize`` lowers its target."""
         counts: dict[str, int] = {}
         registered: dict[str, tuple[str, ...]] = {}
+        only_requested = self.options.revert_timed_out_scale_ups
         for gid in self.acceptable_ranges:
             n = self._raw_upcoming(gid)
-            if n <= 0 or gid not in self.scale_up_requests or self.backoff.is_backed_off(gid, now):
+            if n <= 0:
                 continue
+            if only_requested and (gid not in self.scale_up_requests or self.backoff.is_backed_off(gid, now)):
+                continue  # 1.36+ (--revert-timed-out-scale-ups): no phantom nodes of a failed scale-up
             counts[gid] = n
             registered[gid] = self.per_group_readiness.get(gid, Readiness()).not_started
         return counts, registered
@@ -526,45 +555,6 @@ class ClusterStateRegistry:
                 out[gid] = delta
         return out
 
-    def adopt_in_flight_scale_ups(self, now: float) -> dict[str, int]:
-        """kubetide (restart safety): open a scale-up request for every group whose target is above the
-        nodes it has, as a CA that just started finds them, so the new CA counts those nodes as upcoming
-        instead of asking for them again. The timeout runs from ``now``. Returns the adopted deltas."""
-        adopted = {}
-        for gid in self.acceptable_ranges:
-            upcoming = self._raw_upcoming(gid)
-            if upcoming > 0 and gid not in self.scale_up_requests:
-                # kubetide: timed from the oldest instance still on its way, when the cloud says when it
-                # was created; otherwise (nothing created: a silent stockout) from now.
-                since = [u.since for u in self.unregistered.values() if u.group == gid]
-                self.register_scale_up(gid, upcoming, min([now, *since]))
-                adopted[gid] = upcoming
-        if adopted:
-            self._update_ranges()
-        return adopted
-
-    def adopted_creation_errors(self, adopted: Mapping[str, int], now: float) -> UpdateResult:
-        """kubetide (restart safety): the creation errors of groups whose scale-up was just adopted.
-
-        The first update ran before the adoption, so it saw these groups as not scaling up and only
-        marked their failed instances as seen: a restart between a scale-up and the discovery of its
-        failure would skip the backoff. Instances the previous process had already seen failing (its
-        restored state) are not counted again."""
-        loop = _Loop()
-        for gid in sorted(adopted):
-            for failure in creation_error_groups(self._instances.get(gid, []), self._restored_failing):
-                if not failure.unseen_ids or not self.is_node_group_scaling_up(gid):
-                    continue
-                count = len(failure.unseen_ids)
-                message = scale_up_failed_message(gid, failure, count)
-                loop.events.append(ClusterEvent("Warning", EventReason.SCALE_UP_FAILED, message, gid))
-                self.register_scale_up(gid, -count, now)
-                self.register_failed_scale_up(gid, failure.error, now)
-                loop.failures.append(FailedScaleUp(gid, failure.error, count, now))
-        if loop.failures:
-            self._update_ranges()
-        return UpdateResult(tuple(loop.events), tuple(loop.reverts), tuple(loop.failures))
-
     def persisted_state(self) -> PersistedState:
         """What a restarted autoscaler must read back (see :mod:`.persisted`)."""
         return PersistedState(
@@ -585,7 +575,6 @@ class ClusterStateRegistry:
         self.unregistered.update(state.unregistered)
         self._restored = True
         self._failing = self._failing | state.failing
-        self._restored_failing = self._restored_failing | state.failing
 
     def instance_state(self, instance_id: str) -> InstanceState | None:
         """The cloud state of the instance with this id (a Node's providerID), as read this loop."""

@@ -16,6 +16,7 @@ from kubetide.cloud.instance import ErrorClass, InstanceErrorInfo
 from kubetide.cluster.goformat import go_duration
 
 __all__ = [
+    "TIMEOUT_ERROR_CODES",
     "RequestOutcome",
     "ScaleDownRequest",
     "ScaleUpRequest",
@@ -26,7 +27,11 @@ __all__ = [
     "timeout_event_message",
 ]
 
-SCALE_DOWN_REQUEST_TTL_S = 300.0  # RegisterScaleDown's expected delete time: now + 5m
+SCALE_DOWN_REQUEST_TTL_S = 300.0
+# The error codes of a scale-up that timed out: upstream's and --scale-up-progress-timeout's.
+TIMEOUT_ERROR_CODES = frozenset(
+    {"timeout", "progressTimeout"}
+)  # RegisterScaleDown's expected delete time: now + 5m
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,7 +51,8 @@ def apply_cluster_state_update(
     loop: LoopContext, update: UpdateResult, registry: ClusterStateRegistry, recorder: Recorder
 ) -> None:
     """The cluster state's own findings (§2.6, §2.7): its events, failed scale-ups (each backs its
-    group off) and the reverts of timed-out scale-ups (1.36+), executed through the cloud."""
+    group off) and the reverts of timed-out scale-ups (``--revert-timed-out-scale-ups``, 1.36+, and
+    ``--scale-up-progress-timeout``), executed through the cloud."""
     for ev in update.events:
         recorder.cluster_event(loop, ev)
     for failure in update.failed_scale_ups:
@@ -63,6 +64,7 @@ def apply_cluster_state_update(
         group = loop.groups.get(revert.group)
         if group is None or revert.delta >= 0:
             continue
+        registry.forget_incorrect_size(revert.group)  # fixNodeGroupSize must not decrease it again
         try:
             group.decrease_target_size(revert.delta)
         except CloudProviderError as exc:

@@ -9,6 +9,7 @@ so (``NotTriggerScaleUp`` reasons are computed only if the actuator ends up scal
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -22,7 +23,13 @@ from kubetide.cluster.loop.context import CA_EVENT_OBJECT, LoopContext
 from kubetide.cluster.loop.world import CAEvent
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.cluster.reasons import EventReason, ScaleUpResult, SkipReason
-from kubetide.cluster.scaleup.orchestrator import GroupState, ScaleUpPlan, ScaleUpSettings, plan_scale_up
+from kubetide.cluster.scaleup.orchestrator import (
+    ClusterCount,
+    GroupState,
+    ScaleUpPlan,
+    ScaleUpSettings,
+    plan_scale_up,
+)
 from kubetide.model.node import HOSTNAME_LABEL, NodeView
 from kubetide.model.pod import Pod
 from kubetide.model.resources import PODS, Resources
@@ -123,10 +130,47 @@ def group_states(
         zero_or_max = registry.group_options(gid).zero_or_max_node_scaling
         states.append(
             GroupState(
-                gid, g.min_size(), g.max_size(), target, templates.get(gid), unsafe, g.exist(), zero_or_max
+                gid,
+                g.min_size(),
+                g.max_size(),
+                target,
+                templates.get(gid),
+                unsafe,
+                g.exist(),
+                zero_or_max,
+                registry.timed_out_before(gid),
             )
         )
     return states
+
+
+def _cluster_count(
+    loop: LoopContext,
+    registry: ClusterStateRegistry,
+    templates: Mapping[str, NodeTemplate],
+    ready: Sequence[NodeView],
+    settings: ScaleUpSettings,
+) -> ClusterCount:
+    """What ``ScaleUp`` counts against the cluster-wide limits: ``len(nodes) + len(upcomingNodes)``
+    (ready nodes, and ``UpcomingNodes`` from every group's template) for ``--max-nodes-total``; for the
+    resource totals ``ResourcesLeft``'s usage: each group's target size times its template's capacity,
+    plus the ready nodes of no autoscaled group (scale_up/resource/manager.go ``coresMemoryTotal``)."""
+    counts, _ = registry.upcoming_nodes(loop.now)
+    upcoming = sum(n for gid, n in counts.items() if gid in templates)
+    usage: dict[str, int] = {}
+    if settings.limits is not None:
+        per_group: list[tuple[Resources, int]] = []
+        for gid, group in loop.groups.items():
+            template = templates.get(gid)
+            try:
+                target = group.target_size()
+            except CloudProviderError:
+                continue
+            if template is not None and target > 0:
+                per_group.append((template.node.capacity, target))
+        outside = Counter(n.capacity for n in ready if loop.group_of.get(n.name) is None)
+        usage = settings.limits.usage_of([*per_group, *outside.items()])
+    return ClusterCount(len(ready) + upcoming, usage)
 
 
 def decide_scale_up(
@@ -143,10 +187,9 @@ def decide_scale_up(
     now = loop.now
     if not to_help:
         return ScaleUpDecision(str(ScaleUpResult.NOT_NEEDED))
-    if (
-        options.max_nodes_total > 0
-        and sum(1 for n in loop.nodes if is_node_ready(n) and not n.unschedulable) >= options.max_nodes_total
-    ):
+    # ReadyNodeLister: Ready and schedulable (what ScaleUp is given as the cluster's nodes).
+    ready = [n for n in loop.nodes if is_node_ready(n) and not n.unschedulable]
+    if options.max_nodes_total > 0 and len(ready) >= options.max_nodes_total:
         msg = f"Max total nodes in cluster reached: {options.max_nodes_total}"
         events = [CAEvent("Warning", str(EventReason.MAX_NODES_TOTAL_REACHED), CA_EVENT_OBJECT, msg)]
         for p in to_help:
@@ -164,7 +207,8 @@ def decide_scale_up(
         return ScaleUpDecision(str(ScaleUpResult.IN_COOLDOWN), disables_scale_down=True)
     groups = group_states(loop, registry, templates)
     ctx = ExpansionContext(now=now, cluster_node_count=len(loop.nodes))
-    plan = plan_scale_up(to_help, groups, snapshot_nodes, settings, strategy, ctx)
+    cluster = _cluster_count(loop, registry, templates, ready, settings)
+    plan = plan_scale_up(to_help, groups, snapshot_nodes, settings, strategy, ctx, cluster)
     return ScaleUpDecision(
         str(plan.result), plan, pods=tuple(to_help), groups=tuple(groups), expander_trace=tuple(ctx.trace)
     )

@@ -1,8 +1,9 @@
 """How many new nodes the cluster-wide limits allow (CA spec §6.5, §6.7).
 
-``--cores-total`` / ``--memory-total`` (and GPU totals) bound the cluster's summed node *capacity*;
-``--max-nodes-total`` bounds the node count, counting every snapshot node including upcoming
-placeholders and nodes in no group. A scale-up is cut to the largest count that fits every limit:
+``--cores-total`` / ``--memory-total`` (and GPU totals) bound the cluster's summed node *capacity*: for
+scale-up, as upstream's ``ResourcesLeft`` counts it, each group's target size times its template plus
+the ready nodes of no autoscaled group; ``--max-nodes-total`` bounds the ready nodes plus the upcoming
+ones. A scale-up is cut to the largest count that fits every limit:
 ``min over exceeded resources of floor(left / per node)``. Scale-down uses the minimums instead.
 """
 
@@ -87,10 +88,14 @@ class ResourceLimits:
         return cls(lo, hi)
 
     def usage(self, nodes: Iterable[NodeView]) -> dict[str, int]:
+        # A node counts for its capacity alone, and most nodes share a few capacities.
+        return self.usage_of(Counter(n.capacity for n in nodes).items())
+
+    def usage_of(self, capacities: Iterable[tuple[Resources, int]]) -> dict[str, int]:
+        """The usage of ``count`` nodes of each ``capacity``."""
         total: dict[str, int] = {}
         extras = [r for r in self.maximum if r not in (CORES, MEMORY)]
-        # A node counts for its capacity alone, and most nodes share a few capacities.
-        for capacity, count in Counter(n.capacity for n in nodes).items():
+        for capacity, count in capacities:
             for r, v in _counted(capacity, extras).items():
                 total[r] = total.get(r, 0) + count * v
         return total

@@ -33,9 +33,11 @@ from kubetide.scheduling.limiter import (
 from kubetide.scheduling.snapshot import ClusterSnapshot
 
 __all__ = [
+    "ClusterCount",
     "GroupState",
     "ScaleUpPlan",
     "ScaleUpSettings",
+    "cluster_count",
     "expansion_options",
     "finish_scale_up",
     "plan_scale_up",
@@ -54,6 +56,17 @@ class GroupState:
     unsafe: SkipReason | None = None
     exists: bool = True
     zero_or_max: bool = False  # ZeroOrMaxNodeScaling: the group is either empty or full
+    timed_out: bool = False  # kubetide: its last failure was a scale-up that timed out
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterCount:
+    """What the cluster-wide limits count (``ScaleUp``): ``nodes`` is ``len(nodes) + len(upcomingNodes)``,
+    the ready nodes and the upcoming ones; ``usage`` what ``ResourcesLeft`` subtracts from the maximums
+    (each group's target size times its template, and the nodes of no autoscaled group)."""
+
+    nodes: int
+    usage: Mapping[str, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +76,7 @@ class ScaleUpSettings:
     balance_similar_node_groups: bool = False
     similarity: SimilarityRules = field(default_factory=SimilarityRules)
     limits: ResourceLimits | None = None
+    failover_to_untried_groups: bool = False  # kubetide's flag (the loop sets it; CA's way by default)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,9 +110,7 @@ def _estimation_node(template: NodeTemplate) -> NodeView:
     )
 
 
-def _skip_reasons(
-    group: GroupState, nodes: Sequence[NodeView], settings: ScaleUpSettings, usage: Mapping[str, int]
-) -> tuple[str, ...]:
+def _skip_reasons(group: GroupState, cluster: ClusterCount, settings: ScaleUpSettings) -> tuple[str, ...]:
     """Why ``group`` cannot grow now (empty: it can), in CA's order and wording."""
     if group.unsafe is not None:
         return (group.unsafe,)
@@ -109,10 +121,10 @@ def _skip_reasons(
     count = 1
     if group.zero_or_max:
         count = group.max_size - group.target
-        if settings.max_nodes_total > 0 and len(nodes) + count > settings.max_nodes_total:
+        if settings.max_nodes_total > 0 and cluster.nodes + count > settings.max_nodes_total:
             return (SkipReason.ATOMIC_EXCEEDS_CLUSTER_LIMIT,)
     if settings.limits is not None:
-        check = settings.limits.check_quota(usage, node_resources(group.template.node), count)
+        check = settings.limits.check_quota(cluster.usage, node_resources(group.template.node), count)
         if check.exceeded and check.allowed < 1:
             return (check.message,)
     return ()
@@ -142,18 +154,25 @@ def _similar_groups(
     return tuple(out)
 
 
+def cluster_count(nodes: Sequence[NodeView], settings: ScaleUpSettings) -> ClusterCount:
+    """The count of a list of nodes (callers that have no cluster state: every node counts)."""
+    return ClusterCount(len(nodes), settings.limits.usage(nodes) if settings.limits is not None else {})
+
+
 def expansion_options(
     pods: Sequence[Pod],
     groups: Sequence[GroupState],
     snapshot_nodes: Sequence[NodeView],
     settings: ScaleUpSettings,
+    cluster: ClusterCount | None = None,
 ) -> tuple[list[Option], dict[str, tuple[str, ...]]]:
     """One option per group that can grow and helps at least one pod, and the skip reasons of the rest."""
-    usage = settings.limits.usage(snapshot_nodes) if settings.limits is not None else {}
+    if cluster is None:
+        cluster = cluster_count(snapshot_nodes, settings)
     skipped: dict[str, tuple[str, ...]] = {}
     valid = []
     for g in groups:
-        reasons = _skip_reasons(g, snapshot_nodes, settings, usage)
+        reasons = _skip_reasons(g, cluster, settings)
         if reasons:
             skipped[g.id] = reasons
         else:
@@ -169,7 +188,7 @@ def expansion_options(
             [
                 StaticThreshold(settings.max_nodes_per_scaleup, 0.0),
                 NodeGroupCapacityThreshold(room),
-                ClusterCapacityThreshold(settings.max_nodes_total, len(snapshot_nodes)),
+                ClusterCapacityThreshold(settings.max_nodes_total, cluster.nodes),
             ]
         )
         est = estimate(ClusterSnapshot(), _estimation_node(g.template), list(pods), limiter)
@@ -189,12 +208,15 @@ def finish_scale_up(
     snapshot_nodes: Sequence[NodeView],
     settings: ScaleUpSettings,
     skipped: Mapping[str, tuple[str, ...]] | None = None,
+    cluster: ClusterCount | None = None,
 ) -> ScaleUpPlan:
     """Caps and balancing after the expander chose ``best`` (CA spec §6.1 steps 9, 10 and 12)."""
+    if cluster is None:
+        cluster = cluster_count(snapshot_nodes, settings)
     skipped = dict(skipped or {})
     by_id = {g.id: g for g in groups}
     events: list[ClusterEvent] = []
-    new_nodes, capped = cap_by_max_nodes_total(best.node_count, len(snapshot_nodes), settings.max_nodes_total)
+    new_nodes, capped = cap_by_max_nodes_total(best.node_count, cluster.nodes, settings.max_nodes_total)
     if capped:
         events.append(
             ClusterEvent(
@@ -208,7 +230,7 @@ def finish_scale_up(
             ScaleUpResult.ERROR, (), (), skipped, tuple(events), "max node total count already reached"
         )
     main = by_id[best.group]
-    usage = settings.limits.usage(snapshot_nodes) if settings.limits is not None else {}
+    usage = dict(cluster.usage)
 
     def per_node(g: GroupState) -> dict[str, int]:
         assert g.template is not None
@@ -240,6 +262,22 @@ def finish_scale_up(
     return ScaleUpPlan(ScaleUpResult.SUCCESSFUL, tuple(infos), best.pods, skipped, tuple(events))
 
 
+def _untried_first(
+    options: list[Option], groups: Sequence[GroupState], skipped: dict[str, tuple[str, ...]]
+) -> list[Option]:
+    """kubetide (``--failover-to-untried-groups``): while a group not tried yet can take some of the
+    pods, groups whose last scale-up timed out (silent stockouts, their backoff over) are left out, so
+    failover walks every stuck group once before it returns to the first."""
+    by_id = {g.id: g for g in groups}
+    fresh = [o for o in options if not by_id[o.group].timed_out]
+    if not fresh or len(fresh) == len(options):
+        return options
+    for o in options:
+        if by_id[o.group].timed_out:
+            skipped[o.group] = (SkipReason.TIMED_OUT_BEFORE,)
+    return fresh
+
+
 def plan_scale_up(
     pods: Sequence[Pod],
     groups: Sequence[GroupState],
@@ -247,10 +285,16 @@ def plan_scale_up(
     settings: ScaleUpSettings,
     strategy: ChainStrategy,
     ctx: ExpansionContext,
+    cluster: ClusterCount | None = None,
 ) -> ScaleUpPlan:
+    """``ScaleUp``: ``cluster`` is what the cluster-wide limits count (default: ``snapshot_nodes``)."""
     if not pods:
         return ScaleUpPlan(ScaleUpResult.NOT_NEEDED)
-    options, skipped = expansion_options(pods, groups, snapshot_nodes, settings)
+    if cluster is None:
+        cluster = cluster_count(snapshot_nodes, settings)
+    options, skipped = expansion_options(pods, groups, snapshot_nodes, settings, cluster)
+    if settings.failover_to_untried_groups:
+        options = _untried_first(options, groups, skipped)
     if not options:
         return ScaleUpPlan(ScaleUpResult.NO_OPTIONS_AVAILABLE, skipped=skipped)
     best = strategy.best_option(options, ctx)
@@ -260,7 +304,7 @@ def plan_scale_up(
             skipped={**skipped, **{o.group: (SkipReason.FILTERED_OUT,) for o in options}},
             events=tuple(ctx.events),
         )
-    plan = finish_scale_up(best, groups, snapshot_nodes, settings, skipped)
+    plan = finish_scale_up(best, groups, snapshot_nodes, settings, skipped, cluster)
     return ScaleUpPlan(
         plan.result,
         plan.infos,
