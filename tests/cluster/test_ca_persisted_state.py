@@ -7,6 +7,7 @@ from ca_loop_harness import Harness, node, pod, template
 from kubetide.cloud.fake import RecordingCloud
 from kubetide.cloud.instance import ErrorClass, Instance, InstanceErrorInfo, InstanceState, InstanceStatus
 from kubetide.cluster.backoff import BackoffEntry
+from kubetide.cluster.clusterstate.incorrect import IncorrectSize
 from kubetide.cluster.clusterstate.persisted import (
     STATE_CONFIG_MAP,
     STATE_KEY,
@@ -25,6 +26,7 @@ def test_the_state_round_trips_through_the_config_map_data() -> None:
         {"spot": BackoffEntry(300.0, 1210.5, 910.5, InstanceErrorInfo(ErrorClass.Other, "timeout", "m"))},
         {"i-1": UnregisteredNode("i-1", "spot", 12.0)},
         frozenset({"i-2"}),
+        {"spot": IncorrectSize(0, 3, 20.0)},
     )
     data = encode_state(state)
     assert set(data) == {STATE_KEY}

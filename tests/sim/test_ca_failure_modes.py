@@ -120,8 +120,48 @@ def test_two_silent_stockouts_do_not_alternate_before_the_healthy_group() -> Non
     order = [e.data["group"] for e in scale_ups(sim)]
     assert order[:3] == ["spot-a", "spot-b", "general"], order
     healthy = next(e for e in scale_ups(sim) if e.data["group"] == "general")
-    assert healthy.t <= 2 * 900 + 60  # two provision timeouts, then the healthy group at once
+    # Two provision timeouts, then the healthy group within a few loops. Per stuck group, CA 1.31 spends
+    # the loop that times it out (its missing node still counts as upcoming: GetUpcomingNodes) and the
+    # loop that fixes its size (fixNodeGroupSize, which skips the rest of the loop) before the next one.
+    assert healthy.t <= 2 * 900 + 9 * 10
     assert result.summary.pods.unschedulable_at_end == 0
+
+
+def test_three_silent_stockouts_fail_over_to_the_healthy_group_trying_each_once() -> None:
+    """Issue 26: three silently stocked-out groups preferred (priority expander) over a healthy one.
+    CA 1.31 backs a timed-out group off for 5m (utils/backoff/exponential_backoff.go), which ends before
+    the next stuck group has timed out, so it chose the first again and pods waited about an hour.
+    kubetide (--failover-to-untried-groups) does not choose a group that timed out while a group not
+    tried yet can take the pods: the healthy group is reached after three provision timeouts plus a
+    few loops, and each stuck group is tried once."""
+    general = {"name": "general", "instanceType": "m5.large", "minSize": 1, "maxSize": 10, "initialSize": 1}
+    groups = [stocked_out("spot-a"), stocked_out("spot-b"), stocked_out("spot-c"), general]
+    objects = [web(6), priorities("40:\n  - spot-a\n30:\n  - spot-b\n20:\n  - spot-c\n1:\n  - general\n")]
+    sim = Simulation(load(scenario(groups, objects, duration="2h", expander="priority")))
+    result = sim.run()
+    ups = scale_ups(sim)
+    order = [e.data["group"] for e in ups]
+    assert order[:4] == ["spot-a", "spot-b", "spot-c", "general"], order
+    healthy = next(e for e in ups if e.data["group"] == "general")
+    assert healthy.t <= 3 * 900 + 14 * 10
+    before = [e.data["group"] for e in ups if e.t < healthy.t]
+    assert sorted(before) == ["spot-a", "spot-b", "spot-c"]  # no stuck group chosen twice
+    assert result.summary.pods.unschedulable_at_end == 0
+
+
+def test_ca_failover_alternates_between_stuck_groups_without_the_flag() -> None:
+    """--failover-to-untried-groups=false is CA 1.31's way: a timed-out group whose 5m backoff has
+    ended is chosen again by the priority expander before the groups not tried yet."""
+    general = {"name": "general", "instanceType": "m5.large", "minSize": 1, "maxSize": 10, "initialSize": 1}
+    groups = [stocked_out("spot-a"), stocked_out("spot-b"), stocked_out("spot-c"), general]
+    objects = [web(6), priorities("40:\n  - spot-a\n30:\n  - spot-b\n20:\n  - spot-c\n1:\n  - general\n")]
+    data = scenario(
+        groups, objects, duration="1h", expander="priority", **{"failover-to-untried-groups": False}
+    )
+    sim = Simulation(load(data))
+    sim.run()
+    order = [e.data["group"] for e in scale_ups(sim)]
+    assert order[:3] == ["spot-a", "spot-b", "spot-a"], order
 
 
 def test_a_second_scale_up_of_a_stuck_group_keeps_its_provision_clock() -> None:
@@ -215,6 +255,8 @@ def test_an_autoscaler_restarted_every_few_minutes_still_fails_over_from_a_silen
     (timed_out, *_) = ca_events(sim, "ScaleUpTimedOut")
     assert timed_out.t - first.t <= 900 + 20
     failover = next(e for e in scale_ups(sim) if e.data["group"] == "general")
+    # The timeout loop, the loop that fixes the size (its first observation is in the state ConfigMap
+    # too, or each restart would start it afresh), then the next group.
     assert failover.t - timed_out.t <= 20
     assert result.summary.pods.unschedulable_at_end == 0
 

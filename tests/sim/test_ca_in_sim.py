@@ -74,7 +74,7 @@ def test_disabled_cluster_autoscaler_does_not_run() -> None:
     assert sim.cloud.target_sizes()["general"] == 1
 
 
-def test_silent_stockout_times_out_reverts_and_fails_over() -> None:
+def test_silent_stockout_times_out_backs_off_and_fails_over() -> None:
     data = scenario()
     data["spec"]["duration"] = "40m"
     data["spec"]["nodeGroups"].append(
@@ -102,11 +102,16 @@ def test_silent_stockout_times_out_reverts_and_fails_over() -> None:
     (timed_out,) = ca_events(sim, "ScaleUpTimedOut")
     assert 900 < timed_out.t - first.t <= 920 and timed_out.data == {"group": "spot"}
     backoff = next(e for e in ca_events(sim, "NodeGroupBackoff") if e.t == timed_out.t)
-    # kubetide: at least the provision time and two scan intervals (CA: 5m), so stockouts do not alternate.
-    assert backoff.data["until"] == timed_out.t + 900 + 20
+    # CA 1.31: --initial-node-group-backoff-duration (exponential_backoff.go Backoff). kubetide's floor
+    # (provision time plus two scan intervals) gave way to --failover-to-untried-groups.
+    assert backoff.data["until"] == timed_out.t + 300
+    # static_autoscaler.go: the timeout loop keeps the target (the node still counts as upcoming), the
+    # next loop's fixNodeGroupSize lowers it and skips the loop, the one after scales the next group.
+    (fixed,) = ca_events(sim, "FixNodeGroupSize")
+    assert fixed.t - timed_out.t == 10
     failover = next(e for e in ca_events(sim, "ScaledUpGroup") if e.t >= timed_out.t)
-    assert failover.data["group"] == "general" and failover.t - timed_out.t <= 10
-    assert sim.cloud.target_sizes()["spot"] == 0  # the whole increase was given back
+    assert failover.data["group"] == "general" and failover.t - timed_out.t <= 20
+    assert sim.cloud.target_sizes()["spot"] == 0  # fixed down to the nodes it has
 
 
 def test_balance_similar_node_groups_balances_the_simulated_providers_groups() -> None:

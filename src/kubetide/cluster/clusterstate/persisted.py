@@ -2,9 +2,9 @@
 owns (kubetide; upstream keeps it in memory only).
 
 Upstream forgets, when it restarts, when each scale-up was requested, which groups are backed off and
-since when each instance has been unregistered: a CA restarted every few minutes (OOM-killed, evicted)
-then never times a scale-up out, never fails over from a silent stockout and never removes an
-unregistered machine, and a restart between a scale-up and the discovery of its failure skips the
+since when each instance has been unregistered and since when a group's size is wrong: a CA restarted
+every few minutes (OOM-killed, evicted) then never times a scale-up out, never fixes a size the cloud
+did not deliver, never fails over from a silent stockout and never removes an unregistered machine, and a restart between a scale-up and the discovery of its failure skips the
 backoff. kubetide writes this state each loop it changes (``kubetide-cluster-autoscaler-state`` in
 ``--namespace``, key ``state``, JSON) and reads it at start. Encoding and decoding only; the driver
 writes it through its port.
@@ -19,6 +19,7 @@ from typing import Any
 
 from kubetide.cloud.instance import ErrorClass, InstanceErrorInfo
 from kubetide.cluster.backoff import BackoffEntry
+from kubetide.cluster.clusterstate.incorrect import IncorrectSize
 from kubetide.cluster.clusterstate.requests import ScaleUpRequest
 from kubetide.cluster.clusterstate.unregistered import UnregisteredNode
 
@@ -36,6 +37,8 @@ class PersistedState:
     backoff: Mapping[str, BackoffEntry] = field(default_factory=dict)
     unregistered: Mapping[str, UnregisteredNode] = field(default_factory=dict)
     failing: frozenset[str] = frozenset()
+    # Groups whose size is wrong and since when: fixNodeGroupSize waits the provision time from it.
+    incorrect: Mapping[str, IncorrectSize] = field(default_factory=dict)
 
 
 def _error(e: InstanceErrorInfo | None) -> dict[str, Any] | None:
@@ -71,6 +74,11 @@ def encode_state(state: PersistedState) -> dict[str, str]:
         },
         "failing": sorted(state.failing),
     }
+    if state.incorrect:
+        doc["incorrectSizes"] = {
+            gid: {"current": i.current_size, "expected": i.expected_size, "since": i.first_observed}
+            for gid, i in state.incorrect.items()
+        }
     return {STATE_KEY: json.dumps(doc, sort_keys=True, separators=(",", ":"))}
 
 
@@ -102,6 +110,10 @@ def decode_state(data: Mapping[str, str] | None) -> PersistedState | None:
             for iid, u in doc.get("unregistered", {}).items()
         }
         failing = frozenset(str(i) for i in doc.get("failing", []))
+        incorrect = {
+            gid: IncorrectSize(int(i["current"]), int(i["expected"]), float(i["since"]))
+            for gid, i in doc.get("incorrectSizes", {}).items()
+        }
     except (ValueError, TypeError, KeyError, AttributeError):
         return None
-    return PersistedState(scale_ups, registered, backoff, unregistered, failing)
+    return PersistedState(scale_ups, registered, backoff, unregistered, failing, incorrect)

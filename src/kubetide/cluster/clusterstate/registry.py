@@ -563,6 +563,7 @@ class ClusterStateRegistry:
             self.backoff.entries(),
             dict(self.unregistered),
             self._failing,
+            dict(self.incorrect_sizes),
         )
 
     def restore(self, state: PersistedState) -> None:
@@ -573,6 +574,7 @@ class ClusterStateRegistry:
         for gid, entry in state.backoff.items():
             self.backoff.restore(gid, entry)
         self.unregistered.update(state.unregistered)
+        self.incorrect_sizes.update(state.incorrect)
         self._restored = True
         self._failing = self._failing | state.failing
 
