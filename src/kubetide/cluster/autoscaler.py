@@ -19,17 +19,16 @@ Where kubetide deliberately differs, it is to fix what users hit (``notes/ecosys
 
 * **restart safety.** Everything a restarted CA must not forget is read back from the cluster: a node
   being deleted keeps its ``ToBeDeletedByClusterAutoscaler`` taint and the new CA resumes its drain
-  (upstream strips those taints at start), and scale-ups in flight are re-adopted from the cloud (a
-  target above the nodes that exist becomes an open scale-up request at the first loop), so the new CA
-  does not add the same nodes a second time; the cluster state's clocks (scale-up requests, backoff,
-  unregistered first-seen times) are written to a state ConfigMap and read back at start;
-* **fast failover.** Instance creation errors (stockouts) back the group off at once (§2.7) and its
-  phantom upcoming nodes stop counting (1.36+), so the next loop picks another group;
+  (upstream strips those taints at start); the cluster state's clocks (scale-up requests, backoff,
+  unregistered first-seen times, wrong group sizes) are written to a state ConfigMap and read back at
+  start. Without it the new CA is CA 1.31 after a restart: a target above the nodes counts as upcoming;
+* **fast failover.** Instance creation errors (stockouts) back the group off at once (§2.7); a group
+  whose scale-up timed out is not chosen again while a group not tried yet can take the pods
+  (``--failover-to-untried-groups``), and an empty group's undelivered target is fixed like any other;
 * **template drift.** A group's claimed template is compared with its real nodes and every difference
   is reported once (``NodeTemplateMismatch``); real nodes win, and are cached for scale-from-zero;
 * **failure modes of issue 8** (the README's table lists each): Nodes without providerID matched by
-  address, drains re-checked before evicting, a timed-out group backed off past the next group's
-  timeout, a stuck group's provision clock kept, failed deletions backed off, and
+  address, drains re-checked before evicting, a stuck group's provision clock kept, failed deletions backed off, and
   ``--scale-up-progress-timeout``.
 
 Simplifications: drains are not delayed by ``--node-delete-delay-after-taint`` (evictions start in the

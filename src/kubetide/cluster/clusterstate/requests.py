@@ -2,9 +2,10 @@
 
 A request remembers how many nodes were asked for and by when they must register
 (``--max-node-provision-time``). A new positive delta restarts the clock; a negative one (instances
-that failed) shrinks the request without restarting it. Each loop a request succeeds once the group
-has no upcoming nodes, or times out: the group is backed off and (1.36+) the whole recorded increase is
-reverted with ``DecreaseTargetSize`` so a stockout does not leave phantom capacity behind.
+that failed) shrinks the request without restarting it. Each loop a request succeeds once the group's target has
+no node left to start (registered less NotStarted), or times out: the group is backed off and the
+request dropped, the target kept (CA 1.31; ``--revert-timed-out-scale-ups`` gives the increase back at
+once, as 1.36 does).
 """
 
 from __future__ import annotations
