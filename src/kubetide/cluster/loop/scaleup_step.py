@@ -19,6 +19,7 @@ from kubetide.cloud.instance import CloudProviderError, NodeTemplate
 from kubetide.cluster.clusterstate.readiness import is_node_ready
 from kubetide.cluster.clusterstate.registry import ClusterStateRegistry
 from kubetide.cluster.expander import ChainStrategy, ExpanderStep, ExpansionContext
+from kubetide.cluster.gpu import GPU_RESOURCE
 from kubetide.cluster.loop.context import CA_EVENT_OBJECT, LoopContext
 from kubetide.cluster.loop.world import CAEvent
 from kubetide.cluster.options import AutoscalingOptions
@@ -49,6 +50,7 @@ __all__ = [
 ]
 
 UNSCHEDULABLE_POD_TIME_BUFFER_S = 2.0
+UNSCHEDULABLE_POD_WITH_GPU_TIME_BUFFER_S = 30.0
 UPCOMING_ANNOTATION = "cluster-autoscaler.k8s.io/upcoming-node"
 
 
@@ -108,9 +110,23 @@ def _minus_priority(pod: Pod) -> int:
     return -pod.priority
 
 
+def _created(pod: Pod) -> float:
+    """A pod's creation time; one without is as old as can be (Go's zero time)."""
+    return pod.creation_time if pod.creation_time is not None else float("-inf")
+
+
+def _requests_gpu(pod: Pod) -> bool:
+    """``gpu.PodRequestsGpu``: a container (not an init container) names ``nvidia.com/gpu``."""
+    return any(GPU_RESOURCE in c.requests for c in pod.containers)
+
+
 def _all_pods_new(pods: Sequence[Pod], now: float) -> bool:
-    oldest = min((p.creation_time for p in pods if p.creation_time is not None), default=None)
-    return oldest is not None and now - oldest < UNSCHEDULABLE_POD_TIME_BUFFER_S
+    """``allPodsAreNew``: the oldest pod is under 2s old, or the oldest pod asking for GPUs under 30s
+    (``GetOldestCreateTimeWithGpu`` starts from the present, so only GPU pods count there)."""
+    if min(map(_created, pods)) + UNSCHEDULABLE_POD_TIME_BUFFER_S > now:
+        return True
+    gpu = [_created(p) for p in pods if _requests_gpu(p)]
+    return bool(gpu) and min([now, *gpu]) + UNSCHEDULABLE_POD_WITH_GPU_TIME_BUFFER_S > now
 
 
 def group_states(

@@ -18,6 +18,7 @@ from kubetide.cluster.clusterstate.registry import ClusterStateRegistry
 from kubetide.cluster.loop.context import LoopContext
 from kubetide.cluster.loop.scaleup_step import estimation_node, filter_out_schedulable
 from kubetide.cluster.options import AutoscalingOptions
+from kubetide.model.hpa import parse_go_duration
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
 from kubetide.scheduling.hinting import HintingSimulator
@@ -83,5 +84,21 @@ def build_snapshot(
     ]
     to_help = filter_out_schedulable(simulator, snapshot, pending)
     delay = options.new_pod_scale_up_delay
-    to_help = [p for p in to_help if p.creation_time is None or now - p.creation_time > delay]
+    to_help = [p for p in to_help if p.creation_time is None or now - p.creation_time > _delay(p, delay)]
     return LoopSnapshot(snapshot, tuple(all_nodes), tuple(placeholders), tuple(to_help))
+
+
+POD_SCALE_UP_DELAY_ANNOTATION = "cluster-autoscaler.kubernetes.io/pod-scale-up-delay"
+
+
+def _delay(pod: Pod, default: float) -> float:
+    """``filterOutYoungPods``: a pod's ``pod-scale-up-delay`` annotation, when it parses and is not
+    below ``--new-pod-scale-up-delay`` (upstream logs the other cases and keeps the flag's delay)."""
+    text = pod.annotations.get(POD_SCALE_UP_DELAY_ANNOTATION) if pod.annotations else None
+    if text is None:
+        return default
+    try:
+        value = parse_go_duration(text)
+    except ValueError:
+        return default
+    return value if value >= default else default
