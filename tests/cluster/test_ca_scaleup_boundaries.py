@@ -401,3 +401,21 @@ def test_pods_asking_for_gpus_wait_thirty_seconds(age: float, new: bool) -> None
     h.add_pod(gpu)
     result = h.run(age)
     assert (result.scale_up_result == "InCooldown") is new
+
+
+# -- --enforce-node-group-min-size ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("max_total", "raised_by"), [(0, 3), (5, 3), (4, 2), (2, 0)])
+def test_min_size_enforcement_is_capped_against_the_groups_target(max_total: int, raised_by: int) -> None:
+    """orchestrator.go ScaleUpToNodeGroupMinSize: ``GetCappedNewNodeCount(newNodeCount, targetSize)``,
+    i.e. ``newNodeCount + targetSize > MaxNodesTotal`` caps to ``MaxNodesTotal - targetSize`` (the group's
+    own target, not the cluster's nodes), and below 1 nothing is done. Group: target 2, min 5."""
+    cloud = RecordingCloud().with_group("g", 5, 10, target=2, template=template("g"))
+    flags: dict[str, object] = {"enforce-node-group-min-size": True, "max-nodes-total": max_total}
+    h = Harness(cloud, AutoscalingOptions.from_flags(flags))
+    for i in range(2):
+        h.add_node(node(f"g-{i}", "g"), "g")
+        h.add_pod(pod(f"busy-{i}", 1800, node_name=f"g-{i}"))
+    h.run(0.0)
+    assert [c.args[0] for c in h.cloud.calls_to("increase_size")] == ([raised_by] if raised_by else [])

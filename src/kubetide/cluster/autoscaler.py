@@ -473,8 +473,10 @@ class StaticAutoscaler:
                 self.times = replace(self.times, last_scale_down_fail=now)
         self._report_unremovable(loop)
         self._back_off_failed_deletions(loop)
-        if o.enforce_node_group_min_size:
-            housekeeping.enforce_min_sizes(loop, self.registry, o, self.recorder)
+        if o.enforce_node_group_min_size and housekeeping.enforce_min_sizes(
+            loop, self.registry, o, self.recorder
+        ):
+            self.times = replace(self.times, last_scale_up=now)  # postScaleUp: lastScaleUpTime
         return len(to_help)
 
     def _report_unremovable(self, loop: LoopContext) -> None:

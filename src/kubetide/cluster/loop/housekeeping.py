@@ -277,28 +277,29 @@ def fix_node_group_sizes(loop: LoopContext, registry: ClusterStateRegistry, reco
 
 def enforce_min_sizes(
     loop: LoopContext, registry: ClusterStateRegistry, options: AutoscalingOptions, recorder: Recorder
-) -> None:
-    """``--enforce-node-group-min-size``: raise groups below their min size (unhealthy and backed-off
-    groups are skipped; ``--max-nodes-total`` caps the total)."""
-    room = options.max_nodes_total - len(loop.nodes) if options.max_nodes_total > 0 else None
+) -> bool:
+    """``--enforce-node-group-min-size`` (``ScaleUpToNodeGroupMinSize``): raise groups below their min
+    size (unhealthy and backed-off groups are skipped). ``--max-nodes-total`` caps each group as
+    upstream's ``GetCappedNewNodeCount(newNodeCount, targetSize)`` does: against the group's own target.
+    True when a group was raised (the loop's last scale-up time)."""
+    raised = False
     for gid, group in sorted(loop.groups.items()):
-        if not registry.is_safe_to_scale_up(gid, loop.now):
-            continue
         try:
             target = group.target_size()
         except CloudProviderError:
             continue
+        if target >= group.min_size() or not registry.is_safe_to_scale_up(gid, loop.now):
+            continue
         delta = group.min_size() - target
-        if room is not None:
-            delta = min(delta, room)
-        if delta <= 0:
+        if options.max_nodes_total > 0 and delta + target > options.max_nodes_total:
+            delta = options.max_nodes_total - target
+        if delta < 1:
             continue
         try:
             group.increase_size(delta)
         except CloudProviderError:
-            continue
-        if room is not None:
-            room -= delta
+            break  # ExecuteScaleUps stops at the first failure
+        raised = True
         registry.register_scale_up(gid, delta, loop.now)
         loop.result.stats.scale_ups += 1
         loop.result.stats.nodes_added += delta
@@ -313,3 +314,6 @@ def enforce_min_sizes(
                 {"group": gid, "from": target, "to": target + delta},
             ),
         )
+    if raised:
+        registry.recalculate()
+    return raised
