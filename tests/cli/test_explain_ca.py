@@ -29,7 +29,9 @@ def test_a_failover_loop_says_which_group_was_skipped_and_which_expander_chose()
         "expander priority: kept on-demand (priority 10)" in out and "chosen: group on-demand 2 -> 3" in out
     )
     assert "triggered scale-up on-demand 2->3 (max: 8)" in out
-    assert "spot-5: kept: RecentlyUnremovable" in out
+    # The loop that scaled up ends before scale-down (static_autoscaler.go RunOnce, postScaleUp: "No
+    # scale down in this iteration"), so no node is evaluated in it (issue 23 item 9).
+    assert "Scale-down: InCooldown" in out and "spot-5: not evaluated this loop" in out
 
 
 def test_json_and_filters() -> None:
@@ -43,7 +45,9 @@ def test_json_and_filters() -> None:
     ]
     assert doc["scaleUp"]["chosen"] == [{"group": "on-demand", "from": 2, "to": 3}]
     assert [n["node"] for n in doc["scaleDown"]["nodes"]] == ["spot-1"]
-    assert doc["scaleDown"]["nodes"][0]["unremovableReason"] == "NotUnderutilized"
+    # Not evaluated: the loop scaled up and ended before scale-down (static_autoscaler.go RunOnce).
+    assert doc["scaleDown"]["result"] == "InCooldown"
+    assert doc["scaleDown"]["nodes"][0]["unremovableReason"] is None
     pods = doc["pods"]
     assert pods and all(p["triggeredScaleUp"] == "on-demand 2->3 (max: 8)" for p in pods)
 
