@@ -82,28 +82,27 @@ def test_similar_pods_of_a_controller_are_not_tried_again() -> None:
     assert HintingSimulator().try_schedule(snap, [big, same_spec, other]) == [other]
 
 
+def _added_per_loop(nodes: int, loops: int) -> list[int]:
+    """The nodes each loop adds on the benchmark world of ``nodes`` nodes (nodes never arrive)."""
+    world, cloud = ca.world(nodes)
+    autoscaler = StaticAutoscaler(cloud, _NoWrites(), AutoscalingOptions(), start_time=ca.NOW - 3600)
+    added = []
+    for k in range(loops):
+        autoscaler.run_once(world, ca.NOW + 10.0 * k)
+        added.append(_increases(cloud))
+    return added
+
+
 def test_upcoming_nodes_hold_the_pods_that_triggered_them_loop_after_loop() -> None:
     """Issue 23 item 4, scaled down: the benchmark world at 200 nodes (kubetide added 19, then 1, then 1).
     CA adds the estimate once; its upcoming nodes (``GetUpcomingNodes`` placeholders) take every pod."""
-    world, cloud = ca.world(200)
-    autoscaler = StaticAutoscaler(cloud, _NoWrites(), AutoscalingOptions(), start_time=ca.NOW - 3600)
-    added = []
-    for k in range(8):
-        autoscaler.run_once(world, ca.NOW + 10.0 * k)
-        added.append(_increases(cloud))
-    assert added == [19, 0, 0, 0, 0, 0, 0, 0]
+    assert _added_per_loop(200, 8) == [19, 0, 0, 0, 0, 0, 0, 0]
 
 
 def test_benchmark_world_scales_up_once() -> None:
     """Issue 23 item 4 on the bench fixture itself (``kubetide.bench.ca``, 1,000 nodes, 1,000 pending):
     CA 1.31 adds 97 nodes in the first loop and nothing after."""
-    world, cloud = ca.world(1000)
-    autoscaler = StaticAutoscaler(cloud, _NoWrites(), AutoscalingOptions(), start_time=ca.NOW - 3600)
-    added = []
-    for k in range(4):
-        autoscaler.run_once(world, ca.NOW + 10.0 * k)
-        added.append(_increases(cloud))
-    assert added == [97, 0, 0, 0]
+    assert _added_per_loop(1000, 4) == [97, 0, 0, 0]
 
 
 def test_pending_pods_fill_existing_room_before_upcoming_nodes_in_the_loop() -> None:
