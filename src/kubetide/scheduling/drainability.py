@@ -9,7 +9,7 @@ Time is an argument (``now``); nothing here reads a clock.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -27,6 +27,8 @@ __all__ = [
     "NodeDrain",
     "Outcome",
     "drain_node",
+    "is_empty",
+    "timeless",
 ]
 
 SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
@@ -317,6 +319,20 @@ def drain_node(pods: Sequence[Pod], ctx: DrainContext) -> NodeDrain:
         elif outcome is Outcome.WAIT:
             waiting.append(pod)
     return NodeDrain(tuple(move), tuple(daemonsets), tuple(waiting))
+
+
+def is_empty(pods: Sequence[Pod], ctx: DrainContext) -> bool:
+    """CA's ``EmptySorting.isNodeEmpty``: ``GetPodsToMove`` finds no pod that blocks and none to move
+    (upstream asks with no listers and no PDBs: give ``ctx`` without controllers and PDBs)."""
+    if not pods:
+        return True
+    plan = drain_node(pods, ctx)
+    return plan.blocking is None and not plan.pods_to_move and not plan.on_completion_pods
+
+
+def timeless(pods: Iterable[Pod]) -> bool:
+    """Whether no rule reads the time for any of ``pods`` (their answers can be kept)."""
+    return all(map(_timeless, pods))
 
 
 class DrainMemo:
