@@ -133,11 +133,12 @@ def test_crop_nodes(case: dict[str, Any]) -> None:
 
 
 def test_atomic_group_may_overflow_once() -> None:
-    # Not a conformance case: the documented overflow rule for ZeroOrMax groups.
+    # Not a conformance case: the documented overflow rule for ZeroOrMax groups (budgets.go, CropNodes).
     empty, drain = crop_nodes(
         group_nodes([(f"a{i}", "slice") for i in range(12)], frozenset({"slice"})),
         group_nodes([("d1", "ng")]),
         Budget(10, 1),
+        {"slice": 12},
     )
     assert [len(g.nodes) for g in empty] == [12] and drain == []
 

@@ -94,6 +94,25 @@ def _with_remaining_pdbs(
     return judged
 
 
+def _whole_atomic_groups(
+    empty: list[tuple[str, str]],
+    drain: list[tuple[str, str]],
+    atomic: frozenset[str],
+    targets: Mapping[str, int],
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """``AtomicResizeFilteringProcessor``: an atomic (ZeroOrMax) group's removable nodes go only if
+    they are as many as its target size, and after the other groups' nodes."""
+    count: dict[str, int] = {}
+    for _, g in empty + drain:
+        if g in atomic:
+            count[g] = count.get(g, 0) + 1
+    whole = {g for g, n in count.items() if targets.get(g) == n}
+    return (
+        [p for p in empty if p[1] not in atomic] + [p for p in empty if p[1] in whole],
+        [p for p in drain if p[1] not in atomic] + [p for p in drain if p[1] in whole],
+    )
+
+
 def _moves(removal: RemovalResult | None) -> tuple[tuple[str, str], ...]:
     """(pod ``namespace/name``, destination node) per pod the removal simulation moved."""
     if removal is None:
@@ -335,21 +354,27 @@ class ScaleDownPlanner:
         )
         for name, why in removable.unremovable.items():
             unremovable[name] = str(why)
-        pairs_empty = [(n, eg) for n in removable.empty if (eg := loop.group_of.get(n)) is not None]
         # sortByRisk: drain nodes whose pods would take more of a PDB than it has left go last.
         drain_order = [n for n in removable.drain if n not in risky] + [
             n for n in removable.drain if n in risky
         ]
+        pairs_empty = [(n, eg) for n in removable.empty if (eg := loop.group_of.get(n)) is not None]
         pairs_drain = [(n, dg) for n in drain_order if (dg := loop.group_of.get(n)) is not None]
+        atomic = frozenset(
+            g for _, g in pairs_empty + pairs_drain if registry.group_options(g).zero_or_max_node_scaling
+        )
+        if atomic:
+            pairs_empty, pairs_drain = _whole_atomic_groups(pairs_empty, pairs_drain, atomic, targets)
         empty, drain = crop_nodes(
-            group_nodes(pairs_empty),
-            group_nodes(pairs_drain),
+            group_nodes(pairs_empty, atomic),
+            group_nodes(pairs_drain, atomic),
             Budget(
                 o.max_scale_down_parallelism,
                 o.max_drain_parallelism,
                 len(deletions) - drain_in_progress,
                 drain_in_progress,
             ),
+            targets,
         )
         delete: list[NodeToDelete] = []
         for batch, is_empty in ((empty, True), (drain, False)):
