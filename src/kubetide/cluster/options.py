@@ -198,6 +198,9 @@ class AutoscalingOptions:
         """
         by_flag = {f.name: f.attr for f in FLAGS}
         kwargs: dict[str, Any] = {}
+        if "max-empty-bulk-delete" in values and "max-scale-down-parallelism" not in values:
+            # main.go: the removed flag given alone sets the parallelism (it was its alias).
+            kwargs["max_scale_down_parallelism"] = values["max-empty-bulk-delete"]
         for name, value in values.items():
             if name not in by_flag:
                 raise KeyError(f"unknown Cluster Autoscaler flag {name!r}")
