@@ -9,7 +9,7 @@ Time is an argument (``now``); nothing here reads a clock.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -28,7 +28,6 @@ __all__ = [
     "Outcome",
     "drain_node",
     "is_empty",
-    "timeless",
 ]
 
 SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
@@ -321,18 +320,19 @@ def drain_node(pods: Sequence[Pod], ctx: DrainContext) -> NodeDrain:
     return NodeDrain(tuple(move), tuple(daemonsets), tuple(waiting))
 
 
-def is_empty(pods: Sequence[Pod], ctx: DrainContext) -> bool:
-    """CA's ``EmptySorting.isNodeEmpty``: ``GetPodsToMove`` finds no pod that blocks and none to move
-    (upstream asks with no listers and no PDBs: give ``ctx`` without controllers and PDBs)."""
-    if not pods:
-        return True
-    plan = drain_node(pods, ctx)
-    return plan.blocking is None and not plan.pods_to_move and not plan.on_completion_pods
-
-
-def timeless(pods: Iterable[Pod]) -> bool:
-    """Whether no rule reads the time for any of ``pods`` (their answers can be kept)."""
-    return all(map(_timeless, pods))
+def is_empty(pods: Sequence[Pod], now: float) -> bool:
+    """CA's ``EmptySorting.isNodeEmpty``: ``GetPodsToMove`` with no listers and no PDBs finds no pod that
+    blocks and none to move. With the rules' order, that is: every pod is a mirror pod, a
+    long-terminating pod or a DaemonSet pod (the rules before any that could move or block it decide
+    it). Any other pod is moved (safe-to-evict, terminal, or no rule) or blocks, whatever the options."""
+    for pod in pods:
+        if not (
+            is_mirror_pod(pod)
+            or (pod.deletion_time is not None and is_long_terminating(pod, now, pod.termination_grace_s))
+            or is_daemonset_pod(pod)
+        ):
+            return False
+    return True
 
 
 class DrainMemo:

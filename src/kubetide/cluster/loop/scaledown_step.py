@@ -139,8 +139,8 @@ class ScaleDownPlanner:
         self._eligibility = EligibilityMemo()
         self._removals = RemovalMemo()  # removal attempts that repeat exactly are replayed
         self._drains = DrainMemo()  # and drain answers that would be the same
-        self._order = CandidateOrder()  # each node's emptiness, for the candidates' order
         self._pdb_coverage = PdbCoverage()  # which PDBs cover each pod
+        self._order = CandidateOrder()  # each node's emptiness, for the candidates' order
         # ``PreviousCandidates``: the nodes unneeded after the last update (not cleared with the
         # unneeded timers when the cluster is unhealthy, nor when a deletion starts).
         self.previous_candidates: frozenset[str] = frozenset()
@@ -223,8 +223,7 @@ class ScaleDownPlanner:
                 not_candidates[name] = f"the size of node group {cg} could not be read"
             else:
                 not_candidates[name] = f"node group {cg} is at its minimum size ({min_sizes[cg]})"
-        self._order.keep_only(snap_pods)
-        listed = self._order.sort(listed, snap_pods, versions, self.previous_candidates, drain_ctx)
+        listed = self._order.sort(listed, snap_pods, versions, self.previous_candidates, now)
         candidates = [n for n in listed if n.name not in being_deleted] if being_deleted else listed
         destinations = [n for n in names if n not in being_deleted] if being_deleted else names
         self._utilization.keep_only(snap_pods)

@@ -16,17 +16,18 @@ from collections.abc import Collection, Mapping, Sequence
 from kubetide.cluster.gosort import go_sort_permutation
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
-from kubetide.scheduling.drainability import DrainContext, DrainOptions, is_empty, timeless
+from kubetide.scheduling.drainability import is_empty
 
 __all__ = ["CandidateOrder"]
 
 
 class CandidateOrder:
-    """The sort, with each node's emptiness kept from one loop to the next while its pods are the
-    same version and no rule reads the time for them."""
+    """The sort, with each node's emptiness kept from one loop to the next while its pods are the same
+    version (a snapshot's ``pods_version``) and none is being deleted (then the time matters)."""
 
     def __init__(self) -> None:
-        self._empty: dict[str, tuple[int, DrainOptions, bool]] = {}
+        self._part: dict[str, tuple[int, int]] = {}  # name -> (pods version, 0 if empty else 2)
+        self._last: tuple[list[int], list[int]] = ([], [])  # the last keys and their order
 
     def sort(
         self,
@@ -34,35 +35,36 @@ class CandidateOrder:
         pods: Mapping[str, Sequence[Pod]],
         versions: Mapping[str, int],
         previous: Collection[str],
-        ctx: DrainContext,
+        now: float,
     ) -> list[NodeView]:
-        """``nodes`` as upstream's sorting processor orders them; ``previous``: the nodes unneeded
-        after the last planner update; ``ctx``: the drain rules' options (PDBs and controllers are
-        not looked at)."""
+        """``nodes`` as upstream's sorting processor orders them; ``pods`` and ``versions``: each
+        node's pods in the snapshot and their version; ``previous``: the nodes unneeded after the
+        last planner update."""
         if len(nodes) <= 1:
             return list(nodes)
-        ctx = DrainContext(ctx.now, ctx.options)
-        keys = [
-            (0 if self._is_empty(n.name, pods.get(n.name, ()), versions.get(n.name), ctx) else 2)
-            + (0 if n.name in previous else 1)
-            for n in nodes
-        ]
-        return [nodes[i] for i in go_sort_permutation(keys)]
+        kept = self._part
+        kept_get, version_of = kept.get, versions.get
+        keys = []
+        for n in nodes:  # a steady loop: every node's part kept (this runs for every node)
+            name = n.name
+            hit = kept_get(name)
+            if hit is None or hit[0] != version_of(name):
+                hit = self._judge(name, pods.get(name, ()), version_of(name), now)
+            keys.append(hit[1] + (name not in previous))
+        if len(kept) > 2 * len(nodes):  # forget nodes that are gone
+            listed = {n.name for n in nodes}
+            self._part = {name: hit for name, hit in kept.items() if name in listed}
+        last_keys, last_order = self._last
+        if keys != last_keys:
+            last_order = go_sort_permutation(keys)
+            self._last = (keys, last_order)
+        return [nodes[i] for i in last_order]
 
-    def _is_empty(self, name: str, pods: Sequence[Pod], version: int | None, ctx: DrainContext) -> bool:
-        if not pods:
-            return True
-        kept = self._empty.get(name)
-        if kept is not None and kept[0] == version and (kept[1] is ctx.options or kept[1] == ctx.options):
-            return kept[2]
-        empty = is_empty(pods, ctx)
-        if version is not None and timeless(pods):
-            self._empty[name] = (version, ctx.options, empty)
+    def _judge(self, name: str, pods: Sequence[Pod], version: int | None, now: float) -> tuple[int, int]:
+        hit = (-1, 0 if is_empty(pods, now) else 2)
+        if version is not None and all(p.deletion_time is None for p in pods):
+            hit = (version, hit[1])
+            self._part[name] = hit
         else:
-            self._empty.pop(name, None)
-        return empty
-
-    def keep_only(self, names: Collection[str]) -> None:
-        """Forget nodes that are gone (called once a loop with the nodes present)."""
-        if len(self._empty) > len(names):
-            self._empty = {name: kept for name, kept in self._empty.items() if name in names}
+            self._part.pop(name, None)  # being deleted: the answer depends on the time
+        return hit
