@@ -473,3 +473,20 @@ def test_candidates_pool_flags_change_nothing_in_the_planner() -> None:
         _setup({"scale-down-candidates-pool-ratio": 0.0, "scale-down-candidates-pool-min-count": 0}),
     )
     assert plain.run(0.0).unneeded.keys() == pooled.run(0.0).unneeded.keys() == {"n1", "n2"}
+
+
+def test_an_empty_deletion_that_gains_a_pod_does_not_take_the_drain_budget() -> None:
+    """budgets.go, CropNodes: drains in progress are the deletion tracker's (StartDeletionWithDrain),
+    not the nodes that happen to have pods: an empty node tainted for deletion that a pod then lands
+    on still counts as an empty deletion, so --max-drain-parallelism=1 lets a drain start."""
+    h = _setup({"max-drain-parallelism": 1, "node-delete-delay-after-taint": 60.0})
+    assert h.ca is not None
+    h.add_pod(pod("busy-n2", 1200, node_name="n2"))  # 0.6: not underutilized yet
+    h.ca.run_once(h.world(), 0.0)
+    h.pods["busy-n2"] = pod("busy-n2", 300, node_name="n2")  # unneeded from t=10
+    h.ca.run_once(h.world(), 10.0)
+    h.ca.run_once(h.world(), 600.5)  # n1 (empty, unneeded since 0) is tainted; its deletion waits 60s
+    assert any(t.key == TO_BE_DELETED_TAINT for t in h.nodes["n1"].taints)
+    h.add_pod(pod("late", 100, node_name="n1"))
+    h.ca.run_once(h.world(), 611.0)  # n2 removable (10 + 600 < 611): a drain, within the budget
+    assert any(t.key == TO_BE_DELETED_TAINT for t in h.nodes["n2"].taints)

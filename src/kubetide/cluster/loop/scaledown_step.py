@@ -189,9 +189,9 @@ class ScaleDownPlanner:
                 targets[gid] = g.target_size()
             except CloudProviderError:
                 continue
-        being_deleted = {d.node.name for d in deletions} | {
-            n.name for n in all_nodes if n.taints and is_being_deleted(n, now)
-        }
+        deleting = {d.node.name for d in deletions}
+        self._started_drained = {k: v for k, v in self._started_drained.items() if k in deleting}
+        being_deleted = deleting | {n.name for n in all_nodes if n.taints and is_being_deleted(n, now)}
         names = [n.name for n in all_nodes]
         # Each node's pods in the snapshot and their version (for the memos), looked up in C. The pod
         # lists are shared (pods_now): the removal simulation below does not change them.
@@ -335,9 +335,6 @@ class ScaleDownPlanner:
             if drained is None:
                 drained = any(must_move_now(p) for p in loop.pods_by_node.get(name, ()))
             drain_in_progress += drained
-        self._started_drained = {
-            d.node.name: v for d in deletions if (v := started_drained.get(d.node.name)) is not None
-        }
         sizes = {
             gid: GroupSizes(t, loop.groups[gid].min_size(), in_progress.get(gid, 0))
             for gid, t in targets.items()
