@@ -490,3 +490,13 @@ def test_an_empty_deletion_that_gains_a_pod_does_not_take_the_drain_budget() -> 
     h.add_pod(pod("late", 100, node_name="n1"))
     h.ca.run_once(h.world(), 611.0)  # n2 removable (10 + 600 < 611): a drain, within the budget
     assert any(t.key == TO_BE_DELETED_TAINT for t in h.nodes["n2"].taints)
+
+
+def test_only_groups_above_their_min_size_have_candidates() -> None:
+    """processors/nodes/pre_filtering_processor.go, GetScaleDownCandidates: ``size <= minSize`` (the
+    target size) leaves the group's nodes out; one node above it lets them in."""
+    at_min = _setup(min=3)
+    result = at_min.run(0.0)
+    assert result.unneeded == {} and "minimum size" in result.not_candidates["n1"]
+    above = _setup(min=2)
+    assert set(above.run(0.0).unneeded) == {"n1", "n2"}
