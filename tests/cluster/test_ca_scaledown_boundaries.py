@@ -25,6 +25,7 @@ from kubetide.model.node import NodeView
 from kubetide.model.pod import Container, OwnerRef, Pod
 from kubetide.model.resources import Resources
 from kubetide.model.scheduling_terms import Taint
+from kubetide.scheduling.drainability import DrainContext, DrainOptions, drain_node
 
 NOW = 1_700_000_000.0
 TICK = 0.001  # well above float resolution at NOW (2.4e-7 s)
@@ -500,3 +501,21 @@ def test_only_groups_above_their_min_size_have_candidates() -> None:
     assert result.unneeded == {} and "minimum size" in result.not_candidates["n1"]
     above = _setup(min=2)
     assert set(above.run(0.0).unneeded) == {"n1", "n2"}
+
+
+def test_kube_system_pods_without_a_pdb_always_block_by_default() -> None:
+    """CA 1.31 simulator/drainability/rules/system/rule.go, Drainable: a kube-system pod no PDB covers
+    blocks its node (UnmovableKubeSystemPod) however old; CA 1.33's timeout
+    (isBspPassedDisruptionTimeout, ``now.After(creation + timeout)``) applies only when the flag is
+    given, and then the pod is drainable at once (DrainOk)."""
+    old_pod = _pod("coredns", "n", 100).evolve(namespace="kube-system", creation_time=NOW - 10 * 86400)
+    assert AutoscalingOptions().blocking_system_pod_distruption_timeout == 0.0
+    blocked = drain_node([old_pod], DrainContext(NOW, DrainOptions()))
+    assert blocked.blocking is not None and blocked.blocking[1] == "UnmovableKubeSystemPod"
+    hour = DrainOptions(blocking_system_pod_timeout_s=3600.0)
+    at = old_pod.evolve(creation_time=NOW - 3600)
+    assert drain_node([at], DrainContext(NOW, hour)).blocking is not None  # not after creation + 1h
+    assert drain_node([at], DrainContext(NOW + TICK, hour)).pods_to_move == (at,)
+    # DrainOk decides: the local-storage rule after it is not asked.
+    local = at.evolve(volumes=({"name": "v", "hostPath": {"path": "/x"}},))
+    assert drain_node([local], DrainContext(NOW + TICK, hour)).pods_to_move == (local,)

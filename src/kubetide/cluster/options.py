@@ -174,9 +174,10 @@ class AutoscalingOptions:
     skip_nodes_with_local_storage: bool = _f("skip-nodes-with-local-storage", "bool", True)
     skip_nodes_with_custom_controller_pods: bool = _f("skip-nodes-with-custom-controller-pods", "bool", True)
     min_replica_count: int = _f("min-replica-count", "int", 0)
-    # (sic): CA's flag name misspells "disruption".
+    # (sic): CA's flag name misspells "disruption". CA 1.33's flag: CA 1.31 has none (a kube-system pod
+    # without a PDB always blocks its node), which its default here, 0 (never), keeps.
     blocking_system_pod_distruption_timeout: float = _f(
-        "blocking-system-pod-distruption-timeout", "duration", 3600.0
+        "blocking-system-pod-distruption-timeout", "duration", 0.0
     )
     ignore_daemonsets_utilization: bool = _f("ignore-daemonsets-utilization", "bool", False)
     ignore_mirror_pods_utilization: bool = _f("ignore-mirror-pods-utilization", "bool", False)

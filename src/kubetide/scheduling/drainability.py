@@ -61,7 +61,8 @@ class DrainOptions:
     skip_nodes_with_local_storage: bool = True
     skip_nodes_with_custom_controller_pods: bool = True
     min_replica_count: int = 0
-    blocking_system_pod_timeout_s: float = 3600.0
+    # CA 1.33's --blocking-system-pod-distruption-timeout; 0: never (CA 1.31 has no such timeout).
+    blocking_system_pod_timeout_s: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,9 +145,11 @@ def _system(pod: Pod, ctx: DrainContext) -> Verdict | None:
     if any(pdb.covers(pod) for pdb in ctx.pdbs):
         return None
     timeout = ctx.options.blocking_system_pod_timeout_s
-    # An unset creation time never counts as old enough.
+    # CA 1.33's isBspPassedDisruptionTimeout (``now.After(creation + timeout)``; an unset creation time
+    # never counts) makes the pod drainable, deciding it before the rules after this one. CA 1.31 has
+    # no timeout: 0 here.
     if timeout > 0 and pod.creation_time is not None and pod.creation_time + timeout < ctx.now:
-        return None
+        return _DRAIN
     return Outcome.BLOCK, BlockReason.UNMOVABLE_KUBE_SYSTEM_POD
 
 
