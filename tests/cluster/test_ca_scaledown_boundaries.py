@@ -519,3 +519,26 @@ def test_kube_system_pods_without_a_pdb_always_block_by_default() -> None:
     # DrainOk decides: the local-storage rule after it is not asked.
     local = at.evolve(volumes=({"name": "v", "hostPath": {"path": "/x"}},))
     assert drain_node([local], DrainContext(NOW + TICK, hour)).pods_to_move == (local,)
+
+
+def test_an_atomic_group_scales_down_only_whole() -> None:
+    """processors/nodes/scale_down_set_processor.go, AtomicResizeFilteringProcessor: a ZeroOrMax group's
+    removable nodes go only when they are as many as its target size (one node kept by a busy pod keeps
+    them all), then CropNodes takes them as one bucket."""
+    atomic = replace(DEFAULTS, zero_or_max_node_scaling=True)
+    for busy, deleted in ((True, []), (False, ["a0", "a1", "a2"])):
+        cloud = (
+            RecordingCloud()
+            .with_group("slice", 0, 3, target=3, template=template("slice"), options=atomic)
+            .with_group("ng", 1, 10, target=1, template=template("ng"))
+        )
+        h = Harness(cloud, AutoscalingOptions())
+        h.add_node(node("keep", "ng", cpu=8000), "ng")
+        h.add_pod(pod("anchor", 4100, node_name="keep", labels={"app": "anchor"}))
+        for i in range(3):
+            h.add_node(node(f"a{i}", "slice"), "slice")
+        if busy:
+            h.add_pod(pod("heavy", 1500, node_name="a1", labels={"app": "heavy"}))  # 0.75: not underutilized
+        h.run(0.0)
+        h.run(601.0)
+        assert sorted(c.args[0] for c in h.cloud.calls_to("delete_nodes")) == deleted, busy
