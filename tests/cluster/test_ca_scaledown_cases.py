@@ -32,9 +32,26 @@ def _pod(spec: dict[str, Any]) -> Pod:
     )
 
 
+# Two public cases come from upstream tests newer than CA 1.31, the release kubetide decides as (issue
+# 23: "behave as CA 1.31"); CA 1.31's answer is asserted for them instead, the case kept unchanged.
+_CA_1_31: dict[str, dict[str, Any]] = {
+    # CA 1.31 core/scaledown/eligibility/eligibility.go, isNodeBelowUtilizationThreshold:
+    # ``utilization >= threshold`` is NotUnderutilized, so 0.0 at a 0.0 threshold is not underutilized.
+    # The case's "at or below the threshold" is commit 8704d355ab (CA 1.36.0).
+    "ca-eligibility-only-ds-threshold-zero": {
+        "unneeded": [],
+        "unremovable": {"regular": "NotUnderutilized"},
+        "utilization": 0.0,
+    },
+    # CA 1.31 unremovableReasonAndNodeUtilization only logs a failed utilization.Calculate and judges
+    # the zero Info (utilization 0 < 0.5: a candidate); CA 1.32 made it UnexpectedError.
+    "ca-eligibility-broken-utilization": {"unneeded": ["regular"], "unremovable": {}, "utilization": 0.0},
+}
+
+
 @pytest.mark.parametrize("case", cases("scale_down_eligibility"))
 def test_eligibility(case: dict[str, Any]) -> None:
-    inp, want = case["input"], case["expected"]
+    inp, want = case["input"], _CA_1_31.get(case["id"], case["expected"])
     o = inp["options"]
     options = AutoscalingOptions(
         scale_down_utilization_threshold=o["scale_down_utilization_threshold"],
@@ -116,11 +133,12 @@ def test_crop_nodes(case: dict[str, Any]) -> None:
 
 
 def test_atomic_group_may_overflow_once() -> None:
-    # Not a conformance case: the documented overflow rule for ZeroOrMax groups.
+    # Not a conformance case: the documented overflow rule for ZeroOrMax groups (budgets.go, CropNodes).
     empty, drain = crop_nodes(
         group_nodes([(f"a{i}", "slice") for i in range(12)], frozenset({"slice"})),
         group_nodes([("d1", "ng")]),
         Budget(10, 1),
+        {"slice": 12},
     )
     assert [len(g.nodes) for g in empty] == [12] and drain == []
 

@@ -92,8 +92,9 @@ FLAG_HELP: dict[str, str] = {
     "skip-nodes-with-local-storage": "never remove a node running pods with local storage (emptyDir, hostPath)",
     "skip-nodes-with-custom-controller-pods": "never remove a node running pods of non-built-in controllers",
     "min-replica-count": "never remove a node whose drain would leave a workload below this many replicas",
-    "blocking-system-pod-distruption-timeout": "kube-system pods without a PDB block scale-down for this "
-    "long (flag name spelt as upstream's)",
+    "blocking-system-pod-distruption-timeout": "kube-system pods without a PDB block scale-down until they "
+    "are this old; 0 (default, as CA 1.31, which has no such flag): always (CA 1.33's flag, its default "
+    "1h; name spelt as upstream's)",
     "ignore-daemonsets-utilization": "leave DaemonSet pods out of a node's utilization",
     "ignore-mirror-pods-utilization": "leave mirror (static) pods out of a node's utilization",
     "max-bulk-soft-taint-count": "most nodes given or cleared the soft DeletionCandidate taint per loop "

@@ -161,6 +161,9 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset(
         "node-deletion-delay-timeout",
         "node-deletion-batcher-interval",
         "max-graceful-termination-sec",
+        # CA 1.31's ScaleDownCandidatesDelayProcessor (per-group delays fed by the scale-state
+        # observers) is not modelled: the global cooldown would otherwise be skipped with no delay.
+        "scale-down-delay-type-local",
     }
 )
 
@@ -197,6 +200,10 @@ def parse_flags(
             problems.append(
                 (name, f"not implemented by kubetide yet: only its default ({spec.default!r}) is accepted")
             )
+    # main.go: --max-empty-bulk-delete given without --max-scale-down-parallelism sets the parallelism
+    # (the removed flag was its alias); given with it, the parallelism wins.
+    if "max-empty-bulk-delete" in values and "max-scale-down-parallelism" not in raw:
+        values["max-scale-down-parallelism"] = values["max-empty-bulk-delete"]
     allowed = set(values.get("allowed-scheduler-names") or ())
     if allowed:  # upstream's parseAllowedSchedulers
         for scheduler in sorted(set(values.get("bypassed-scheduler-names") or ()) - allowed):

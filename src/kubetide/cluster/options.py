@@ -189,9 +189,10 @@ class AutoscalingOptions:
     skip_nodes_with_local_storage: bool = _f("skip-nodes-with-local-storage", "bool", True)
     skip_nodes_with_custom_controller_pods: bool = _f("skip-nodes-with-custom-controller-pods", "bool", True)
     min_replica_count: int = _f("min-replica-count", "int", 0)
-    # (sic): CA's flag name misspells "disruption".
+    # (sic): CA's flag name misspells "disruption". CA 1.33's flag: CA 1.31 has none (a kube-system pod
+    # without a PDB always blocks its node), which its default here, 0 (never), keeps.
     blocking_system_pod_distruption_timeout: float = _f(
-        "blocking-system-pod-distruption-timeout", "duration", 3600.0
+        "blocking-system-pod-distruption-timeout", "duration", 0.0
     )
     ignore_daemonsets_utilization: bool = _f("ignore-daemonsets-utilization", "bool", False)
     ignore_mirror_pods_utilization: bool = _f("ignore-mirror-pods-utilization", "bool", False)
@@ -213,6 +214,9 @@ class AutoscalingOptions:
         """
         by_flag = {f.name: f.attr for f in FLAGS}
         kwargs: dict[str, Any] = {}
+        if "max-empty-bulk-delete" in values and "max-scale-down-parallelism" not in values:
+            # main.go: the removed flag given alone sets the parallelism (it was its alias).
+            kwargs["max_scale_down_parallelism"] = values["max-empty-bulk-delete"]
         for name, value in values.items():
             if name not in by_flag:
                 raise KeyError(f"unknown Cluster Autoscaler flag {name!r}")

@@ -27,6 +27,7 @@ __all__ = [
     "NodeDrain",
     "Outcome",
     "drain_node",
+    "is_empty",
 ]
 
 SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
@@ -60,7 +61,8 @@ class DrainOptions:
     skip_nodes_with_local_storage: bool = True
     skip_nodes_with_custom_controller_pods: bool = True
     min_replica_count: int = 0
-    blocking_system_pod_timeout_s: float = 3600.0
+    # CA 1.33's --blocking-system-pod-distruption-timeout; 0: never (CA 1.31 has no such timeout).
+    blocking_system_pod_timeout_s: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,9 +145,11 @@ def _system(pod: Pod, ctx: DrainContext) -> Verdict | None:
     if any(pdb.covers(pod) for pdb in ctx.pdbs):
         return None
     timeout = ctx.options.blocking_system_pod_timeout_s
-    # An unset creation time never counts as old enough.
+    # CA 1.33's isBspPassedDisruptionTimeout (``now.After(creation + timeout)``; an unset creation time
+    # never counts) makes the pod drainable, deciding it before the rules after this one. CA 1.31 has
+    # no timeout: 0 here.
     if timeout > 0 and pod.creation_time is not None and pod.creation_time + timeout < ctx.now:
-        return None
+        return _DRAIN
     return Outcome.BLOCK, BlockReason.UNMOVABLE_KUBE_SYSTEM_POD
 
 
@@ -317,6 +321,21 @@ def drain_node(pods: Sequence[Pod], ctx: DrainContext) -> NodeDrain:
         elif outcome is Outcome.WAIT:
             waiting.append(pod)
     return NodeDrain(tuple(move), tuple(daemonsets), tuple(waiting))
+
+
+def is_empty(pods: Sequence[Pod], now: float) -> bool:
+    """CA's ``EmptySorting.isNodeEmpty``: ``GetPodsToMove`` with no listers and no PDBs finds no pod that
+    blocks and none to move. With the rules' order, that is: every pod is a mirror pod, a
+    long-terminating pod or a DaemonSet pod (the rules before any that could move or block it decide
+    it). Any other pod is moved (safe-to-evict, terminal, or no rule) or blocks, whatever the options."""
+    for pod in pods:
+        if not (
+            is_mirror_pod(pod)
+            or (pod.deletion_time is not None and is_long_terminating(pod, now, pod.termination_grace_s))
+            or is_daemonset_pod(pod)
+        ):
+            return False
+    return True
 
 
 class DrainMemo:

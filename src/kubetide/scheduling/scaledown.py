@@ -541,6 +541,7 @@ def simulate_removals(
     limit: int | None = None,
     counted: Callable[[str], bool] | None = None,
     memo: RemovalMemo | None = None,
+    on_removable: Callable[[RemovalResult], None] | None = None,
 ) -> ScaleDownCheck:
     """Try to remove ``candidates`` in order (``destinations`` default to every node present).
 
@@ -549,7 +550,8 @@ def simulate_removals(
     With ``limit``, the candidates left once that many removable nodes were found (those ``counted``
     says count; all by default) are not tried: they have no result. ``memo``, passed again to the next
     call, lets attempts that would repeat exactly be replayed (the results are the same with or
-    without it).
+    without it). ``on_removable`` hears of each removable node before the next candidate is tried
+    (what it changes, such as the PDBs' remaining disruptions, can change ``drain``'s next answers).
     """
     if not candidates or (limit is not None and limit <= 0):
         return ScaleDownCheck(())  # nothing to try: no fork, no per-node setup
@@ -565,8 +567,11 @@ def simulate_removals(
                 break
             result = sim.try_remove(name, move, drain)
             found.append(result)
-            if result.removable and (counted is None or counted(name)):
-                removable += 1
+            if result.removable:
+                if on_removable is not None:
+                    on_removable(result)
+                if counted is None or counted(name):
+                    removable += 1
         results = tuple(found)
     except BaseException:
         snap.revert()

@@ -11,10 +11,8 @@ and which soft taints to add or remove. It changes nothing in the cluster or the
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-
-import numpy as np
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from kubetide.cloud.instance import CloudProviderError
 from kubetide.cluster.clusterstate.registry import ClusterStateRegistry
@@ -23,15 +21,18 @@ from kubetide.cluster.loop.deletions import Deletion, scale_down_reason
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.cluster.reasons import ScaleDownResult
 from kubetide.cluster.scaledown.budgets import Budget, crop_nodes, group_nodes
+from kubetide.cluster.scaledown.candidates import CandidateOrder
 from kubetide.cluster.scaledown.cooldown import ScaleDownTimes, scale_down_in_cooldown
 from kubetide.cluster.scaledown.eligibility import EligibilityInput, EligibilityMemo, filter_out_unremovable
-from kubetide.cluster.scaledown.taints import DELETION_CANDIDATE_TAINT, is_being_deleted, to_be_deleted_time
+from kubetide.cluster.scaledown.limits import limits_left, try_decrement
+from kubetide.cluster.scaledown.pdb import PdbCoverage, RemainingPdbs
+from kubetide.cluster.scaledown.taints import DELETION_CANDIDATE_TAINT, TO_BE_DELETED_TAINT, is_being_deleted
 from kubetide.cluster.scaledown.unneeded import GroupSizes, UnneededNode, removable_at, update_unneeded
 from kubetide.cluster.scaleup.limits import ResourceLimits, node_resources
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import Taint
-from kubetide.scheduling.drainability import DrainContext, DrainMemo
+from kubetide.scheduling.drainability import DrainContext, DrainMemo, NodeDrain, drain_node
 from kubetide.scheduling.scaledown import RemovalMemo, RemovalResult, must_move, simulate_removals
 from kubetide.scheduling.snapshot import ClusterSnapshot
 from kubetide.scheduling.utilization import UtilizationMemo
@@ -79,18 +80,37 @@ class ScaleDownPlan:
     blocking: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
 
-def _empty_then_unneeded(
-    names: Sequence[str], pods: Mapping[str, Sequence[Pod]], unneeded: Mapping[str, object]
-) -> list[str]:
-    """``names`` with the empty nodes first, then in each part the nodes unneeded last loop first,
-    order kept otherwise (upstream's stable sort), with the keys read in C: one Python key call per
-    node was most of this."""
-    if not names:
-        return []
-    busy = np.fromiter(map(bool, map(pods.get, names)), np.int8, len(names))
-    known = np.fromiter(map(unneeded.__contains__, names), np.int8, len(names))
-    order = np.argsort(2 * busy + (1 - known), kind="stable")
-    return list(map(names.__getitem__, order.tolist()))
+def _with_remaining_pdbs(
+    drain: Callable[[Sequence[Pod]], NodeDrain], ctx: DrainContext, pdbs: RemainingPdbs
+) -> Callable[[Sequence[Pod]], NodeDrain]:
+    """``drain``, but for nodes with a pod a PDB covers whose disruptions this loop's removals spent:
+    those are judged with the disruptions left (GetPodsToMove with the RemainingPdbTracker)."""
+
+    def judged(pods: Sequence[Pod]) -> NodeDrain:
+        if pdbs.exhausted and pdbs.affects(pods):
+            return drain_node(pods, replace(ctx, pdbs=pdbs.remaining()))
+        return drain(pods)
+
+    return judged
+
+
+def _whole_atomic_groups(
+    empty: list[tuple[str, str]],
+    drain: list[tuple[str, str]],
+    atomic: frozenset[str],
+    targets: Mapping[str, int],
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """``AtomicResizeFilteringProcessor``: an atomic (ZeroOrMax) group's removable nodes go only if
+    they are as many as its target size, and after the other groups' nodes."""
+    count: dict[str, int] = {}
+    for _, g in empty + drain:
+        if g in atomic:
+            count[g] = count.get(g, 0) + 1
+    whole = {g for g, n in count.items() if targets.get(g) == n}
+    return (
+        [p for p in empty if p[1] not in atomic] + [p for p in empty if p[1] in whole],
+        [p for p in drain if p[1] not in atomic] + [p for p in drain if p[1] in whole],
+    )
 
 
 def _moves(removal: RemovalResult | None) -> tuple[tuple[str, str], ...]:
@@ -119,6 +139,13 @@ class ScaleDownPlanner:
         self._eligibility = EligibilityMemo()
         self._removals = RemovalMemo()  # removal attempts that repeat exactly are replayed
         self._drains = DrainMemo()  # and drain answers that would be the same
+        self._pdb_coverage = PdbCoverage()  # which PDBs cover each pod
+        self._order = CandidateOrder()  # each node's emptiness, for the candidates' order
+        # ``PreviousCandidates``: the nodes unneeded after the last update (not cleared with the
+        # unneeded timers when the cluster is unhealthy, nor when a deletion starts).
+        self.previous_candidates: frozenset[str] = frozenset()
+        # Whether each deletion this planner started was a drain (the deletion tracker's two lists).
+        self._started_drained: dict[str, bool] = {}
 
     def forget(self, names: Sequence[str]) -> None:
         for name in names:
@@ -156,24 +183,38 @@ class ScaleDownPlanner:
         self._deleting_unneeded = 0
         unremovable: dict[str, str] = {}
         blocking: dict[str, tuple[str, str]] = {}
-        self.recently_unremovable = {k: v for k, v in self.recently_unremovable.items() if v > now}
         targets: dict[str, int] = {}
         for gid, g in loop.groups.items():
             try:
                 targets[gid] = g.target_size()
             except CloudProviderError:
                 continue
-        being_deleted = {d.node.name for d in deletions} | {
-            n.name for n in all_nodes if n.taints and is_being_deleted(n, now)
-        }
+        deleting = {d.node.name for d in deletions}
+        self._started_drained = {k: v for k, v in self._started_drained.items() if k in deleting}
+        being_deleted = deleting | {n.name for n in all_nodes if n.taints and is_being_deleted(n, now)}
         names = [n.name for n in all_nodes]
-        candidates = []
+        # Each node's pods in the snapshot and their version (for the memos), looked up in C. The pod
+        # lists are shared (pods_now): the removal simulation below does not change them.
+        slots = list(map(snapshot.slot_index.__getitem__, names))
+        pods_now, versions_now = snapshot.pods_now(), snapshot.pods_versions()
+        snap_pods: dict[str, Sequence[Pod]] = dict(zip(names, map(pods_now.__getitem__, slots), strict=True))
+        versions: dict[str, int] = dict(zip(names, map(versions_now.__getitem__, slots), strict=True))
+        # unremovable.Nodes.Update: a recheck time ends strictly after it (ttl.After(now)), and a node
+        # no longer in the snapshot is forgotten.
+        self.recently_unremovable = {
+            k: v for k, v in self.recently_unremovable.items() if v > now and k in snap_pods
+        }
+        # GetScaleDownCandidates: nodes of groups above their min size, sorted (empty nodes first,
+        # then the last update's unneeded nodes) before the deletions in progress leave the list.
+        listed = []
         min_sizes = {gid: loop.groups[gid].min_size() for gid in targets}
         above_min = {gid for gid, target in targets.items() if target > min_sizes[gid]}
         not_candidates = loop.result.not_candidates
         for n, name, cg in zip(all_nodes, names, map(loop.group_of.get, names), strict=True):
-            if cg in above_min and name not in being_deleted:  # most nodes
-                candidates.append(n)
+            if cg in above_min:  # most nodes
+                listed.append(n)
+                if name in being_deleted:
+                    not_candidates[name] = "being deleted"
             elif name in being_deleted:
                 not_candidates[name] = "being deleted"
             elif cg is None:
@@ -182,13 +223,9 @@ class ScaleDownPlanner:
                 not_candidates[name] = f"the size of node group {cg} could not be read"
             else:
                 not_candidates[name] = f"node group {cg} is at its minimum size ({min_sizes[cg]})"
+        listed = self._order.sort(listed, snap_pods, versions, self.previous_candidates, now)
+        candidates = [n for n in listed if n.name not in being_deleted] if being_deleted else listed
         destinations = [n for n in names if n not in being_deleted] if being_deleted else names
-        # Each node's pods in the snapshot and their version (for the memos), looked up in C. The pod
-        # lists are shared (pods_now): the removal simulation below does not change them.
-        slots = list(map(snapshot.slot_index.__getitem__, names))
-        pods_now, versions_now = snapshot.pods_now(), snapshot.pods_versions()
-        snap_pods: dict[str, Sequence[Pod]] = dict(zip(names, map(pods_now.__getitem__, slots), strict=True))
-        versions: dict[str, int] = dict(zip(names, map(versions_now.__getitem__, slots), strict=True))
         self._utilization.keep_only(snap_pods)
         self._eligibility.keep_only(snap_pods)
         eligibility = filter_out_unremovable(
@@ -209,21 +246,36 @@ class ScaleDownPlanner:
         )
         reasons = eligibility.unremovable
         unremovable.update(zip(reasons, map(str, reasons.values()), strict=True))  # in C: most nodes
-        eligible = _empty_then_unneeded(eligibility.candidates, snap_pods, self.unneeded)
+        eligible = list(eligibility.candidates)
         by_name = dict(zip(names, all_nodes, strict=True))
 
         def counted(name: str) -> bool:  # atomic (zero-or-max) groups' nodes do not count
             group = loop.group_of.get(name)
             return group is None or not registry.group_options(group).zero_or_max_node_scaling
 
+        # The PDBs' disruptions are spent as nodes are found removable (RemainingPdbTracker).
+        pdbs = RemainingPdbs(drain_ctx.pdbs, self._pdb_coverage)
+        drainer = self._drains.drainer(drain_ctx)
+        risky: set[str] = set()
+        on_removable = None
+        if pdbs:
+            drainer = _with_remaining_pdbs(drainer, drain_ctx, pdbs)
+
+            def on_removable(removal: RemovalResult) -> None:
+                moved = [p for _, group in removal.moves for p in group]
+                if not pdbs.in_parallel(moved):
+                    risky.add(removal.node)
+                pdbs.remove_pods(moved)
+
         check = simulate_removals(
             snapshot,
             eligible,
             destinations,
-            drain=self._drains.drainer(drain_ctx),
+            drain=drainer,
             limit=limit,
             counted=counted,
             memo=self._removals,
+            on_removable=on_removable,
         )
         for name in eligible[len(check.results) :]:
             loop.result.not_candidates[name] = (
@@ -241,7 +293,8 @@ class ScaleDownPlanner:
                     blocking[r.node] = (r.blocking[0], str(r.blocking[1]))
                 self.recently_unremovable[r.node] = now + o.unremovable_node_recheck_timeout
         previous = set(self.unneeded)
-        self.unneeded = update_unneeded(self.unneeded, found, now)
+        self.unneeded = update_unneeded(self.unneeded, found, now, risky)
+        self.previous_candidates = frozenset(self.unneeded)
         unneeded = {k: u.since for k, u in self.unneeded.items()}
         add, remove = self._soft_taints(loop, all_nodes)
 
@@ -267,30 +320,26 @@ class ScaleDownPlanner:
             delay_type_local=o.scale_down_delay_type_local,
         ):
             return done(ScaleDownResult.IN_COOLDOWN)
-        if not self.unneeded:
-            return done(ScaleDownResult.NO_UNNEEDED)
+        # No early "no unneeded nodes" answer: CA 1.31's planner hands the actuator empty lists and
+        # the loop's result is ScaleDownNoNodeDeleted (ScaleDownNoUnneeded is the legacy scale-down's).
         in_progress: dict[str, int] = {}
         drain_in_progress = 0
+        started_drained = self._started_drained
         for d in deletions:
+            name = d.node.name
             in_progress[d.group.id()] = in_progress.get(d.group.id(), 0) + 1
-            if any(must_move_now(p) for p in loop.pods_by_node.get(d.node.name, ())):
-                drain_in_progress += 1
+            # The deletion tracker knows how each deletion started (StartDeletionWithDrain); a
+            # deletion this planner did not start (resumed from its taint) is a drain while it has
+            # pods to move.
+            drained = started_drained.get(name)
+            if drained is None:
+                drained = any(must_move_now(p) for p in loop.pods_by_node.get(name, ()))
+            drain_in_progress += drained
         sizes = {
             gid: GroupSizes(t, loop.groups[gid].min_size(), in_progress.get(gid, 0))
             for gid, t in targets.items()
         }
-        usage = self.limits.usage(all_nodes)
-        removed: dict[str, int] = {}
-
-        def within_min_limits(node: NodeView) -> bool:
-            per_node = node_resources(node)
-            total = {r: removed.get(r, 0) + v for r, v in per_node.items()}
-            if not self.limits.within_minimum(usage, total):
-                return False
-            for r, v in per_node.items():
-                removed[r] = removed.get(r, 0) + v
-            return True
-
+        within_min_limits = self._min_limits(snapshot, all_nodes, by_name, now)
         removable = removable_at(
             list(self.unneeded.values()),
             now,
@@ -301,17 +350,27 @@ class ScaleDownPlanner:
         )
         for name, why in removable.unremovable.items():
             unremovable[name] = str(why)
+        # sortByRisk: drain nodes whose pods would take more of a PDB than it has left go last.
+        drain_order = [n for n in removable.drain if n not in risky] + [
+            n for n in removable.drain if n in risky
+        ]
         pairs_empty = [(n, eg) for n in removable.empty if (eg := loop.group_of.get(n)) is not None]
-        pairs_drain = [(n, dg) for n in removable.drain if (dg := loop.group_of.get(n)) is not None]
+        pairs_drain = [(n, dg) for n in drain_order if (dg := loop.group_of.get(n)) is not None]
+        atomic = frozenset(
+            g for _, g in pairs_empty + pairs_drain if registry.group_options(g).zero_or_max_node_scaling
+        )
+        if atomic:
+            pairs_empty, pairs_drain = _whole_atomic_groups(pairs_empty, pairs_drain, atomic, targets)
         empty, drain = crop_nodes(
-            group_nodes(pairs_empty),
-            group_nodes(pairs_drain),
+            group_nodes(pairs_empty, atomic),
+            group_nodes(pairs_drain, atomic),
             Budget(
                 o.max_scale_down_parallelism,
                 o.max_drain_parallelism,
                 len(deletions) - drain_in_progress,
                 drain_in_progress,
             ),
+            targets,
         )
         delete: list[NodeToDelete] = []
         for batch, is_empty in ((empty, True), (drain, False)):
@@ -337,36 +396,63 @@ class ScaleDownPlanner:
                     )
         if not delete:
             return done(ScaleDownResult.NO_NODE_DELETED)
+        for item in delete:
+            self._started_drained[item.node.name] = not item.empty
         return done(ScaleDownResult.NODE_DELETE_STARTED, tuple(delete))
+
+    def _min_limits(
+        self,
+        snapshot: ClusterSnapshot,
+        all_nodes: Sequence[NodeView],
+        by_name: Mapping[str, NodeView],
+        now: float,
+    ) -> Callable[[NodeView], bool]:
+        """``LimitsLeft`` and ``TryDecrementBy``: whether removing a node (after those accepted before it)
+        keeps every cluster resource with a minimum above 0 at or above it. Totals count the snapshot's
+        nodes (the upcoming placeholders too) but those being deleted."""
+        minimum = {r: m for r, m in self.limits.minimum.items() if m > 0}
+        if not minimum:
+            return lambda node: True
+        placeholders = [
+            snapshot.node(i) for i in snapshot.active_indices().tolist() if snapshot.name(i) not in by_name
+        ]
+        counted = [n for n in [*all_nodes, *placeholders] if not (n.taints and is_being_deleted(n, now))]
+        left = limits_left(self.limits.usage(counted), minimum)
+        return lambda node: try_decrement(left, node_resources(node))
 
     def _soft_taints(
         self, loop: LoopContext, nodes: Sequence[NodeView]
     ) -> tuple[tuple[tuple[str, Taint], ...], tuple[str, ...]]:
         """``DeletionCandidateOfClusterAutoscaler=<unix seconds>:PreferNoSchedule`` on unneeded nodes of
         autoscaled groups, removed once they are needed again (CA spec §7.9), within the per-loop budget
-        (``--max-bulk-soft-taint-count`` API calls; 0 turns the feature off)."""
+        (``--max-bulk-soft-taint-count`` API calls; 0 turns the feature off), removals first
+        (``UpdateSoftDeletionTaints``). Within the loop no time passes for the API calls, so the
+        ``--max-bulk-soft-taint-time`` budget (``elapsed >= budget`` stops) only stops them all when
+        it is 0 or less."""
         budget = self.options.max_bulk_soft_taint_count
-        add: list[tuple[str, Taint]] = []
-        remove: list[str] = []
-        if budget <= 0:
+        if budget <= 0 or self.options.max_bulk_soft_taint_time <= 0:
             return (), ()
         unneeded = self.unneeded
+        # Nodes of autoscaled groups; those with a ToBeDeleted taint (however old, whatever its value)
+        # are left alone. Upstream spends the budget on removals first, then on additions.
+        taintable: list[NodeView] = []
+        remove: list[str] = []
         for node in nodes:
-            if budget <= 0:
-                break
             taints = node.taints
             wanted = node.name in unneeded
             if not taints and not wanted:
                 continue  # no taint to add or remove: most nodes
-            if loop.group_of.get(node.name) is None or (taints and to_be_deleted_time(node) is not None):
+            if loop.group_of.get(node.name) is None or (
+                taints and any(t.key == TO_BE_DELETED_TAINT for t in taints)
+            ):
                 continue
             has = bool(taints) and any(t.key == DELETION_CANDIDATE_TAINT for t in taints)
-            if has == wanted:
-                continue
-            if wanted:
-                since = int(self.unneeded[node.name].since)
-                add.append((node.name, Taint(DELETION_CANDIDATE_TAINT, str(since), "PreferNoSchedule")))
-            else:
+            if wanted and not has:
+                taintable.append(node)
+            elif has and not wanted and len(remove) < budget:
                 remove.append(node.name)
-            budget -= 1
+        add: list[tuple[str, Taint]] = []
+        for node in taintable[: budget - len(remove)]:
+            since = int(unneeded[node.name].since)
+            add.append((node.name, Taint(DELETION_CANDIDATE_TAINT, str(since), "PreferNoSchedule")))
         return tuple(add), tuple(remove)

@@ -3,7 +3,10 @@
 An ordered tuple of small rules, first match wins, each returning an unremovable reason: cheap,
 side-effect-free checks first, then utilization (computed once), then the thresholds. A node that
 passes is a candidate for the removal simulation; its utilization is returned for the status and
-for ``explain``. At or below the threshold passes: only ``utilization > threshold`` blocks.
+for ``explain``. Only strictly below the threshold passes: ``utilization >= threshold`` blocks
+(CA 1.31's ``isNodeBelowUtilizationThreshold``; later releases let the threshold itself pass). A
+node whose utilization cannot be computed (cpu or memory allocatable missing or zero) is judged at
+utilization 0, as CA 1.31 logs the error and goes on with an empty ``utilization.Info``.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ __all__ = [
 ]
 
 SCALE_DOWN_DISABLED_ANNOTATION = "cluster-autoscaler.kubernetes.io/scale-down-disabled"
+# The empty ``utilization.Info`` CA 1.31 goes on with when a node's utilization cannot be computed.
+UNKNOWN_UTILIZATION = Utilization(0.0, 0.0, 0.0, "")
 _T = TypeVar("_T")
 
 
@@ -102,7 +107,9 @@ def _utilization(c: _Check) -> UnremovableReason | None:
             ignore_mirror=c.inp.ignore_mirror_pods_utilization,
         )
     except ValueError:
-        return UnremovableReason.UNEXPECTED_ERROR
+        # CA 1.31 (eligibility.go, unremovableReasonAndNodeUtilization) only logs a failed
+        # utilization.Calculate and judges the zero Info it returned (1.32 made it UnexpectedError).
+        c.util = UNKNOWN_UTILIZATION
     return None
 
 
@@ -120,7 +127,8 @@ def _underutilized(c: _Check) -> UnremovableReason | None:
         if c.gpu is not None
         else opts.scale_down_utilization_threshold
     )
-    return UnremovableReason.NOT_UNDERUTILIZED if c.util.utilization > threshold else None
+    # isNodeBelowUtilizationThreshold: ``utilization >= threshold`` is not underutilized.
+    return UnremovableReason.NOT_UNDERUTILIZED if c.util.utilization >= threshold else None
 
 
 # Upstream order: snapshot lookup, recheck TTL, deletion in progress (inline in

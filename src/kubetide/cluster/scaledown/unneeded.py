@@ -3,13 +3,13 @@
 The unneeded set is replaced each loop by the nodes that passed simulation; a node keeps its original
 ``since`` while it stays in the set, so a node that flickers out restarts its timer (no surprise
 deletions). :func:`removable_at` then applies, empty nodes first: the scale-down-disabled annotation,
-the group, the unneeded / unready time (strictly longer than the threshold), and the min size, counting
-deletions in progress and the nodes accepted so far in this pass.
+the group, the unneeded / unready time (strictly longer than the threshold, even a zero one), and the
+min size, counting deletions in progress and the nodes accepted so far in this pass.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from kubetide.cloud.instance import NodeGroupAutoscalingOptions
@@ -26,6 +26,7 @@ class UnneededNode:
     node: NodeView
     since: float
     empty: bool  # nothing to reschedule: it goes in the empty bucket
+    risky: bool = False  # its pods would take more of a PDB than it has left: drained after the others
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,13 +46,18 @@ class Removable:
 
 
 def update_unneeded(
-    previous: Mapping[str, UnneededNode], found: Iterable[tuple[NodeView, bool]], now: float
+    previous: Mapping[str, UnneededNode],
+    found: Iterable[tuple[NodeView, bool]],
+    now: float,
+    risky: Collection[str] = (),
 ) -> dict[str, UnneededNode]:
-    """The new unneeded set: ``found`` is (node, empty) for each node that passed simulation."""
+    """The new unneeded set: ``found`` is (node, empty) for each node that passed simulation, in
+    simulation order; ``risky`` names those whose pods would take more of a PDB than it has left."""
     out = {}
     for node, empty in found:
         old = previous.get(node.name)
-        out[node.name] = UnneededNode(node, old.since if old is not None else now, empty)
+        name = node.name
+        out[name] = UnneededNode(node, old.since if old is not None else now, empty, name in risky)
     return out
 
 
@@ -92,15 +98,21 @@ def _reason(
     if node.annotations.get(SCALE_DOWN_DISABLED_ANNOTATION) == "true":
         return UnremovableReason.SCALE_DOWN_DISABLED_ANNOTATION
     group = group_of(node)
-    if group is None or group not in sizes:
+    if group is None:
         return UnremovableReason.NOT_AUTOSCALED
     opts = group_options(group)
+    # nodes.go, unremovableReason: ``!since.Add(threshold).Before(now)``: the node must have been
+    # unneeded strictly longer than the threshold, a zero threshold included (CA 1.31 has no
+    # "threshold > 0" exception: a node first found unneeded is removable one loop later at the
+    # earliest).
     if is_node_ready(node):
-        if opts.scale_down_unneeded_time > 0 and u.since + opts.scale_down_unneeded_time >= now:
+        if not u.since + opts.scale_down_unneeded_time < now:
             return UnremovableReason.NOT_UNNEEDED_LONG_ENOUGH
-    elif opts.scale_down_unready_time > 0 and u.since + opts.scale_down_unready_time >= now:
+    elif not u.since + opts.scale_down_unready_time < now:
         return UnremovableReason.NOT_UNREADY_LONG_ENOUGH
-    size = sizes[group]
+    size = sizes.get(group)
+    if size is None:  # verifyMinSize: the group's size could not be read
+        return UnremovableReason.UNEXPECTED_ERROR
     if left[group] - size.deletions_in_progress <= size.min_size:
         return UnremovableReason.NODE_GROUP_MIN_SIZE_REACHED
     if not within_min_limits(node):
