@@ -32,8 +32,12 @@ Where kubetide deliberately differs, it is to fix what users hit (``notes/ecosys
   timeout, a stuck group's provision clock kept, failed deletions backed off, and
   ``--scale-up-progress-timeout``.
 
-Simplifications: drains are not delayed by ``--node-delete-delay-after-taint`` (evictions start in the
-loop that taints the node); GPU utilization, startup / status taints, cordoning
+Drains run as upstream's deletion goroutine does (``--node-delete-delay-after-taint``, evictions with
+CA's grace periods, the wait for the evicted pods to go before ``DeleteNodes``), in rounds: each loop
+and the deletion wake-ups between loops (:meth:`StaticAutoscaler.run_deletions` at
+``LoopResult.deletions_due_at``).
+
+Simplifications: GPU utilization, startup / status taints, cordoning
 (``--cordon-node-before-terminating``), the pods of nodes being drained in scale-up, and salvo /
 graceful-degradation modes are not implemented.
 """
@@ -42,7 +46,7 @@ from __future__ import annotations
 
 import operator
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import repeat
 
@@ -62,7 +66,13 @@ from kubetide.cluster.expander.priority import CONFIG_MAP_NAME
 from kubetide.cluster.gpu import with_unready_gpus_unready
 from kubetide.cluster.loop import housekeeping
 from kubetide.cluster.loop.context import CA_EVENT_OBJECT, LoopContext, Recorder
-from kubetide.cluster.loop.deletions import Deletion, continue_deletions, to_be_deleted_taint
+from kubetide.cluster.loop.deletions import (
+    Deletion,
+    DrainSettings,
+    DrainState,
+    continue_deletions,
+    to_be_deleted_taint,
+)
 from kubetide.cluster.loop.report import candidates_by_group, loop_metrics
 from kubetide.cluster.loop.scaledown_actuator import execute_scale_down
 from kubetide.cluster.loop.scaledown_step import ScaleDownPlan, ScaleDownPlanner
@@ -152,7 +162,11 @@ class StaticAutoscaler:
         # When this process tainted each node it is deleting: the taint keeps whole seconds only, and
         # --node-delete-delay-after-taint counts from the moment itself (after a restart, the taint's).
         self._tainted_at: dict[str, float] = {}
-        self._announced: set[tuple[str, str]] = set()  # (node, pod) evictions announced by an event
+        self.drain_settings = DrainSettings.from_options(o)
+        # The drains this process runs, by node (upstream's drain goroutines' state), and the nodes whose
+        # DeleteNodes it called, never called twice.
+        self._drains: dict[str, DrainState] = {}
+        self._deleted: set[str] = set()
         # group -> (the template last seen, its content fingerprint, the content's since)
         self._template_marks: dict[str, tuple[NodeTemplate, str, float]] = {}
         # The last learned templates given to encode_templates, and its text.
@@ -407,11 +421,10 @@ class StaticAutoscaler:
                 self.port,
                 self.recorder,
                 drain_ctx,
-                max_pod_eviction_time=o.max_pod_eviction_time,
+                settings=self.drain_settings,
+                drains=self._drains,
                 is_deleting_in_cloud=self._deleting_in_cloud,
                 register_scale_down=lambda gid, node: self.registry.register_scale_down(gid, node, now),
-                delay_after_taint=o.node_delete_delay_after_taint,
-                announced=self._announced,
             )
 
         view = build_snapshot(loop, self.registry, templates, o, self._scheduler, self._snapshots)
@@ -450,10 +463,9 @@ class StaticAutoscaler:
                 self.port,
                 self.recorder,
                 drain_ctx,
-                max_pod_eviction_time=o.max_pod_eviction_time,
+                settings=self.drain_settings,
+                drains=self._drains,
                 register_scale_down=lambda gid, node: self.registry.register_scale_down(gid, node, now),
-                delay_after_taint=o.node_delete_delay_after_taint,
-                announced=self._announced,
             )
             self.planner.forget([item.node.name for item in started])
             for item in started:
@@ -548,12 +560,15 @@ class StaticAutoscaler:
                 self.port,
                 self.recorder,
                 drain_ctx,
-                max_pod_eviction_time=self.options.max_pod_eviction_time,
-                is_deleting_in_cloud=self._deleting_in_cloud,
+                settings=self.drain_settings,
+                drains=self._drains,
+                # The cluster state was read by the last loop: ask the cloud now, so a node deleted
+                # since (by this process's last round, or by the process before a restart) is not
+                # deleted and counted again.
+                is_deleting_in_cloud=self._deleting_in_cloud_now(loop),
                 register_scale_down=lambda gid, node: self.registry.register_scale_down(gid, node, now),
-                delay_after_taint=self.options.node_delete_delay_after_taint,
-                announced=self._announced,
             )
+        self._deleted.update(loop.deleted)
         self._back_off_failed_deletions(loop)
         # Counted by the next loop's metrics (its counters' increments), as upstream's goroutine counts
         # into the same Prometheus counters the loop reports.
@@ -577,24 +592,58 @@ class StaticAutoscaler:
                 # This process tainted it, but the world does not show the taint: a dry run (the write
                 # was dropped) or a watch that has not caught up. The deletion it started goes on.
                 node, since = replace(node, taints=(*node.taints, to_be_deleted_taint(exact))), exact
-            if since is None or gid is None or not is_being_deleted(node, loop.now):
+            if since is None or gid is None:
+                continue
+            # A drain this process runs goes on past the 5-minute window (its wait alone may take
+            # --max-graceful-termination-sec), as upstream's goroutine does.
+            if not is_being_deleted(node, loop.now) and node.name not in self._drains:
                 continue
             if exact is not None and int(exact) == int(since):
                 since = exact
             out.append(Deletion(node, loop.groups[gid], since))
-        if self._tainted_at:
+        if self._tainted_at or self._deleted:
             present = set(map(_NAME, loop.nodes))
             for name in [n for n in self._tainted_at if n not in present]:
                 del self._tainted_at[name]
-        deleting = {d.node.name for d in out}  # a drain abandoned and started again is announced again
-        self._announced = {(n, p) for n, p in self._announced if n in deleting}
+            self._deleted &= present
+        if self._drains:  # a drain abandoned and started again starts afresh (its evictions announced again)
+            deleting = {d.node.name for d in out}
+            self._drains = {n: s for n, s in self._drains.items() if n in deleting}
         return out
 
     def _deleting_in_cloud(self, node: NodeView) -> bool:
-        return self.registry.instance_state(node.provider_id) is InstanceState.Deleting
+        return (
+            node.name in self._deleted
+            or self.registry.instance_state(node.provider_id) is InstanceState.Deleting
+        )
+
+    def _deleting_in_cloud_now(self, loop: LoopContext) -> Callable[[NodeView], bool]:
+        """:meth:`_deleting_in_cloud` from the cloud's instances as they are now (each group's read once,
+        when a deletion of it comes up): an instance Deleting, or no longer in its group, is not
+        deleted again. A group whose instances cannot be read falls back to the last loop's view."""
+        states: dict[str, dict[str, InstanceState | None] | None] = {}
+
+        def deleting(node: NodeView) -> bool:
+            gid = loop.group_of.get(node.name)
+            if node.name in self._deleted or gid is None or not node.provider_id:
+                return self._deleting_in_cloud(node)
+            if gid not in states:
+                try:
+                    instances = loop.groups[gid].nodes()
+                except CloudProviderError:
+                    states[gid] = None
+                else:
+                    states[gid] = {i.id: i.status.state if i.status else None for i in instances}
+            known = states[gid]
+            if known is None:
+                return self._deleting_in_cloud(node)
+            return node.provider_id not in known or known[node.provider_id] is InstanceState.Deleting
+
+        return deleting
 
     # -- metrics and status ----------------------------------------------------------------------------
     def _finish(self, loop: LoopContext, unschedulable: int) -> None:
+        self._deleted.update(loop.deleted)
         for reason, count in self._carried.scaled_down.items():
             loop.scaled_down[reason] = loop.scaled_down.get(reason, 0) + count
         loop.api_errors += self._carried.api_errors

@@ -160,7 +160,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset(
         "daemonset-eviction-for-occupied-nodes",
         "node-deletion-delay-timeout",
         "node-deletion-batcher-interval",
-        "max-graceful-termination-sec",
     }
 )
 
