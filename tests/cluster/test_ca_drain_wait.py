@@ -296,3 +296,18 @@ def test_a_restart_mid_wait_evicts_the_terminating_pod_once_more_and_deletes_onc
     run_to(h, 700.0, 650.0)
     assert evicted_at(h, "small") == [DRAIN, 650.0]  # the new process's drain asks once
     assert deletions(h) == [("n2",)] and h.deletion_passes[-1] == 675.0
+
+
+def test_evictions_are_counted_as_ca_counts_them() -> None:
+    """``evicted_pods_total{eviction_result}``: one success per accepted eviction, one failure per pod
+    given up; a deletion pass's count joins the next loop's metrics."""
+    h = draining(grace=30)
+    h.add_pod(replace(pod("held", 100, node_name="n2"), labels={"app": "db"}))
+    h.api.refuse_pods = {"held"}
+    counted: dict[str, float] = {}
+    for t in range(610, 760, 10):
+        metrics = h.run(float(t)).metrics
+        assert metrics is not None
+        for outcome, count in metrics.evicted_pods.items():
+            counted[outcome] = counted.get(outcome, 0) + count
+    assert counted == {"succeeded": 1, "failed": 1}

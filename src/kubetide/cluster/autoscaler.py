@@ -113,6 +113,7 @@ __all__ = [
 @dataclass
 class _Carried:
     scaled_down: dict[str, int] = field(default_factory=dict)
+    evictions: dict[str, int] = field(default_factory=dict)
     api_errors: int = 0
 
 
@@ -573,8 +574,10 @@ class StaticAutoscaler:
         # Counted by the next loop's metrics (its counters' increments), as upstream's goroutine counts
         # into the same Prometheus counters the loop reports.
         result.deleted_between_loops = dict(loop.scaled_down)
-        for reason, count in loop.scaled_down.items() if carry else ():
-            self._carried.scaled_down[reason] = self._carried.scaled_down.get(reason, 0) + count
+        result.evicted_between_loops = dict(loop.evictions)
+        if carry:
+            _add(self._carried.scaled_down, loop.scaled_down)
+            _add(self._carried.evictions, loop.evictions)
         self._carried.api_errors += loop.api_errors
         return result
 
@@ -644,8 +647,8 @@ class StaticAutoscaler:
     # -- metrics and status ----------------------------------------------------------------------------
     def _finish(self, loop: LoopContext, unschedulable: int) -> None:
         self._deleted.update(loop.deleted)
-        for reason, count in self._carried.scaled_down.items():
-            loop.scaled_down[reason] = loop.scaled_down.get(reason, 0) + count
+        _add(loop.scaled_down, self._carried.scaled_down)
+        _add(loop.evictions, self._carried.evictions)
         loop.api_errors += self._carried.api_errors
         self._carried = _Carried()
         loop.result.metrics = loop_metrics(loop, self.registry, len(self.planner.unneeded), unschedulable)
@@ -686,6 +689,11 @@ class StaticAutoscaler:
         for gid in set(self._template_marks) - set(self.templates.cache):
             del self._template_marks[gid]
         return out
+
+
+def _add(counts: dict[str, int], more: Mapping[str, int]) -> None:
+    for key, count in more.items():
+        counts[key] = counts.get(key, 0) + count
 
 
 def _fingerprint(template: NodeTemplate) -> str:

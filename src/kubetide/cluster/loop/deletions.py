@@ -237,6 +237,7 @@ def _evict_round(
         outcome = _evict(loop, port, p, grace)
         if outcome is not EvictionOutcome.REFUSED:
             state.evicted[p.key] = 0 if outcome is EvictionOutcome.GONE else grace
+            loop.evictions["succeeded"] = loop.evictions.get("succeeded", 0) + 1
     if any(p.key not in state.evicted for p in pending):
         _due(loop, start + (tick + 1) * EVICTION_RETRY_S)
     return True
@@ -253,6 +254,7 @@ def _give_up(
     node = d.node.name
     _untaint(loop, port, recorder, node, data)
     loop.failed_deletions.append(node)
+    loop.evictions["failed"] = loop.evictions.get("failed", 0) + len(refused)
     for p in refused:  # upstream's evictor, giving up on a pod (DaemonSet pods aside)
         recorder.emit(
             loop,
