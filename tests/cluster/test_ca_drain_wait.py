@@ -311,3 +311,16 @@ def test_evictions_are_counted_as_ca_counts_them() -> None:
         for outcome, count in metrics.evicted_pods.items():
             counted[outcome] = counted.get(outcome, 0) + count
     assert counted == {"succeeded": 1, "failed": 1}
+
+
+def test_a_pod_terminating_for_long_is_evicted_and_waited_for_too() -> None:
+    """The long-terminating drain rule only lets the planner ignore such a pod; drain.go podsToEvict
+    still takes every pod of the node: a pod stuck Terminating (a finalizer) is evicted once and waited
+    for, and the drain fails when it is still there after the wait."""
+    h = draining(grace=30, **{"max-graceful-termination-sec": 10})
+    h.add_pod(replace(pod("stuck", 100, node_name="n2"), deletion_time=0.0))  # terminating since -30
+    _stuck(h)
+    run_to(h, 650.0)
+    assert evicted_at(h, "stuck") == [DRAIN] and evicted_at(h, "small") == [DRAIN]
+    (failed,) = [e for e in h.events if e.reason == "ScaleDownFailed"]
+    assert failed.message.endswith("pods remaining after timeout") and deletions(h) == []

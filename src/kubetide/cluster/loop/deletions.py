@@ -44,6 +44,7 @@ from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import Taint
 from kubetide.scheduling.drainability import BlockReason, DrainContext, Outcome, pod_verdict
+from kubetide.scheduling.utilization import is_daemonset_pod, is_mirror_pod
 
 __all__ = [
     "Deletion",
@@ -68,20 +69,17 @@ def to_be_deleted_taint(now: float) -> Taint:
     return Taint(TO_BE_DELETED_TAINT, str(int(now)), "NoSchedule")
 
 
-def pods_to_evict(pods: Sequence[Pod], ctx: DrainContext, evict_daemonsets: bool) -> list[Pod]:
-    """Pods that must leave before the node goes: every drainable pod (and DaemonSet pods, best effort)."""
-    out = []
-    for pod in pods:
-        if pod.phase in ("Succeeded", "Failed"):
-            continue
-        outcome, _ = pod_verdict(pod, ctx)
-        if (
-            outcome is Outcome.DRAIN
-            or outcome is Outcome.BLOCK
-            or (outcome is Outcome.DAEMONSET and evict_daemonsets)
-        ):
-            out.append(pod)
-    return out
+def pods_to_evict(pods: Sequence[Pod], evict_daemonsets: bool) -> list[Pod]:
+    """drain.go ``podsToEvict``: every pod of the node but mirror pods and (unless ``evict_daemonsets``)
+    DaemonSet pods, whatever the drainability rules say of it (they decided whether the node may go; a
+    pod being deleted, even for long, is evicted and waited for too). Finished pods are not counted."""
+    return [
+        p
+        for p in pods
+        if p.phase not in ("Succeeded", "Failed")
+        and not is_mirror_pod(p)
+        and (evict_daemonsets or not is_daemonset_pod(p))
+    ]
 
 
 # Reasons that abort a drain in progress: the ones CA's actuator re-checks with no listers and no PDB
@@ -181,8 +179,8 @@ def continue_deletions(
                 "deletion aborted",
             )
             continue
-        # DaemonSet pods on occupied nodes are evicted best-effort; they never hold the node.
-        to_move = pods_to_evict(pods, ctx, False)
+        # DaemonSet pods stay: they go with the node.
+        to_move = pods_to_evict(pods, False)
         pending = [p for p in to_move if p.key not in state.evicted]
         if pending and not _evict_round(loop, d, start, pending, port, recorder, settings, state, data):
             drains.pop(node.name, None)

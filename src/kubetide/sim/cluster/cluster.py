@@ -380,7 +380,7 @@ class SimCluster:
         if pod.owner is None:
             self._selector_index_dirty = True
         owner = self.workloads.get(pod.owner) if pod.owner else None
-        if owner is not None:
+        if owner is not None and pod.terminating_until is None:  # a terminating pod left it already
             owner.pods.pop(pod.name, None)
             owner.version += 1
         if pod.key in self._pending:
