@@ -27,6 +27,7 @@ from cloud.aws.awsproxy import AwsProxy, activity
 
 from .support import Kubectl, KubetideProcess, free_port
 from .test_ca_drain_wait import graceful
+from .test_ca_restart import tainted
 from .test_cluster_autoscaler import FAST, deployment, running_pods
 
 REGION = "us-east-1"
@@ -250,15 +251,9 @@ def test_aws_a_drained_instance_is_terminated_only_once_its_evicted_pod_is_gone(
             kubectl("-n", namespace, "scale", "deployment", "web", "--replicas=1")
 
             def evicted() -> dict[str, Any] | None:
-                tainted = {
-                    n["metadata"]["name"]
-                    for n in pool_nodes()
-                    if any(
-                        t["key"] == "ToBeDeletedByClusterAutoscaler" for t in n["spec"].get("taints") or []
-                    )
-                }
+                draining = {n["metadata"]["name"] for n in pool_nodes() if tainted(n)}
                 for pod in kubectl.json("-n", namespace, "get", "pods")["items"]:
-                    if pod["metadata"].get("deletionTimestamp") and pod["spec"].get("nodeName") in tainted:
+                    if pod["metadata"].get("deletionTimestamp") and pod["spec"].get("nodeName") in draining:
                         return dict(pod)
                 return None
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .support import Kubectl, KubetideProcess
+from .test_ca_restart import tainted
 from .test_cluster_autoscaler import (
     cloud_config,
     deployment,
@@ -31,10 +32,6 @@ def graceful(manifest: dict[str, Any]) -> dict[str, Any]:
     template["spec"]["terminationGracePeriodSeconds"] = GRACE_S
     template["metadata"]["annotations"] = {"kubetide.io/termination-delay": STOPS_AFTER}
     return manifest
-
-
-def _tainted(node: dict[str, Any]) -> bool:
-    return any(t["key"] == "ToBeDeletedByClusterAutoscaler" for t in node["spec"].get("taints") or [])
 
 
 def test_the_node_stays_until_its_evicted_pod_is_gone_and_the_pod_is_evicted_once(
@@ -69,9 +66,9 @@ def test_the_node_stays_until_its_evicted_pod_is_gone_and_the_pod_is_evicted_onc
     )
 
     def evicted() -> tuple[str, dict[str, Any]] | None:
-        tainted = {n["metadata"]["name"] for n in group_nodes(kubectl, group) if _tainted(n)}
+        draining = {n["metadata"]["name"] for n in group_nodes(kubectl, group) if tainted(n)}
         for pod in kubectl.json("-n", namespace, "get", "pods")["items"]:
-            if pod["metadata"].get("deletionTimestamp") and pod["spec"].get("nodeName") in tainted:
+            if pod["metadata"].get("deletionTimestamp") and pod["spec"].get("nodeName") in draining:
                 return str(pod["spec"]["nodeName"]), pod
         return None
 

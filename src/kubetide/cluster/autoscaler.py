@@ -19,7 +19,8 @@ Where kubetide deliberately differs, it is to fix what users hit (``notes/ecosys
 
 * **restart safety.** Everything a restarted CA must not forget is read back from the cluster: a node
   being deleted keeps its ``ToBeDeletedByClusterAutoscaler`` taint and the new CA resumes its drain
-  (upstream strips those taints at start), and scale-ups in flight are re-adopted from the cloud (a
+  (upstream strips those taints at start) without deleting it a second time (a deletion between loops
+  asks the cloud whether the instance is already terminating), and scale-ups in flight are re-adopted from the cloud (a
   target above the nodes that exist becomes an open scale-up request at the first loop), so the new CA
   does not add the same nodes a second time; the cluster state's clocks (scale-up requests, backoff,
   unregistered first-seen times) are written to a state ConfigMap and read back at start;

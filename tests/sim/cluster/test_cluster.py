@@ -147,19 +147,20 @@ def test_statefulset_creates_pods_in_order_once_each_is_ready() -> None:
     assert sorted(c.workloads["StatefulSet/default/db"].pods) == ["db-0", "db-1", "db-2"]
 
 
+def _pdb(**spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {**spec, "selector": {"matchLabels": {"app": "web"}}},
+    }
+
+
 def test_eviction_honours_the_disruption_budget() -> None:
     engine, c, _ = cluster()
     add_ready_node(c, node("n1"))
     c.apply(deployment("web", 2), 0.0)
-    c.apply(
-        {
-            "apiVersion": "policy/v1",
-            "kind": "PodDisruptionBudget",
-            "metadata": {"name": "web", "namespace": "default"},
-            "spec": {"minAvailable": 2, "selector": {"matchLabels": {"app": "web"}}},
-        },
-        0.0,
-    )
+    c.apply(_pdb(minAvailable=2), 0.0)
     engine.run(10.0)
     pod = next(iter(c.workloads["Deployment/default/web"].pods.values()))
     assert not c.evict(pod, 10.0)
@@ -216,15 +217,7 @@ def test_a_terminating_pod_is_not_counted_by_a_disruption_budget() -> None:
     engine, c, _ = cluster()
     add_ready_node(c, node("n1"))
     c.apply(deployment("web", 3), 0.0)
-    c.apply(
-        {
-            "apiVersion": "policy/v1",
-            "kind": "PodDisruptionBudget",
-            "metadata": {"name": "web", "namespace": "default"},
-            "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": "web"}}},
-        },
-        0.0,
-    )
+    c.apply(_pdb(maxUnavailable=1), 0.0)
     engine.run(10.0)
     first, second, _third = c.workloads["Deployment/default/web"].pods.values()
     assert c.evict(first, 10.0)
