@@ -126,16 +126,20 @@ class Harness:
         self.ca = StaticAutoscaler(self.cloud, self.api, self.options)
 
     def run(self, now: float) -> LoopResult:
-        """One loop, then (as the simulator's runner does) the deletions it started once
-        --node-delete-delay-after-taint has passed; their events and counts join the loop's."""
+        """One loop, then (as the simulator's runner does) the deletion rounds it asks for before the
+        next loop (``--scan-interval`` later): the drains' steps at their moments; their events and
+        counts join the loop's."""
         assert self.ca is not None
+        self.api.advance(now)
         result = self.ca.run_once(self.world(), now)
         due = result.deletions_due_at
-        if due is not None:
+        while due is not None and now < due < now + self.options.scan_interval:
+            self.api.advance(due)
             later = self.ca.run_deletions(self.world(), due)
             result.events.extend(later.events)
             result.stats.add(later.stats)
             self.deletion_passes.append(due)
+            due = later.deletions_due_at
         self.events.extend(result.events)
         return result
 

@@ -2,7 +2,10 @@
 
 It applies every write to the nodes and pods it is given (so the next loop's world shows them), records
 each call in order, and fails on request: ``fail("add_node_taint", node="n2")`` makes that call raise
-``ApiError`` (``times`` limits how often), ``refuse_evictions`` answers REFUSED as a PDB would.
+``ApiError`` (``times`` limits how often), ``refuse_evictions`` answers REFUSED as a PDB would. An
+evicted pod is gone at once, unless ``graceful``: then it stays, Terminating (``deletion_time`` = ``now``
+plus the eviction's grace period, as the API server sets it), until :meth:`FakeClusterApi.advance`
+reaches that time, as a kubelet would stop it.
 """
 
 from __future__ import annotations
@@ -33,6 +36,11 @@ class FakeClusterApi:
     # Each node's taints after every taint write, in order (what a watch would have seen).
     taint_calls: list[tuple[str, tuple[Taint, ...]]] = field(default_factory=list)
     evicted: list[str] = field(default_factory=list)
+    grace_periods: list[tuple[str, int | None]] = field(default_factory=list)  # (pod, gracePeriodSeconds)
+    evictions_at: list[tuple[str, float]] = field(default_factory=list)  # every eviction asked: (pod, now)
+    refuse_pods: set[str] = field(default_factory=set)  # evictions refused for these pods only
+    graceful: bool = False
+    now: float = 0.0
     _failures: dict[tuple[str, str | None], int] = field(default_factory=dict)
 
     def fail(self, method: str, *, node: str | None = None, times: int = 1_000_000) -> FakeClusterApi:
@@ -89,14 +97,33 @@ class FakeClusterApi:
         self._call("delete_node", node)
         self.nodes.pop(node, None)
 
-    def evict(self, pod: Pod) -> EvictionOutcome:
-        self._call("evict", pod.name)
-        if self.refuse_evictions:
+    def evict(self, pod: Pod, grace_period_s: int | None = None) -> EvictionOutcome:
+        self._call("evict", pod.name, grace_period_s)
+        self.evictions_at.append((pod.name, self.now))
+        current = self.pods.get(pod.name)
+        refused = self.refuse_evictions or pod.name in self.refuse_pods
+        if refused and (current is None or current.deletion_time is None):  # a PDB asks not for those
             return EvictionOutcome.REFUSED
-        if self.pods.pop(pod.name, None) is None:
+        if current is None:
             return EvictionOutcome.GONE
         self.evicted.append(pod.name)
+        self.grace_periods.append((pod.name, grace_period_s))
+        grace = 30 if grace_period_s is None else grace_period_s
+        if not self.graceful or grace <= 0:
+            del self.pods[pod.name]
+        else:
+            end = self.now + grace
+            if current.deletion_time is None or end < current.deletion_time:
+                self.pods[pod.name] = replace(current, deletion_time=end)
         return EvictionOutcome.EVICTED
+
+    def advance(self, now: float) -> None:
+        """Time passes to ``now``: pods whose grace period is over are gone."""
+        self.now = now
+        for name in [
+            n for n, p in self.pods.items() if p.deletion_time is not None and p.deletion_time <= now
+        ]:
+            del self.pods[name]
 
     def emit_event(self, type_: str, reason: str, obj: str, message: str) -> None:
         self.events.append((type_, reason, obj, message))

@@ -179,8 +179,10 @@ def test_drain_evicts_then_deletes_and_pdb_blocks() -> None:
     h.cloud.groups["ng"].instances.pop("n3")
     h.cloud.groups["ng"].target = 2
     h.run(0.0)
-    result = h.run(610.0)
-    assert h.evicted == ["small"]
+    h.run(610.0)  # tainted; evicted 5 s later, and looked for at once (drain.go waitPodsToDisappear)
+    assert h.evicted == ["small"] and h.api.grace_periods == [("small", 30)]
+    assert h.cloud.calls_to("delete_nodes") == []  # the evicted pod was still there
+    result = h.run(620.0)  # the next look, 5 s after the first: the pod is gone
     assert h.cloud.calls_to("delete_nodes") == [Call("delete_nodes", "ng", ("n2",))]
     assert "nodes removed by cluster autoscaler" in [e.message for e in result.events]
 

@@ -51,6 +51,7 @@ def test_a_gpu_node_busy_on_cpu_but_not_on_gpus_is_underutilized() -> None:
     assert "g2" in result.unneeded  # GPU utilization 0 < --scale-down-gpu-utilization-threshold (0.5)
     assert result.unremovable.get("g1") == "NotUnderutilized"
     h.run(700.0)  # past --scale-down-unneeded-time: the pod moves to g1 and g2 goes
+    h.run(710.0)  # once the evicted pod is gone
     assert [c.args for c in h.cloud.calls_to("delete_nodes")] == [("g2",)]
 
 

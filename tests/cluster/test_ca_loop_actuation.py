@@ -95,9 +95,11 @@ def test_an_eviction_the_api_fails_waits_like_a_pdb_and_the_loop_goes_on() -> No
     h.run(610.0)  # taints n2; its drain (5 s later, --node-delete-delay-after-taint) meets the API error
     assert h.deletion_passes == [615.0]
     assert h.cloud.calls_to("delete_nodes") == []  # not deleted with a pod of unknown fate
-    after = h.run(620.0)
+    after = h.run(620.0)  # retried at 625 (every 10 s from the drain's start): accepted
     assert after.metrics is not None and after.metrics.api_errors == 1  # counted by the next loop
-    assert h.evicted == ["small"] and [c.args for c in h.cloud.calls_to("delete_nodes")] == [("n2",)]
+    assert h.evicted == ["small"] and h.deletion_passes == [615.0, 625.0]
+    h.run(630.0)  # the pod is gone at the next look
+    assert [c.args for c in h.cloud.calls_to("delete_nodes")] == [("n2",)]
 
 
 def test_metrics_count_what_the_loop_did() -> None:

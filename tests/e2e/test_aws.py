@@ -4,11 +4,13 @@ moto's server runs in this process behind the tests' fault proxy (tests/cloud/aw
 second ``kubetide node-agent --aws-endpoint-url`` registers a Node per moto instance (providerID as AWS
 writes it) and the cluster's own node agent makes them Ready and runs their pods. Pending pods bring up
 instances; a stockout the first group reports in its scaling activities fails over to the second group
-within a loop; a scale-down terminates exactly the drained instance.
+within a loop; a scale-down terminates exactly the drained instance; and a drained instance is
+terminated only once its evicted pod is gone (issue 23 item 2: it used to be 11 ms after the eviction).
 """
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 import uuid
@@ -24,6 +26,8 @@ from moto.server import ThreadedMotoServer
 from cloud.aws.awsproxy import AwsProxy, activity
 
 from .support import Kubectl, KubetideProcess, free_port
+from .test_ca_drain_wait import graceful
+from .test_ca_restart import tainted
 from .test_cluster_autoscaler import FAST, deployment, running_pods
 
 REGION = "us-east-1"
@@ -85,6 +89,42 @@ def _instances(autoscaling: Any, name: str) -> list[str]:
     return [i["InstanceId"] for i in group["Instances"]]
 
 
+@contextlib.contextmanager
+def _node_registrar(kubeconfig_path: Path, proxy: AwsProxy, discovery: str, cluster: str) -> Iterator[None]:
+    """A ``kubetide node-agent`` that registers a Node per moto instance (Nodes only: the cluster's own
+    node agent already runs every kubetide.io/node-group node)."""
+    logs = kubeconfig_path.parent / "logs"
+    agent_log = (logs / f"test-aws-agent-{cluster}.log").open("w")
+    agent = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "kubetide"),
+            "node-agent",
+            f"--kubeconfig={kubeconfig_path}",
+            f"--address=127.0.0.1:{free_port()}",
+            "--node-selector=kubetide.io/none-of-these",
+            f"--aws-endpoint-url={proxy.url}",
+            f"--aws-region={REGION}",
+            discovery,
+        ],
+        stdout=agent_log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        yield
+    finally:
+        agent.terminate()
+        agent.wait(20)
+        agent_log.close()
+
+
+def _discovery(cluster: str) -> str:
+    return (
+        "--node-group-auto-discovery=asg:tag=k8s.io/cluster-autoscaler/enabled,"
+        f"k8s.io/cluster-autoscaler/{cluster}"
+    )
+
+
 def test_aws_scale_up_fails_over_on_a_stockout_and_scale_down_terminates_the_drained_instance(
     kubectl: Kubectl,
     kubeconfig_path: Path,
@@ -98,7 +138,7 @@ def test_aws_scale_up_fails_over_on_a_stockout_and_scale_down_terminates_the_dra
     pool = f"aws-{cluster}"
     spot, general, autoscaling = _groups(aws_proxy, cluster, pool)
     aws_proxy.stocked_out[spot] = None  # the spot group accepts its desired capacity, launches nothing
-    discovery = f"--node-group-auto-discovery=asg:tag=k8s.io/cluster-autoscaler/enabled,k8s.io/cluster-autoscaler/{cluster}"
+    discovery = _discovery(cluster)
     priorities = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -109,72 +149,56 @@ def test_aws_scale_up_fails_over_on_a_stockout_and_scale_down_terminates_the_dra
         "-n", "kubetide", "delete", "configmap", "cluster-autoscaler-priority-expander", "--ignore-not-found"
     )
     kubectl.create(priorities)
-    logs = kubeconfig_path.parent / "logs"
-    agent_log = (logs / f"test-aws-agent-{cluster}.log").open("w")
-    # Registers Nodes only: the cluster's node agent already runs every kubetide.io/node-group node.
-    agent = subprocess.Popen(
-        [
-            str(Path(sys.executable).parent / "kubetide"),
-            "node-agent",
-            f"--kubeconfig={kubeconfig_path}",
-            f"--address=127.0.0.1:{free_port()}",
-            "--node-selector=kubetide.io/none-of-these",
-            f"--aws-endpoint-url={aws_proxy.url}",
-            f"--aws-region={REGION}",
-            discovery,
-        ],
-        stdout=agent_log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
     try:
-        ca = kubetide(
-            "cluster-autoscaler",
-            "--cloud-provider=aws",
-            f"--aws-endpoint-url={aws_proxy.url}",
-            discovery,
-            "--expander=priority,least-waste",
-            "--leader-elect=false",
-            *FAST,
-            kubeconfig=service_accounts["cluster-autoscaler"],
-        )
-        kubectl.create(deployment("web", namespace, pool, replicas=1))
-        wait_for(
-            lambda: aws_proxy.stocked_out.get(spot) == 1, 60, message="CA asking the spot group for a node"
-        )
-        # AWS reports the stockout; within a loop CA backs the group off and scales the next one.
-        aws_proxy.activities[spot] = [
-            activity("Failed", INSUFFICIENT, datetime.now(UTC) + timedelta(seconds=1))
-        ]
-        wait_for(
-            lambda: len(_instances(autoscaling, general)) == 1, 30, message="an instance of the general group"
-        )
-        assert aws_proxy.stocked_out[spot] == 0, ca.log()
-        (instance,) = _instances(autoscaling, general)
-        wait_for(
-            lambda: len(running_pods(kubectl, namespace, "web")) == 1, 120, message="the web pod running"
-        )
-        (running,) = running_pods(kubectl, namespace, "web")
-        node = kubectl.json("get", "node", running["spec"]["nodeName"])
-        assert node["spec"]["providerID"] == f"aws:///us-east-1a/{instance}"
+        with _node_registrar(kubeconfig_path, aws_proxy, discovery, cluster):
+            ca = kubetide(
+                "cluster-autoscaler",
+                "--cloud-provider=aws",
+                f"--aws-endpoint-url={aws_proxy.url}",
+                discovery,
+                "--expander=priority,least-waste",
+                "--leader-elect=false",
+                *FAST,
+                kubeconfig=service_accounts["cluster-autoscaler"],
+            )
+            kubectl.create(deployment("web", namespace, pool, replicas=1))
+            wait_for(
+                lambda: aws_proxy.stocked_out.get(spot) == 1,
+                60,
+                message="CA asking the spot group for a node",
+            )
+            # AWS reports the stockout; within a loop CA backs the group off and scales the next one.
+            aws_proxy.activities[spot] = [
+                activity("Failed", INSUFFICIENT, datetime.now(UTC) + timedelta(seconds=1))
+            ]
+            wait_for(
+                lambda: len(_instances(autoscaling, general)) == 1,
+                30,
+                message="an instance of the general group",
+            )
+            assert aws_proxy.stocked_out[spot] == 0, ca.log()
+            (instance,) = _instances(autoscaling, general)
+            wait_for(
+                lambda: len(running_pods(kubectl, namespace, "web")) == 1, 120, message="the web pod running"
+            )
+            (running,) = running_pods(kubectl, namespace, "web")
+            node = kubectl.json("get", "node", running["spec"]["nodeName"])
+            assert node["spec"]["providerID"] == f"aws:///us-east-1a/{instance}"
 
-        # The pod goes: its node is empty, unneeded, and CA terminates exactly that instance.
-        kubectl("-n", namespace, "scale", "deployment", "web", "--replicas=0")
-        wait_for(lambda: _instances(autoscaling, general) == [], 120, message="the instance terminated")
-        terminated = [
-            p["InstanceId"] for a, p in aws_proxy.requests if a == "TerminateInstanceInAutoScalingGroup"
-        ]
-        assert terminated == [instance]
-        wait_for(
-            lambda: not kubectl.json("get", "nodes", "-l", f"pool={pool}")["items"],
-            60,
-            message="its Node gone",
-        )
-        assert ca.alive(), ca.log()
+            # The pod goes: its node is empty, unneeded, and CA terminates exactly that instance.
+            kubectl("-n", namespace, "scale", "deployment", "web", "--replicas=0")
+            wait_for(lambda: _instances(autoscaling, general) == [], 120, message="the instance terminated")
+            terminated = [
+                p["InstanceId"] for a, p in aws_proxy.requests if a == "TerminateInstanceInAutoScalingGroup"
+            ]
+            assert terminated == [instance]
+            wait_for(
+                lambda: not kubectl.json("get", "nodes", "-l", f"pool={pool}")["items"],
+                60,
+                message="its Node gone",
+            )
+            assert ca.alive(), ca.log()
     finally:
-        agent.terminate()
-        agent.wait(20)
-        agent_log.close()
         kubectl("delete", "nodes", "-l", f"pool={pool}", "--wait=false")
         kubectl(
             "-n",
@@ -184,3 +208,71 @@ def test_aws_scale_up_fails_over_on_a_stockout_and_scale_down_terminates_the_dra
             "cluster-autoscaler-priority-expander",
             "--ignore-not-found",
         )
+
+
+def test_aws_a_drained_instance_is_terminated_only_once_its_evicted_pod_is_gone(
+    kubectl: Kubectl,
+    kubeconfig_path: Path,
+    kubetide: Callable[..., KubetideProcess],
+    service_accounts: dict[str, Path],
+    wait_for: Callable[..., Any],
+    namespace: str,
+    aws_proxy: AwsProxy,
+) -> None:
+    """The pods stop 12 s after their deletion (tests/e2e/test_ca_drain_wait.py's ``graceful``): CA
+    evicts the drained node's pod and calls TerminateInstanceInAutoScalingGroup only after it is gone."""
+    cluster = uuid.uuid4().hex[:6]
+    pool = f"aws-{cluster}"
+    spot, general, autoscaling = _groups(aws_proxy, cluster, pool)
+    discovery = _discovery(cluster)
+
+    def terminations() -> list[str]:
+        return [p["InstanceId"] for a, p in aws_proxy.requests if a == "TerminateInstanceInAutoScalingGroup"]
+
+    def pool_nodes() -> list[dict[str, Any]]:
+        return list(kubectl.json("get", "nodes", "-l", f"pool={pool}")["items"])
+
+    try:
+        with _node_registrar(kubeconfig_path, aws_proxy, discovery, cluster):
+            ca = kubetide(
+                "cluster-autoscaler",
+                "--cloud-provider=aws",
+                f"--aws-endpoint-url={aws_proxy.url}",
+                discovery,
+                "--leader-elect=false",
+                *FAST,
+                kubeconfig=service_accounts["cluster-autoscaler"],
+            )
+            kubectl.create(graceful(deployment("web", namespace, pool, replicas=2)))
+            wait_for(lambda: len(running_pods(kubectl, namespace, "web")) == 2, 120, message="2 web pods")
+            kubectl.create(graceful(deployment("extra", namespace, pool, replicas=1)))
+            wait_for(lambda: len(running_pods(kubectl, namespace, "extra")) == 1, 120, message="extra pod")
+            assert len(_instances(autoscaling, spot) + _instances(autoscaling, general)) == 2
+            kubectl("-n", namespace, "scale", "deployment", "web", "--replicas=1")
+
+            def evicted() -> dict[str, Any] | None:
+                draining = {n["metadata"]["name"] for n in pool_nodes() if tainted(n)}
+                for pod in kubectl.json("-n", namespace, "get", "pods")["items"]:
+                    if pod["metadata"].get("deletionTimestamp") and pod["spec"].get("nodeName") in draining:
+                        return dict(pod)
+                return None
+
+            pod = wait_for(evicted, 150, message="a pod evicted from a node CA tainted")
+            node = kubectl.json("get", "node", pod["spec"]["nodeName"])
+            instance = node["spec"]["providerID"].rsplit("/", 1)[-1]
+            seen: list[list[str]] = []  # the terminations asked for while the evicted pod was still there
+
+            def pod_gone() -> bool:
+                name = pod["metadata"]["name"]
+                if kubectl.json("-n", namespace, "get", "pod", name, "--ignore-not-found"):
+                    seen.append(terminations())
+                    return False
+                return True
+
+            wait_for(pod_gone, 60, message="the evicted pod gone")
+            assert seen and all(t == [] for t in seen), seen
+            wait_for(lambda: terminations() == [instance], 30, message="the drained instance terminated")
+            wait_for(lambda: len(pool_nodes()) == 1, 60, message="its Node gone")
+            assert ca.alive(), ca.log()
+    finally:
+        kubectl("delete", "nodes", "-l", f"pool={pool}", "--wait=false")

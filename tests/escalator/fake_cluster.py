@@ -100,7 +100,7 @@ class FakeCluster:
         self._record("delete_node", node)
         self.node_list = [n for n in self.node_list if n.name != node]
 
-    def evict(self, pod: Pod) -> EvictionOutcome:
+    def evict(self, pod: Pod, grace_period_s: int | None = None) -> EvictionOutcome:
         self._record("evict", pod.name)
         self.pod_list = [p for p in self.pod_list if p.name != pod.name]
         return EvictionOutcome.EVICTED

@@ -104,6 +104,19 @@ def test_eviction_outcomes(answers: list[Any], outcome: EvictionOutcome) -> None
     assert api.bodies("POST", EVICT)[0]["apiVersion"] == "policy/v1beta1"
 
 
+def test_an_eviction_carries_cas_grace_period_in_its_delete_options() -> None:
+    """drain.go evictPod: ``DeleteOptions{GracePeriodSeconds: &termination}``; without one the API
+    server uses the pod's own terminationGracePeriodSeconds."""
+    api = FakeApi().add("POST", EVICT, (201, {}), (201, {}))
+    port = _port(api)
+    assert port.evict(POD, 45) is EvictionOutcome.EVICTED
+    assert port.evict(POD) is EvictionOutcome.EVICTED
+    with_grace, without = api.bodies("POST", EVICT)
+    assert with_grace["deleteOptions"] == {"gracePeriodSeconds": 45}
+    assert with_grace["metadata"] == {"name": "p1", "namespace": "web"}
+    assert "deleteOptions" not in without
+
+
 def test_eviction_failing_after_retries_is_an_api_error() -> None:
     api = FakeApi().add("POST", EVICT, status(500, "InternalError"))
     with pytest.raises(ApiError):
@@ -123,7 +136,7 @@ def test_dry_run_writes_nothing_but_events_and_counts_each_action() -> None:
     before = _dry_count("add-taint"), _dry_count("evict"), _dry_count("delete-node")
     port = _port(api, dry_run=True)
     port.add_node_taint("n1", TO_BE_DELETED)
-    assert port.evict(POD) is EvictionOutcome.EVICTED
+    assert port.evict(POD, 30) is EvictionOutcome.GONE  # as if gone at once: the drain shows its end
     port.delete_node("n1")
     port.emit_event("Normal", "ScaleDown", "Node/n1", "marking node for deletion")
     assert {r.method for r in api.requests} == {"GET", "POST"}

@@ -39,3 +39,16 @@ def test_a_deletions_pass_between_loops_counts_its_nodes_at_once() -> None:
     metrics.deletions_finished(LoopResult(deleted_between_loops={"underutilized": 1, "empty": 0}), 105.0)
     assert _value(registry, "cluster_autoscaler_scaled_down_nodes_total", reason="underutilized") == 1
     assert _value(registry, "cluster_autoscaler_last_activity", activity="scaleDown") == 105
+
+
+def test_evictions_are_counted_by_result_from_loops_and_deletion_passes() -> None:
+    """CA's ``cluster_autoscaler_evicted_pods_total{eviction_result}``, both series there from the start."""
+    registry = CollectorRegistry()
+    metrics = CAMetrics(per_nodegroup=False, registry=registry)
+    assert _value(registry, "cluster_autoscaler_evicted_pods_total", eviction_result="succeeded") == 0
+    assert _value(registry, "cluster_autoscaler_evicted_pods_total", eviction_result="failed") == 0
+    loop = LoopMetrics(evicted_pods={"succeeded": 2})
+    metrics.loop_finished(LoopResult(metrics=loop), 100.0, 0.1, RecordingCloud())
+    metrics.deletions_finished(LoopResult(evicted_between_loops={"succeeded": 1, "failed": 1}), 105.0)
+    assert _value(registry, "cluster_autoscaler_evicted_pods_total", eviction_result="succeeded") == 3
+    assert _value(registry, "cluster_autoscaler_evicted_pods_total", eviction_result="failed") == 1

@@ -32,7 +32,7 @@ class _Port:
     def delete_node(self, node: str) -> None:
         self.calls.append(f"delete {node}")
 
-    def evict(self, pod: Pod) -> EvictionOutcome:
+    def evict(self, pod: Pod, grace_period_s: int | None = None) -> EvictionOutcome:
         self.calls.append(f"evict {pod.name}")
         return EvictionOutcome.EVICTED
 

@@ -199,6 +199,29 @@ class TestPods:
         run_round(agent, api, T0 + 30)
         assert ("default", "p") not in api.pods
 
+    @pytest.mark.parametrize(
+        ("delay", "gone_at"),
+        [("10s", 10), ("45s", 30), ("0s", 0), ("soon", 30)],  # never past its grace; bad value: absent
+    )
+    def test_a_termination_delay_stops_a_deleted_pod_that_long_after_the_request(
+        self, delay: str, gone_at: float
+    ) -> None:
+        """``kubetide.io/termination-delay``: a process that shuts down that long after SIGTERM; the
+        request time is deletionTimestamp - deletionGracePeriodSeconds, as the API server set them."""
+        api, agent = make()
+        api.add_node("n1")
+        api.add_pod("p", "n1")
+        run_round(agent, api, T0)
+        pod = api.pods[("default", "p")]
+        pod["metadata"]["annotations"] = {"kubetide.io/termination-delay": delay}
+        pod["metadata"]["deletionTimestamp"] = format_time(T0 + 100 + 30)  # deleted at T0+100, grace 30
+        pod["metadata"]["deletionGracePeriodSeconds"] = 30
+        if gone_at > 0:
+            run_round(agent, api, T0 + 100 + gone_at - 1)
+            assert ("default", "p") in api.pods
+        run_round(agent, api, T0 + 100 + gone_at)
+        assert ("default", "p") not in api.pods
+
     def test_a_finished_pod_being_deleted_goes_at_once(self) -> None:
         api, agent = make()
         api.add_node("n1")

@@ -129,7 +129,9 @@ def test_the_simulated_port_evicts_through_the_eviction_api() -> None:
     port = SimClusterPort(sim.cluster, sim.events)
     pod = next(p for p in sim.ca.world().pods if p.node_name) if sim.ca else None
     assert pod is not None
-    assert port.evict(pod) is EvictionOutcome.EVICTED
+    assert port.evict(pod) is EvictionOutcome.EVICTED  # Terminating for its grace period (30 s)
+    assert port.evict(pod) is EvictionOutcome.EVICTED  # still there: evicted again, as the API allows
+    assert port.evict(pod, 0) is EvictionOutcome.EVICTED  # no grace period: deleted at once
     assert port.evict(pod) is EvictionOutcome.GONE
 
 

@@ -41,9 +41,9 @@ def _never_evict(sim: Simulation) -> list[Pod]:
     port = sim.escalator.port
     real = port.evict
 
-    def evict(pod: Pod) -> Any:
+    def evict(pod: Pod, grace_period_s: int | None = None) -> Any:
         asked.append(pod)
-        return real(pod)
+        return real(pod, grace_period_s)
 
     port.evict = evict  # type: ignore[method-assign]
     return asked

@@ -168,8 +168,8 @@ class _NoWrites:
 
     def delete_node(self, node: str) -> None: ...
 
-    def evict(self, pod: Pod) -> EvictionOutcome:
-        return EvictionOutcome.EVICTED
+    def evict(self, pod: Pod, grace_period_s: int | None = None) -> EvictionOutcome:
+        return EvictionOutcome.GONE  # dropped: as if gone at once, so a drain goes on to its deletion
 
     def emit_event(self, type_: str, reason: str, obj: str, message: str) -> None: ...
 

@@ -19,9 +19,11 @@ Where kubetide deliberately differs, it is to fix what users hit (``notes/ecosys
 
 * **restart safety.** Everything a restarted CA must not forget is read back from the cluster: a node
   being deleted keeps its ``ToBeDeletedByClusterAutoscaler`` taint and the new CA resumes its drain
-  (upstream strips those taints at start); the cluster state's clocks (scale-up requests, backoff,
-  unregistered first-seen times, wrong group sizes) are written to a state ConfigMap and read back at
-  start. Without it the new CA is CA 1.31 after a restart: a target above the nodes counts as upcoming;
+  (upstream strips those taints at start) without deleting it a second time (a deletion between loops
+  asks the cloud whether the instance is already terminating); the cluster state's clocks (scale-up
+  requests, backoff, unregistered first-seen times, wrong group sizes) are written to a state ConfigMap
+  and read back at start. Without it the new CA is CA 1.31 after a restart: a target above the nodes
+  counts as upcoming;
 * **fast failover.** Instance creation errors (stockouts) back the group off at once (§2.7); a group
   whose scale-up timed out is not chosen again while a group not tried yet can take the pods
   (``--failover-to-untried-groups``), and an empty group's undelivered target is fixed like any other;
@@ -31,8 +33,12 @@ Where kubetide deliberately differs, it is to fix what users hit (``notes/ecosys
   address, drains re-checked before evicting, a stuck group's provision clock kept, failed deletions backed off, and
   ``--scale-up-progress-timeout``.
 
-Simplifications: drains are not delayed by ``--node-delete-delay-after-taint`` (evictions start in the
-loop that taints the node); GPU utilization, startup / status taints, cordoning
+Drains run as upstream's deletion goroutine does (``--node-delete-delay-after-taint``, evictions with
+CA's grace periods, the wait for the evicted pods to go before ``DeleteNodes``), in rounds: each loop
+and the deletion wake-ups between loops (:meth:`StaticAutoscaler.run_deletions` at
+``LoopResult.deletions_due_at``).
+
+Simplifications: GPU utilization, startup / status taints, cordoning
 (``--cordon-node-before-terminating``), the pods of nodes being drained in scale-up, and salvo /
 graceful-degradation modes are not implemented.
 """
@@ -41,7 +47,7 @@ from __future__ import annotations
 
 import operator
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import repeat
 
@@ -61,7 +67,13 @@ from kubetide.cluster.expander.priority import CONFIG_MAP_NAME
 from kubetide.cluster.gpu import with_unready_gpus_unready
 from kubetide.cluster.loop import housekeeping
 from kubetide.cluster.loop.context import CA_EVENT_OBJECT, LoopContext, Recorder
-from kubetide.cluster.loop.deletions import Deletion, continue_deletions, to_be_deleted_taint
+from kubetide.cluster.loop.deletions import (
+    Deletion,
+    DrainSettings,
+    DrainState,
+    continue_deletions,
+    to_be_deleted_taint,
+)
 from kubetide.cluster.loop.report import candidates_by_group, loop_metrics
 from kubetide.cluster.loop.scaledown_actuator import execute_scale_down
 from kubetide.cluster.loop.scaledown_step import ScaleDownPlan, ScaleDownPlanner
@@ -108,6 +120,7 @@ __all__ = [
 @dataclass
 class _Carried:
     scaled_down: dict[str, int] = field(default_factory=dict)
+    evictions: dict[str, int] = field(default_factory=dict)
     api_errors: int = 0
 
 
@@ -157,7 +170,11 @@ class StaticAutoscaler:
         # When this process tainted each node it is deleting: the taint keeps whole seconds only, and
         # --node-delete-delay-after-taint counts from the moment itself (after a restart, the taint's).
         self._tainted_at: dict[str, float] = {}
-        self._announced: set[tuple[str, str]] = set()  # (node, pod) evictions announced by an event
+        self.drain_settings = DrainSettings.from_options(o)
+        # The drains this process runs, by node (upstream's drain goroutines' state), and the nodes whose
+        # DeleteNodes it called, never called twice.
+        self._drains: dict[str, DrainState] = {}
+        self._deleted: set[str] = set()
         # group -> (the template last seen, its content fingerprint, the content's since)
         self._template_marks: dict[str, tuple[NodeTemplate, str, float]] = {}
         # The last learned templates given to encode_templates, and its text.
@@ -409,11 +426,10 @@ class StaticAutoscaler:
                 self.port,
                 self.recorder,
                 drain_ctx,
-                max_pod_eviction_time=o.max_pod_eviction_time,
+                settings=self.drain_settings,
+                drains=self._drains,
                 is_deleting_in_cloud=self._deleting_in_cloud,
                 register_scale_down=lambda gid, node: self.registry.register_scale_down(gid, node, now),
-                delay_after_taint=o.node_delete_delay_after_taint,
-                announced=self._announced,
             )
 
         view = build_snapshot(loop, self.registry, templates, o, self._hinting, self._snapshots)
@@ -459,10 +475,9 @@ class StaticAutoscaler:
                 self.port,
                 self.recorder,
                 drain_ctx,
-                max_pod_eviction_time=o.max_pod_eviction_time,
+                settings=self.drain_settings,
+                drains=self._drains,
                 register_scale_down=lambda gid, node: self.registry.register_scale_down(gid, node, now),
-                delay_after_taint=o.node_delete_delay_after_taint,
-                announced=self._announced,
             )
             self.planner.forget([item.node.name for item in started])
             for item in started:
@@ -559,18 +574,23 @@ class StaticAutoscaler:
                 self.port,
                 self.recorder,
                 drain_ctx,
-                max_pod_eviction_time=self.options.max_pod_eviction_time,
-                is_deleting_in_cloud=self._deleting_in_cloud,
+                settings=self.drain_settings,
+                drains=self._drains,
+                # The cluster state was read by the last loop: ask the cloud now, so a node deleted
+                # since (by this process's last round, or by the process before a restart) is not
+                # deleted and counted again.
+                is_deleting_in_cloud=self._deleting_in_cloud_now(loop),
                 register_scale_down=lambda gid, node: self.registry.register_scale_down(gid, node, now),
-                delay_after_taint=self.options.node_delete_delay_after_taint,
-                announced=self._announced,
             )
+        self._deleted.update(loop.deleted)
         self._back_off_failed_deletions(loop)
         # Counted by the next loop's metrics (its counters' increments), as upstream's goroutine counts
         # into the same Prometheus counters the loop reports.
         result.deleted_between_loops = dict(loop.scaled_down)
-        for reason, count in loop.scaled_down.items() if carry else ():
-            self._carried.scaled_down[reason] = self._carried.scaled_down.get(reason, 0) + count
+        result.evicted_between_loops = dict(loop.evictions)
+        if carry:
+            _add(self._carried.scaled_down, loop.scaled_down)
+            _add(self._carried.evictions, loop.evictions)
         self._carried.api_errors += loop.api_errors
         return result
 
@@ -588,26 +608,60 @@ class StaticAutoscaler:
                 # This process tainted it, but the world does not show the taint: a dry run (the write
                 # was dropped) or a watch that has not caught up. The deletion it started goes on.
                 node, since = replace(node, taints=(*node.taints, to_be_deleted_taint(exact))), exact
-            if since is None or gid is None or not is_being_deleted(node, loop.now):
+            if since is None or gid is None:
+                continue
+            # A drain this process runs goes on past the 5-minute window (its wait alone may take
+            # --max-graceful-termination-sec), as upstream's goroutine does.
+            if not is_being_deleted(node, loop.now) and node.name not in self._drains:
                 continue
             if exact is not None and int(exact) == int(since):
                 since = exact
             out.append(Deletion(node, loop.groups[gid], since))
-        if self._tainted_at:
+        if self._tainted_at or self._deleted:
             present = set(map(_NAME, loop.nodes))
             for name in [n for n in self._tainted_at if n not in present]:
                 del self._tainted_at[name]
-        deleting = {d.node.name for d in out}  # a drain abandoned and started again is announced again
-        self._announced = {(n, p) for n, p in self._announced if n in deleting}
+            self._deleted &= present
+        if self._drains:  # a drain abandoned and started again starts afresh (its evictions announced again)
+            deleting = {d.node.name for d in out}
+            self._drains = {n: s for n, s in self._drains.items() if n in deleting}
         return out
 
     def _deleting_in_cloud(self, node: NodeView) -> bool:
-        return self.registry.instance_state(node.provider_id) is InstanceState.Deleting
+        return (
+            node.name in self._deleted
+            or self.registry.instance_state(node.provider_id) is InstanceState.Deleting
+        )
+
+    def _deleting_in_cloud_now(self, loop: LoopContext) -> Callable[[NodeView], bool]:
+        """:meth:`_deleting_in_cloud` from the cloud's instances as they are now (each group's read once,
+        when a deletion of it comes up): an instance Deleting, or no longer in its group, is not
+        deleted again. A group whose instances cannot be read falls back to the last loop's view."""
+        states: dict[str, dict[str, InstanceState | None] | None] = {}
+
+        def deleting(node: NodeView) -> bool:
+            gid = loop.group_of.get(node.name)
+            if node.name in self._deleted or gid is None or not node.provider_id:
+                return self._deleting_in_cloud(node)
+            if gid not in states:
+                try:
+                    instances = loop.groups[gid].nodes()
+                except CloudProviderError:
+                    states[gid] = None
+                else:
+                    states[gid] = {i.id: i.status.state if i.status else None for i in instances}
+            known = states[gid]
+            if known is None:
+                return self._deleting_in_cloud(node)
+            return node.provider_id not in known or known[node.provider_id] is InstanceState.Deleting
+
+        return deleting
 
     # -- metrics and status ----------------------------------------------------------------------------
     def _finish(self, loop: LoopContext, unschedulable: int) -> None:
-        for reason, count in self._carried.scaled_down.items():
-            loop.scaled_down[reason] = loop.scaled_down.get(reason, 0) + count
+        self._deleted.update(loop.deleted)
+        _add(loop.scaled_down, self._carried.scaled_down)
+        _add(loop.evictions, self._carried.evictions)
         loop.api_errors += self._carried.api_errors
         self._carried = _Carried()
         loop.result.metrics = loop_metrics(loop, self.registry, len(self.planner.unneeded), unschedulable)
@@ -648,6 +702,11 @@ class StaticAutoscaler:
         for gid in set(self._template_marks) - set(self.templates.cache):
             del self._template_marks[gid]
         return out
+
+
+def _add(counts: dict[str, int], more: Mapping[str, int]) -> None:
+    for key, count in more.items():
+        counts[key] = counts.get(key, 0) + count
 
 
 def _fingerprint(template: NodeTemplate) -> str:

@@ -160,7 +160,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset(
         "daemonset-eviction-for-occupied-nodes",
         "node-deletion-delay-timeout",
         "node-deletion-batcher-interval",
-        "max-graceful-termination-sec",
         # CA 1.31's ScaleDownCandidatesDelayProcessor (per-group delays fed by the scale-state
         # observers) is not modelled: the global cooldown would otherwise be skipped with no delay.
         "scale-down-delay-type-local",

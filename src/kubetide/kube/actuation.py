@@ -4,8 +4,9 @@ Node changes are made as Cluster Autoscaler makes them: read the node, change on
 taint, ``spec.unschedulable``), write it back with the read ``resourceVersion`` so a concurrent write
 by another controller fails with 409 instead of being overwritten, and on conflict read again and
 retry (a few times). Annotations use a JSON merge patch, which touches only the keys given.
-Evictions go through the Eviction subresource of the served ``policy`` version: 429 means a
-PodDisruptionBudget holds the pod (REFUSED), 404 that it is gone (GONE).
+Evictions go through the Eviction subresource of the served ``policy`` version, with CA's
+``deleteOptions.gracePeriodSeconds`` when given: 429 means a PodDisruptionBudget holds the pod
+(REFUSED), 404 that it is gone (GONE).
 
 Transient failures (no response, 429 on plain writes, 5xx) are retried with capped exponential
 backoff; what still fails is an :class:`~kubetide.model.api.ApiError` (a 404 on the object a
@@ -128,14 +129,18 @@ class KubeClusterPort:
 
     # -- pods ------------------------------------------------------------------------------------
 
-    def evict(self, pod: Pod) -> EvictionOutcome:
+    def evict(self, pod: Pod, grace_period_s: int | None = None) -> EvictionOutcome:
         if self._dry("evict", f"pod {pod.key}"):
-            return EvictionOutcome.EVICTED
-        body = {
+            # Nothing is evicted: as if the pod were gone at once, so the dry run goes on to show the
+            # node deletion the drain would end in, instead of waiting for a pod that never goes.
+            return EvictionOutcome.GONE
+        body: Json = {
             "apiVersion": f"policy/{self.versions.policy}",
             "kind": "Eviction",
             "metadata": {"name": pod.name, "namespace": pod.namespace},
         }
+        if grace_period_s is not None:  # CA's DeleteOptions: the API server sets the pod's deletion time
+            body["deleteOptions"] = {"gracePeriodSeconds": grace_period_s}
         path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/eviction"
         try:
             retrying(
@@ -151,7 +156,8 @@ class KubeClusterPort:
             if exc.status == 404:
                 return EvictionOutcome.GONE
             raise ApiError(f"evict pod {pod.key}: {exc}") from exc
-        log.info("evicted pod %s", pod.key)
+        grace = "the pod's own" if grace_period_s is None else f"{grace_period_s}s"
+        log.info("evicted pod %s (grace period %s)", pod.key, grace)
         return EvictionOutcome.EVICTED
 
     # -- the autoscaler's own state ConfigMap (the driver's ``StatePort``) ---------------------------

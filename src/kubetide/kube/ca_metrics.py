@@ -101,6 +101,13 @@ class CAMetrics:
         self.scaled_down = Counter(
             "scaled_down_nodes", "Number of nodes removed by CA.", ["reason"], namespace=_NS, registry=r
         )
+        self.evicted_pods = Counter(
+            "evicted_pods",
+            "Number of pods evicted by CA",
+            ["eviction_result"],
+            namespace=_NS,
+            registry=r,
+        )
         self.unneeded = Gauge(
             "unneeded_nodes_count",
             "Number of nodes currently considered unneeded by CA.",
@@ -147,6 +154,8 @@ class CAMetrics:
         # series let rate() and absent() alerts work from the first scrape).
         for reason in ("empty", "underutilized", "unready"):
             self.scaled_down.labels(reason=reason)
+        for outcome in ("succeeded", "failed"):
+            self.evicted_pods.labels(eviction_result=outcome)
         for reason in ("cloudProviderError", "apiCallError", "timeout"):
             self.failed_scale_ups.labels(reason=reason)
 
@@ -173,6 +182,7 @@ class CAMetrics:
             self.scaled_up.inc(m.scaled_up_nodes)
             self.last_activity.labels(activity="scaleUp").set(int(now))
         self._count_scaled_down(m.scaled_down_nodes, now)
+        self._count_evictions(m.evicted_pods)
         for reason, count in m.failed_scale_ups.items():
             if count:
                 self.failed_scale_ups.labels(reason=reason).inc(count)
@@ -187,6 +197,12 @@ class CAMetrics:
         """A deletions pass between loops: its removed nodes counted at once, as CA's deletion
         goroutine counts them."""
         self._count_scaled_down(result.deleted_between_loops, now)
+        self._count_evictions(result.evicted_between_loops)
+
+    def _count_evictions(self, by_result: Mapping[str, int]) -> None:
+        for outcome, count in by_result.items():
+            if count:
+                self.evicted_pods.labels(eviction_result=outcome).inc(count)
 
     def _count_scaled_down(self, by_reason: Mapping[str, int], now: float) -> None:
         for reason, count in by_reason.items():

@@ -54,9 +54,9 @@ class LeaderGuardedPort:
         self._check()
         self._inner.delete_node(node)
 
-    def evict(self, pod: Pod) -> EvictionOutcome:
+    def evict(self, pod: Pod, grace_period_s: int | None = None) -> EvictionOutcome:
         self._check()
-        return self._inner.evict(pod)
+        return self._inner.evict(pod, grace_period_s)
 
     def emit_event(self, type_: str, reason: str, obj: str, message: str) -> None:
         self._inner.emit_event(type_, reason, obj, message)

@@ -67,8 +67,12 @@ class ClusterPort(Protocol):
         """Delete the Node object. A node already gone is success (deletion is idempotent)."""
         ...
 
-    def evict(self, pod: Pod) -> EvictionOutcome:
-        """The Eviction API (``policy/v1`` or ``v1beta1``): PDBs decide. ApiError on any other failure."""
+    def evict(self, pod: Pod, grace_period_s: int | None = None) -> EvictionOutcome:
+        """The Eviction API (``policy/v1`` or ``v1beta1``): PDBs decide. ApiError on any other failure.
+
+        ``grace_period_s``: the eviction's ``deleteOptions.gracePeriodSeconds`` (None: the pod's own
+        ``terminationGracePeriodSeconds``); an accepted eviction leaves the pod Terminating that long
+        (0: deleted at once)."""
         ...
 
     def emit_event(self, type_: str, reason: str, obj: str, message: str) -> None:

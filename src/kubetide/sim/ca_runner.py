@@ -17,7 +17,7 @@ from kubetide.cluster.options import AutoscalingOptions
 from kubetide.cluster.status import ClusterAutoscalerStatus, render_status_config_map
 from kubetide.sim.cloud.simulated import SimulatedCloud
 from kubetide.sim.cluster.cluster import EventSink, SimCluster
-from kubetide.sim.engine import Engine
+from kubetide.sim.engine import Engine, Event
 from kubetide.sim.ports import CA_SOURCE, SimClusterPort, SimWorldSource
 
 __all__ = ["SOURCE", "ClusterAutoscalerRunner"]
@@ -46,7 +46,7 @@ class ClusterAutoscalerRunner:
         self.driver = ClusterAutoscalerDriver(
             self.source, cloud.client(SOURCE, groups), self.port, options, now=engine.now, seed=seed
         )
-        self._woken: set[float] = set()  # times a deletions pass is scheduled for
+        self._woken: dict[float, Event] = {}  # the deletions passes scheduled, by time
         self.last_status: tuple[ClusterAutoscalerStatus, float] | None = None
         self.last_loop: tuple[LoopResult, float] | None = None  # the last loop's result and time
 
@@ -81,17 +81,21 @@ class ClusterAutoscalerRunner:
         )
 
     def _deletions(self, now: float) -> None:
-        self._woken.discard(now)
+        self._woken.pop(now, None)
         self._wake_for_deletions(self.driver.deletions(now), now)
 
     def _wake_for_deletions(self, result: LoopResult, now: float) -> None:
-        """Upstream drains a tainted node --node-delete-delay-after-taint later, in its own goroutine:
-        the deletions run at that moment, not at the next loop."""
+        """Upstream drains a tainted node in its own goroutine, which sleeps between its steps
+        (--node-delete-delay-after-taint, eviction retries, looks for the evicted pods): each step runs
+        at its moment, not at the next loop."""
         due = result.deletions_due_at
         if due is not None and due > now and due not in self._woken:
-            self._woken.add(due)
-            self.engine.schedule_at(due, self._deletions, priority=30, name="ca-deletions")
+            self._woken[due] = self.engine.schedule_at(due, self._deletions, priority=30, name="ca-deletions")
 
     def restart(self) -> None:
-        """A new CA process: in-memory state is gone; the cluster and the cloud keep theirs."""
+        """A new CA process: in-memory state is gone (its deletion goroutines too: their wake-ups are
+        cancelled); the cluster and the cloud keep theirs."""
+        for wake in self._woken.values():
+            wake.cancel()
+        self._woken.clear()
         self.driver.restart(self.engine.now)

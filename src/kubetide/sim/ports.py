@@ -9,8 +9,8 @@ their pods). It is CA's ``WorldSource`` (``world()``) and the batch autoscaler's
 ``EscalatorWorldSource`` (``nodes()``, ``pods()``).
 
 :class:`SimClusterPort` is :class:`~kubetide.model.api.ClusterPort` over :class:`SimCluster`: taints,
-cordons, annotations, Node deletion, the Eviction API (honouring PDBs) and events under the caller's
-source. The ``not-ready`` taint stays the cluster's.
+cordons, annotations, Node deletion, the Eviction API (honouring PDBs; an evicted pod terminates for
+its grace period) and events under the caller's source. The ``not-ready`` taint stays the cluster's.
 """
 
 from __future__ import annotations
@@ -79,11 +79,11 @@ class SimClusterPort:
         if node in self.cluster.nodes:
             self.cluster.node_deleted(self.cluster.engine.now, node)
 
-    def evict(self, pod: Pod) -> EvictionOutcome:
+    def evict(self, pod: Pod, grace_period_s: int | None = None) -> EvictionOutcome:
         sim_pod = self.cluster.pods.get(f"{pod.namespace}/{pod.name}")
         if sim_pod is None or sim_pod.deleted:
             return EvictionOutcome.GONE
-        if self.cluster.evict(sim_pod, self.cluster.engine.now):
+        if self.cluster.evict(sim_pod, self.cluster.engine.now, grace_period_s):
             return EvictionOutcome.EVICTED
         return EvictionOutcome.REFUSED
 

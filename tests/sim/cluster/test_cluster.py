@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from kubetide.model.errors import ManifestError
@@ -145,25 +147,112 @@ def test_statefulset_creates_pods_in_order_once_each_is_ready() -> None:
     assert sorted(c.workloads["StatefulSet/default/db"].pods) == ["db-0", "db-1", "db-2"]
 
 
+def _pdb(**spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {**spec, "selector": {"matchLabels": {"app": "web"}}},
+    }
+
+
 def test_eviction_honours_the_disruption_budget() -> None:
     engine, c, _ = cluster()
     add_ready_node(c, node("n1"))
     c.apply(deployment("web", 2), 0.0)
-    c.apply(
-        {
-            "apiVersion": "policy/v1",
-            "kind": "PodDisruptionBudget",
-            "metadata": {"name": "web", "namespace": "default"},
-            "spec": {"minAvailable": 2, "selector": {"matchLabels": {"app": "web"}}},
-        },
-        0.0,
-    )
+    c.apply(_pdb(minAvailable=2), 0.0)
     engine.run(10.0)
     pod = next(iter(c.workloads["Deployment/default/web"].pods.values()))
     assert not c.evict(pod, 10.0)
     c.scale("Deployment/default/web", 3, 10.0)
     engine.run(20.0)
-    assert c.evict(pod, 20.0) and pod.deleted
+    assert c.evict(pod, 20.0) and pod.terminating_until == 50.0  # Terminating for 30 s (the default)
+    engine.run(50.0)
+    assert pod.deleted
+
+
+def _grace(manifest: dict[str, Any], seconds: int) -> dict[str, Any]:
+    manifest["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] = seconds
+    return manifest
+
+
+def test_an_evicted_pod_terminates_on_its_node_for_its_grace_period_while_it_is_replaced() -> None:
+    """The API server sets deletionTimestamp = now + grace period; the kubelet stops the pod then. Until
+    it goes, the pod keeps its node's resources; its ReplicaSet stops counting it and replaces it."""
+    engine, c, _ = cluster()
+    add_ready_node(c, node("n1", cpu=1000))
+    add_ready_node(c, node("n2", cpu=1000))
+    c.apply(_grace(deployment("web", 1, cpu="600m"), 45), 0.0)
+    engine.run(10.0)
+    (pod,) = c.workloads["Deployment/default/web"].pods.values()
+    home = pod.node
+    assert c.evict(pod, 10.0)  # no grace period asked: the pod's own, 45 s
+    view = pod.view()
+    assert view.deletion_time == 55.0 and view.node_name == home and c.pods[pod.key] is pod
+    engine.run(10.0)
+    (replacement,) = c.workloads["Deployment/default/web"].pods.values()
+    assert replacement is not pod and replacement.node not in (None, home)  # no room left next to it
+    assert c.evict(pod, 20.0)  # evicting a terminating pod again: no budget asked, never longer
+    assert pod.terminating_until == 55.0
+    engine.run(54.9)
+    assert not pod.deleted
+    engine.run(55.0)
+    assert pod.deleted and pod.key not in c.pods and pod.key not in c.nodes[home or ""].pods
+
+
+def test_an_eviction_s_grace_period_wins_and_zero_deletes_at_once() -> None:
+    engine, c, _ = cluster()
+    add_ready_node(c, node("n1"))
+    c.apply(_grace(deployment("web", 2), 600), 0.0)
+    engine.run(10.0)
+    first, second = c.workloads["Deployment/default/web"].pods.values()
+    assert c.evict(first, 10.0, 20) and first.terminating_until == 30.0
+    assert c.evict(first, 12.0, 5) and first.terminating_until == 17.0  # a shorter one replaces it
+    engine.run(17.0)
+    assert first.deleted
+    assert c.evict(second, 17.0, 0) and second.deleted
+
+
+def test_a_terminating_pod_is_not_counted_by_a_disruption_budget() -> None:
+    engine, c, _ = cluster()
+    add_ready_node(c, node("n1"))
+    c.apply(deployment("web", 3), 0.0)
+    c.apply(_pdb(maxUnavailable=1), 0.0)
+    engine.run(10.0)
+    first, second, _third = c.workloads["Deployment/default/web"].pods.values()
+    assert c.evict(first, 10.0)
+    # first is Terminating, its replacement not Ready yet: no disruption left
+    assert not c.evict(second, 11.0)
+    engine.run(20.0)  # the replacement is Running and Ready
+    assert c.evict(second, 20.0)
+
+
+def test_a_statefulset_pod_evicted_comes_back_under_its_name_once_it_is_gone() -> None:
+    engine, c, _ = cluster()
+    add_ready_node(c, node("n1"))
+    sts = _grace(deployment("db", 1), 20)
+    sts["kind"] = "StatefulSet"
+    c.apply(sts, 0.0)
+    engine.run(10.0)
+    old = c.workloads["StatefulSet/default/db"].pods["db-0"]
+    assert c.evict(old, 10.0)
+    engine.run(29.0)
+    assert "db-0" not in c.workloads["StatefulSet/default/db"].pods  # the name is still taken
+    engine.run(30.0)
+    new = c.workloads["StatefulSet/default/db"].pods["db-0"]
+    assert new is not old and old.deleted
+
+
+def test_a_terminating_pod_goes_with_its_node() -> None:
+    engine, c, _ = cluster()
+    add_ready_node(c, node("n1"))
+    c.apply(deployment("web", 1), 0.0)
+    engine.run(10.0)
+    (pod,) = c.workloads["Deployment/default/web"].pods.values()
+    c.evict(pod, 10.0)
+    c.node_deleted(15.0, "n1")
+    assert pod.deleted
+    engine.run(100.0)  # its termination event finds it gone
 
 
 def test_unschedulable_pods_carry_the_pod_scheduled_condition() -> None:

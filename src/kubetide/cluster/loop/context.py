@@ -61,6 +61,10 @@ class LoopContext:
     api_errors: int = 0
     # Nodes whose deletion failed this loop (drain or DeleteNodes): scale-down waits and skips them.
     failed_deletions: list[str] = field(default_factory=list)
+    # Nodes whose DeleteNodes this loop called: never asked twice by the same process.
+    deleted: list[str] = field(default_factory=list)
+    # CA's ``evicted_pods_total{eviction_result}``: evictions accepted ("succeeded"), pods given up ("failed").
+    evictions: dict[str, int] = field(default_factory=dict)
     # Ready nodes without providerID that match no instance: no instance is removed as unregistered.
     unidentified: tuple[str, ...] = ()
     gpu_label: str = ""  # the cloud's GPULabel: which nodes are GPU nodes (cluster.gpu)

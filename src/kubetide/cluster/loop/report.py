@@ -33,6 +33,7 @@ def loop_metrics(
         scaled_up_nodes=loop.result.stats.nodes_added,
         scaled_down_nodes=dict(loop.scaled_down),
         failed_scale_ups=dict(loop.failed_scale_ups),
+        evicted_pods=dict(loop.evictions),
         cluster_safe_to_autoscale=registry.is_cluster_healthy(),
         api_errors=loop.api_errors,
         kept_foreign_instances=_count_by_group(registry, loop.now),

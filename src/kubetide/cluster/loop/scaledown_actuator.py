@@ -15,7 +15,13 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from kubetide.cluster.loop.context import LoopContext, Recorder
-from kubetide.cluster.loop.deletions import Deletion, continue_deletions, to_be_deleted_taint
+from kubetide.cluster.loop.deletions import (
+    Deletion,
+    DrainSettings,
+    DrainState,
+    continue_deletions,
+    to_be_deleted_taint,
+)
 from kubetide.cluster.loop.scaledown_step import NodeToDelete, ScaleDownPlan
 from kubetide.cluster.loop.world import CAEvent
 from kubetide.cluster.reasons import EventReason, ScaleDownResult
@@ -48,10 +54,9 @@ def execute_scale_down(
     recorder: Recorder,
     drain_ctx: DrainContext,
     *,
-    max_pod_eviction_time: float,
+    settings: DrainSettings,
+    drains: dict[str, DrainState],
     register_scale_down: Callable[[str, str], None],
-    delay_after_taint: float = 0.0,
-    announced: set[tuple[str, str]] | None = None,
 ) -> list[NodeToDelete]:
     """Run the plan; returns the nodes whose deletion started (tainted), in order."""
     result = loop.result
@@ -107,11 +112,10 @@ def execute_scale_down(
         port,
         recorder,
         drain_ctx,
-        max_pod_eviction_time=max_pod_eviction_time,
+        settings=settings,
+        drains=drains,
         is_deleting_in_cloud=lambda n: False,
         register_scale_down=register_scale_down,
-        delay_after_taint=delay_after_taint,
-        announced=announced,
     )
     return started
 

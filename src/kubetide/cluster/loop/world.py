@@ -92,8 +92,10 @@ class LoopResult:
     not_candidates: dict[str, str] = field(default_factory=dict)
     # The driver's writes of the ConfigMaps the autoscaler owns that failed this loop (retried next).
     write_problems: list[str] = field(default_factory=list)
-    # A deletions pass between loops: the nodes it removed, by CA's scaled_down_nodes_total reason.
+    # A deletions pass between loops: the nodes it removed, by CA's scaled_down_nodes_total reason, and
+    # its evictions, by CA's evicted_pods_total eviction_result.
     deleted_between_loops: dict[str, int] = field(default_factory=dict)
+    evicted_between_loops: dict[str, int] = field(default_factory=dict)
     # What live mode's Prometheus metrics and status ConfigMap need, computed by the loop.
     metrics: LoopMetrics | None = None
     status: ClusterAutoscalerStatus | None = None
@@ -104,8 +106,9 @@ class LoopResult:
     scale_up: ScaleUpDecision | None = None
     # kubetide: the data of the learned-templates ConfigMap (``cluster.clusterstate.learned_templates``).
     templates: Mapping[str, str] | None = None
-    # When a deletion waiting out --node-delete-delay-after-taint may go on (the earliest); None: none
-    # waits. The driver's runner may call ``run_deletions`` then, as CA's deletion goroutine wakes.
+    # When a deletion in progress takes its next step (the end of --node-delete-delay-after-taint, an
+    # eviction retry, a look for the evicted pods), the earliest; None: none waits. The driver's runner
+    # may call ``run_deletions`` then, as CA's deletion goroutine wakes.
     deletions_due_at: float | None = None
 
 
@@ -126,6 +129,7 @@ class LoopMetrics:
     scaled_up_nodes: int = 0
     scaled_down_nodes: Mapping[str, int] = field(default_factory=dict)
     failed_scale_ups: Mapping[str, int] = field(default_factory=dict)
+    evicted_pods: Mapping[str, int] = field(default_factory=dict)  # evicted_pods_total{eviction_result}
     cluster_safe_to_autoscale: bool = True
     api_errors: int = 0
     # kubetide: per group, unregistered instances past the provision time that kubetide did not launch

@@ -156,8 +156,9 @@ class ClusterAutoscalerComponent:
         self.world: CAWorldSource | None = None
         self.driver: ClusterAutoscalerDriver | None = None
         self.last: LoopResult | None = None
-        # Deletions due between loops (--node-delete-delay-after-taint): a timer wakes the loop thread
-        # at that time, and the woken tick runs only the deletions pass, as CA's drain goroutine would.
+        # Drain steps due between loops (the end of --node-delete-delay-after-taint, an eviction retry, a
+        # look for the evicted pods): a timer wakes the loop thread at that time, and the woken tick runs
+        # only the deletions pass, as CA's drain goroutine would.
         self._deletions_due: float | None = None
         self._deletion_wake = threading.Event()  # set by the timer: the next tick is the deletions pass
         self._timer: threading.Timer | None = None
@@ -222,8 +223,8 @@ class ClusterAutoscalerComponent:
         self._wake_for_deletions(result, now)
 
     def _wake_for_deletions(self, result: LoopResult, now: float) -> None:
-        """Upstream drains a tainted node --node-delete-delay-after-taint after the taint, in its own
-        goroutine; wake the loop thread then, so the drain is not put off to the next scan."""
+        """Upstream drains a tainted node in its own goroutine, which sleeps between its steps; wake the
+        loop thread at the next step, so the drain is not put off to the next scan."""
         due = result.deletions_due_at
         if due is None or due <= now:
             return

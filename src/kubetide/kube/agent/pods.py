@@ -2,10 +2,13 @@
 
 The kubelet's lifecycle, shortened: a bound pod is Running at once with its containers started; Ready
 after its ``kubetide.io/startup-delay`` (a Go duration; none = at once); a Job's pod Succeeds after its
-``kubetide.io/duration``; a pod being deleted is confirmed deleted (grace period 0) once its grace period
-is over, i.e. at its ``deletionTimestamp``, which the API server sets to the request time plus the grace
-period. A finished pod being deleted is confirmed at once: it has no containers left to stop. Bad
-annotation values are treated as absent (the pod then behaves as a plain pod), never as a crash.
+``kubetide.io/duration``; a pod being deleted stays Terminating as a kubelet keeps it: it is confirmed
+deleted (grace period 0) once its containers have stopped, which is at the end of its grace period (its
+``deletionTimestamp``, which the API server sets to the request time plus the grace period: a process
+that ignores SIGTERM is killed then) or, with ``kubetide.io/termination-delay`` (a Go duration), that
+long after the deletion was asked for if sooner (a process that takes that long to shut down). A
+finished pod being deleted is confirmed at once: it has no containers left to stop. Bad annotation
+values are treated as absent (the pod then behaves as a plain pod), never as a crash.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from kubetide.model.durations import DurationError, parse_duration
 __all__ = [
     "DURATION_ANNOTATION",
     "STARTUP_DELAY_ANNOTATION",
+    "TERMINATION_DELAY_ANNOTATION",
     "Delete",
     "PatchStatus",
     "PodAction",
@@ -28,6 +32,7 @@ __all__ = [
 
 STARTUP_DELAY_ANNOTATION = "kubetide.io/startup-delay"
 DURATION_ANNOTATION = "kubetide.io/duration"
+TERMINATION_DELAY_ANNOTATION = "kubetide.io/termination-delay"
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,8 +75,13 @@ def next_action(pod: Obj, now: float, host_ip: str, new_pod_ip: str) -> PodActio
     phase = status.get("phase", "Pending")
     deleting = parse_time(meta.get("deletionTimestamp"))
     if deleting is not None:
-        if phase in ("Succeeded", "Failed") or now >= deleting:
-            return Delete("grace period over" if now >= deleting else "pod finished")
+        if phase in ("Succeeded", "Failed"):
+            return Delete("pod finished")
+        if now >= deleting:
+            return Delete("grace period over")
+        stopped = _stopped_at(pod, deleting)
+        if stopped is not None and now >= stopped:
+            return Delete("containers stopped")
         return None
     if phase in ("Succeeded", "Failed"):
         return None
@@ -91,6 +101,16 @@ def next_action(pod: Obj, now: float, host_ip: str, new_pod_ip: str) -> PodActio
             host = status.get("hostIP") or host_ip
             return PatchStatus(_running(pod, started, now, host, ip, ready=True), "startup delay over")
     return None
+
+
+def _stopped_at(pod: Obj, deleting: float) -> float | None:
+    """When the pod's containers stop of their own accord after the deletion request (its
+    ``kubetide.io/termination-delay`` after it); None: only the end of the grace period stops them."""
+    delay = annotation_seconds(pod, TERMINATION_DELAY_ANNOTATION)
+    grace = (pod.get("metadata") or {}).get("deletionGracePeriodSeconds")
+    if delay is None or isinstance(grace, bool) or not isinstance(grace, int | float):
+        return None
+    return deleting - grace + delay  # the request time is deletionTimestamp minus the grace period
 
 
 def _is_ready(status: Obj) -> bool:

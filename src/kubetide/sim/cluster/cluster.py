@@ -3,7 +3,8 @@
 It owns the objects (workloads, bare pods, PDBs, HPAs, ConfigMaps), the Nodes the cloud registers,
 and every pod's lifecycle: created Pending, bound by the scheduler (or directly, for DaemonSet pods),
 Running after its start-up delay, Ready after its readiness delay, Succeeded when a Job pod's run
-time is over, deleted by its controller, by eviction or by garbage collection when its Node goes.
+time is over, deleted by its controller or by garbage collection when its Node goes; an evicted pod
+stays Terminating on its node for its grace period first.
 Scheduling runs as one batch per instant in which something changed.
 """
 
@@ -41,6 +42,7 @@ NOT_READY_TAINT = Taint("node.kubernetes.io/not-ready", "", "NoSchedule")
 NOT_READY_NO_EXECUTE = Taint("node.kubernetes.io/not-ready", "", "NoExecute")
 NOT_READY_EVICTION_DELAY = 300.0
 DEFAULT_SCHEDULER = "default-scheduler"
+DEFAULT_TERMINATION_GRACE_S = 30  # the API server's default terminationGracePeriodSeconds
 
 
 def _not_ready_delay(pod: SimPod, owner: Workload | None) -> float | None:
@@ -378,7 +380,7 @@ class SimCluster:
         if pod.owner is None:
             self._selector_index_dirty = True
         owner = self.workloads.get(pod.owner) if pod.owner else None
-        if owner is not None:
+        if owner is not None and pod.terminating_until is None:  # a terminating pod left it already
             owner.pods.pop(pod.name, None)
             owner.version += 1
         if pod.key in self._pending:
@@ -420,7 +422,7 @@ class SimCluster:
         self.engine.schedule_in(pod.startup_delay, partial(self._start, pod), name="pod-start")
 
     def _start(self, pod: SimPod, now: float) -> None:
-        if pod.deleted or pod.node not in self.nodes:
+        if pod.deleted or pod.terminating_until is not None or pod.node not in self.nodes:
             return
         pod.phase = "Running"
         pod.running_at = now
@@ -432,7 +434,7 @@ class SimCluster:
         self._reconcile_owner(pod, now)
 
     def _ready(self, pod: SimPod, now: float) -> None:
-        if pod.deleted or pod.phase != "Running" or pod.ready:
+        if pod.deleted or pod.terminating_until is not None or pod.phase != "Running" or pod.ready:
             return
         node = self.nodes.get(pod.node or "")
         if node is None or not node.ready:
@@ -444,7 +446,7 @@ class SimCluster:
         self._reconcile_owner(pod, now)  # StatefulSets wait for Ready
 
     def _succeed(self, pod: SimPod, now: float) -> None:
-        if pod.deleted or pod.phase != "Running":
+        if pod.deleted or pod.terminating_until is not None or pod.phase != "Running":
             return
         pod.phase, pod.ready = "Succeeded", False
         pod.changed()
@@ -483,20 +485,58 @@ class SimCluster:
         if isinstance(owner, ReplicatedWorkload) and owner.kind == "StatefulSet":
             owner.reconcile(self, now)
 
-    def evict(self, pod: SimPod, now: float) -> bool:
-        """The eviction API: refused (False) when a PodDisruptionBudget allows no disruption."""
-        for pdb in self.pdbs.values():
-            if (
-                pdb.namespace == pod.spec.namespace
-                and pdb.selector.matches(pod.spec.labels)
-                and pdb.disruptions_allowed(self._pods_in(pdb.namespace)) <= 0
-            ):
-                return False
-        self.delete_pod(pod, now, "Evicted")
-        owner = self.workloads.get(pod.owner or "")
-        if owner is not None:
-            self._reconcile(owner, now)
+    def evict(self, pod: SimPod, now: float, grace_period_s: float | None = None) -> bool:
+        """The eviction API: refused (False) when a PodDisruptionBudget allows no disruption (not asked
+        for a pod already being deleted: the API server's ``canIgnorePDB``); else a graceful deletion
+        (:meth:`terminate`) with the eviction's grace period."""
+        if pod.terminating_until is None:
+            for pdb in self.pdbs.values():
+                if (
+                    pdb.namespace == pod.spec.namespace
+                    and pdb.selector.matches(pod.spec.labels)
+                    and pdb.disruptions_allowed(self._pods_in(pdb.namespace)) <= 0
+                ):
+                    return False
+        self.terminate(pod, now, grace_period_s, "Evicted")
         return True
+
+    def terminate(self, pod: SimPod, now: float, grace_period_s: float | None, reason: str) -> None:
+        """A graceful deletion, as the API server and the kubelet make it. The grace period is the
+        request's (None: the pod's ``terminationGracePeriodSeconds``, 30 s unset); a pod not on a node,
+        finished, or given 0 s goes at once. Otherwise it gets its deletion time and stays on its node,
+        Terminating and holding its resources, until then (one event per pod); its controller stops
+        counting it at once and replaces it (a StatefulSet once the name is free). A second deletion
+        only ever shortens the grace period."""
+        grace = grace_period_s
+        if grace is None:
+            own = pod.spec.termination_grace_s
+            grace = DEFAULT_TERMINATION_GRACE_S if own is None else own
+        owner = self.workloads.get(pod.owner) if pod.owner else None
+        if pod.node is None or pod.phase in ("Succeeded", "Failed") or grace <= 0:
+            self.delete_pod(pod, now, reason)
+            if owner is not None:
+                self._reconcile(owner, now)
+            return
+        end = now + grace
+        if pod.terminating_until is not None and pod.terminating_until <= end:
+            return
+        first = pod.terminating_until is None
+        pod.terminating_until = end
+        pod.changed()
+        if first and owner is not None:
+            owner.pods.pop(pod.name, None)
+            owner.version += 1
+            self._reconcile(owner, now)
+        self.engine.schedule_at(end, partial(self._terminated, pod, end), name="pod-terminated")
+
+    def _terminated(self, pod: SimPod, end: float, now: float) -> None:
+        """The kubelet has stopped the pod at the end of its grace period: it is gone."""
+        if pod.deleted or pod.terminating_until != end:
+            return  # gone already (its node went), or a later deletion shortened it
+        self.delete_pod(pod, now, "Terminated")
+        owner = self.workloads.get(pod.owner or "")
+        if isinstance(owner, ReplicatedWorkload) and owner.kind == "StatefulSet":
+            owner.reconcile(self, now)  # its name is free again
 
     def _pods_in(self, namespace: str) -> Iterator[SimPod]:
         return (p for p in self.pods.values() if p.spec.namespace == namespace)

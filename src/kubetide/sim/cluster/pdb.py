@@ -40,7 +40,13 @@ class DisruptionBudget:
         Percentages are of the selected pods: minAvailable rounds up, maxUnavailable rounds up too
         (so desiredHealthy rounds down), as upstream's ``GetScaledValueFromIntOrPercent``.
         """
-        selected = [p for p in pods if self.selector.matches(p.spec.labels) and not p.deleted]
+        # A pod being deleted (Terminating) counts neither as healthy nor as expected: its controller
+        # already replaces it.
+        selected = [
+            p
+            for p in pods
+            if not p.deleted and p.terminating_until is None and self.selector.matches(p.spec.labels)
+        ]
         expected = len(selected)
         healthy = sum(1 for p in selected if p.phase == "Running" and p.ready)
         if self.min_available is not None:

@@ -1,8 +1,8 @@
 """Simulated pods: their lifecycle record, and how a controller picks which pods to delete.
 
-A :class:`SimPod` is the mutable record the cluster updates (bound, Running, Ready, deleted); the
-immutable :class:`kubetide.model.pod.Pod` view the autoscalers read is derived from it and cached
-until the pod changes.
+A :class:`SimPod` is the mutable record the cluster updates (bound, Running, Ready, Terminating,
+deleted); the immutable :class:`kubetide.model.pod.Pod` view the autoscalers read is derived from it
+and cached until the pod changes.
 """
 
 from __future__ import annotations
@@ -34,6 +34,9 @@ class SimPod:
     phase: str = "Pending"
     ready: bool = False
     deleted: bool = False
+    # Being deleted gracefully (evicted): the end of its grace period, as the API server's
+    # deletionTimestamp; it stays on its node, Terminating, until then.
+    terminating_until: float | None = None
     unschedulable: str | None = None  # the FailedScheduling message while pending
     ordinal: int = -1  # StatefulSet pods
     pinned: str | None = None  # DaemonSet pods: the node they were made for
@@ -60,6 +63,7 @@ class SimPod:
                 start_time=self.running_at,
                 creation_time=self.created,
                 unschedulable_message=self.unschedulable,
+                deletion_time=self.terminating_until,
             )
         return self._view
 
