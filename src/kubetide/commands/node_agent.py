@@ -72,7 +72,8 @@ log = logging.getLogger("kubetide.node_agent")
     type=click.Choice(["kwok", "aws"]),
     default=None,
     help="aws: also register Nodes for the instances of a test AWS endpoint (default: aws when "
-    "--aws-endpoint-url is given, else kwok).",
+    "--aws-endpoint-url is given, or $AWS_ENDPOINT_URL with --aws-group or --node-group-auto-discovery; "
+    "else kwok).",
 )
 @click.option("--aws-endpoint-url", default="", help="The test AWS endpoint (moto); else $AWS_ENDPOINT_URL.")
 @click.option("--aws-region", default="", help="AWS region (else $AWS_REGION).")
@@ -116,7 +117,9 @@ def node_agent(
     configure_logging(logging_format, own_level(verbosity), LIBRARY_LEVELS[library_log_level])
     endpoint = aws_endpoint_url or os.environ.get("AWS_ENDPOINT_URL", "")
     aws_sync = None
-    if (cloud_provider or ("aws" if aws_endpoint_url else "kwok")) == "aws":
+    # $AWS_ENDPOINT_URL alone may be set for other tools: with groups to watch, it means aws too.
+    implied = bool(aws_endpoint_url or (endpoint and (aws_group or node_group_auto_discovery)))
+    if (cloud_provider or ("aws" if implied else "kwok")) == "aws":
         aws_sync = _aws_registrar(client, endpoint, aws_region, aws_group, node_group_auto_discovery)
     agent = NodeAgent(LightkubeAgentApi(client), AgentOptions(node_selector=node_selector))
     try:
