@@ -96,13 +96,24 @@ def configure_logging(
     logging.getLogger(OWN_LOGGER).setLevel(own_level(verbosity) if level is None else level)
 
 
-def configure_quiet_logging(stream: TextIO | None = None) -> None:
+class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
+    """stderr as it is when a line is written (a caller, such as a test runner, may swap it)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.stream = sys.stderr
+        super().emit(record)
+
+
+def configure_quiet_logging() -> None:
     """For the one-shot commands that read a cluster (``hpa explain --cluster``, ``scenario
-    from-cluster``): warnings only, on stderr, through the redacting handler."""
-    handler = logging.StreamHandler(stream or sys.stderr)
+    from-cluster``): warnings only, on stderr, redacted. Handlers a caller already installed (an
+    embedding program, a test runner) are kept and get the redaction instead."""
+    root = logging.getLogger()
+    if root.handlers:
+        redaction.install(root.handlers)
+        return
+    handler = _CurrentStderr()
     handler.setFormatter(logging.Formatter("kubetide: %(levelname)s %(name)s: %(message)s"))
     redaction.install([handler])
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
+    root.addHandler(handler)
     root.setLevel(logging.WARNING)
-    logging.getLogger(OWN_LOGGER).setLevel(logging.NOTSET)
