@@ -84,6 +84,10 @@ def test_stockout_backs_the_group_off_and_fails_over_at_once() -> None:
     )
     backoff = next(e for e in result.events if e.reason == "NodeGroupBackoff")
     assert backoff.data == {"group": "spot", "until": 310.0}
+    # A duration as CA prints them, not the time as seconds (live: since the epoch, 1.79582e+09s).
+    assert backoff.message == (
+        "node group spot backed off for 5m0s after failed scale-up (OutOfResource.STOCKOUT)"
+    )
     assert h.cloud.calls_to("delete_nodes") == [Call("delete_nodes", "spot", ("i-1",))]
     # The same loop scales the next group by priority instead of waiting for the provision timeout.
     assert h.cloud.calls_to("increase_size")[-1] == Call("increase_size", "general", (1,))

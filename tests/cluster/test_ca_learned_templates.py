@@ -130,6 +130,22 @@ def test_mismatches_name_the_label_or_taint_and_both_values() -> None:
     )
 
 
+def test_labels_kubetide_puts_on_nodes_are_not_a_mismatch() -> None:
+    # The node agent labels the Nodes it registers for a test cloud's instances kubetide.io/node-group;
+    # the cloud's template (an ASG's) knows nothing of it: no NodeTemplateMismatch at every start.
+    claimed = replace(template("ng").node, labels={"group": "ng"}, taints=())
+    cloud = RecordingCloud().with_group("ng", 0, 5, target=1, template=NodeTemplate(claimed))
+    h = Harness(cloud, AutoscalingOptions.from_flags({"scale-down-enabled": False}))
+    real = replace(
+        node("n1", "ng"),
+        labels={"group": "ng", "kubernetes.io/hostname": "n1", "kubetide.io/node-group": "ng", "extra": "x"},
+        taints=(),
+    )
+    h.add_node(real, "ng")
+    found = [e.data["resource"] for e in h.run(0.0).events if e.reason == "NodeTemplateMismatch"]
+    assert found == ["label extra"]  # a user's label still is
+
+
 def test_a_template_is_made_again_from_a_new_view_or_new_pods_only() -> None:
     # The loop passes the node's pod sequence through unchanged while its pods are (the simulator's
     # world keeps them): the template made from the same view and sequence is kept, as it is equal.

@@ -50,6 +50,7 @@ def component(driver: FakeDriver) -> ClusterAutoscalerComponent:
     c._deletions_due = None
     c._deletion_wake = threading.Event()
     c._timer = None
+    c.aws_report = None
     return c
 
 

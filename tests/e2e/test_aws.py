@@ -11,6 +11,7 @@ terminated only once its evicted pod is gone (issue 23 item 2: it used to be 11 
 from __future__ import annotations
 
 import contextlib
+import re
 import subprocess
 import sys
 import uuid
@@ -177,6 +178,10 @@ def test_aws_scale_up_fails_over_on_a_stockout_and_scale_down_terminates_the_dra
                 message="an instance of the general group",
             )
             assert aws_proxy.stocked_out[spot] == 0, ca.log()
+            # The backoff's Event prints a duration, as CA prints times, not epoch seconds (1.79582e+09s).
+            assert re.search(
+                rf"NodeGroupBackoff NodeGroup/{spot}: node group {spot} backed off for \d+m\d+s", ca.log()
+            )
             (instance,) = _instances(autoscaling, general)
             wait_for(
                 lambda: len(running_pods(kubectl, namespace, "web")) == 1, 120, message="the web pod running"

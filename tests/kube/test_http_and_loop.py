@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 
 import httpx2
@@ -83,6 +84,26 @@ def test_ticks_at_fixed_multiples_of_the_period_and_survive_errors() -> None:
 
     run_every(10.0, tick, t, clock=t.clock)
     assert ticks == [1000.0, 1010.0, 1040.0, 1050.0, 1060.0]
+
+
+@pytest.mark.parametrize(("level", "traceback"), [(logging.INFO, False), (logging.DEBUG, True)])
+def test_a_failed_iteration_is_one_line_and_the_traceback_only_at_debug(
+    caplog: pytest.LogCaptureFixture, level: int, traceback: bool
+) -> None:
+    t = FakeTime()
+
+    def tick(now: float) -> None:
+        t.set()
+        raise RuntimeError("failed to refresh cloud provider: aws refresh: no usable AWS credentials")
+
+    with caplog.at_level(level, logger="kubetide.kube.loop"):
+        run_every(10.0, tick, t, clock=t.clock)
+    (record,) = caplog.records
+    assert record.getMessage() == (
+        "main loop: iteration failed: failed to refresh cloud provider: aws refresh: no usable AWS "
+        "credentials; next one at the next period"
+    )
+    assert bool(record.exc_info) is traceback
 
 
 def test_a_wake_runs_a_tick_at_once_and_the_schedule_resumes() -> None:

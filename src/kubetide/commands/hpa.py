@@ -220,11 +220,13 @@ def _explain_real(
 
 
 def _from_cluster(kubeconfig: str | None, name: str, now: float | None, prometheus: tuple[str, float]) -> Any:
+    from kubetide.commands.run.logs import configure_quiet_logging
     from kubetide.kube.client import KubeAccessError, make_http_client
     from kubetide.kube.hpa.api import ApiFailure
     from kubetide.kube.hpa.explain_inputs import from_cluster
     from kubetide.kube.rest import Rest
 
+    configure_quiet_logging()  # a library's warning never carries a credential
     namespace, _, short = name.rpartition("/")
     try:
         rest = Rest(make_http_client(kubeconfig))

@@ -23,6 +23,7 @@ import yaml
 from lightkube import Client
 from lightkube.core.exceptions import ApiError, ConfigError
 
+from kubetide.commands.run.logs import configure_quiet_logging
 from kubetide.kube.client import KubeAccessError, make_client
 from kubetide.kube.export import ClusterObjects, ExportOptions, Problem, build_scenario, fit_to_loader
 from kubetide.kube.export.fit import ExportError
@@ -158,6 +159,7 @@ def from_cluster(
     The scenario loads as written (`kubetide validate`, `kubetide simulate`); notes on stderr say what
     the API cannot tell (traffic, group bounds, CA's flags) and what was left out.
     """
+    configure_quiet_logging()  # a library's warning never carries a credential
     cluster = _read(_client(kubeconfig))
     options = ExportOptions(
         name=name,

@@ -3,8 +3,8 @@
 Tick times are ``start + k * period``, computed by multiplication as the simulator's engine does, so
 the schedule never drifts however long ticks take; a tick that overruns skips the periods it missed
 (as a Go ticker drops ticks) instead of running back to back. The stop event interrupts the wait at
-once. A tick that raises is logged and counted in ``kubetide_loop_errors_total{loop}`` and the loop
-goes on: one bad iteration must not stop an autoscaler.
+once. A tick that raises is logged (one line; the traceback only at debug verbosity) and counted in
+``kubetide_loop_errors_total{loop}`` and the loop goes on: one bad iteration must not stop an autoscaler.
 """
 
 from __future__ import annotations
@@ -44,9 +44,15 @@ def run_every(
     while not stop.is_set():
         try:
             tick(clock())
-        except Exception:
+        except Exception as exc:
             LOOP_ERRORS.labels(loop=name).inc()
-            log.exception("%s loop: iteration failed; next one at the next period", name)
+            # One line per failed loop; the traceback only at kubetide's debug verbosity (-v=4).
+            log.error(
+                "%s loop: iteration failed: %s; next one at the next period",
+                name,
+                " ".join(str(exc).split()) or type(exc).__name__,
+                exc_info=log.isEnabledFor(logging.DEBUG),
+            )
         now = clock()
         # After a regular tick, move on at least one period; after an extra (woken) one, keep the
         # regular schedule where it was.

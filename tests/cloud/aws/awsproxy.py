@@ -1,5 +1,16 @@
 """The fault-injecting HTTP proxy the aws tests put in front of moto's server (also used by the
-end-to-end tier): throttling, failed scaling activities, capacity that never launches, Price List answers."""
+end-to-end tier and, on its own, by ``hack/aws_fault_proxy.py``): throttling, failed scaling activities,
+capacity that never launches, Price List answers, answers that are not AWS's.
+
+Tests set its attributes; a person drives it over HTTP on the same port (``/_proxy/...``, JSON bodies):
+
+- ``POST /_proxy/stockout {"group": G}``: G accepts its desired capacity and launches nothing;
+- ``POST /_proxy/activity {"group": G, "status": "Failed", "message": M}``: G's scaling activities are one
+  activity started now (inject it after kubetide's ``SetDesiredCapacity``: older ones are history);
+- ``POST /_proxy/throttle {"action": A, "count": N}``, ``POST /_proxy/garbage {"action": A, "count": N}``;
+- ``POST /_proxy/price {"instanceType": T, "usd": P}``: the Price List's on-demand price;
+- ``POST /_proxy/reset``; ``GET /_proxy/requests``: the AWS actions seen, in order.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +26,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 REGION = "us-east-1"
+CONTROL = "/_proxy/"
 _AS_NS = "http://autoscaling.amazonaws.com/doc/2011-01-01/"
 ET.register_namespace("", _AS_NS)
 
@@ -27,11 +39,14 @@ class AwsProxy:
       ``DescribeAutoScalingGroups`` reports the recorded desired capacity: capacity asked for, never there.
     - ``activities[group]``: what ``DescribeScalingActivities`` answers for it (dicts of StatusCode,
       StatusMessage, Description, StartTime as a datetime).
+    - ``garbage[action] = n``: the next ``n`` calls of ``action`` answer 200 with a body that is not
+      AWS's XML (a captive portal, a misrouted proxy): botocore's ``ResponseParserError``.
     """
 
-    def __init__(self, upstream: tuple[str, int]) -> None:
+    def __init__(self, upstream: tuple[str, int], port: int = 0) -> None:
         self.upstream = upstream
         self.throttle: Counter[str] = Counter()
+        self.garbage: Counter[str] = Counter()
         self.seen: Counter[str] = Counter()
         self.requests: list[tuple[str, dict[str, str]]] = []  # (action, parameters), in order
         self.stocked_out: dict[str, int | None] = {}
@@ -40,9 +55,17 @@ class AwsProxy:
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self._answer(*proxy.control("GET", self.path, b""))
+
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                status, headers, answer = proxy.handle(self.path, dict(self.headers), body)
+                if self.path.startswith(CONTROL):
+                    self._answer(*proxy.control("POST", self.path, body))
+                    return
+                self._answer(*proxy.handle(self.path, dict(self.headers), body))
+
+            def _answer(self, status: int, headers: list[tuple[str, str]], answer: bytes) -> None:
                 self.send_response(status)
                 for k, v in headers:
                     if k.lower() not in (
@@ -60,7 +83,7 @@ class AwsProxy:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -68,6 +91,7 @@ class AwsProxy:
 
     def reset(self) -> None:
         self.throttle.clear()
+        self.garbage.clear()
         self.seen.clear()
         self.requests.clear()
         self.stocked_out.clear()
@@ -78,16 +102,22 @@ class AwsProxy:
         self, path: str, headers: dict[str, str], body: bytes
     ) -> tuple[int, list[tuple[str, str]], bytes]:
         target = next((v for k, v in headers.items() if k.lower() == "x-amz-target"), "")
-        if target.endswith(".GetProducts"):
-            self.seen["GetProducts"] += 1
-            return 200, [("Content-Type", "application/x-amz-json-1.1")], self._products(body)
-        params = {k: v[0] for k, v in parse_qs(body.decode()).items()}
-        action = params.get("Action", "")
+        products = target.endswith(".GetProducts")  # the Price List API (JSON; moto has none)
+        params = {} if products else {k: v[0] for k, v in parse_qs(body.decode()).items()}
+        action = "GetProducts" if products else params.get("Action", "")
         self.seen[action] += 1
         self.requests.append((action, params))
         if self.throttle[action] > 0:
             self.throttle[action] -= 1
+            if products:
+                throttled = b'{"__type": "ThrottlingException", "message": "Rate exceeded"}'
+                return 400, [("Content-Type", "application/x-amz-json-1.1")], throttled
             return 400, [("Content-Type", "text/xml")], _error("Throttling", "Rate exceeded")
+        if products:
+            return 200, [("Content-Type", "application/x-amz-json-1.1")], self._products(body)
+        if self.garbage[action] > 0:
+            self.garbage[action] -= 1
+            return 200, [("Content-Type", "text/html")], b"<html><body>Sign in to continue</body>"
         group = params.get("AutoScalingGroupName", "")
         if action == "SetDesiredCapacity" and group in self.stocked_out:
             self.stocked_out[group] = int(params["DesiredCapacity"])
@@ -134,6 +164,39 @@ class AwsProxy:
             if name is not None and desired is not None and self.stocked_out.get(name.text or "") is not None:
                 desired.text = str(self.stocked_out[name.text or ""])
         return ET.tostring(root)
+
+    def control(self, method: str, path: str, body: bytes) -> tuple[int, list[tuple[str, str]], bytes]:
+        """The ``/_proxy/`` API (see the module's docstring)."""
+        what = path[len(CONTROL) :].strip("/")
+        try:
+            args: dict[str, Any] = json.loads(body) if body.strip() else {}
+            if method == "GET" and what == "requests":
+                out: Any = {"requests": [a for a, _ in self.requests], "seen": dict(self.seen)}
+            elif method == "POST" and what == "stockout":
+                self.stocked_out[str(args["group"])] = None
+                out = {"stocked_out": sorted(self.stocked_out)}
+            elif method == "POST" and what == "activity":
+                group = str(args["group"])
+                self.activities[group] = [
+                    activity(str(args.get("status", "Failed")), str(args.get("message", "")))
+                ]
+                out = {"group": group, "activities": len(self.activities[group])}
+            elif method == "POST" and what in ("throttle", "garbage"):
+                counter = self.throttle if what == "throttle" else self.garbage
+                counter[str(args["action"])] += int(args.get("count", 1))
+                out = dict(counter)
+            elif method == "POST" and what == "price":
+                self.prices[str(args["instanceType"])] = float(args["usd"])
+                out = dict(self.prices)
+            elif method == "POST" and what == "reset":
+                self.reset()
+                out = {}
+            else:
+                return 404, [("Content-Type", "application/json")], b'{"error": "no such control"}'
+        except (KeyError, TypeError, ValueError) as exc:
+            answer = json.dumps({"error": f"bad request: {exc}"}).encode()
+            return 400, [("Content-Type", "application/json")], answer
+        return 200, [("Content-Type", "application/json")], json.dumps(out).encode()
 
     def close(self) -> None:
         self.server.shutdown()

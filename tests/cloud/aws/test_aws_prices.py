@@ -7,10 +7,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from prometheus_client import REGISTRY
 
 from kubetide.cloud.instance import CloudProviderError
-from kubetide.cloud.providers.aws import AwsApi, AwsConfigError, build_aws_provider
-from kubetide.cloud.providers.aws.pricing import AwsPricing, load_price_file
+from kubetide.cloud.providers.aws import AwsApi, AwsCloudProvider, AwsConfigError, build_aws_provider
+from kubetide.cloud.providers.aws.pricing import AwsPricing, PriceFile, load_price_file
+from kubetide.cloud.providers.aws.specs import ExplicitGroup
+from kubetide.commands.run.aws import check_at_start
+from kubetide.commands.run.aws_watch import AwsLoopReport
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Container, Pod
 from kubetide.model.resources import Resources
@@ -73,3 +77,77 @@ def test_a_bad_price_file_is_named(tmp_path: Path) -> None:
     assert err.value.errors == [
         ("aws-price-file", f"{path}: onDemand.m5.xlarge: must be a non-negative number, got 'cheap'")
     ]
+
+
+# --- groups the price expander cannot price (issue 29): named at start (refused), and while running
+
+
+def _priced_provider(api: AwsApi, groups: list[str], overrides: PriceFile | None = None) -> AwsCloudProvider:
+    provider = AwsCloudProvider(
+        api, [ExplicitGroup(g, 0, 3) for g in groups], pricing=AwsPricing(api, overrides)
+    )
+    provider.refresh()
+    return provider
+
+
+def test_groups_without_a_price_are_named_with_the_reason(
+    make_group: Callable[..., str], make_api: Callable[..., AwsApi], proxy: AwsProxy
+) -> None:
+    priced, bare = make_group(instance_type="m5.large"), make_group(instance_type="m5.xlarge")
+    spot = make_group(
+        instance_type="m5.large",
+        tags={"k8s.io/cluster-autoscaler/node-template/label/eks.amazonaws.com/capacityType": "SPOT"},
+    )
+    proxy.prices["m5.large"] = 0.096
+    provider = _priced_provider(make_api(), [priced, bare, spot])
+    assert provider.unpriced_groups() == {
+        bare: "no on-demand price for m5.xlarge in region us-east-1: the AWS Price List has none"
+    }
+    proxy.throttle["GetProducts"] = 100  # fails after botocore's retries: the reason is the error
+    failing = _priced_provider(make_api(max_attempts=1), [bare])
+    (why,) = failing.unpriced_groups().values()
+    assert why.startswith(
+        "no on-demand price for m5.xlarge in region us-east-1: GetProducts: ThrottlingException"
+    )
+
+
+def test_the_price_expander_refuses_to_start_until_every_group_has_a_price(
+    tmp_path: Path,
+    make_group: Callable[..., str],
+    make_api: Callable[..., AwsApi],
+    proxy: AwsProxy,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    bare = make_group(instance_type="m5.xlarge")
+    provider = _priced_provider(make_api(), [bare])
+    with pytest.raises(SystemExit) as exit_:
+        check_at_start("cluster-autoscaler", provider, group_sources={}, missing_is_fatal=True, priced=True)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert f"--expander: price: node group {bare} has no price (no on-demand price for m5.xlarge" in err
+    assert "--aws-price-file" in err and "Traceback" not in err
+    # Without the price expander nothing is asked; with a price file the group is priced.
+    check_at_start("cluster-autoscaler", provider, group_sources={}, missing_is_fatal=True, priced=False)
+    path = tmp_path / "prices.yaml"
+    path.write_text("onDemand: {m5.xlarge: 0.192}\n")
+    check_at_start(
+        "cluster-autoscaler",
+        _priced_provider(make_api(), [bare], load_price_file(str(path))),
+        group_sources={},
+        missing_is_fatal=True,
+        priced=True,
+    )
+
+
+def test_while_running_a_group_without_a_price_is_logged_evented_and_counted(
+    make_group: Callable[..., str], make_api: Callable[..., AwsApi], proxy: AwsProxy
+) -> None:
+    bare = make_group(instance_type="m5.xlarge")
+    provider = _priced_provider(make_api(), [bare])
+    events: list[tuple[str, str, str]] = []
+    report = AwsLoopReport(provider, priced=True, emit=lambda *e: events.append(e))
+    report.after_loop()
+    report.after_loop()  # nothing new: no second Event
+    assert [(t, r) for t, r, _ in events] == [("Warning", "NodeGroupWithoutPrice")]
+    assert f"node group {bare} has no price, so it is never chosen" in events[0][2]
+    assert REGISTRY.get_sample_value("kubetide_aws_node_group_without_price", {"node_group": bare}) == 1.0

@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from kubetide.cloud.provider import CloudProvider
 from kubetide.cloud.providers.kwok import KwokConfigError, build_kwok_provider
@@ -20,8 +21,8 @@ from kubetide.cluster.driver import ClusterAutoscalerDriver
 from kubetide.cluster.flags import CA_FLAGS, FlagSpec
 from kubetide.cluster.loop.world import LoopResult
 from kubetide.cluster.options import AutoscalingOptions
-from kubetide.cluster.status import format_last_updated, render_status_yaml
-from kubetide.commands.run.aws import aws_flags, build_aws
+from kubetide.cluster.status import format_last_updated, format_rfc3339, render_status_yaml
+from kubetide.commands.run.aws import aws_flags, build_aws, check_at_start
 from kubetide.commands.run.common import connect, exit_invalid, start_caches
 from kubetide.commands.run.help import render_help
 from kubetide.commands.run.logs import configure_logging
@@ -30,12 +31,15 @@ from kubetide.commands.run.settings import leader_flags, leader_from, live_flags
 from kubetide.kube.actuation import KubeClusterPort
 from kubetide.kube.ca_metrics import CAMetrics
 from kubetide.kube.client import KubeAccessError
-from kubetide.kube.dryrun import DryRunCloud
+from kubetide.kube.dryrun import DryRunCloud, DryRunEventRecorder
 from kubetide.kube.events import EventRecorder, uid_lookup
 from kubetide.kube.guard import LeaderGuardedCloud, LeaderGuardedPort
 from kubetide.kube.rest import KubeStatusError, Rest
 from kubetide.kube.status_configmap import StatusConfigMap
 from kubetide.kube.world import CAWorldSource
+
+if TYPE_CHECKING:
+    from kubetide.commands.run.aws_watch import AwsLoopReport
 
 __all__ = ["REGISTRY", "main"]
 
@@ -90,7 +94,12 @@ def main(argv: Sequence[str]) -> None:
     # CA keeps its Lease in --namespace.
     leader = leader_from(values, name_flag="leader-elect-resource-name", namespace=options.namespace)
     settings = settings_from(COMPONENT, parsed, address=options.address, leader=leader)
-    configure_logging(settings.logging_format, settings.verbosity, COMPONENT)
+    configure_logging(
+        settings.logging_format,
+        settings.verbosity,
+        COMPONENT,
+        library_level=settings.library_log_level,
+    )
     # The provider first: its flag problems exit 2 before the cluster is contacted.
     if values["cloud-provider"] == "aws":
         provider: CloudProvider = build_aws(
@@ -100,6 +109,13 @@ def main(argv: Sequence[str]) -> None:
             region=str(values["aws-region"]),
             endpoint_url=str(values["aws-endpoint-url"]),
             price_file=str(values["aws-price-file"]),
+        )
+        check_at_start(
+            COMPONENT,
+            provider,
+            group_sources={},  # every named group comes from --nodes
+            missing_is_fatal=settings.once,
+            priced="price" in options.expanders,
         )
     else:
         provider = _kwok(options, settings.kubeconfig, settings.dry_run)
@@ -162,6 +178,7 @@ class ClusterAutoscalerComponent:
         self._deletions_due: float | None = None
         self._deletion_wake = threading.Event()  # set by the timer: the next tick is the deletions pass
         self._timer: threading.Timer | None = None
+        self.aws_report: AwsLoopReport | None = None
 
     def start(self, stop: threading.Event) -> bool:
         versions, world = start_caches(
@@ -173,7 +190,7 @@ class ClusterAutoscalerComponent:
         if world is None:
             return False
         self.world = world
-        recorder = EventRecorder(
+        recorder = (DryRunEventRecorder if self.dry_run else EventRecorder)(
             self.rest, COMPONENT, uid_of=uid_lookup(world.nodes, world.pods, world.config_maps)
         )
         port = KubeClusterPort(
@@ -181,6 +198,17 @@ class ClusterAutoscalerComponent:
         )
         guarded = LeaderGuardedPort(port, self.runtime.may_act)
         self.driver = ClusterAutoscalerDriver(world, self.cloud, guarded, self.options, now=time.time())
+        if self.provider.name() == "aws":
+            from kubetide.cloud.providers.aws import AwsCloudProvider
+            from kubetide.commands.run.aws_watch import AwsLoopReport
+
+            status_map = f"ConfigMap/{self.options.namespace}/{self.options.status_config_map_name}"
+            if isinstance(self.provider, AwsCloudProvider):
+                self.aws_report = AwsLoopReport(
+                    self.provider,
+                    priced="price" in self.options.expanders,
+                    emit=lambda type_, reason, message: recorder.emit(type_, reason, status_map, message),
+                )
         return True
 
     def tick(self, now: float) -> None:
@@ -202,11 +230,16 @@ class ClusterAutoscalerComponent:
             dict(sorted(result.unremovable.items())),
         )
         _log_events(result)
-        if result.status is not None and self.options.write_status_configmap and self.runtime.may_act():
+        status = result.status
+        if status is not None and self.aws_report is not None:
+            status = self.aws_report.status(status)
+        if status is not None and self.options.write_status_configmap and self.runtime.may_act():
             try:
-                self.status_map.write(render_status_yaml(result.status, now), format_last_updated(now))
+                self.status_map.write(render_status_yaml(status, now), format_last_updated(now))
             except KubeStatusError as exc:
                 log.warning("status ConfigMap not written: %s", exc)
+        if self.aws_report is not None:
+            self.aws_report.after_loop()
         for problem in result.write_problems:
             log.warning("%s", problem)
         self._wake_for_deletions(result, now)
@@ -249,7 +282,9 @@ class ClusterAutoscalerComponent:
             f"scale-up: {r.scale_up_result or 'none'}",
             f"scale-down: {r.scale_down_result or 'none'}",
         ]
-        lines += [f"unneeded: {name} (since {since:.0f})" for name, since in sorted(r.unneeded.items())]
+        lines += [
+            f"unneeded: {name} (since {format_rfc3339(since)})" for name, since in sorted(r.unneeded.items())
+        ]
         lines += [f"unremovable: {name}: {why}" for name, why in sorted(r.unremovable.items())]
         lines += [f"event {ev.type} {ev.reason} {ev.object}: {ev.message}" for ev in r.events]
         if r.error:

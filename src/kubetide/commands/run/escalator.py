@@ -22,7 +22,7 @@ from typing import Any
 from kubetide.cloud.provider import CloudProvider
 from kubetide.cloud.providers.kwok import KwokConfigError, build_kwok_provider, load_cloud_config
 from kubetide.cluster.flags import FlagSpec
-from kubetide.commands.run.aws import aws_flags, build_aws
+from kubetide.commands.run.aws import aws_flags, build_aws, check_at_start
 from kubetide.commands.run.common import connect, exit_invalid, start_caches
 from kubetide.commands.run.help import render_help
 from kubetide.commands.run.logs import configure_logging
@@ -204,8 +204,8 @@ def main(argv: Sequence[str]) -> None:
         COMPONENT, parsed, address=str(values["address"]), leader=leader, dry_run_alias="drymode"
     )
     fmt = "json" if "json" in (values["logfmt"], values["logging-format"]) else "text"
-    configure_logging(fmt, 0, COMPONENT)
-    logging.getLogger().setLevel(_log_level(loglevel))
+    # Escalator's level is kubetide's own; the libraries' is --library-log-level.
+    configure_logging(fmt, 0, COMPONENT, library_level=settings.library_log_level, level=_log_level(loglevel))
     # The provider first: its flag problems exit 2 before the cluster is contacted.
     if values["cloud-provider"] == "aws":
         # The groups the node-group file names, with the ASGs' own bounds (Escalator's min_nodes and
@@ -216,6 +216,17 @@ def main(argv: Sequence[str]) -> None:
             region=str(values["aws-region"]),
             endpoint_url=str(values["aws-endpoint-url"]),
             price_file=str(values["aws-price-file"]),
+        )
+        # Escalator's start-up fails when a configured cloud_provider_group_name does not exist.
+        check_at_start(
+            COMPONENT,
+            provider,
+            group_sources={
+                g.cloud_provider_group_name: f"--nodegroups {values['nodegroups']}: "
+                f"node_groups[{i}].cloud_provider_group_name"
+                for i, g in reversed(list(enumerate(groups)))
+            },
+            missing_is_fatal=True,
         )
     else:
         provider = _kwok(values, leader.namespace, settings.kubeconfig, settings.dry_run)

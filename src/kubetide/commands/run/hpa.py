@@ -25,6 +25,7 @@ from kubetide.hpa.config import HPAConfig
 from kubetide.hpa.driver import HPADriver, Synced
 from kubetide.hpa.flags import HPA_FLAGS, config_from_flags
 from kubetide.hpa.ports import MetricsSource
+from kubetide.kube.dryrun import DryRunEventRecorder
 from kubetide.kube.events import EventRecorder, uid_lookup
 from kubetide.kube.hpa.api import KubeApi
 from kubetide.kube.hpa.controller_metrics import HPAControllerMetrics
@@ -117,7 +118,9 @@ def main(argv: Sequence[str]) -> None:
         v, name_flag="leader-elect-resource-name", namespace=str(v["leader-elect-resource-namespace"])
     )
     settings = settings_from(COMPONENT, parsed, address=str(v["address"]), leader=leader)
-    configure_logging(settings.logging_format, settings.verbosity, "hpa")
+    configure_logging(
+        settings.logging_format, settings.verbosity, "hpa", library_level=settings.library_log_level
+    )
     rest = connect("hpa", settings.kubeconfig)
     runtime = Runtime(settings, rest, HealthLimits())
     component = HPAComponent(rest, config, runtime, v, rules)
@@ -187,7 +190,7 @@ class HPAComponent:
                 return source.other_uid(namespace, name)
             return pod_uid(kind, namespace, name)
 
-        recorder = EventRecorder(
+        recorder = (DryRunEventRecorder if dry_run else EventRecorder)(
             self.rest, COMPONENT, uid_of=uid_of, api_versions={"HorizontalPodAutoscaler": source.api_version}
         )
         events = _Events(recorder)

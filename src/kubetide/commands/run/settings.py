@@ -14,6 +14,7 @@ from typing import Any
 
 from kubetide.cluster.flags import FlagSpec, parse_flags, value_from_text
 from kubetide.commands.goflags import tokenize
+from kubetide.commands.run.logs import library_log_level_flag
 
 __all__ = [
     "LeaderElection",
@@ -42,6 +43,7 @@ def live_flags(*, dry_run_alias: str | None = None) -> list[FlagSpec]:
             "once", "bool", False, "run one loop (one reconcile of each HPA), print the decisions, exit"
         ),
         FlagSpec("logging-format", "string", "text", "text or json", choices=("text", "json")),
+        library_log_level_flag(),
     ]
     if dry_run_alias:
         specs.append(FlagSpec(dry_run_alias, "bool", False, "same as --dry-run"))
@@ -122,9 +124,10 @@ class LiveSettings:
     dry_run: bool
     once: bool
     logging_format: str  # "text" or "json"
-    verbosity: int  # klog's -v
+    verbosity: int  # klog's -v: kubetide's own loggers
     address: str
     leader: LeaderElection
+    library_log_level: str = "warning"  # botocore, httpx, lightkube, ...: independent of -v
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,4 +172,5 @@ def settings_from(
         verbosity=int(verbosity) if verbosity.isdigit() else 0,
         address=address,
         leader=leader,
+        library_log_level=str(v["library-log-level"]),
     )

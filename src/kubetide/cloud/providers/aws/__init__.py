@@ -81,5 +81,8 @@ def build_aws_provider(
             problems += exc.errors
     if problems:
         raise AwsConfigError(problems)
-    api = AwsApi(region=region, endpoint_url=endpoint_url or os.environ.get("AWS_ENDPOINT_URL") or None)
+    try:
+        api = AwsApi(region=region, endpoint_url=endpoint_url or os.environ.get("AWS_ENDPOINT_URL") or None)
+    except AwsCallError as exc:  # botocore refuses the region's spelling before any call
+        raise AwsConfigError([("aws-region", str(exc))]) from None
     return AwsCloudProvider(api, explicit, discovery, pricing=AwsPricing(api, overrides))

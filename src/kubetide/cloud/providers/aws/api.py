@@ -4,7 +4,8 @@ Every AWS call of the provider goes through :class:`AwsApi`, so the IAM policy i
 its method list, and tests and the bench can count calls (``calls``, per operation). Describe calls are
 paginated and batched (100 group names, 100 instance types per call: the APIs' own limits). Throttling
 and transient errors (5xx, connection resets) are retried by botocore's ``standard`` retry mode with
-exponential backoff and jitter; what still fails raises :class:`AwsCallError` with the AWS error code.
+exponential backoff and jitter; what still fails, and any answer that cannot be read, raises
+:class:`~kubetide.cloud.providers.aws.errors.AwsCallError` (one line: what is wrong, the AWS error code).
 """
 
 from __future__ import annotations
@@ -12,13 +13,15 @@ from __future__ import annotations
 import json
 import threading
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import boto3
 from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError
+
+from kubetide.cloud.providers.aws.errors import AwsCallError, aws_errors
 
 __all__ = [
     "Activity",
@@ -30,16 +33,8 @@ __all__ = [
     "LaunchTemplateRef",
 ]
 
+T = TypeVar("T")
 _NAMES_PER_CALL = 100  # DescribeAutoScalingGroups' MaxRecords and DescribeInstanceTypes' batch limit
-
-
-class AwsCallError(Exception):
-    """An AWS call failed after botocore's retries; ``code`` is AWS's error code (or the exception's name)."""
-
-    def __init__(self, operation: str, code: str, message: str) -> None:
-        super().__init__(f"{operation}: {code}: {message}")
-        self.operation = operation
-        self.code = code
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,16 +102,18 @@ class AwsApi:
             connect_timeout=5,
             read_timeout=20,
         )
-        session = session or boto3.session.Session()
         self.region = region
         self.calls: Counter[str] = Counter()
         self._lock = threading.Lock()
-        self._autoscaling: Any = session.client("autoscaling", endpoint_url=endpoint_url, config=config)
-        self._ec2: Any = session.client("ec2", endpoint_url=endpoint_url, config=config)
-        # The Price List API answers in us-east-1 only (for every region's prices).
-        self._pricing: Any = session.client(
-            "pricing", endpoint_url=endpoint_url, config=config.merge(Config(region_name="us-east-1"))
-        )
+        with aws_errors("create_client", region=region):  # an invalid region fails here
+            session = session or boto3.session.Session()
+            self._autoscaling: Any = session.client("autoscaling", endpoint_url=endpoint_url, config=config)
+            self._ec2: Any = session.client("ec2", endpoint_url=endpoint_url, config=config)
+            # The Price List API answers in us-east-1 only (for every region's prices).
+            self._pricing: Any = session.client(
+                "pricing", endpoint_url=endpoint_url, config=config.merge(Config(region_name="us-east-1"))
+            )
+        self.endpoint_url = str(self._autoscaling.meta.endpoint_url)
         for client in (self._autoscaling, self._ec2, self._pricing):
             client.meta.events.register("before-call", self._count)
 
@@ -124,24 +121,20 @@ class AwsApi:
         with self._lock:
             self.calls[str(model.name)] += 1
 
-    def _call(self, client: Any, operation: str, **params: Any) -> Any:
-        try:
-            return getattr(client, operation)(**params)
-        except ClientError as exc:
-            err = exc.response.get("Error", {})
-            raise AwsCallError(operation, str(err.get("Code", "")), str(err.get("Message", ""))) from exc
-        except BotoCoreError as exc:
-            raise AwsCallError(operation, type(exc).__name__, str(exc)) from exc
+    def _errors(self, client: Any, operation: str) -> AbstractContextManager[None]:
+        return aws_errors(operation, client, region=self.region)
 
-    def _pages(self, client: Any, operation: str, key: str, **params: Any) -> Iterator[Any]:
-        try:
-            for page in client.get_paginator(operation).paginate(**params):
-                yield from page.get(key, [])
-        except ClientError as exc:
-            err = exc.response.get("Error", {})
-            raise AwsCallError(operation, str(err.get("Code", "")), str(err.get("Message", ""))) from exc
-        except BotoCoreError as exc:
-            raise AwsCallError(operation, type(exc).__name__, str(exc)) from exc
+    def _call(self, client: Any, operation: str, read: Callable[[Any], T], **params: Any) -> T:
+        """``read(answer)`` of one call; reading is inside the wrapper: a malformed answer is a failed call."""
+        with self._errors(client, operation):
+            return read(getattr(client, operation)(**params))
+
+    def _pages(
+        self, client: Any, operation: str, key: str, read: Callable[[Any], T], **params: Any
+    ) -> list[T]:
+        with self._errors(client, operation):
+            pages = client.get_paginator(operation).paginate(**params)
+            return [read(item) for page in pages for item in page.get(key, [])]
 
     # --- Auto Scaling
 
@@ -150,16 +143,14 @@ class AwsApi:
         ordered = sorted(set(names))
         for i in range(0, len(ordered), _NAMES_PER_CALL):
             batch = ordered[i : i + _NAMES_PER_CALL]
-            result += [
-                _asg(g)
-                for g in self._pages(
-                    self._autoscaling,
-                    "describe_auto_scaling_groups",
-                    "AutoScalingGroups",
-                    AutoScalingGroupNames=batch,
-                    PaginationConfig={"PageSize": _NAMES_PER_CALL},
-                )
-            ]
+            result += self._pages(
+                self._autoscaling,
+                "describe_auto_scaling_groups",
+                "AutoScalingGroups",
+                _asg,
+                AutoScalingGroupNames=batch,
+                PaginationConfig={"PageSize": _NAMES_PER_CALL},
+            )
         return result
 
     def groups_by_tags(self, tags: dict[str, str]) -> list[AsgInfo]:
@@ -168,39 +159,30 @@ class AwsApi:
             {"Name": f"tag:{k}", "Values": [v]} if v else {"Name": "tag-key", "Values": [k]}
             for k, v in sorted(tags.items())
         ]
-        return [
-            _asg(g)
-            for g in self._pages(
-                self._autoscaling,
-                "describe_auto_scaling_groups",
-                "AutoScalingGroups",
-                Filters=filters,
-                PaginationConfig={"PageSize": _NAMES_PER_CALL},
-            )
-        ]
+        return self._pages(
+            self._autoscaling,
+            "describe_auto_scaling_groups",
+            "AutoScalingGroups",
+            _asg,
+            Filters=filters,
+            PaginationConfig={"PageSize": _NAMES_PER_CALL},
+        )
 
     def scaling_activities(self, group: str, max_records: int = 20) -> list[Activity]:
         """The group's most recent scaling activities, newest first (one call, no paging: CA's view)."""
-        answer = self._call(
+        return self._call(
             self._autoscaling,
             "describe_scaling_activities",
+            lambda answer: [_activity(a) for a in answer.get("Activities", [])],
             AutoScalingGroupName=group,
             MaxRecords=max_records,
         )
-        return [
-            Activity(
-                status_code=str(a.get("StatusCode", "")),
-                status_message=str(a.get("StatusMessage", "")),
-                description=str(a.get("Description", "")),
-                start_time=a["StartTime"].timestamp() if a.get("StartTime") else 0.0,
-            )
-            for a in answer.get("Activities", [])
-        ]
 
     def set_desired_capacity(self, group: str, desired: int) -> None:
         self._call(
             self._autoscaling,
             "set_desired_capacity",
+            _ignore,
             AutoScalingGroupName=group,
             DesiredCapacity=desired,
             HonorCooldown=False,
@@ -210,6 +192,7 @@ class AwsApi:
         self._call(
             self._autoscaling,
             "terminate_instance_in_auto_scaling_group",
+            _ignore,
             InstanceId=instance_id,
             ShouldDecrementDesiredCapacity=True,
         )
@@ -220,20 +203,13 @@ class AwsApi:
         result: list[InstanceTypeInfo] = []
         ordered = sorted(set(names))
         for i in range(0, len(ordered), _NAMES_PER_CALL):
-            for t in self._pages(
-                self._ec2, "describe_instance_types", "InstanceTypes", InstanceTypes=ordered[i : i + 100]
-            ):
-                gpus = sum(int(g.get("Count", 0)) for g in (t.get("GpuInfo") or {}).get("Gpus", []))
-                archs = (t.get("ProcessorInfo") or {}).get("SupportedArchitectures") or ["x86_64"]
-                result.append(
-                    InstanceTypeInfo(
-                        name=str(t["InstanceType"]),
-                        vcpus=int(t["VCpuInfo"]["DefaultVCpus"]),
-                        memory_mib=int(t["MemoryInfo"]["SizeInMiB"]),
-                        gpus=gpus,
-                        architecture="arm64" if "arm64" in archs else "amd64",
-                    )
-                )
+            result += self._pages(
+                self._ec2,
+                "describe_instance_types",
+                "InstanceTypes",
+                _instance_type,
+                InstanceTypes=ordered[i : i + _NAMES_PER_CALL],
+            )
         return result
 
     def launch_template_instance_type(self, ref: LaunchTemplateRef) -> str:
@@ -243,18 +219,15 @@ class AwsApi:
             params["LaunchTemplateId"] = ref.id
         else:
             params["LaunchTemplateName"] = ref.name
-        answer = self._call(self._ec2, "describe_launch_template_versions", **params)
-        versions = answer.get("LaunchTemplateVersions", [])
-        if not versions:
-            return ""
-        return str((versions[0].get("LaunchTemplateData") or {}).get("InstanceType", ""))
+        return self._call(self._ec2, "describe_launch_template_versions", _template_instance_type, **params)
 
     def launch_configuration_instance_type(self, name: str) -> str:
-        answer = self._call(
-            self._autoscaling, "describe_launch_configurations", LaunchConfigurationNames=[name]
+        return self._call(
+            self._autoscaling,
+            "describe_launch_configurations",
+            _configuration_instance_type,
+            LaunchConfigurationNames=[name],
         )
-        configs = answer.get("LaunchConfigurations", [])
-        return str(configs[0].get("InstanceType", "")) if configs else ""
 
     # --- prices
 
@@ -271,30 +244,82 @@ class AwsApi:
                 ("capacitystatus", "Used"),
             )
         ]
-        answer = self._call(
-            self._pricing, "get_products", ServiceCode="AmazonEC2", Filters=filters, MaxResults=10
+        return self._call(
+            self._pricing,
+            "get_products",
+            _on_demand_usd,
+            ServiceCode="AmazonEC2",
+            Filters=filters,
+            MaxResults=10,
         )
-        for item in answer.get("PriceList", []):
-            product = json.loads(item) if isinstance(item, str) else item
-            for term in (product.get("terms") or {}).get("OnDemand", {}).values():
-                for dimension in (term.get("priceDimensions") or {}).values():
-                    usd = (dimension.get("pricePerUnit") or {}).get("USD")
-                    if usd is not None and float(usd) > 0:
-                        return float(usd)
-        return None
 
     def spot_price(self, instance_type: str, zone: str) -> float | None:
         """The latest Linux spot price of ``instance_type`` in ``zone`` (USD per hour); None if none."""
-        answer = self._call(
+        return self._call(
             self._ec2,
             "describe_spot_price_history",
+            _latest_spot_usd,
             InstanceTypes=[instance_type],
             ProductDescriptions=["Linux/UNIX", "Linux/UNIX (Amazon VPC)"],
             AvailabilityZone=zone,
             MaxResults=10,
         )
-        history = sorted(answer.get("SpotPriceHistory", []), key=lambda h: h.get("Timestamp"), reverse=True)
-        return float(history[0]["SpotPrice"]) if history else None
+
+
+# --- reading answers (inside the call's error wrapper: a missing field is a failed call)
+
+
+def _ignore(_answer: Any) -> None:
+    return None
+
+
+def _activity(a: Any) -> Activity:
+    return Activity(
+        status_code=str(a.get("StatusCode", "")),
+        status_message=str(a.get("StatusMessage", "")),
+        description=str(a.get("Description", "")),
+        start_time=a["StartTime"].timestamp() if a.get("StartTime") else 0.0,
+    )
+
+
+def _instance_type(t: Any) -> InstanceTypeInfo:
+    gpus = sum(int(g.get("Count", 0)) for g in (t.get("GpuInfo") or {}).get("Gpus", []))
+    archs = (t.get("ProcessorInfo") or {}).get("SupportedArchitectures") or ["x86_64"]
+    return InstanceTypeInfo(
+        name=str(t["InstanceType"]),
+        vcpus=int(t["VCpuInfo"]["DefaultVCpus"]),
+        memory_mib=int(t["MemoryInfo"]["SizeInMiB"]),
+        gpus=gpus,
+        architecture="arm64" if "arm64" in archs else "amd64",
+    )
+
+
+def _template_instance_type(answer: Any) -> str:
+    versions = answer.get("LaunchTemplateVersions", [])
+    if not versions:
+        return ""
+    return str((versions[0].get("LaunchTemplateData") or {}).get("InstanceType", ""))
+
+
+def _configuration_instance_type(answer: Any) -> str:
+    configs = answer.get("LaunchConfigurations", [])
+    return str(configs[0].get("InstanceType", "")) if configs else ""
+
+
+def _on_demand_usd(answer: Any) -> float | None:
+    for item in answer.get("PriceList", []):
+        product = json.loads(item) if isinstance(item, str) else item
+        for term in (product.get("terms") or {}).get("OnDemand", {}).values():
+            for dimension in (term.get("priceDimensions") or {}).values():
+                usd = (dimension.get("pricePerUnit") or {}).get("USD")
+                if usd is not None and float(usd) > 0:
+                    return float(usd)
+    return None
+
+
+def _latest_spot_usd(answer: Any) -> float | None:
+    history = sorted(answer.get("SpotPriceHistory", []), key=lambda h: h.get("Timestamp"), reverse=True)
+    return float(history[0]["SpotPrice"]) if history else None
 
 
 def _template_ref(raw: Any) -> LaunchTemplateRef | None:

@@ -85,6 +85,7 @@ class AwsPricing:
         self._overrides = overrides or {"onDemand": {}, "spot": {}}
         self._clock = clock
         self._cache: dict[tuple[str, str, str], tuple[float | None, float]] = {}  # key -> (price, until)
+        self._errors: dict[tuple[str, str, str], str] = {}  # key -> why the last lookup failed
 
     def hourly(self, instance_type: str, *, spot: bool, zone: str = "") -> float | None:
         kind = "spot" if spot else "onDemand"
@@ -101,8 +102,10 @@ class AwsPricing:
                 if spot
                 else self._api.on_demand_price(instance_type)
             )
+            self._errors.pop(key, None)
         except AwsCallError as exc:
             log.warning("no %s price for %s: %s", kind, instance_type, exc)
+            self._errors[key] = str(exc)
             price = None
         ttl = _MISS_TTL if price is None else (_SPOT_TTL if spot else _ON_DEMAND_TTL)
         self._cache[key] = (price, now + ttl)
@@ -112,14 +115,33 @@ class AwsPricing:
         instance_type = node.labels.get(INSTANCE_TYPE_LABEL, "")
         if not instance_type:
             raise CloudProviderError(f"node {node.name} has no {INSTANCE_TYPE_LABEL} label: no price")
-        spot = any(node.labels.get(k, "").lower() == v.lower() for k, v in SPOT_LABELS.items())
+        spot = _is_spot(node)
         price = self.hourly(instance_type, spot=spot, zone=node.zone or "")
         if price is None:
             kind = "spot" if spot else "on-demand"
             raise CloudProviderError(f"no {kind} price is known for {instance_type}")
         return price * max(0.0, end - start) / 3600.0
 
+    def why_unpriced(self, node: NodeView) -> str:
+        """Why ``node`` (a group's template) has no price; "" when it has one."""
+        instance_type = node.labels.get(INSTANCE_TYPE_LABEL, "")
+        if not instance_type:
+            return f"its nodes have no {INSTANCE_TYPE_LABEL} label"
+        spot = _is_spot(node)
+        zone = node.zone or ""
+        if self.hourly(instance_type, spot=spot, zone=zone) is not None:
+            return ""
+        kind = "spot" if spot else "on-demand"
+        error = self._errors.get(("spot" if spot else "onDemand", instance_type, zone if spot else ""))
+        where = f"zone {zone}" if spot else f"region {self._api.region}"
+        source = "DescribeSpotPriceHistory" if spot else "the AWS Price List"
+        return f"no {kind} price for {instance_type} in {where}: " + (error or f"{source} has none")
+
     def pod_price(self, pod: Pod, start: float, end: float) -> float:
         requests = pod.requests
         hourly = requests[CPU] / 1000.0 * _CPU_HOUR + requests[MEMORY] / _GIB * _GIB_HOUR
         return hourly * max(0.0, end - start) / 3600.0
+
+
+def _is_spot(node: NodeView) -> bool:
+    return any(node.labels.get(k, "").lower() == v.lower() for k, v in SPOT_LABELS.items())

@@ -36,6 +36,8 @@ from kubetide.cloud.instance import (
 from kubetide.cloud.provider import CloudProvider, NodeGroup, PricingModel, StaticNodeGroup
 from kubetide.cloud.providers.aws.activities import failed_launch
 from kubetide.cloud.providers.aws.api import AsgInfo, AsgInstance, AwsApi, AwsCallError, InstanceTypeInfo
+from kubetide.cloud.providers.aws.presence import GroupPresence, MissingGroup, StartupCheck
+from kubetide.cloud.providers.aws.pricing import AwsPricing
 from kubetide.cloud.providers.aws.specs import ExplicitGroup
 from kubetide.cloud.providers.aws.template import options_from_tags, template_node
 from kubetide.model.node import NodeView
@@ -160,6 +162,7 @@ class AwsCloudProvider:
         self._by_instance: dict[str, str] = {}
         self._types: dict[str, InstanceTypeInfo] = {}  # instance type facts never change
         self._group_types: dict[str, tuple[str, float]] = {}  # group -> (instance type, when looked up)
+        self.presence = GroupPresence(api.region)
 
     # --- CloudProvider
 
@@ -194,9 +197,13 @@ class AwsCloudProvider:
             found: dict[str, AsgInfo] = {}
             if self._explicit:
                 found.update((g.name, g) for g in self.api.groups_by_names(list(self._explicit)))
+            discovered: list[tuple[dict[str, str], int]] = []
             for tags in self._discovery:
-                found.update((g.name, g) for g in self.api.groups_by_tags(tags))
+                matching = self.api.groups_by_tags(tags)
+                discovered.append((tags, len(matching)))
+                found.update((g.name, g) for g in matching)
             now = self._clock()
+            self.presence.update(self._explicit, found, discovered, now)
             groups: dict[str, AwsNodeGroup] = {}
             states: dict[str, _GroupState] = {}
             by_instance: dict[str, str] = {}
@@ -227,6 +234,42 @@ class AwsCloudProvider:
 
     def cleanup(self) -> None:
         pass
+
+    # --- what the user named and AWS lacks, and prices (for the start-up check and the status)
+
+    def startup_check(self) -> StartupCheck:
+        """One refresh (one ``DescribeAutoScalingGroups`` per 100 named groups and per discovery spec):
+        are the credentials, the region and the endpoint good, and does AWS have the named groups?"""
+        try:
+            self.refresh()
+        except CloudProviderError as exc:
+            cause = exc.__cause__
+            return self.presence.startup_check(str(cause) if isinstance(cause, AwsCallError) else str(exc))
+        return self.presence.startup_check()
+
+    def missing_groups(self) -> dict[str, MissingGroup]:
+        """The named groups the last refresh did not find."""
+        with self._lock:
+            return dict(self.presence.missing)
+
+    def unpriced_groups(self) -> dict[str, str]:
+        """Group -> why the price expander has no price for its new nodes (existing groups only)."""
+        pricing = self._pricing
+        if not isinstance(pricing, AwsPricing):
+            return {}
+        out: dict[str, str] = {}
+        for group in self.node_groups():
+            if group.id() in self.presence.missing:
+                continue
+            try:
+                node = self._template(group.id())
+            except CloudProviderError as exc:
+                out[group.id()] = f"no template to price: {exc}"
+                continue
+            why = pricing.why_unpriced(node)
+            if why:
+                out[group.id()] = why
+        return out
 
     # --- node group operations
 
@@ -348,7 +391,7 @@ class AwsCloudProvider:
         with self._lock, _cloud_errors(f"template of {name}"):
             info = self._state(name).info
             if info is None:
-                raise CloudProviderError(f"ASG {name} is not known to AWS")
+                raise CloudProviderError(f"ASG {name} does not exist in AWS region {self.api.region}")
             itype = self._instance_type(info)
             return template_node(info, itype, self.api.region)
 
