@@ -22,7 +22,7 @@ from kubetide.cluster.loop.world import LoopResult
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.cluster.status import format_last_updated, render_status_yaml
 from kubetide.commands.run.aws import aws_flags, build_aws
-from kubetide.commands.run.common import connect, exit_invalid, start_caches
+from kubetide.commands.run.common import connect, exit_invalid, file_problems, start_caches
 from kubetide.commands.run.help import render_help
 from kubetide.commands.run.logs import configure_logging
 from kubetide.commands.run.runtime import HealthLimits, Runtime
@@ -33,6 +33,7 @@ from kubetide.kube.client import KubeAccessError
 from kubetide.kube.dryrun import DryRunCloud
 from kubetide.kube.events import EventRecorder, uid_lookup
 from kubetide.kube.guard import LeaderGuardedCloud, LeaderGuardedPort
+from kubetide.kube.loop import LoopFailed
 from kubetide.kube.rest import KubeStatusError, Rest
 from kubetide.kube.status_configmap import StatusConfigMap
 from kubetide.kube.world import CAWorldSource
@@ -125,7 +126,7 @@ def _kwok(options: AutoscalingOptions, kubeconfig: str | None, dry_run: bool) ->
             dry_run=dry_run,
         )
     except KwokConfigError as exc:
-        exit_invalid(COMPONENT, [("cloud-config", str(e)) for e in exc.errors])
+        exit_invalid(COMPONENT, file_problems("cloud-config", exc.errors))
     except KubeAccessError as exc:
         print(f"kubetide run {COMPONENT}: {exc}", file=sys.stderr)
         sys.exit(1)
@@ -210,7 +211,7 @@ class ClusterAutoscalerComponent:
             log.warning("%s", problem)
         self._wake_for_deletions(result, now)
         if result.error is not None:
-            raise RuntimeError(result.error)
+            raise LoopFailed(result.error)
 
     def _deletions(self, now: float) -> None:
         assert self.driver is not None
@@ -254,6 +255,9 @@ class ClusterAutoscalerComponent:
         if r.error:
             lines.append(f"error: {r.error}")
         return "\n".join(lines)
+
+    def unsynced(self) -> list[str]:
+        return self.world.unsynced() if self.world is not None else []
 
     def stop(self) -> None:
         if self._timer is not None:
