@@ -307,7 +307,7 @@ def test_a_stale_state_never_grows_a_group_past_its_max() -> None:
 def test_the_state_follows_the_nodes_at_each_refresh() -> None:
     """Nodes created or deleted behind the provider's back: the target follows them (no phantom slot
     waited for), and a creation in flight whose Node exists is done."""
-    api, provider, clock = make()
+    api, provider, _ = make()
     general = group(provider, "general")
     general.increase_size(2)
     gone = sorted(api.nodes)[0]

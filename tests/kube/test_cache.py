@@ -66,9 +66,7 @@ def test_lists_in_pages_then_applies_watch_events_from_the_lists_version() -> No
 
 def test_410_gone_lists_again_and_failures_list_again() -> None:
     api = FakeApi()
-    api.add(
-        "GET", PATH, _list("10", obj("a", "1")), _list("20", obj("y", "19")), _list("30", obj("z", "29"))
-    )
+    api.add("GET", PATH, _list("10", obj("a", "1")), _list("20", obj("y", "19")), _list("30", obj("z", "29")))
     inf = _informer(api)
     gone = {"type": "ERROR", "object": {"kind": "Status", "code": 410, "reason": "Expired"}}
     api.add(

@@ -23,7 +23,9 @@ def describe(exc: BaseException) -> str:
     return f"{name}: {text}" if text else name
 
 
-def log_failure(logger: logging.Logger, message: str, exc: BaseException, level: int = logging.WARNING) -> None:
+def log_failure(
+    logger: logging.Logger, message: str, exc: BaseException, level: int = logging.WARNING
+) -> None:
     """``message: cause`` on one line; with the traceback when ``logger`` logs debug (``-v>=4``)."""
     trace = exc if logger.isEnabledFor(logging.DEBUG) else None
     logger.log(level, "%s: %s", message, describe(exc), exc_info=trace)

@@ -53,7 +53,9 @@ def run_every(
             tick(clock())
         except Exception as exc:
             LOOP_ERRORS.labels(loop=name).inc()
-            log_failure(log, f"{name} loop: iteration failed (next one at the next period)", exc, logging.ERROR)
+            log_failure(
+                log, f"{name} loop: iteration failed (next one at the next period)", exc, logging.ERROR
+            )
         now = clock()
         # After a regular tick, move on at least one period; after an extra (woken) one, keep the
         # regular schedule where it was.
