@@ -333,11 +333,12 @@ def test_nodes_already_past_the_max_are_kept_and_counted(caplog: pytest.LogCaptu
             "metadata": {"name": extra, "labels": {"kubetide.io/node-group": "general"}},
             "spec": {"providerID": f"kwok://general/{extra}"},
         }
-    with caplog.at_level("WARNING"):
+    logger = "kubetide.cloud.providers.kwok.provider"
+    with caplog.at_level("WARNING", logger=logger):
         provider.refresh()
         provider.refresh()
     assert len(api.nodes) == 5 and general.target_size() == 5  # nothing deleted on a guess
-    assert [r.getMessage() for r in caplog.records] == [
+    assert [r.getMessage() for r in caplog.records if r.name == logger and r.levelname == "WARNING"] == [
         "kwok state corrected from the Node objects: general: target 3 corrected to 5 (5 node(s), "
         "0 creation(s) in flight)",
         "kwok state corrected from the Node objects: general: 5 nodes, above the max size 3; none is "

@@ -103,7 +103,7 @@ class StatusServer:
         clock: Callable[[], float] = time.time,
     ):
         host, port = parse_address(address)
-        disable_created_metrics()  # process-wide, read at each scrape: this process serves /metrics
+        disable_created_metrics()  # type: ignore[no-untyped-call]  # process-wide, read at each scrape
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:

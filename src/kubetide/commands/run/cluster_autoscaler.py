@@ -180,7 +180,9 @@ class ClusterAutoscalerComponent:
             self.rest, versions, component=COMPONENT, dry_run=self.dry_run, events=recorder
         )
         guarded = LeaderGuardedPort(port, self.runtime.may_act)
-        self.driver = ClusterAutoscalerDriver(world, self.cloud, guarded, self.options, now=time.time())
+        self.driver = ClusterAutoscalerDriver(
+            world, self.cloud, guarded, self.options, now=time.time(), stopwatch=time.perf_counter
+        )
         return True
 
     def tick(self, now: float) -> None:
