@@ -354,7 +354,8 @@ def test_the_loops_survive_an_api_server_restart(
     group: str,
 ) -> None:
     """The API server goes away for ~15 s and comes back: the same kubetide process (never restarted)
-    counts the failures in `kubetide_api_errors_total` and scales the Deployment on the next load."""
+    counts the failures in `kubetide_api_errors_total`, skips its loops until its pod cache has listed
+    again, and scales the Deployment on the next load."""
     kubectl.create(deployment("web", namespace, group))
     wait_replicas(kubectl, wait_for, namespace, "web", 1, 60)
     kubectl.create(kubetide_hpa("web", namespace, "web"))
@@ -366,6 +367,8 @@ def test_the_loops_survive_an_api_server_restart(
 
     assert hpa.alive(), hpa.log()[-3000:]
     assert total(hpa, "kubetide_api_errors_total") > errors_before
+    # The loops during the outage were skipped (the pod cache had to list again), not run on it.
+    assert total(hpa, "kubetide_loops_skipped_total") > 0
     set_usage(kubectl, namespace, "web", "200m")
     wait_replicas(kubectl, wait_for, namespace, "web", 3, 180)
     web = wait_status(kubectl, wait_for, namespace, "web", 3)
