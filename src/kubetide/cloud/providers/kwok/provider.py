@@ -49,7 +49,7 @@ from kubetide.cloud.providers.kwok.nodes import (
     provider_id,
     template_view,
 )
-from kubetide.cloud.providers.kwok.reconcile import reconcile
+from kubetide.cloud.providers.kwok.reconcile import Correction, reconcile
 from kubetide.cloud.providers.kwok.state import GroupState, KwokState, Pending, StateStore
 from kubetide.model.node import NodeView
 
@@ -143,7 +143,7 @@ class KwokCloudProvider:
         # group off and deletes them, as it does for a cloud's failed VMs (kept in memory only: the
         # next attempt, in this process or another, decides afresh).
         self._create_errors: dict[str, InstanceErrorInfo] = {}
-        self._corrections: list[str] = []  # the last reconciliation's corrections, logged when they change
+        self._corrections: list[Correction] = []  # the last reconciliation's, each logged once
 
     # --- CloudProvider
 
@@ -181,9 +181,10 @@ class KwokCloudProvider:
             self._nodes = self._list_nodes()
             recorded = self._state.dump()
             corrections = reconcile(self._state, self._nodes, self._configs())
-            for line in corrections:
-                if line not in self._corrections:  # each once while it lasts, not every loop
-                    log.warning("kwok state corrected from the Node objects: %s", line)
+            for correction in corrections:
+                if correction not in self._corrections:  # each once while it lasts, not every loop
+                    level = logging.WARNING if correction.serious else logging.INFO
+                    log.log(level, "kwok state corrected from the Node objects: %s", correction.text)
             self._corrections = corrections
             if self._carry_out_due and self._state.dump() != recorded:  # a dry run corrects its copy only
                 _, self._state = self._update(lambda state: None)

@@ -17,19 +17,29 @@ this configuration does not have are left alone (another process sharing the Con
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 
 from kubetide.cloud.providers.kwok.config import KwokGroupConfig
 from kubetide.cloud.providers.kwok.state import GroupState, KwokState
 
-__all__ = ["reconcile"]
+__all__ = ["Correction", "reconcile"]
+
+
+@dataclass(frozen=True, slots=True)
+class Correction:
+    """One correction: ``serious`` when the state would have taken a group past its max (a warning);
+    else the target merely followed nodes another process made or removed (information)."""
+
+    text: str
+    serious: bool
 
 
 def reconcile(
     state: KwokState, nodes: Mapping[str, Collection[str]], groups: Mapping[str, KwokGroupConfig]
-) -> list[str]:
+) -> list[Correction]:
     """Change ``state`` in place to agree with ``nodes`` (group -> names of its live Nodes) and each
-    group's max; what was corrected, one line each (empty when the state already agreed)."""
-    notes: list[str] = []
+    group's max; what was corrected (empty when the state already agreed)."""
+    notes: list[Correction] = []
     for name, config in groups.items():
         existing = nodes.get(name, ())
         current = state.groups.get(name)
@@ -42,19 +52,28 @@ def reconcile(
         if len(kept) < len(in_flight):
             dropped = sorted(p.name for p in in_flight if p not in kept)
             notes.append(
-                f"{name}: {len(dropped)} creation(s) in flight dropped ({', '.join(dropped)}): with "
-                f"{len(existing)} node(s) they would take the group past its max size {config.max_size}"
+                Correction(
+                    f"{name}: {len(dropped)} creation(s) in flight dropped ({', '.join(dropped)}): with "
+                    f"{len(existing)} node(s) they would take the group past its max size {config.max_size}",
+                    serious=True,
+                )
             )
         target = len(existing) + len(kept)
         if target != current.target:
             notes.append(
-                f"{name}: target {current.target} corrected to {target} "
-                f"({len(existing)} node(s), {len(kept)} creation(s) in flight)"
+                Correction(
+                    f"{name}: target {current.target} corrected to {target} "
+                    f"({len(existing)} node(s), {len(kept)} creation(s) in flight)",
+                    serious=current.target > config.max_size,
+                )
             )
         if len(existing) > config.max_size:
             notes.append(
-                f"{name}: {len(existing)} nodes, above the max size {config.max_size}; none is added "
-                "(and none deleted on a guess)"
+                Correction(
+                    f"{name}: {len(existing)} nodes, above the max size {config.max_size}; none is added "
+                    "(and none deleted on a guess)",
+                    serious=True,
+                )
             )
         current.pending = [p for p in current.pending if p in kept]
         current.target = target
