@@ -12,14 +12,11 @@ the kwok provider's state ConfigMap was left by another run.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .conftest import REPO_ROOT
-from .support import Kubectl, KubetideProcess
+from .support import Kubectl, KubetideProcess, restart_apiserver
 from .test_cluster_autoscaler import (
     CA_NAMESPACE,
     FAST,
@@ -31,14 +28,6 @@ from .test_cluster_autoscaler import (
 
 SKIPPED = "kubetide_loops_skipped_total"
 STATE = "kubetide-kwok-state"
-
-
-def restart_apiserver(down_for: float) -> None:
-    subprocess.run(
-        [sys.executable, str(REPO_ROOT / "hack" / "e2e_cluster.py"), "restart", "kube-apiserver",
-         f"--down-for={down_for}"],
-        check=True, timeout=180,
-    )  # fmt: skip
 
 
 def main_loops(ca: KubetideProcess) -> float:

@@ -14,8 +14,6 @@ which pods carry which usage is known at every step.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -24,9 +22,8 @@ from typing import Any
 
 import pytest
 
-from .support import Kubectl, KubetideProcess
+from .support import Kubectl, KubetideProcess, restart_apiserver
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 USAGE = "kubetide.io/usage"
 REQUEST = "100m"  # per pod; the HPA's target is 50% of it
 BASELINE = "50m"  # the template's usage: exactly on target, so one pod stays one pod
@@ -334,14 +331,6 @@ def test_a_malformed_hpa_never_stops_the_others(
     web = wait_status(kubectl, wait_for, namespace, "web", 3)
     assert event_with(kubectl, namespace, web, "SuccessfulRescale", "New size: 3")
     assert hpa.alive(), hpa.log()[-3000:]
-
-
-def restart_apiserver(down_for: float) -> None:
-    subprocess.run(
-        [sys.executable, str(REPO_ROOT / "hack" / "e2e_cluster.py"), "restart", "kube-apiserver",
-         f"--down-for={down_for}"],
-        check=True, timeout=180,
-    )  # fmt: skip
 
 
 def test_the_loops_survive_an_api_server_restart(
