@@ -92,12 +92,15 @@ def test_duplicate_names_and_empty_files() -> None:
     assert problems(None) == ["must be a mapping with a nodeGroups list"]
 
 
-def test_unreadable_files_name_the_flag(tmp_path: Path) -> None:
-    with pytest.raises(KwokConfigError, match="--cloud-config"):
+def test_unreadable_files_name_the_file(tmp_path: Path) -> None:
+    with pytest.raises(KwokConfigError, match=r"cannot read .*missing\.yaml: No such file"):
         load_cloud_config(tmp_path / "missing.yaml")
     (tmp_path / "bad.yaml").write_text("nodeGroups: [")
-    with pytest.raises(KwokConfigError, match="invalid YAML"):
+    with pytest.raises(KwokConfigError, match=r"bad\.yaml:1:14: invalid YAML"):
         load_cloud_config(tmp_path / "bad.yaml")
+    (tmp_path / "latin1.yaml").write_bytes("nodeGroups:\n  - name: caf\xe9\n".encode("latin-1"))
+    with pytest.raises(KwokConfigError, match=r"latin1\.yaml: not UTF-8 text"):
+        load_cloud_config(tmp_path / "latin1.yaml")
 
 
 def test_nodes_flags_choose_groups_and_override_sizes(tmp_path: Path) -> None:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubetide.cloud.instance import CloudProviderError, InstanceState, NotImplementedByProvider
 from kubetide.cloud.providers.kwok import STATE_CONFIGMAP, KwokCloudProvider, parse_cloud_config
@@ -271,3 +274,128 @@ def test_deleting_a_failed_creation_drops_it() -> None:
     del api.fail["create_node"]
     provider.refresh()
     assert api.nodes == {}
+
+
+def stale_state(api: FakeKwokApi, target: int, pending: list[tuple[str, float]]) -> None:
+    """A state ConfigMap left by another run for the group ``general`` (max 3)."""
+    data = {"groups": {"general": {"target": target, "pending": [{"name": n, "due": d} for n, d in pending]}}}
+    api.configmaps[("kube-system", STATE_CONFIGMAP)] = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": STATE_CONFIGMAP, "namespace": "kube-system", "resourceVersion": "1"},
+        "data": {"state": json.dumps(data)},
+    }
+
+
+def test_a_stale_state_never_grows_a_group_past_its_max() -> None:
+    """The field report: a state from another run asked for 5 nodes of a group of max 3; all 5 were
+    created. Now the creations in flight are cut to the room under the max (the earliest due kept),
+    the target is the nodes plus those, and the corrected state is written back."""
+    api = FakeKwokApi()
+    stale_state(api, 5, [(f"general-old{i}", 1_700_000_000.0 + i) for i in range(5)])
+    _, provider, _ = make(api)
+    assert sorted(api.nodes) == ["general-old0", "general-old1", "general-old2"]
+    general = group(provider, "general")
+    assert general.target_size() == 3
+    assert state(api)["groups"]["general"] == {"target": 3, "pending": []}
+    with pytest.raises(CloudProviderError, match="size increase too large"):
+        general.increase_size(1)
+    provider.refresh()
+    assert len(api.nodes) == 3
+
+
+def test_the_state_follows_the_nodes_at_each_refresh() -> None:
+    """Nodes created or deleted behind the provider's back: the target follows them (no phantom slot
+    waited for), and a creation in flight whose Node exists is done."""
+    api, provider, _ = make()
+    general = group(provider, "general")
+    general.increase_size(2)
+    gone = sorted(api.nodes)[0]
+    del api.nodes[gone]  # kubectl delete node
+    provider.refresh()
+    assert general.target_size() == 1 and state(api)["groups"]["general"]["target"] == 1
+    slow = group(provider, "slow")
+    slow.increase_size(1)
+    (pending,) = state(api)["groups"]["slow"]["pending"]
+    api.nodes[pending["name"]] = dict(api.nodes[sorted(api.nodes)[0]])  # created by another replica
+    api.nodes[pending["name"]]["spec"] = {"providerID": f"kwok://slow/{pending['name']}"}
+    provider.refresh()
+    assert state(api)["groups"]["slow"] == {"target": 1, "pending": []}
+    assert api.creates == 2  # not created again
+
+
+def test_nodes_already_past_the_max_are_kept_and_counted(caplog: pytest.LogCaptureFixture) -> None:
+    api, provider, _ = make()
+    general = group(provider, "general")
+    general.increase_size(3)
+    for extra in ("general-xtra1", "general-xtra2"):  # made by hand with the group's label
+        api.nodes[extra] = {
+            "metadata": {"name": extra, "labels": {"kubetide.io/node-group": "general"}},
+            "spec": {"providerID": f"kwok://general/{extra}"},
+        }
+    logger = "kubetide.cloud.providers.kwok.provider"
+    with caplog.at_level("INFO", logger=logger):
+        provider.refresh()
+        provider.refresh()
+    assert len(api.nodes) == 5 and general.target_size() == 5  # nothing deleted on a guess
+    said = [
+        (r.levelname, r.getMessage())
+        for r in caplog.records
+        if r.name == logger and "corrected" in r.getMessage()
+    ]
+    # Each correction once; the target following nodes is information, the group past its max a warning.
+    assert said == [
+        (
+            "INFO",
+            "kwok state corrected from the Node objects: general: target 3 corrected to 5 (5 node(s), "
+            "0 creation(s) in flight)",
+        ),
+        (
+            "WARNING",
+            "kwok state corrected from the Node objects: general: 5 nodes, above the max size 3; none is "
+            "added (and none deleted on a guess)",
+        ),
+    ]
+    with pytest.raises(CloudProviderError, match="size increase too large"):
+        general.increase_size(1)
+
+
+def test_a_dry_run_corrects_its_own_copy_only() -> None:
+    api = FakeKwokApi()
+    stale_state(api, 5, [(f"general-old{i}", 1_700_000_000.0 + i) for i in range(5)])
+    provider = KwokCloudProvider(api, parse_cloud_config(CONFIG), clock=Clock(), carry_out=False)
+    provider.refresh()
+    assert group(provider, "general").target_size() == 3  # three of the five in flight: room for three
+    assert api.nodes == {} and state(api)["groups"]["general"]["target"] == 5
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    target=st.integers(0, 20),
+    pending=st.lists(
+        st.tuples(st.integers(0, 30), st.floats(1.6e9, 1.9e9)), max_size=10, unique_by=lambda p: p[0]
+    ),
+    existing=st.integers(0, 3),
+    asked=st.integers(1, 4),
+)
+def test_whatever_the_state_says_a_group_stays_within_its_max(
+    target: int, pending: list[tuple[int, float]], existing: int, asked: int
+) -> None:
+    api = FakeKwokApi()
+    for i in range(existing):
+        name = f"general-here{i}"
+        api.nodes[name] = {
+            "metadata": {"name": name, "labels": {"kubetide.io/node-group": "general"}},
+            "spec": {"providerID": f"kwok://general/{name}"},
+        }
+    stale_state(api, target, [(f"general-p{n}", due) for n, due in pending])
+    _, provider, clock = make(api)
+    general = group(provider, "general")
+    for _ in range(3):
+        with contextlib.suppress(CloudProviderError):
+            general.increase_size(asked)
+        clock.now += 60
+        provider.refresh()
+        assert len(api.nodes) <= 3
+        recorded = state(api)["groups"]["general"]
+        assert recorded["target"] == len(api.nodes) + len(recorded["pending"]) <= 3

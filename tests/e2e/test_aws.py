@@ -29,7 +29,7 @@ from cloud.aws.awsproxy import AwsProxy, activity
 from .support import Kubectl, KubetideProcess, free_port
 from .test_ca_drain_wait import graceful
 from .test_ca_restart import tainted
-from .test_cluster_autoscaler import FAST, deployment, running_pods
+from .test_cluster_autoscaler import CA_NAMESPACE, FAST, deployment, running_pods
 
 REGION = "us-east-1"
 INSUFFICIENT = (
@@ -143,11 +143,16 @@ def test_aws_scale_up_fails_over_on_a_stockout_and_scale_down_terminates_the_dra
     priorities = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": {"name": "cluster-autoscaler-priority-expander", "namespace": "kubetide"},
+        "metadata": {"name": "cluster-autoscaler-priority-expander", "namespace": CA_NAMESPACE},
         "data": {"priorities": "10:\n  - ^spot-.*\n1:\n  - .*\n"},
     }
     kubectl(
-        "-n", "kubetide", "delete", "configmap", "cluster-autoscaler-priority-expander", "--ignore-not-found"
+        "-n",
+        CA_NAMESPACE,
+        "delete",
+        "configmap",
+        "cluster-autoscaler-priority-expander",
+        "--ignore-not-found",
     )
     kubectl.create(priorities)
     try:
@@ -207,7 +212,7 @@ def test_aws_scale_up_fails_over_on_a_stockout_and_scale_down_terminates_the_dra
         kubectl("delete", "nodes", "-l", f"pool={pool}", "--wait=false")
         kubectl(
             "-n",
-            "kubetide",
+            CA_NAMESPACE,
             "delete",
             "configmap",
             "cluster-autoscaler-priority-expander",

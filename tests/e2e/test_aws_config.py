@@ -30,7 +30,7 @@ from moto.server import ThreadedMotoServer
 from cloud.aws.awsproxy import AwsProxy
 
 from .support import Kubectl, KubetideProcess, free_port
-from .test_cluster_autoscaler import FAST, deployment
+from .test_cluster_autoscaler import CA_NAMESPACE, FAST, deployment
 
 REGION = "us-east-1"
 SECRETS = {
@@ -229,7 +229,7 @@ def test_a_group_aws_lacks_is_unhealthy_in_the_status_until_it_exists(
         )  # fmt: skip
 
         def status() -> dict[str, Any]:
-            cm = kubectl.json("-n", "kubetide", "get", "configmap", status_name)
+            cm = kubectl.json("-n", CA_NAMESPACE, "get", "configmap", status_name)
             return dict(yaml.safe_load(cm["data"]["status"]))
 
         def group_health(name: str) -> str:
@@ -244,7 +244,7 @@ def test_a_group_aws_lacks_is_unhealthy_in_the_status_until_it_exists(
         assert len(lines) == 1 and " E cluster-autoscaler " in lines[0], ca.log()  # once, not each loop
         assert ca.metric("kubetide_aws_node_group_missing", node_group=typo) == 1.0
         events = kubectl.json(
-            "-n", "kubetide", "get", "events", "--field-selector", f"involvedObject.name={status_name}"
+            "-n", CA_NAMESPACE, "get", "events", "--field-selector", f"involvedObject.name={status_name}"
         )["items"]
         assert any(e["reason"] == "NodeGroupNotFound" and typo in e["message"] for e in events), events
 
@@ -278,7 +278,7 @@ def test_a_group_aws_lacks_is_unhealthy_in_the_status_until_it_exists(
     finally:
         agent.stop()
         kubectl("delete", "nodes", "-l", f"pool={pool}", "--wait=false")
-        kubectl("-n", "kubetide", "delete", "configmap", status_name, "--ignore-not-found")
+        kubectl("-n", CA_NAMESPACE, "delete", "configmap", status_name, "--ignore-not-found")
 
 
 def test_a_dry_run_s_events_say_would(
@@ -306,7 +306,7 @@ def test_a_dry_run_s_events_say_would(
             return list(items["items"])
 
         scaled = wait_for(
-            lambda: [e for e in events("kubetide", status_name) if e["reason"] == "ScaledUpGroup"],
+            lambda: [e for e in events(CA_NAMESPACE, status_name) if e["reason"] == "ScaledUpGroup"],
             60,
             message="the dry run's ScaledUpGroup Event",
         )
@@ -322,4 +322,4 @@ def test_a_dry_run_s_events_say_would(
         (asg,) = autoscaling.describe_auto_scaling_groups(AutoScalingGroupNames=[group])["AutoScalingGroups"]
         assert asg["DesiredCapacity"] == 0 and proxy.seen["SetDesiredCapacity"] == 0, ca.log()
     finally:
-        kubectl("-n", "kubetide", "delete", "configmap", status_name, "--ignore-not-found")
+        kubectl("-n", CA_NAMESPACE, "delete", "configmap", status_name, "--ignore-not-found")

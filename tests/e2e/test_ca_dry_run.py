@@ -15,6 +15,7 @@ from typing import Any
 
 from .support import Kubectl, KubetideProcess
 from .test_cluster_autoscaler import (
+    CA_NAMESPACE,
     cloud_config,
     deployment,
     group_nodes,
@@ -43,7 +44,7 @@ def snapshot(kubectl: Kubectl, group: str, namespace: str) -> dict[str, Any]:
         for d in kubectl.json("-n", namespace, "get", "deployments")["items"]
     }
     pods = sorted(p["metadata"]["name"] for p in kubectl.json("-n", namespace, "get", "pods")["items"])
-    state = kubectl.json("-n", "kubetide", "get", "configmap", "kubetide-kwok-state", "--ignore-not-found")
+    state = kubectl.json("-n", CA_NAMESPACE, "get", "configmap", "kubetide-kwok-state", "--ignore-not-found")
     return {
         "nodes": nodes,
         "deployments": deployments,

@@ -19,6 +19,7 @@ import pytest
 
 from .support import Kubectl, KubetideProcess
 from .test_cluster_autoscaler import (
+    CA_NAMESPACE,
     cloud_config,
     deployment,
     group_nodes,
@@ -37,7 +38,7 @@ def lease(kubectl: Kubectl, group: str) -> Iterator[str]:
     """A Lease of the test's own, deleted afterwards."""
     name = f"ca-{group}"
     yield name
-    kubectl("-n", "kubetide", "delete", "lease", name, "--ignore-not-found")
+    kubectl("-n", CA_NAMESPACE, "delete", "lease", name, "--ignore-not-found")
 
 
 def identity(ca: KubetideProcess) -> str:
@@ -47,7 +48,7 @@ def identity(ca: KubetideProcess) -> str:
 
 
 def holder(kubectl: Kubectl, lease: str) -> str:
-    return str(kubectl.json("-n", "kubetide", "get", "lease", lease)["spec"].get("holderIdentity") or "")
+    return str(kubectl.json("-n", CA_NAMESPACE, "get", "lease", lease)["spec"].get("holderIdentity") or "")
 
 
 Acting = Callable[[KubetideProcess], Any]  # what shows a replica acted (a metric), None while it has not

@@ -105,6 +105,7 @@ def test_the_text_has_the_kubelets_names_types_and_millisecond_timestamps() -> N
         in text
     )
     assert 'pod_memory_working_set_bytes{namespace="shop",pod="web-1"} 1024.0 1700000000500' in text
+    assert "_created" not in text  # the kubelet's endpoint has no *_created series
 
 
 def test_the_server_answers_metrics_and_healthz() -> None:

@@ -52,3 +52,29 @@ def test_evictions_are_counted_by_result_from_loops_and_deletion_passes() -> Non
     metrics.deletions_finished(LoopResult(evicted_between_loops={"succeeded": 1, "failed": 1}), 105.0)
     assert _value(registry, "cluster_autoscaler_evicted_pods_total", eviction_result="succeeded") == 3
     assert _value(registry, "cluster_autoscaler_evicted_pods_total", eviction_result="failed") == 1
+
+
+def test_function_durations_are_observed_under_cas_labels_and_buckets() -> None:
+    registry = CollectorRegistry()
+    metrics = CAMetrics(per_nodegroup=False, registry=registry)
+    result = LoopResult(
+        metrics=LoopMetrics(), function_durations=[("cloudProviderRefresh", 0.02), ("scaleUp", 3.0)]
+    )
+    metrics.loop_finished(result, 100.0, 4.0, RecordingCloud())
+    name = "cluster_autoscaler_function_duration_seconds"
+    for function, seconds in (("cloudProviderRefresh", 0.02), ("scaleUp", 3.0), ("main", 4.0)):
+        assert _value(registry, f"{name}_count", function=function) == 1
+        assert _value(registry, f"{name}_sum", function=function) == seconds
+        assert _value(
+            registry, "cluster_autoscaler_function_duration_quantile_seconds_count", function=function
+        )
+    # CA 1.31: prometheus.ExponentialBuckets(0.01, 1.5, 30): 0.01, 0.015, 0.0225, ..., 1278.34
+    buckets = [
+        s.labels["le"]
+        for m in registry.collect()
+        if m.name == name
+        for s in m.samples
+        if s.name.endswith("_bucket") and s.labels["function"] == "main"
+    ]
+    assert len(buckets) == 31 and buckets[:3] == ["0.01", "0.015", "0.0225"] and buckets[-1] == "+Inf"
+    assert float(buckets[-2]) == 0.01 * 1.5**29

@@ -107,3 +107,49 @@ def test_stdout_gets_only_the_yaml(recorded: None) -> None:
     document: dict[str, Any] = yaml.safe_load(result.stdout)
     assert document["kind"] == "Scenario" and document["metadata"]["name"] == "cluster"
     assert document["spec"]["duration"] == "24h"
+
+
+KWOK = """nodeGroups:
+  - name: general
+    minSize: 1
+    maxSize: 6
+    template: {status: {allocatable: {cpu: "2", memory: 8Gi, pods: "110"}}}
+  - name: spare
+    minSize: 0
+    maxSize: 2
+    template: {status: {allocatable: {cpu: "4", memory: 16Gi, pods: "110"}}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--cloud-config", "x.yaml"), "--cloud-config: only with --cloud-provider"),
+        (("--cloud-provider", "kwok"), "--cloud-config: the kwok provider needs its node groups file"),
+        (
+            ("--cloud-provider", "kwok", "--cloud-config", "missing.yaml"),
+            "--cloud-config: cannot read missing.yaml",
+        ),
+    ],
+)
+def test_provider_flags_are_checked_exit_2(recorded: None, args: tuple[str, ...], message: str) -> None:
+    result = run(*args)
+    assert result.exit_code == 2 and message in result.stderr, result.stderr
+
+
+def test_the_kwok_providers_groups_and_bounds_are_written(recorded: None, tmp_path: Path) -> None:
+    """The recorded cluster's nodes belong to no kwok group: they stay as fixed groups; the kwok groups
+    come with their bounds, the one named by --nodes with the flag's (as CA's --nodes)."""
+    config = tmp_path / "cloud.yaml"
+    config.write_text(KWOK)
+    out = tmp_path / "kwok.yaml"
+    result = run(
+        "--cloud-provider", "kwok", "--cloud-config", str(config), "--nodes", "0:3:spare", "-o", str(out)
+    )
+    assert result.exit_code == 0, result.stderr
+    groups = {g.name: g for g in load_scenario(out).spec.nodeGroups}
+    assert (groups["spare"].minSize, groups["spare"].maxSize, groups["spare"].initialSize) == (0, 3, 0)
+    # --nodes chose the kwok groups, as CA's --nodes does: the recorded EKS nodes of "general" are in
+    # no kwok group, so they stay as they are.
+    assert (groups["general"].minSize, groups["general"].maxSize, groups["general"].initialSize) == (2, 2, 2)
+    assert "kept at that size: no autoscaler changes them" in result.stderr

@@ -10,6 +10,7 @@ import pytest
 
 from kubetide.kube.http import HealthTracker, StatusServer, parse_address
 from kubetide.kube.loop import run_every
+from kubetide.kube.metrics import API_ERRORS
 
 
 def test_health_is_ok_on_standby_and_before_the_first_loop_then_judges_the_loops() -> None:
@@ -43,8 +44,11 @@ def test_server_answers_metrics_and_health() -> None:
     server = StatusServer("127.0.0.1:0", health, clock=lambda: 100.0).start()
     try:
         base = f"http://127.0.0.1:{server.port}"
+        API_ERRORS.labels(resource="nodes", reason="test").inc()
         metrics = httpx2.get(f"{base}/metrics")
         assert metrics.status_code == 200 and "kubetide_api_errors_total" in metrics.text
+        # No *_created series: Go's client (CA, Escalator, kube-controller-manager) has none.
+        assert "_created" not in metrics.text
         check = httpx2.get(f"{base}/health-check")
         assert check.status_code == 500 and "startup" in check.text
         assert httpx2.get(f"{base}/nope").status_code == 404

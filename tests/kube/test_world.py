@@ -104,3 +104,14 @@ def test_a_daemonset_becomes_its_replicas_and_a_pod_from_its_template() -> None:
     assert pod.controller is not None and (pod.controller.kind, pod.controller.uid) == ("DaemonSet", "u-1")
     bad = {**manifest, "spec": {"template": {"spec": {"containers": "nope"}}}}
     assert daemonset_view(bad)[2] is None  # a template that is no pod: counted, no exemplar
+
+
+def test_the_caches_the_loop_reads_that_are_not_synced_are_named() -> None:
+    source = CAWorldSource(FakeApi().rest(), ServedVersions("v2beta2", "v1beta1"), namespace="kube-system")
+    names = [informer.name for informer in source.informers]
+    assert source.unsynced() == names  # nothing listed yet: every cache
+    for informer in source.informers:
+        informer._synced.set()
+    assert source.unsynced() == []
+    source.pdbs._synced.clear()  # its watch failed: unsynced until it lists again
+    assert source.unsynced() == ["poddisruptionbudgets"]

@@ -81,6 +81,7 @@ from kubetide.cluster.loop.scaleup_actuator import execute_scale_up
 from kubetide.cluster.loop.scaleup_step import ScaleUpDecision, decide_scale_up
 from kubetide.cluster.loop.snapshot import build_snapshot
 from kubetide.cluster.loop.templates import TemplateProvider, daemonset_exemplars
+from kubetide.cluster.loop.timing import FunctionLabel, FunctionTimer, Stopwatch
 from kubetide.cluster.loop.world import CAEvent, LoopMetrics, LoopResult, LoopStats, World
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.cluster.reasons import (
@@ -141,8 +142,11 @@ class StaticAutoscaler:
         *,
         start_time: float = 0.0,
         seed: int = 0,
+        stopwatch: Stopwatch | None = None,
     ) -> None:
+        """``stopwatch``: read only to time CA's functions (``cluster.loop.timing``); None: not timed."""
         self.cloud = cloud
+        self.stopwatch = stopwatch
         self.port = port
         self.options = options or AutoscalingOptions()
         o = self.options
@@ -247,9 +251,10 @@ class StaticAutoscaler:
             pods = [p for p in world.pods if p.scheduler_name in kept]
             world = replace(world, pods=pods, pods_by_node=None, unbound_pods=None)
         result = LoopResult()
+        timer = FunctionTimer(self.stopwatch, result.function_durations)  # updateClusterState starts here
         self._world = world
         try:
-            loop = self._context(world, now, result)
+            loop = self._context(world, now, result, timer)
             if loop is None:
                 return result
             # Deferred to the end of the loop whatever happens, as upstream writes its status (§1 step 15).
@@ -259,13 +264,19 @@ class StaticAutoscaler:
         finally:
             self._world = None  # read during the loop only; a source may then reuse what it showed
 
-    def _context(self, world: World, now: float, result: LoopResult) -> LoopContext | None:
+    def _context(
+        self, world: World, now: float, result: LoopResult, timer: FunctionTimer | None = None
+    ) -> LoopContext | None:
+        timer = timer or FunctionTimer()
+        refreshed = timer.start()
         try:
             self.cloud.refresh()
             groups = {g.id(): g for g in self.cloud.node_groups()}
         except CloudProviderError as exc:
             result.error = f"failed to refresh cloud provider: {exc}"
             return None
+        finally:
+            timer.observe(FunctionLabel.CLOUD_PROVIDER_REFRESH, refreshed)
         if all(map(_provider_id, world.nodes)):
             matching = NodeMatching(tuple(world.nodes))  # the usual case: no cloud call
         else:
@@ -314,6 +325,7 @@ class StaticAutoscaler:
             unidentified=unidentified,
             gpu_label=gpu_label,
             groups_known=not lookups_failed,
+            timer=timer,
         )
         self._report_nodes_without_provider_id(loop, matching)
         return loop
@@ -400,6 +412,7 @@ class StaticAutoscaler:
             result.error = f"failed to update cluster state: {exc}"
             return 0
         housekeeping.apply_cluster_state_update(loop, update, self.registry, self.recorder)
+        loop.timer.observe(FunctionLabel.UPDATE_STATE, loop.timer.loop_started)
         self.first_loop = False
         housekeeping.remove_old_unregistered(loop, self.registry, o, self.recorder)
         if not self.registry.is_cluster_healthy():
@@ -436,6 +449,7 @@ class StaticAutoscaler:
         snapshot, all_nodes, to_help = view.snapshot, list(view.all_nodes), list(view.to_help)
 
         # -- scale-up: decide, then act ----------------------------------------------------------------
+        scale_up_started = loop.timer.start()
         decision = decide_scale_up(
             loop,
             to_help,
@@ -449,6 +463,8 @@ class StaticAutoscaler:
         result.scale_up = decision
         if execute_scale_up(loop, decision, self.registry, self.recorder):
             self.times = replace(self.times, last_scale_up=now)
+        if decision.plan is not None:  # CA times the orchestrator only in a loop that asks it
+            loop.timer.observe(FunctionLabel.SCALE_UP, scale_up_started)
         if decision.plan is not None and result.scale_up_result in _ENDS_LOOP:
             # static_autoscaler.go RunOnce, postScaleUp: a scale-up that succeeded (or failed with an
             # error) ends the loop: no unneeded nodes, no soft taints, no scale-down, no min sizes.
@@ -459,6 +475,7 @@ class StaticAutoscaler:
 
         # -- scale-down: decide, then act --------------------------------------------------------------
         if o.scale_down_enabled:
+            unneeded_started = loop.timer.start()
             plan = self.planner.plan(
                 loop,
                 self.registry,
@@ -469,6 +486,8 @@ class StaticAutoscaler:
                 self.times,
                 decision.disables_scale_down,
             )
+            loop.timer.observe(FunctionLabel.FIND_UNNEEDED, unneeded_started)
+            scale_down_started = loop.timer.start()
             started = execute_scale_down(
                 loop,
                 plan,
@@ -479,6 +498,8 @@ class StaticAutoscaler:
                 drains=self._drains,
                 register_scale_down=lambda gid, node: self.registry.register_scale_down(gid, node, now),
             )
+            if plan.result is not ScaleDownResult.IN_COOLDOWN:
+                loop.timer.observe(FunctionLabel.SCALE_DOWN, scale_down_started)
             self.planner.forget([item.node.name for item in started])
             for item in started:
                 self._tainted_at[item.node.name] = now

@@ -20,6 +20,7 @@ from kubetide.cluster.autoscaler import StaticAutoscaler
 from kubetide.cluster.clusterstate.learned_templates import TEMPLATES_CONFIG_MAP
 from kubetide.cluster.clusterstate.persisted import STATE_CONFIG_MAP
 from kubetide.cluster.loop.context import CA_EVENT_OBJECT
+from kubetide.cluster.loop.timing import Stopwatch
 from kubetide.cluster.loop.world import CAEvent, LoopResult, LoopStats, World
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.model.api import ApiError, ClusterPort
@@ -70,8 +71,12 @@ class ClusterAutoscalerDriver:
         *,
         now: float = 0.0,
         seed: int = 0,
+        stopwatch: Stopwatch | None = None,
     ) -> None:
+        """``stopwatch``: live mode's, to time CA's functions (``cluster.loop.timing``); None in the
+        simulator."""
         self.source = source
+        self.stopwatch = stopwatch
         self.cloud = cloud
         self.port = port
         self.options = options
@@ -83,7 +88,9 @@ class ClusterAutoscalerDriver:
         self.autoscaler = self._new(now)
 
     def _new(self, now: float) -> StaticAutoscaler:
-        return StaticAutoscaler(self.cloud, self.port, self.options, start_time=now, seed=self.seed)
+        return StaticAutoscaler(
+            self.cloud, self.port, self.options, start_time=now, seed=self.seed, stopwatch=self.stopwatch
+        )
 
     def restart(self, now: float) -> None:
         """A new CA process: in-memory state is gone; the cluster and the cloud keep theirs."""

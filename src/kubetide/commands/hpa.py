@@ -172,6 +172,7 @@ def _explain_real(
 ) -> dict[str, Any]:
     # Imported here: the live adapter (and its client library) only for the commands that need it.
     from kubetide.kube.hpa.explain_inputs import ExplainInputs, from_recorded, read_state
+    from kubetide.kube.hpa.prometheus.client import url_problem
     from kubetide.kube.hpa.recorded import split_objects
 
     problems: list[str] = []
@@ -197,6 +198,8 @@ def _explain_real(
             problems += [str(p) for p in exc.errors]
     if live and not hpa_name:
         problems.append("--hpa: required with --cluster (NAMESPACE/NAME)")
+    if prometheus_url and (problem := url_problem(prometheus_url)):
+        problems.append(f"--prometheus-url: {problem}, got {prometheus_url!r}")
     if prometheus_url and not live:
         problems.append("--prometheus-url: only with --cluster (-f reads the metrics from the files)")
     inputs: ExplainInputs | None = None

@@ -450,8 +450,16 @@ class HorizontalController:
         return sync.result(decision, decision.desired_replicas, scaled=False, error=problem)
 
     def _scale_to_zero(self, hpa: HPA) -> bool:
-        """HPAScaleToZero: the gate, always on for the kubetide CRD (whose minReplicas may be 0)."""
-        return self.config.gates.hpa_scale_to_zero or hpa.is_kubetide
+        """HPAScaleToZero for this HPA. A standard HPA: the gate. A kubetide HorizontalPodAutoscaler
+        (whose minReplicas may be 0 whatever the gate): on when it uses scale to zero, that is
+        minReplicas 0, or it was scaled to zero and has not been brought back yet; otherwise its status
+        carries upstream's condition types only (no ScaledToZero), as ``kubectl describe hpa`` shows."""
+        if not hpa.is_kubetide:
+            return self.config.gates.hpa_scale_to_zero
+        if hpa.min_replicas == 0:
+            return True
+        zero = hpa.status.condition(ConditionType.SCALED_TO_ZERO)
+        return zero is not None and zero.status == "True"
 
     # --- bookkeeping -----------------------------------------------------------------------------
 

@@ -3,7 +3,9 @@
 The loop computes the numbers (:class:`~kubetide.cluster.loop.world.LoopMetrics`); this module only
 exports them, so dashboards and alerts written for CA (``cluster_autoscaler_unschedulable_pods_count``,
 ``..._failed_scale_ups_total{reason}``, ``..._last_activity{activity}``) work unchanged. Per-group
-gauges only with ``--emit-per-nodegroup-metrics``, as CA.
+gauges only with ``--emit-per-nodegroup-metrics``, as CA. ``function_duration_seconds`` (and its
+summary, ``function_duration_quantile_seconds``) has CA's ``function`` labels: ``main`` around the
+whole loop, the others as the loop timed them (:mod:`kubetide.cluster.loop.timing`).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Mapping, Sequence
 
-from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram, Summary
 
 from kubetide.cloud.provider import CloudProvider, CloudProviderError, NodeGroup
 from kubetide.cluster.loop.world import LoopResult
@@ -19,30 +21,8 @@ from kubetide.cluster.loop.world import LoopResult
 __all__ = ["CAMetrics"]
 
 _NS = "cluster_autoscaler"
-# CA's buckets for function_duration_seconds.
-_BUCKETS = (
-    0.01,
-    0.05,
-    0.1,
-    0.5,
-    1.0,
-    2.5,
-    5.0,
-    7.5,
-    10.0,
-    12.5,
-    15.0,
-    17.5,
-    20.0,
-    22.5,
-    25.0,
-    27.5,
-    30.0,
-    50.0,
-    75.0,
-    100.0,
-    1000.0,
-)
+# CA 1.31's buckets for function_duration_seconds: ExponentialBuckets(0.01, 1.5, 30), 0.01 s to 1278 s.
+_BUCKETS = tuple(0.01 * 1.5**i for i in range(30))
 
 
 class CAMetrics:
@@ -85,6 +65,13 @@ class CAMetrics:
             ["function"],
             namespace=_NS,
             buckets=_BUCKETS,
+            registry=r,
+        )
+        self.duration_summary = Summary(
+            "function_duration_quantile_seconds",
+            "Quantiles of time taken by various parts of CA main loop.",
+            ["function"],
+            namespace=_NS,
             registry=r,
         )
         self.errors = Counter(
@@ -163,7 +150,9 @@ class CAMetrics:
         self.last_activity.labels(activity="main").set(int(now))
 
     def loop_finished(self, result: LoopResult, now: float, duration: float, cloud: CloudProvider) -> None:
-        self.duration.labels(function="main").observe(duration)
+        for function, seconds in result.function_durations:
+            self._observe(function, seconds)
+        self._observe("main", duration)
         if result.error is not None:
             self.errors.labels(type="internalError").inc()
             return
@@ -192,6 +181,10 @@ class CAMetrics:
             self.kept_foreign.labels(node_group=gid).set(count)
         self._kept_groups = set(m.kept_foreign_instances) | set(self._kept_groups)
         self._groups(cloud, result)
+
+    def _observe(self, function: str, seconds: float) -> None:
+        self.duration.labels(function=function).observe(seconds)
+        self.duration_summary.labels(function=function).observe(seconds)
 
     def deletions_finished(self, result: LoopResult, now: float) -> None:
         """A deletions pass between loops: its removed nodes counted at once, as CA's deletion

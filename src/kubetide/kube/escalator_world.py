@@ -35,6 +35,10 @@ class EscalatorCaches:
         self.node_cache.stop()
         self.pod_cache.stop()
 
+    def unsynced(self) -> list[str]:
+        """The caches not synced now (a watch failed, no new list yet): the loop must not run."""
+        return [c.name for c in (self.node_cache, self.pod_cache) if not c.has_synced()]
+
     def nodes(self) -> Sequence[NodeView]:
         return self.node_cache.views()
 

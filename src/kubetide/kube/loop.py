@@ -3,8 +3,10 @@
 Tick times are ``start + k * period``, computed by multiplication as the simulator's engine does, so
 the schedule never drifts however long ticks take; a tick that overruns skips the periods it missed
 (as a Go ticker drops ticks) instead of running back to back. The stop event interrupts the wait at
-once. A tick that raises is logged (one line; the traceback only at debug verbosity) and counted in
-``kubetide_loop_errors_total{loop}`` and the loop goes on: one bad iteration must not stop an autoscaler.
+once. A tick that raises is logged (one line naming the cause; the traceback only at ``-v=4``) and
+counted in ``kubetide_loop_errors_total{loop}`` and the loop goes on: one bad iteration must not stop
+an autoscaler. A tick raises :class:`LoopFailed` for a failure it already understands (the loop's own
+error, e.g. the cloud provider could not be refreshed during an API outage).
 """
 
 from __future__ import annotations
@@ -15,11 +17,16 @@ import threading
 import time
 from collections.abc import Callable
 
+from kubetide.kube.failures import log_failure
 from kubetide.kube.metrics import LOOP_ERRORS
 
-__all__ = ["run_every"]
+__all__ = ["LoopFailed", "run_every"]
 
 log = logging.getLogger(__name__)
+
+
+class LoopFailed(Exception):
+    """A loop that failed as a whole for a reason it reports (the message): not a bug."""
 
 
 def run_every(
@@ -46,12 +53,8 @@ def run_every(
             tick(clock())
         except Exception as exc:
             LOOP_ERRORS.labels(loop=name).inc()
-            # One line per failed loop; the traceback only at kubetide's debug verbosity (-v=4).
-            log.error(
-                "%s loop: iteration failed: %s; next one at the next period",
-                name,
-                " ".join(str(exc).split()) or type(exc).__name__,
-                exc_info=log.isEnabledFor(logging.DEBUG),
+            log_failure(
+                log, f"{name} loop: iteration failed (next one at the next period)", exc, logging.ERROR
             )
         now = clock()
         # After a regular tick, move on at least one period; after an extra (woken) one, keep the

@@ -163,6 +163,10 @@ class CAWorldSource:
     def has_synced(self) -> bool:
         return all(informer.has_synced() for informer in self.informers)
 
+    def unsynced(self) -> list[str]:
+        """The caches not synced now (a watch failed, no new list yet): the loop must not run."""
+        return [informer.name for informer in self.informers if not informer.has_synced()]
+
     def stop(self) -> None:
         for informer in self.informers:
             informer.stop()

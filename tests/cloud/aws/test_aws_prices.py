@@ -151,3 +151,14 @@ def test_while_running_a_group_without_a_price_is_logged_evented_and_counted(
     assert [(t, r) for t, r, _ in events] == [("Warning", "NodeGroupWithoutPrice")]
     assert f"node group {bare} has no price, so it is never chosen" in events[0][2]
     assert REGISTRY.get_sample_value("kubetide_aws_node_group_without_price", {"node_group": bare}) == 1.0
+
+
+def test_a_non_utf8_price_file_and_a_bad_endpoint_are_named_not_tracebacks(tmp_path: Path) -> None:
+    path = tmp_path / "prices.yaml"
+    path.write_bytes(b"onDemand: {m5.xlarge: \xff}\n")
+    with pytest.raises(AwsConfigError) as err:
+        build_aws_provider(["0:1:g"], region="us-east-1", price_file=str(path), endpoint_url="notaurl")
+    assert err.value.errors == [
+        ("aws-price-file", f"{path}: cannot read: not UTF-8 text"),
+        ("aws-endpoint-url", "must be an http:// or https:// URL like http://127.0.0.1:5000, got 'notaurl'"),
+    ]

@@ -14,6 +14,7 @@ from kubetide.cloud.provider import NodeGroup
 from kubetide.cluster.clusterstate.registry import ClusterEvent, ClusterStateRegistry
 from kubetide.cluster.expander.priority import CONFIG_MAP_NAME
 from kubetide.cluster.goformat import go_duration
+from kubetide.cluster.loop.timing import FunctionTimer
 from kubetide.cluster.loop.world import CAEvent, LoopResult, World
 from kubetide.cluster.reasons import EventReason, KubetideEventReason
 from kubetide.model.api import ApiError
@@ -70,6 +71,7 @@ class LoopContext:
     unidentified: tuple[str, ...] = ()
     gpu_label: str = ""  # the cloud's GPULabel: which nodes are GPU nodes (cluster.gpu)
     groups_known: bool = True  # every node's group lookup succeeded (``group_of`` is the cloud's answer)
+    timer: FunctionTimer = field(default_factory=FunctionTimer)  # CA's function durations (no-op in sims)
 
 
 class Recorder:

@@ -110,6 +110,8 @@ class LoopResult:
     # eviction retry, a look for the evicted pods), the earliest; None: none waits. The driver's runner
     # may call ``run_deletions`` then, as CA's deletion goroutine wakes.
     deletions_due_at: float | None = None
+    # How long each of CA's functions took (``cluster.loop.timing``; empty without a stopwatch).
+    function_durations: list[tuple[str, float]] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ from kubetide.cluster.loop.world import LoopResult
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.cluster.status import format_last_updated, format_rfc3339, render_status_yaml
 from kubetide.commands.run.aws import aws_flags, build_aws, check_at_start
-from kubetide.commands.run.common import connect, exit_invalid, start_caches
+from kubetide.commands.run.common import connect, exit_invalid, file_problems, start_caches
 from kubetide.commands.run.help import render_help
 from kubetide.commands.run.logs import configure_logging
 from kubetide.commands.run.runtime import HealthLimits, Runtime
@@ -34,6 +34,7 @@ from kubetide.kube.client import KubeAccessError
 from kubetide.kube.dryrun import DryRunCloud, DryRunEventRecorder
 from kubetide.kube.events import EventRecorder, uid_lookup
 from kubetide.kube.guard import LeaderGuardedCloud, LeaderGuardedPort
+from kubetide.kube.loop import LoopFailed
 from kubetide.kube.rest import KubeStatusError, Rest
 from kubetide.kube.status_configmap import StatusConfigMap
 from kubetide.kube.world import CAWorldSource
@@ -141,7 +142,7 @@ def _kwok(options: AutoscalingOptions, kubeconfig: str | None, dry_run: bool) ->
             dry_run=dry_run,
         )
     except KwokConfigError as exc:
-        exit_invalid(COMPONENT, [("cloud-config", str(e)) for e in exc.errors])
+        exit_invalid(COMPONENT, file_problems("cloud-config", exc.errors))
     except KubeAccessError as exc:
         print(f"kubetide run {COMPONENT}: {exc}", file=sys.stderr)
         sys.exit(1)
@@ -197,7 +198,9 @@ class ClusterAutoscalerComponent:
             self.rest, versions, component=COMPONENT, dry_run=self.dry_run, events=recorder
         )
         guarded = LeaderGuardedPort(port, self.runtime.may_act)
-        self.driver = ClusterAutoscalerDriver(world, self.cloud, guarded, self.options, now=time.time())
+        self.driver = ClusterAutoscalerDriver(
+            world, self.cloud, guarded, self.options, now=time.time(), stopwatch=time.perf_counter
+        )
         if self.provider.name() == "aws":
             from kubetide.cloud.providers.aws import AwsCloudProvider
             from kubetide.commands.run.aws_watch import AwsLoopReport
@@ -244,7 +247,7 @@ class ClusterAutoscalerComponent:
             log.warning("%s", problem)
         self._wake_for_deletions(result, now)
         if result.error is not None:
-            raise RuntimeError(result.error)
+            raise LoopFailed(result.error)
 
     def _deletions(self, now: float) -> None:
         assert self.driver is not None
@@ -290,6 +293,9 @@ class ClusterAutoscalerComponent:
         if r.error:
             lines.append(f"error: {r.error}")
         return "\n".join(lines)
+
+    def unsynced(self) -> list[str]:
+        return self.world.unsynced() if self.world is not None else []
 
     def stop(self) -> None:
         if self._timer is not None:

@@ -23,7 +23,7 @@ from kubetide.cloud.provider import CloudProvider
 from kubetide.cloud.providers.kwok import KwokConfigError, build_kwok_provider, load_cloud_config
 from kubetide.cluster.flags import FlagSpec
 from kubetide.commands.run.aws import aws_flags, build_aws, check_at_start
-from kubetide.commands.run.common import connect, exit_invalid, start_caches
+from kubetide.commands.run.common import connect, exit_invalid, file_problems, start_caches
 from kubetide.commands.run.help import render_help
 from kubetide.commands.run.logs import configure_logging
 from kubetide.commands.run.runtime import HealthLimits, Runtime
@@ -106,9 +106,11 @@ def load_node_groups(path: str) -> tuple[list[NodeGroupOptions], list[tuple[str,
     """The validated groups of Escalator's node groups file, and every problem with its path."""
     where = f"--nodegroups {path}"
     try:
-        (doc,) = yamldoc.load_documents(Path(path).read_text(), path)
+        (doc,) = yamldoc.load_documents(Path(path).read_text(encoding="utf-8"), path)
     except OSError as exc:
         return [], [(where, f"cannot read: {exc.strerror or exc}")]
+    except UnicodeDecodeError:
+        return [], [(where, "cannot read: not UTF-8 text")]
     except yamldoc.YamlDocumentError as exc:
         return [], [(where, problem) for problem in exc.problems]
     entries = doc.get("node_groups") if isinstance(doc, dict) else None
@@ -133,9 +135,7 @@ def _provider_problems(values: dict[str, Any], groups: Sequence[NodeGroupOptions
     try:
         known = {g.name for g in load_cloud_config(values["cloud-config"])}
     except KwokConfigError as exc:
-        return [*problems, *[("cloud-config", str(e)) for e in exc.errors]]
-    except OSError as exc:
-        return [*problems, ("cloud-config", f"cannot read: {exc}")]
+        return [*problems, *file_problems("cloud-config", exc.errors)]
     for i, g in enumerate(groups):
         if g.cloud_provider_group_name and g.cloud_provider_group_name not in known:
             problems.append(
@@ -244,7 +244,7 @@ def _kwok(values: dict[str, Any], namespace: str, kubeconfig: str | None, dry_ru
             str(values["cloud-config"]), (), namespace=namespace, kubeconfig=kubeconfig, dry_run=dry_run
         )
     except KwokConfigError as exc:
-        exit_invalid(COMPONENT, [("cloud-config", str(e)) for e in exc.errors])
+        exit_invalid(COMPONENT, file_problems("cloud-config", exc.errors))
     except KubeAccessError as exc:
         print(f"kubetide run {COMPONENT}: {exc}", file=sys.stderr)
         sys.exit(1)
@@ -302,6 +302,9 @@ class EscalatorComponent:
         if r is None:
             return "no loop ran"
         return "\n".join(r.log_lines() or ("no node groups",))
+
+    def unsynced(self) -> list[str]:
+        return self.caches.unsynced() if self.caches is not None else []
 
     def stop(self) -> None:
         if self.caches is not None:

@@ -33,7 +33,7 @@ from kubetide.kube.hpa.hpas import HPASource
 from kubetide.kube.hpa.live_ports import GuardedHPAs, GuardedScaleTargets, NamespacedPods, PodCache
 from kubetide.kube.hpa.loop_source import LoopHPASource
 from kubetide.kube.hpa.metrics_api import ApiMetricsSource
-from kubetide.kube.hpa.prometheus.client import PrometheusClient
+from kubetide.kube.hpa.prometheus.client import PrometheusClient, url_problem
 from kubetide.kube.hpa.prometheus.rules import RulesConfig, RulesError, load_rules
 from kubetide.kube.hpa.prometheus.source import PrometheusMetricsSource
 from kubetide.kube.hpa.scale import ApiScaleTargets
@@ -63,6 +63,7 @@ _OWN: list[FlagSpec] = [
         "string",
         "",
         "read metrics straight from this Prometheus instead of the metrics APIs",
+        check=lambda url: url_problem(url) if url else None,
     ),
     FlagSpec(
         "prometheus-rules", "string", "", "custom/external metric rules, prometheus-adapter's rules: format"
@@ -231,6 +232,10 @@ class HPAComponent:
             lines.append(f"{synced.key}: {change} ({r.rescale_reason or r.error or 'within tolerance'})")
             lines += [f"  {c.type}={c.status} {c.reason}: {c.message}" for c in r.status.conditions]
         return "\n".join(lines) or "no HorizontalPodAutoscalers"
+
+    def unsynced(self) -> list[str]:
+        # The HPAs themselves are listed from the API server each loop; the pods come from the cache.
+        return self.pods.unsynced() if self.pods is not None else []
 
     def stop(self) -> None:
         if self.pods is not None:

@@ -2,7 +2,9 @@
 
 A component is its caches and one loop driver (:class:`Component`); this module runs it the way CA's
 ``main`` does: serve ``/metrics`` and ``/health-check``, start the caches, then (as the leader, when
-leader election is on) call ``tick`` every period on the wall clock. The writes of a tick go through
+leader election is on) call ``tick`` every period on the wall clock, but only while every cache the
+component reads is synced (:mod:`kubetide.kube.sync_gate`: after a watch failure, loops are skipped
+until the caches have listed again). The writes of a tick go through
 ports guarded by :meth:`Runtime.may_act`, so a replica that loses the Lease or receives SIGTERM stops
 writing at once: the rest of that loop is abandoned, each refused write reported, and the process
 releases the Lease and exits 0.
@@ -24,6 +26,7 @@ from kubetide.kube.http import HealthTracker, StatusServer
 from kubetide.kube.leader import LeaderElector
 from kubetide.kube.loop import run_every
 from kubetide.kube.rest import Rest
+from kubetide.kube.sync_gate import SyncGate
 
 __all__ = ["Component", "HealthLimits", "Runtime"]
 
@@ -45,6 +48,11 @@ class Component(Protocol):
 
     def report(self) -> str:
         """What the last loop decided, for ``--once``."""
+        ...
+
+    def unsynced(self) -> list[str]:
+        """The caches the loop reads that are not synced now (a watch failed and they have not listed
+        again); the loop is skipped while any is."""
         ...
 
     def stop(self) -> None: ...
@@ -70,6 +78,7 @@ class Runtime:
             max_startup_s=limits.max_startup,
         )
         self.elector: LeaderElector | None = None
+        self.sync_gate = SyncGate(settings.component)
 
     def may_act(self) -> bool:
         """Writes are allowed: this replica leads (or runs alone) and no stop was asked for."""
@@ -135,7 +144,7 @@ class Runtime:
 
     def _guarded(self, component: Component) -> Callable[[float], None]:
         def tick(now: float) -> None:
-            if not self.may_act():
+            if not self.may_act() or not self.sync_gate.allows(component.unsynced()):
                 return
             self.health.loop_started(now)
             component.tick(now)

@@ -27,6 +27,7 @@ from kubetide.kube.agent.nodes import (
 from kubetide.kube.agent.pods import Delete, PatchStatus, next_action
 from kubetide.kube.agent.reflector import Reflector, Store
 from kubetide.kube.agent.usage import UsageLedger, container_usage
+from kubetide.kube.failures import log_failure
 
 __all__ = ["DEFAULT_NODE_SELECTOR", "AgentOptions", "NodeAgent"]
 
@@ -80,8 +81,8 @@ class NodeAgent:
         while not stop.is_set():
             try:
                 self.round(self.clock())
-            except Exception:
-                log.exception("node agent round failed")
+            except Exception as exc:
+                log_failure(log, "node agent round failed", exc, logging.ERROR)
             stop.wait(self.options.round_interval_s)
 
     # --- one round

@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable, Iterator
 
 from kubetide.kube.agent.api import ApiError, Obj, WatchEvent
+from kubetide.kube.failures import log_failure
 
 __all__ = ["Reflector", "Store", "object_key"]
 
@@ -103,8 +104,8 @@ class Reflector:
                 log.warning("%s list/watch failed: %s; retrying in %.0fs", self.name, exc, backoff)
                 self._stop.wait(backoff)
                 backoff = min(backoff * 2, BACKOFF_MAX_S)
-            except Exception:  # a bad object or a client bug must not end the watch for good
-                log.exception("%s list/watch failed; retrying in %.0fs", self.name, backoff)
+            except Exception as exc:  # a bad object or a client bug must not end the watch for good
+                log_failure(log, f"{self.name} list/watch failed; retrying in {backoff:.0f}s", exc)
                 self._stop.wait(backoff)
                 backoff = min(backoff * 2, BACKOFF_MAX_S)
 

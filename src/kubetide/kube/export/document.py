@@ -8,12 +8,13 @@ comments cannot carry those, so the command prints them on stderr.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from kubetide.kube.export.nodegroups import GroupBounds, export_node_groups
 from kubetide.kube.export.objects import export_objects
+from kubetide.kube.export.provider import ProviderGroup
 from kubetide.kube.export.snapshot import ClusterObjects
 
 __all__ = ["Export", "ExportOptions", "build_scenario"]
@@ -29,6 +30,11 @@ class ExportOptions:
     namespaces: frozenset[str] = frozenset()  # empty: all but kube-system, kube-public, kube-node-lease
     bounds: Mapping[str, GroupBounds] = field(default_factory=dict)  # --nodes MIN:MAX:GROUP
     catalog: Collection[str] = ()  # the simulator's instance type names
+    # The cloud provider's groups (kwok --cloud-config, aws --nodes): groups and bounds come from it.
+    provider: Sequence[ProviderGroup] | None = None
+    # The simulator's name for the index-th (from 1) node of a group at the start: pods bound to a
+    # node are bound to it. None: bound pods are left to the simulated scheduler.
+    initial_node_name: Callable[[str, int], str] | None = None
 
 
 @dataclass(frozen=True)
@@ -74,8 +80,14 @@ def _hints(objects: list[dict[str, Any]]) -> list[str]:
 
 def build_scenario(cluster: ClusterObjects, options: ExportOptions) -> Export:
     """The scenario for ``cluster``: what the API tells, with notes for what it cannot."""
-    groups = export_node_groups(cluster.nodes, options.catalog, options.bounds)
-    objects = export_objects(cluster, options.namespaces)
+    groups = export_node_groups(cluster.nodes, options.catalog, options.bounds, options.provider)
+    name_of = options.initial_node_name
+    placement = (
+        {node: name_of(group, index) for node, (group, index) in groups.initial_nodes.items()}
+        if name_of is not None
+        else {}
+    )
+    objects = export_objects(cluster, options.namespaces, placement)
     autoscalers: dict[str, Any] = {}
     if any(o.get("kind") == "HorizontalPodAutoscaler" for o in objects.manifests):
         autoscalers["hpa"] = {"enabled": True}
@@ -91,5 +103,6 @@ def build_scenario(cluster: ClusterObjects, options: ExportOptions) -> Export:
             "autoscalers": autoscalers,
         },
     }
-    notes = [*groups.notes, *_bounds_note(groups.assumed_bounds), *objects.notes, *_hints(objects.manifests)]
+    bounds_notes = _bounds_note(groups.assumed_bounds) if options.provider is None else []
+    notes = [*groups.notes, *bounds_notes, *objects.notes, *_hints(objects.manifests)]
     return Export(document, notes)

@@ -5,16 +5,26 @@ managed clouds and provisioners set (:data:`GROUP_LABELS`, in that order), else 
 zone. A group's machine is its nodes' most common capacity and allocatable (nodes of one group should
 agree; when they do not, a note says so). Group bounds live in the cloud, not the API: they are assumed
 (``minSize: 0``, ``maxSize: max(10, 2 x count)``) unless the caller gives them, and a note lists them.
+
+With kubetide's provider configuration (:mod:`.provider`), the groups are the provider's instead: each
+node in the group the provider says, the provider's bounds, every group written (one with no node gets
+the provider's template as its machine), and nodes of no group kept as fixed groups.
+
+What a node carries that a group cannot (an annotation such as CA's ``scale-down-disabled``, a label or
+a taint only some nodes have, a cordon, NotReady) is dropped, and a note names it and its nodes. Each
+node that exists at the start gets the simulated node that stands for it (``initial_nodes``), so a pod
+bound to it can be bound to that node.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+from kubetide.kube.export.provider import ProviderGroup
 from kubetide.kube.export.snapshot import Manifest
 
 __all__ = [
@@ -58,6 +68,20 @@ _LIFECYCLE_TAINTS = frozenset(
 )
 
 _NAME_CHARS = re.compile(r"[^a-z0-9.-]+")
+# Annotations the control plane keeps on every node about its own bookkeeping: dropped without a note.
+_BOOKKEEPING_ANNOTATIONS = frozenset(
+    {
+        "node.alpha.kubernetes.io/ttl",
+        "volumes.kubernetes.io/controller-managed-attach-detach",
+        "kubeadm.alpha.kubernetes.io/cri-socket",
+    }
+)
+# What dropping one of these changes for the autoscalers, said in its note.
+_ANNOTATION_EFFECTS = {
+    "cluster-autoscaler.kubernetes.io/scale-down-disabled": (
+        "CA never removes such a node; the simulated one may be removed"
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -68,11 +92,13 @@ class GroupBounds:
 
 @dataclass(frozen=True)
 class NodeGroupExport:
-    """The ``spec.nodeGroups`` entries and what the user must know about them."""
+    """The ``spec.nodeGroups`` entries and what the user must know about them. ``initial_nodes`` maps
+    each node that exists at the start to the simulated node standing for it: (group, index from 1)."""
 
     groups: list[dict[str, Any]]
     notes: list[str]
     assumed_bounds: dict[str, GroupBounds]  # groups whose bounds were not given
+    initial_nodes: dict[str, tuple[str, int]] = field(default_factory=dict)
 
 
 def _labels(node: Manifest) -> dict[str, str]:
@@ -139,8 +165,15 @@ def _quantities(node: Manifest, field: str) -> dict[str, str]:
 
 
 def _group(
-    name: str, nodes: list[Manifest], catalog: Collection[str], bounds: GroupBounds, notes: list[str]
+    name: str,
+    nodes: list[Manifest],
+    catalog: Collection[str],
+    bounds: GroupBounds,
+    notes: list[str],
+    count: int | None = None,
 ) -> dict[str, Any]:
+    """The group entry for ``nodes`` (its machine); ``count`` nodes now (default: as many as ``nodes``;
+    0 for a group whose only "node" is the provider's template)."""
     capacity, same_capacity = _most_common([_quantities(n, "capacity") for n in nodes])
     allocatable, same_allocatable = _most_common([_quantities(n, "allocatable") for n in nodes])
     if not (same_capacity and same_allocatable):
@@ -171,11 +204,11 @@ def _group(
         group["taints"] = taints
     if zone:
         group["zone"] = zone
-    count = len(nodes)
+    count = len(nodes) if count is None else count
     initial = min(max(count, bounds.min_size), bounds.max_size)
     if initial != count:
         notes.append(
-            f"node group {name}: {count} node(s) now, outside the bounds given "
+            f"node group {name}: {count} node(s) now, outside the bounds "
             f"({bounds.min_size}..{bounds.max_size}); starting at {initial}"
         )
     group.update(minSize=bounds.min_size, maxSize=bounds.max_size, initialSize=initial)
@@ -187,29 +220,136 @@ def _is_control_plane(node: Manifest) -> bool:
     return any(k in labels for k in CONTROL_PLANE_LABELS)
 
 
+def _name(node: Manifest) -> str:
+    return str((node.get("metadata") or {}).get("name", ""))
+
+
+def _by_label(nodes: Iterable[Manifest]) -> dict[str, list[Manifest]]:
+    by_group: dict[str, list[Manifest]] = {}
+    for node in nodes:
+        by_group.setdefault(dns_name(_group_name(_labels(node))), []).append(node)
+    return by_group
+
+
 def export_node_groups(
-    nodes: Iterable[Manifest], catalog: Collection[str], bounds: Mapping[str, GroupBounds]
+    nodes: Iterable[Manifest],
+    catalog: Collection[str],
+    bounds: Mapping[str, GroupBounds],
+    provider: Sequence[ProviderGroup] | None = None,
 ) -> NodeGroupExport:
     """Node groups for ``nodes``; ``bounds`` by group name (others are assumed), ``catalog`` the
-    instance type names the simulator knows."""
+    instance type names the simulator knows; ``provider``: the provider's groups, which then decide."""
     notes: list[str] = []
-    by_group: dict[str, list[Manifest]] = {}
     control_plane: list[str] = []
-    for node in sorted(nodes, key=lambda n: str((n.get("metadata") or {}).get("name", ""))):
+    workers: list[Manifest] = []
+    for node in sorted(nodes, key=_name):
         if _is_control_plane(node):
-            control_plane.append(str(node["metadata"]["name"]))
-            continue
-        by_group.setdefault(dns_name(_group_name(_labels(node))), []).append(node)
+            control_plane.append(_name(node))
+        else:
+            workers.append(node)
     if control_plane:
         notes.append(
             f"left out {len(control_plane)} control-plane node(s) ({', '.join(control_plane)}): "
             "the simulator models worker groups only"
         )
+    fixed: dict[str, GroupBounds] = {}
+    templates: dict[str, Manifest] = {}
+    if provider is None:
+        members, given = _by_label(workers), dict(bounds)
+    else:
+        members, fixed, templates, given = _provider_members(workers, provider, notes)
     groups: list[dict[str, Any]] = []
     assumed: dict[str, GroupBounds] = {}
-    for name, members in sorted(by_group.items()):
-        given = bounds.get(name)
-        if given is None:
-            given = assumed[name] = GroupBounds(0, max(10, 2 * len(members)))
-        groups.append(_group(name, members, catalog, given, notes))
-    return NodeGroupExport(groups, notes, assumed)
+    initial_nodes: dict[str, tuple[str, int]] = {}
+    for name in sorted({*members, *templates}):
+        group_nodes = members.get(name, [])
+        limits = given.get(name) or fixed.get(name)
+        if limits is None:
+            limits = assumed[name] = GroupBounds(0, max(10, 2 * len(group_nodes)))
+        if group_nodes:
+            group = _group(name, group_nodes, catalog, limits, notes)
+            _note_dropped(name, group, group_nodes, notes)
+        else:
+            group = _group(name, [templates[name]], catalog, limits, notes, count=0)
+            notes.append(
+                f"node group {name}: no node now; its machine is the provider's template, as CA scales "
+                "it up from zero"
+            )
+        groups.append(group)
+        for index, node in enumerate(group_nodes[: group["initialSize"]], start=1):
+            initial_nodes[_name(node)] = (name, index)
+    return NodeGroupExport(groups, notes, assumed, initial_nodes)
+
+
+def _provider_members(
+    workers: list[Manifest], provider: Sequence[ProviderGroup], notes: list[str]
+) -> tuple[dict[str, list[Manifest]], dict[str, GroupBounds], dict[str, Manifest], dict[str, GroupBounds]]:
+    """(nodes by group, fixed bounds of nodes no group owns, templates of groups with no node, the
+    provider's bounds)."""
+    owner = {node: g.name for g in provider for node in g.nodes}
+    members: dict[str, list[Manifest]] = {g.name: [] for g in provider if g.nodes}
+    others: list[Manifest] = []
+    for node in workers:
+        group = owner.get(_name(node))
+        if group is not None:
+            members[group].append(node)
+        else:
+            others.append(node)
+    templates: dict[str, Manifest] = {}
+    for g in provider:
+        if g.nodes:
+            continue
+        if g.template is None:
+            notes.append(f"node group {g.name} left out: no node now and no template ({g.template_problem})")
+            continue
+        templates[g.name] = g.template
+    given = {g.name: GroupBounds(g.min_size, g.max_size) for g in provider}
+    fixed: dict[str, GroupBounds] = {}
+    for raw, nodes in _by_label(others).items():
+        name = raw if raw not in given else f"{raw}-unmanaged"
+        members[name] = nodes
+        fixed[name] = GroupBounds(len(nodes), len(nodes))
+        notes.append(
+            f"node group {name}: {len(nodes)} node(s) of no group of the cloud provider "
+            f"({', '.join(_name(n) for n in nodes)}), kept at that size: no autoscaler changes them"
+        )
+    return members, fixed, templates, given
+
+
+def _note_dropped(name: str, group: Mapping[str, Any], nodes: list[Manifest], notes: list[str]) -> None:
+    """A note for each thing some of the group's nodes carry that the group cannot: every annotation
+    (but the control plane's bookkeeping), a label or taint not on every node, a cordon, NotReady."""
+    dropped: dict[str, list[str]] = {}
+    kept_labels = dict(group.get("labels") or {})
+    kept_taints = list(group.get("taints") or [])
+    for node in nodes:
+        meta = node.get("metadata") or {}
+        for key, value in sorted((meta.get("annotations") or {}).items()):
+            if key not in _BOOKKEEPING_ANNOTATIONS:
+                dropped.setdefault(f"annotation {key}={value}", []).append(_name(node))
+        for key, value in sorted(_labels(node).items()):
+            ignored = key in _PER_NODE_LABELS or key in _SIMULATOR_LABELS or key in INSTANCE_TYPE_LABELS
+            if not ignored and kept_labels.get(key) != value:
+                dropped.setdefault(f"label {key}={value}", []).append(_name(node))
+        for taint in _taints(node):
+            if taint not in kept_taints:
+                text = f"{taint['key']}={taint.get('value', '')}:{taint['effect']}"
+                dropped.setdefault(f"taint {text}", []).append(_name(node))
+        if (node.get("spec") or {}).get("unschedulable"):
+            dropped.setdefault("spec.unschedulable (cordoned)", []).append(_name(node))
+        if not _ready(node):
+            dropped.setdefault("status NotReady (simulated nodes start Ready)", []).append(_name(node))
+    for what, names in dropped.items():
+        key = what.split(" ", 1)[1].split("=", 1)[0] if what.startswith("annotation ") else ""
+        effect = f"; {_ANNOTATION_EFFECTS[key]}" if key in _ANNOTATION_EFFECTS else ""
+        notes.append(
+            f"node group {name}: {what} dropped from node(s) {', '.join(names)}: a node group's nodes are "
+            f"all alike{effect}"
+        )
+
+
+def _ready(node: Manifest) -> bool:
+    conditions = (node.get("status") or {}).get("conditions")
+    if not conditions:
+        return True  # a recorded node without conditions: nothing says it is not Ready
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)

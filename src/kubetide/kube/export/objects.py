@@ -8,8 +8,8 @@ then CA's configuration, so a reader meets each target before whatever refers to
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from kubetide.kube.export.clean import clean_manifest
@@ -31,9 +31,11 @@ _TERMINAL_PHASES = ("Succeeded", "Failed")
 
 @dataclass(frozen=True)
 class NamespaceFilter:
-    """The namespaces whose objects are exported: the given ones, else all but the system ones."""
+    """The namespaces whose objects are exported: the given ones, else all but the system ones; and
+    ``placement``, the simulated node standing for each node of the cluster at the start."""
 
     only: frozenset[str] = frozenset()
+    placement: Mapping[str, str] = field(default_factory=dict)
 
     def __call__(self, obj: Manifest) -> bool:
         namespace = _namespace(obj)
@@ -94,14 +96,25 @@ def _jobs(c: ClusterObjects, wanted: NamespaceFilter, notes: list[str]) -> Itera
 
 
 def _pods(c: ClusterObjects, wanted: NamespaceFilter, notes: list[str]) -> Iterable[dict[str, Any]]:
-    # Pods with a controller are the workloads' own: their controllers create them in the simulation.
-    return (
-        clean_manifest(p)
-        for p in c.pods
-        if wanted(p)
-        and not _has_controller(p)
-        and (p.get("status") or {}).get("phase") not in _TERMINAL_PHASES
-    )
+    # Pods with a controller are the workloads' own: their controllers create them in the simulation,
+    # and the simulated scheduler places them (a scenario binds no controller's pod to a node).
+    live = [p for p in c.pods if wanted(p) and (p.get("status") or {}).get("phase") not in _TERMINAL_PHASES]
+    owned = [p for p in live if _has_controller(p) and (p.get("spec") or {}).get("nodeName")]
+    if owned and wanted.placement:
+        notes.append(
+            f"{len(owned)} pod(s) of controllers (Deployments, StatefulSets, Jobs, DaemonSets) are created "
+            "by the simulated controllers at the start and placed by the simulated scheduler, so their "
+            "nodes may differ from the cluster's: a scenario binds only bare Pods to nodes (spec.nodeName)"
+        )
+    for pod in (p for p in live if not _has_controller(p)):
+        out = clean_manifest(pod)
+        node = (pod.get("spec") or {}).get("nodeName")
+        if node and node in wanted.placement:
+            # Bound where it runs: the simulated node standing for its node at the start.
+            out["spec"]["nodeName"] = wanted.placement[node]
+        elif node and wanted.placement:
+            notes.append(f"{ref(pod)}: its node {node} is not simulated; the simulated scheduler places it")
+        yield out
 
 
 def _hpas(c: ClusterObjects, wanted: NamespaceFilter, notes: list[str]) -> Iterable[dict[str, Any]]:
@@ -165,9 +178,12 @@ def _configmaps(c: ClusterObjects, wanted: NamespaceFilter, notes: list[str]) ->
 RULES: tuple[Rule, ...] = (_deployments, _statefulsets, _daemonsets, _jobs, _pods, _hpas, _pdbs, _configmaps)
 
 
-def export_objects(cluster: ClusterObjects, namespaces: Collection[str] = ()) -> ObjectExport:
-    """The scenario's ``spec.objects`` from ``cluster``; ``namespaces`` empty: all but the system ones."""
-    wanted = NamespaceFilter(frozenset(namespaces))
+def export_objects(
+    cluster: ClusterObjects, namespaces: Collection[str] = (), placement: Mapping[str, str] | None = None
+) -> ObjectExport:
+    """The scenario's ``spec.objects`` from ``cluster``; ``namespaces`` empty: all but the system ones;
+    ``placement``: the simulated node for each node at the start (bare Pods bound to it stay bound)."""
+    wanted = NamespaceFilter(frozenset(namespaces), dict(placement or {}))
     notes: list[str] = []
     manifests = [m for rule in RULES for m in rule(cluster, wanted, notes)]
     return ObjectExport(manifests, notes)

@@ -47,6 +47,10 @@ class PodCache:
     def stop(self) -> None:
         self.pods.stop()
 
+    def unsynced(self) -> list[str]:
+        """The cache's name while it is not synced (a watch failed, no new list yet)."""
+        return [] if self.pods.has_synced() else [self.pods.name]
+
 
 class NamespacedPods:
     """``PodStore`` over a pod informer: a namespace's pods, regrouped only when the cache changed."""

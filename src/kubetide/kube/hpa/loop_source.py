@@ -3,7 +3,8 @@
 :class:`~kubetide.kube.hpa.hpas.HPASource` lists the objects (with the malformed ones and the
 standard/kubetide pairs on one workload set apart); this adapter hands the loop what its port
 promises: every HPA by key, a malformed one as the :class:`ManifestError` the loop reports on it, and
-the status written back in the API's shape. A pair of HPAs fighting over one workload gets a Warning
+the status written back in the API's shape (for kubetide's own resource, with the strings its
+``kubectl get`` columns show, :mod:`.columns`). A pair of HPAs fighting over one workload gets a Warning
 Event on both, once per pair while it lasts (not every loop: the API would aggregate them, but a user
 reading ``kubectl describe`` wants one clear line).
 """
@@ -17,6 +18,7 @@ from typing import Any
 from kubetide.hpa.driver import HPASourceError as LoopSourceError
 from kubetide.hpa.driver import StatusWriteError
 from kubetide.hpa.ports import EventPort
+from kubetide.kube.hpa.columns import reference_column, targets_column
 from kubetide.kube.hpa.hpas import CONFLICT_REASON, HPASource, HPASourceError, ObjectRef
 from kubetide.model.errors import FieldError, ManifestError
 from kubetide.model.hpa import HPA, HPAStatus
@@ -91,7 +93,11 @@ class LoopHPASource:
         return f"HorizontalPodAutoscaler.{version}.{group}/{ref.key}"
 
     def write_status(self, hpa: HPA, status: HPAStatus) -> None:
+        manifest = status_manifest(status)
+        if hpa.is_kubetide:  # the CRD's REFERENCE and TARGETS columns, as kubectl get hpa prints them
+            manifest["reference"] = reference_column(hpa)
+            manifest["targets"] = targets_column(hpa, status.current_metrics)
         try:
-            self.source.write_status(hpa.key, status_manifest(status))
+            self.source.write_status(hpa.key, manifest)
         except HPASourceError as exc:
             raise StatusWriteError(str(exc)) from None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from urllib.parse import urlsplit
 
 from kubetide.cloud.providers.aws.api import AwsApi, AwsCallError
 from kubetide.cloud.providers.aws.pricing import AwsPricing, load_price_file
@@ -79,10 +80,22 @@ def build_aws_provider(
             overrides = load_price_file(price_file)
         except AwsConfigError as exc:
             problems += exc.errors
+    endpoint = endpoint_url or os.environ.get("AWS_ENDPOINT_URL") or None
+    if endpoint is not None and (problem := _endpoint_problem(endpoint)):
+        flag = "aws-endpoint-url" if endpoint_url else "aws-endpoint-url ($AWS_ENDPOINT_URL)"
+        problems.append((flag, problem))
     if problems:
         raise AwsConfigError(problems)
     try:
-        api = AwsApi(region=region, endpoint_url=endpoint_url or os.environ.get("AWS_ENDPOINT_URL") or None)
+        api = AwsApi(region=region, endpoint_url=endpoint)
     except AwsCallError as exc:  # botocore refuses the region's spelling before any call
         raise AwsConfigError([("aws-region", str(exc))]) from None
     return AwsCloudProvider(api, explicit, discovery, pricing=AwsPricing(api, overrides))
+
+
+def _endpoint_problem(url: str) -> str | None:
+    """Why botocore would refuse ``url`` as an endpoint (it raises a bare ValueError), or None."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return f"must be an http:// or https:// URL like http://127.0.0.1:5000, got {url!r}"
+    return None

@@ -60,6 +60,8 @@ def load_price_file(path: str) -> PriceFile:
             text = f.read()
     except OSError as exc:
         raise bad(f"cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise bad("cannot read: not UTF-8 text") from None
     try:
         raw: Any = yamldoc.load_documents(text, str(path))[0] or {}
     except yamldoc.YamlDocumentError as exc:

@@ -48,14 +48,18 @@ class KwokGroupConfig:
 
 
 def load_cloud_config(path: str | Path) -> list[KwokGroupConfig]:
+    """The groups of the ``--cloud-config`` file. Errors about the file as a whole have an empty path
+    and name the file in their message; the caller names the flag."""
     try:
-        text = Path(path).read_text()
+        text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
-        raise KwokConfigError.at("--cloud-config", f"cannot read {path}: {exc.strerror or exc}") from exc
+        raise KwokConfigError.at("", f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise KwokConfigError.at("", f"cannot read {path}: not UTF-8 text") from None
     try:
         (data,) = yamldoc.load_documents(text, str(path))
     except yamldoc.YamlDocumentError as exc:
-        raise KwokConfigError([FieldError("--cloud-config", problem) for problem in exc.problems]) from None
+        raise KwokConfigError([FieldError("", problem) for problem in exc.problems]) from None
     return parse_cloud_config(data)
 
 

@@ -10,7 +10,10 @@ caller's loop (under its leader election), and tests drive time through an injec
 node the autoscaler will delete again, never a node re-created).
 
 Target semantics as an ASG's desired capacity: the persisted target counts existing nodes and creations in
-flight; a group the state does not know yet adopts its existing nodes as its target. API failures raise
+flight; a group the state does not know yet adopts its existing nodes as its target. The Node objects are
+the truth: at every refresh, and under every change, the state is reconciled with them
+(:mod:`.reconcile`: no creation in flight past a group's max, the target its nodes plus those in
+flight), so a state left by another run never grows a group past its max. API failures raise
 CloudProviderError, as the port requires.
 """
 
@@ -22,6 +25,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from typing import TypeVar
 
 from kubetide.cloud.instance import (
     CloudProviderError,
@@ -45,12 +49,14 @@ from kubetide.cloud.providers.kwok.nodes import (
     provider_id,
     template_view,
 )
+from kubetide.cloud.providers.kwok.reconcile import Correction, reconcile
 from kubetide.cloud.providers.kwok.state import GroupState, KwokState, Pending, StateStore
 from kubetide.model.node import NodeView
 
 __all__ = ["KwokCloudProvider", "KwokNodeGroup"]
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 @contextmanager
@@ -137,6 +143,7 @@ class KwokCloudProvider:
         # group off and deletes them, as it does for a cloud's failed VMs (kept in memory only: the
         # next attempt, in this process or another, decides afresh).
         self._create_errors: dict[str, InstanceErrorInfo] = {}
+        self._corrections: list[Correction] = []  # the last reconciliation's, each logged once
 
     # --- CloudProvider
 
@@ -167,10 +174,20 @@ class KwokCloudProvider:
         return ""  # kwok nodes are GPU nodes by their allocatable nvidia.com/gpu alone
 
     def refresh(self) -> None:
-        """Re-read the shared state and the nodes, then carry out the creations that are due."""
+        """Re-read the shared state and the nodes, reconcile the state with the nodes (written back when
+        it was wrong), then carry out the creations that are due."""
         with self._lock, _cloud_errors("kwok refresh"):
             self._state = self._store.read()
             self._nodes = self._list_nodes()
+            recorded = self._state.dump()
+            corrections = reconcile(self._state, self._nodes, self._configs())
+            for correction in corrections:
+                if correction not in self._corrections:  # each once while it lasts, not every loop
+                    level = logging.WARNING if correction.serious else logging.INFO
+                    log.log(level, "kwok state corrected from the Node objects: %s", correction.text)
+            self._corrections = corrections
+            if self._carry_out_due and self._state.dump() != recorded:  # a dry run corrects its copy only
+                _, self._state = self._update(lambda state: None)
             if self._carry_out_due:
                 self._carry_out(self._clock())
 
@@ -202,7 +219,7 @@ class KwokCloudProvider:
                 current.target += delta
                 return names
 
-            names, self._state = self._store.update(change)
+            names, self._state = self._update(change)
             log.info(
                 "%s: target raised by %d to %d (%s)",
                 config.name,
@@ -233,7 +250,7 @@ class KwokCloudProvider:
                 for name in names:
                     self._create_errors.pop(name, None)
 
-            _, self._state = self._store.update(change)
+            _, self._state = self._update(change)
             failures = []
             for name in names:
                 try:
@@ -269,7 +286,7 @@ class KwokCloudProvider:
                 current.pending = sorted(in_flight, key=lambda p: p.due)[: new_target - count]
                 current.target = new_target
 
-            _, self._state = self._store.update(change)
+            _, self._state = self._update(change)
 
     def _instances(self, group: str) -> list[Instance]:
         with self._lock:
@@ -287,6 +304,20 @@ class KwokCloudProvider:
                 if p.name not in existing
             ]
             return result
+
+    def _update(self, change: Callable[[KwokState], T]) -> tuple[T, KwokState]:
+        """A change of the shared state, made on the state as re-read and reconciled with the nodes
+        last listed: a stale record never lets a change take a group past its max."""
+        listing, configs = self._listing(), self._configs()
+
+        def reconciled(state: KwokState) -> T:
+            reconcile(state, listing, configs)
+            return change(state)
+
+        return self._store.update(reconciled)
+
+    def _configs(self) -> dict[str, KwokGroupConfig]:
+        return {name: group.config for name, group in self._groups.items()}
 
     def target(self, group: str) -> int:
         return self._group_state(self._state, group).target
@@ -351,7 +382,7 @@ class KwokCloudProvider:
             for group_state in state.groups.values():
                 group_state.pending = [p for p in group_state.pending if p.name not in done]
 
-        _, self._state = self._store.update(change)
+        _, self._state = self._update(change)
 
 
 def _parse_provider_id(value: str) -> tuple[str, str] | None:

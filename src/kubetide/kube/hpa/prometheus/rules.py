@@ -99,9 +99,11 @@ class RulesConfig:
 
 def load_rules(path: str) -> RulesConfig:
     try:
-        text = Path(path).read_text()
+        text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise RulesError(FieldError("", f"{path}: {exc.strerror or exc}")) from None
+    except UnicodeDecodeError:
+        raise RulesError(FieldError("", f"{path}: not UTF-8 text")) from None
     try:
         (data,) = yamldoc.load_documents(text, path)
     except yamldoc.YamlDocumentError as exc:
