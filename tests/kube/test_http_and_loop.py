@@ -104,8 +104,8 @@ def test_a_failed_iteration_is_one_line_and_the_traceback_only_at_debug(
         run_every(10.0, tick, t, clock=t.clock)
     (record,) = caplog.records
     assert record.getMessage() == (
-        "main loop: iteration failed: failed to refresh cloud provider: aws refresh: no usable AWS "
-        "credentials; next one at the next period"
+        "main loop: iteration failed (next one at the next period): RuntimeError: failed to refresh "
+        "cloud provider: aws refresh: no usable AWS credentials"
     )
     assert bool(record.exc_info) is traceback
 
