@@ -17,11 +17,11 @@ only malformed structure (a string where an integer belongs) is an error, naming
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from kubetide.model.durations import parse_go_duration
 from kubetide.model.errors import FieldError, ManifestError
 from kubetide.model.fields import Node
 from kubetide.model.quantity import Quantity, parse_quantity
@@ -227,38 +227,6 @@ class HPA:
 
 
 # --- kubetide's spec.syncPeriod ----------------------------------------------------------------------
-
-_DURATION_UNITS = {
-    "ns": 1e-9,
-    "us": 1e-6,
-    "\u00b5s": 1e-6,
-    "\u03bcs": 1e-6,
-    "ms": 1e-3,
-    "s": 1.0,
-    "m": 60.0,
-    "h": 3600.0,
-}
-_DURATION_PART = re.compile(r"(\d+\.?\d*|\.\d+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)")
-
-
-def parse_go_duration(text: str) -> float:
-    """Seconds in a Go ``time.ParseDuration`` string (``"15s"``, ``"1m30s"``, ``"1.5h"``, ``"300ms"``).
-
-    Raises ValueError for anything Go rejects (a missing unit, an unknown unit, an empty string).
-    """
-    body = text[1:] if text[:1] in "+-" else text
-    if body == "0":
-        return 0.0
-    if not body:
-        raise ValueError(f"invalid duration {text!r}")
-    total, pos = 0.0, 0
-    while pos < len(body):
-        match = _DURATION_PART.match(body, pos)
-        if match is None:
-            raise ValueError(f"invalid duration {text!r}: expected a number and a unit (ns, us, ms, s, m, h)")
-        total += float(match.group(1)) * _DURATION_UNITS[match.group(2)]
-        pos = match.end()
-    return -total if text.startswith("-") else total
 
 
 def _sync_period(node: Node) -> float:
