@@ -30,6 +30,7 @@ from kubetide.kube.export.nodegroups import GroupBounds
 from kubetide.kube.export.read import read_cluster
 from kubetide.model.durations import DurationError, parse_duration
 from kubetide.model.errors import ManifestError
+from kubetide.model.numbers import is_ascii_digits
 from kubetide.sim.scenario import BUILTIN_CATALOG, parse_scenario
 from kubetide.sim.scenario.paths import PathError, parse_path
 
@@ -37,7 +38,7 @@ __all__ = ["scenario"]
 
 EXIT_FAILED = 1
 _SCENARIO_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")  # as metadata.name: a file name
-_NODES = re.compile(r"^(\d+):(\d+):(.+)$")
+_NODES = re.compile(r"^([0-9]+):([0-9]+):(.+)$")
 
 
 def _check(document: dict[str, Any]) -> list[Problem]:
@@ -64,10 +65,10 @@ def _name(ctx: click.Context, param: click.Parameter, value: str) -> str:
 
 def _duration(ctx: click.Context, param: click.Parameter, value: str) -> str | int:
     try:
-        parse_duration(int(value) if value.isdigit() else value)
+        parse_duration(int(value) if is_ascii_digits(value) else value)
     except DurationError as exc:
         raise click.BadParameter(str(exc)) from None
-    return int(value) if value.isdigit() else value
+    return int(value) if is_ascii_digits(value) else value
 
 
 def _bounds(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, GroupBounds]:

@@ -11,6 +11,7 @@ from collections.abc import Callable, Collection, Iterator
 
 from kubetide.model.durations import format_duration
 from kubetide.model.errors import FieldError
+from kubetide.model.numbers import is_ascii_digits
 from kubetide.model.resources import CPU, MEMORY
 from kubetide.model.workloads import SCALABLE_KINDS
 from kubetide.sim.cloud.nodes import GROUP_LABEL
@@ -256,7 +257,7 @@ def _ca_nodes(s: Scenario) -> Iterator[FieldError]:
     for j, spec in enumerate(ca.flag("nodes")):
         path = f"spec.autoscalers.clusterAutoscaler.flags.nodes[{j}]"
         parts = str(spec).split(":", 2)
-        if len(parts) != 3 or not parts[0].isdigit() or not parts[1].isdigit():
+        if len(parts) != 3 or not is_ascii_digits(parts[0]) or not is_ascii_digits(parts[1]):
             yield FieldError(path, f"must be MIN:MAX:NAME, got {spec!r}")
             continue
         found = groups.get(parts[2])

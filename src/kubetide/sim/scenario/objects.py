@@ -20,6 +20,7 @@ from kubetide.model.durations import DurationError, parse_duration
 from kubetide.model.errors import ManifestError
 from kubetide.model.fields import Node
 from kubetide.model.hpa import HPA, validate_hpa
+from kubetide.model.numbers import is_ascii_digits
 from kubetide.model.pod import Pod
 from kubetide.model.selectors import LabelSelector
 from kubetide.model.validation import read_validated
@@ -146,7 +147,7 @@ def _pod(manifest: Mapping[str, Any], path: str) -> None:
 
 def _int_or_percent(node: Node) -> None:
     if isinstance(node.value, str):
-        if not (node.value.endswith("%") and node.value[:-1].isdigit()):
+        if not (node.value.endswith("%") and is_ascii_digits(node.value[:-1])):
             raise node.error(f"must be an integer or a percentage like 50%, got {node.value!r}")
     else:
         node.int(None, minimum=0)

@@ -18,7 +18,7 @@ from typing import Any
 from kubetide.model import yamldoc
 from kubetide.model.durations import DurationError, parse_duration
 from kubetide.model.errors import FieldError, ManifestError
-from kubetide.model.numbers import INT32_MAX
+from kubetide.model.numbers import INT32_MAX, is_ascii_digits
 from kubetide.model.validation import validate_object
 
 __all__ = [
@@ -172,7 +172,7 @@ def apply_nodes_flags(groups: Sequence[KwokGroupConfig], flags: Sequence[str]) -
     for flag in flags:
         where = f"--nodes={flag}"
         parts = flag.split(":", 2)
-        if len(parts) != 3 or not parts[0].isdigit() or not parts[1].isdigit():
+        if len(parts) != 3 or not is_ascii_digits(parts[0]) or not is_ascii_digits(parts[1]):
             errors.append(FieldError(where, "expected MIN:MAX:NAME with non-negative integers"))
             continue
         low, high, name = int(parts[0]), int(parts[1]), parts[2]
