@@ -9,13 +9,17 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
+from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sim_strategies import DATA_DIR, scenarios
 
+from kubetide.cli import main
 from kubetide.model.errors import ManifestError
 from kubetide.sim.scenario import Scenario, load_scenario, parse_document, parse_scenario
+from kubetide.sim.scenario.bounds import MAX_DURATION_S
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "scenario-minimal.yaml"
 VALID: dict[str, Any] = yaml.safe_load(EXAMPLE.read_text())
@@ -165,3 +169,82 @@ def parse_or_problems(document: dict[str, Any]) -> Scenario | ManifestError:
         return parse_scenario(document, base_dir=DATA_DIR)
     except ManifestError as exc:
         return exc
+
+
+# Values the loader must refuse cleanly wherever they land: NaN and infinities, integers past int64,
+# quantities with huge exponents or thousands of digits, Unicode digits, durations past Go's.
+_hostile = st.one_of(
+    st.sampled_from(
+        [
+            float("nan"),
+            float("inf"),
+            -float("inf"),
+            2**63,
+            -(2**63) - 1,
+            2**31,
+            10**400,
+            "1e999999999",
+            "1e-999999999",
+            "9" * 5000,
+            "١h",
+            "１0s",
+            "100000000h",
+            "2000000h",
+            "1ms",
+            "-1",
+            "Web_App",
+            "x" * 300,
+            "",
+            "150%",
+        ]
+    ),
+    _values,
+)
+
+
+@settings(max_examples=300, deadline=5000, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(_ALL_PATHS), st.sampled_from(["replace", "add"]), _hostile),
+        min_size=1,
+        max_size=3,
+    )
+)
+def test_hostile_values_anywhere_load_or_are_refused_in_time(
+    mutations: list[tuple[tuple[Any, ...], str, Any]],
+) -> None:
+    doc = VALID
+    for path, action, value in mutations:
+        try:
+            doc = _mutate(doc, path, action, value)
+        except (KeyError, IndexError, TypeError):
+            continue
+    result = outcome(doc)
+    if isinstance(result, Scenario):
+        # Whatever loads is within the bounds a run needs to end (sim/scenario/bounds.py).
+        assert result.spec.duration <= MAX_DURATION_S
+
+
+@settings(max_examples=40, deadline=10000, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(_ALL_PATHS), st.sampled_from(["delete", "replace"]), _hostile),
+        min_size=1,
+        max_size=2,
+    )
+)
+def test_the_validate_command_exits_0_or_2_never_a_traceback(
+    tmp_path_factory: pytest.TempPathFactory, mutations: list[tuple[tuple[Any, ...], str, Any]]
+) -> None:
+    doc = VALID
+    for path, action, value in mutations:
+        try:
+            doc = _mutate(doc, path, action, value)
+        except (KeyError, IndexError, TypeError):
+            continue
+    path = tmp_path_factory.mktemp("fuzz") / "scenario.yaml"
+    path.write_text(yaml.safe_dump(doc, allow_unicode=True))
+    result = CliRunner().invoke(main, ["validate", str(path)])
+    assert result.exit_code in (0, 2), result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert "Traceback" not in result.stderr

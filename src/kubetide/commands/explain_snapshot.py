@@ -100,7 +100,7 @@ def parse_snapshot(doc: Any) -> Snapshot:
     notes: list[str] = []
     if not isinstance(doc, Mapping):
         raise ManifestError.at("", "must be a mapping (apiVersion, kind, time, nodeGroups, objects)")
-    for key in sorted(set(doc) - _KEYS):
+    for key in sorted(set(doc) - _KEYS, key=str):  # YAML keys may be numbers
         problems.append(FieldError(str(key), f"unknown field (known: {', '.join(sorted(_KEYS))})"))
     if doc.get("kind") != "ClusterAutoscalerSnapshot":
         problems.append(FieldError("kind", f"must be ClusterAutoscalerSnapshot, got {doc.get('kind')!r}"))
@@ -175,7 +175,7 @@ def parse_snapshot(doc: Any) -> Snapshot:
         if not isinstance(g, Mapping):
             problems.append(FieldError(where, "must be a mapping"))
             continue
-        for key in sorted(set(g) - _GROUP_KEYS):
+        for key in sorted(set(g) - _GROUP_KEYS, key=str):
             problems.append(
                 FieldError(f"{where}.{key}", f"unknown field (known: {', '.join(sorted(_GROUP_KEYS))})")
             )

@@ -43,7 +43,10 @@ def parse_duration(value: object) -> float:
     if isinstance(value, bool):
         raise DurationError(f"must be a duration {_HINT}, got {value!r}")
     if isinstance(value, int | float):
-        seconds = float(value)
+        try:
+            seconds = float(value)
+        except OverflowError:  # an integer past float64
+            raise DurationError(f"too long: Go durations hold at most {_MAX_TEXT}, got {value!r}") from None
     elif isinstance(value, str):
         seconds = _parse_text(value.strip())
     else:

@@ -183,7 +183,7 @@ def read_state(data: Any, source: str) -> HPAState:
     [{replicaChange, timestamp}], scaleDownEvents: [...]}`` with RFC 3339 timestamps."""
     root = Node(data, source)
     root.mapping()
-    unknown = sorted(set(root.mapping()) - {"recommendations", "scaleUpEvents", "scaleDownEvents"})
+    unknown = sorted(set(root.mapping()) - {"recommendations", "scaleUpEvents", "scaleDownEvents"}, key=str)
     if unknown:
         raise ManifestError(
             [FieldError(f"{source}.{k}", "unknown field (known: recommendations, scaleUpEvents, scaleDownEvents)")

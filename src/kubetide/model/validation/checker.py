@@ -77,6 +77,11 @@ class Checker:
             return None
         return value
 
+    def optional_string(self, value: Any, path: str) -> str | None:
+        """A string whose absence means "" (Go's zero value); None only for a value of the wrong type,
+        so the rules that read it can be skipped."""
+        return "" if value is None else self.string(value, path)
+
     def integer(self, value: Any, path: str, bounds: tuple[int, int] = INT32) -> int | None:
         """An integer within ``bounds`` (Go's int32 by default: the API's JSON decoder refuses a value
         its field cannot hold). Integral floats (``3.0``) read as integers, as kubetide's views do."""

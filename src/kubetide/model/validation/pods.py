@@ -263,35 +263,35 @@ def _pod_affinity_term(ck: Checker, value: Any, path: str) -> None:
 
 
 def _tolerations(ck: Checker, value: Any, path: str) -> None:
-    """``ValidateTolerations``."""
+    """``ValidateTolerations``. A field of the wrong type is one problem, and the rules that read it
+    are skipped rather than judged on a stand-in."""
     for item, where in ck.items(value, path):
         toleration = ck.mapping(item, where)
         if toleration is None:
             continue
-        key = ck.string(toleration.get("key"), f"{where}.key") or ""
-        operator = ck.string(toleration.get("operator"), f"{where}.operator") or ""
-        value_text = ck.string(toleration.get("value"), f"{where}.value") or ""
-        effect = ck.string(toleration.get("effect"), f"{where}.effect") or ""
+        key = ck.optional_string(toleration.get("key"), f"{where}.key")
+        operator = ck.optional_string(toleration.get("operator"), f"{where}.operator")
+        text = ck.optional_string(toleration.get("value"), f"{where}.value")
+        effect = ck.optional_string(toleration.get("effect"), f"{where}.effect")
         if key:
             validate_label_key(ck, key, f"{where}.key")
-        if not key and operator != "Exists":
+        if key == "" and operator is not None and operator != "Exists":
             ck.add(
                 f"{where}.operator",
                 f"invalid value {operator!r}: operator must be Exists when `key` is empty, which means "
                 '"match all values and all keys"',
             )
         seconds = ck.integer(toleration.get("tolerationSeconds"), f"{where}.tolerationSeconds", INT64)
-        if seconds is not None and effect != "NoExecute":
+        if seconds is not None and effect is not None and effect != "NoExecute":
             ck.add(
                 f"{where}.effect",
                 f"invalid value {effect!r}: effect must be 'NoExecute' when `tolerationSeconds` is set",
             )
-        if operator in ("Equal", ""):
-            ck.invalid(f"{where}.operator", value_text, label_value(value_text))
-        elif operator == "Exists":
-            if value_text:
-                ck.add(f"{where}.operator", "invalid value: value must be empty when `operator` is 'Exists'")
-        else:
+        if operator in ("Equal", "") and text is not None:
+            ck.invalid(f"{where}.operator", text, label_value(text))
+        elif operator == "Exists" and text:
+            ck.add(f"{where}.operator", "invalid value: value must be empty when `operator` is 'Exists'")
+        elif operator not in (None, "Equal", "", "Exists"):
             ck.add(
                 f"{where}.operator", f'unsupported value {operator!r}: supported values: "Equal", "Exists"'
             )

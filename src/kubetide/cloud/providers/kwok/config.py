@@ -64,7 +64,7 @@ def parse_cloud_config(data: Any) -> list[KwokGroupConfig]:
     errors: list[FieldError] = []
     if not isinstance(data, dict):
         raise KwokConfigError.at("", "must be a mapping with a nodeGroups list")
-    for key in sorted(set(data) - {"nodeGroups"}):
+    for key in sorted(set(data) - {"nodeGroups"}, key=str):  # YAML keys may be numbers
         errors.append(FieldError(str(key), "unknown field (expected nodeGroups)"))
     items = data.get("nodeGroups")
     if not isinstance(items, list) or not items:
