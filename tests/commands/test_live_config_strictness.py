@@ -14,30 +14,16 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_run_escalator import GOOD
 
 from kubetide.cloud.providers.aws.pricing import load_price_file
 from kubetide.cloud.providers.aws.specs import AwsConfigError
 from kubetide.cloud.providers.kwok.config import KwokConfigError, apply_nodes_flags, parse_cloud_config
 from kubetide.commands.run.escalator import main as escalator_main
 from kubetide.escalator.config import node_groups_from_entries
+from mutations import any_value, mutated
 
-NODE_GROUP: dict[str, Any] = {
-    "name": "batch",
-    "label_key": "pool",
-    "label_value": "batch",
-    "cloud_provider_group_name": "batch",
-    "min_nodes": 0,
-    "max_nodes": 5,
-    "taint_lower_capacity_threshold_percent": 30,
-    "taint_upper_capacity_threshold_percent": 45,
-    "scale_up_threshold_percent": 70,
-    "slow_node_removal_rate": 1,
-    "fast_node_removal_rate": 2,
-    "soft_delete_grace_period": "1m",
-    "hard_delete_grace_period": "10m",
-    "scale_up_cool_down_period": "2m",
-    "aws": {"lifecycle": "spot", "instance_type_overrides": ["m5.large"]},
-}
+NODE_GROUP: dict[str, Any] = {**GOOD, "aws": {"lifecycle": "spot", "instance_type_overrides": ["m5.large"]}}
 KWOK: dict[str, Any] = {
     "nodeGroups": [
         {
@@ -122,62 +108,11 @@ def test_the_price_file_lists_every_bad_price(tmp_path: Path) -> None:
 
 # --- fuzzing: any structure, any mutation of a valid file ------------------------------------------
 
-_scalars = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(min_value=-(2**70), max_value=2**70),
-    st.floats(),
-    st.text(max_size=10),
-    st.sampled_from(["1m", "-1h", "١m", "1e999999999", "9" * 5000, "NoSchedule", "spot", "50%", "a/b"]),
-)
-_values = st.recursive(
-    _scalars,
-    lambda children: st.one_of(
-        st.lists(children, max_size=4),
-        st.dictionaries(st.one_of(st.text(max_size=8), st.integers()), children, max_size=4),
-    ),
-    max_leaves=16,
-)
-
-
-def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [prefix]
-    if isinstance(node, dict):
-        for key, value in node.items():
-            out += _paths(value, (*prefix, key))
-    elif isinstance(node, list):
-        for i, value in enumerate(node):
-            out += _paths(value, (*prefix, i))
-    return out
-
-
-@st.composite
-def _mutated(draw: st.DrawFn, valid: Any) -> Any:
-    """``valid`` with one to three values replaced by anything, or removed."""
-    doc = copy.deepcopy(valid)
-    for _ in range(draw(st.integers(1, 3))):
-        paths = _paths(doc)[1:]
-        if not paths:
-            break
-        where = draw(st.sampled_from(paths))
-        parent = doc
-        try:
-            for part in where[:-1]:
-                parent = parent[part]
-            if draw(st.booleans()):
-                parent[where[-1]] = draw(_values)
-            else:
-                del parent[where[-1]]
-        except (KeyError, IndexError, TypeError):
-            continue
-    return doc
-
-
-FUZZ = settings(max_examples=150, deadline=5000, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 
 
 @FUZZ
-@given(st.one_of(_values, _mutated({"node_groups": [NODE_GROUP]})))
+@given(st.one_of(any_value(), mutated({"node_groups": [NODE_GROUP]})))
 def test_any_node_groups_file_is_groups_or_problems(doc: Any) -> None:
     entries = doc.get("node_groups") if isinstance(doc, dict) else doc
     groups, problems = node_groups_from_entries(entries)
@@ -186,7 +121,7 @@ def test_any_node_groups_file_is_groups_or_problems(doc: Any) -> None:
 
 
 @FUZZ
-@given(st.one_of(_values, _mutated(KWOK)))
+@given(st.one_of(any_value(), mutated(KWOK)))
 def test_any_kwok_cloud_config_is_groups_or_a_config_error(doc: Any) -> None:
     try:
         groups = parse_cloud_config(doc)
@@ -197,7 +132,7 @@ def test_any_kwok_cloud_config_is_groups_or_a_config_error(doc: Any) -> None:
 
 
 @FUZZ
-@given(st.one_of(_values, _mutated({"onDemand": {"m5.large": 0.1}, "spot": {}})))
+@given(st.one_of(any_value(), mutated({"onDemand": {"m5.large": 0.1}, "spot": {}})))
 def test_any_price_file_is_prices_or_a_config_error(
     tmp_path_factory: pytest.TempPathFactory, doc: Any
 ) -> None:

@@ -20,6 +20,7 @@ from kubetide.model.errors import ManifestError
 from kubetide.model.pod import Pod
 from kubetide.model.validation import read_validated, validate_object
 from kubetide.model.validation.names import dns1123_label, dns1123_subdomain, label_value, qualified_name
+from mutations import any_value, places
 
 CONTAINER = {"name": "app", "resources": {"requests": {"cpu": "250m", "memory": "256Mi"}}}
 TEMPLATE = {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [CONTAINER]}}
@@ -653,40 +654,13 @@ def test_the_view_adds_what_the_validation_does_not_check_and_nothing_twice() ->
     assert [e.path for e in info.value.errors] == ["obj.metadata.name", "obj.metadata.creationTimestamp"]
 
 
-_junk = st.recursive(
-    st.one_of(
-        st.none(),
-        st.booleans(),
-        st.integers(-(2**70), 2**70),
-        st.floats(),
-        st.text(max_size=8),
-        st.sampled_from(["1e999999999", "Always", "Pods", "١٠", "a/b", "-1", "150%"]),
-    ),
-    lambda children: st.one_of(
-        st.lists(children, max_size=3), st.dictionaries(st.text(max_size=6), children, max_size=3)
-    ),
-    max_leaves=12,
-)
-
-
-def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [prefix]
-    if isinstance(node, dict):
-        for key, value in node.items():
-            out += _paths(value, (*prefix, key))
-    elif isinstance(node, list):
-        for i, value in enumerate(node):
-            out += _paths(value, (*prefix, i))
-    return out
-
-
 @settings(max_examples=300, deadline=None)
-@given(st.sampled_from(list(OBJECTS)), st.data(), _junk)
+@given(st.sampled_from(list(OBJECTS)), st.data(), any_value(12))
 def test_any_value_anywhere_gives_problems_never_an_exception(
     kind: str, data: st.DataObject, junk: Any
 ) -> None:
     manifest = obj(kind)
-    where = data.draw(st.sampled_from(_paths(manifest)[1:]))
+    where = data.draw(st.sampled_from(places(manifest)[1:]))
     parent = manifest
     for part in where[:-1]:
         parent = parent[part]

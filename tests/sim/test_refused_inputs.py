@@ -279,5 +279,5 @@ def test_refused_with_the_field_named(
     assert code == 2, err
     assert f"  {field}: " in err, err
     assert "Traceback" not in err
-    assert elapsed < 30, f"{what}: {elapsed:.1f}s"
+    assert elapsed < 60, f"{what}: {elapsed:.1f}s"  # "in seconds": refused before any run, never a hang
     assert not (tmp_path / "out").exists()  # nothing ran

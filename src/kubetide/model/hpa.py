@@ -22,7 +22,7 @@ from functools import cached_property
 from typing import Any
 
 from kubetide.model.durations import parse_go_duration
-from kubetide.model.errors import FieldError, ManifestError
+from kubetide.model.errors import ManifestError
 from kubetide.model.fields import Node
 from kubetide.model.quantity import Quantity, parse_quantity
 from kubetide.model.selectors import LabelSelector
@@ -440,53 +440,6 @@ def _v2beta1_identifier(src: Node, name_key: str, selector_key: str) -> MetricId
     return MetricIdentifier(
         src.get(name_key).str(), LabelSelector.parse(sel) if sel.value is not None else None
     )
-
-
-def validate_hpa(hpa: HPA, *, scale_to_zero: bool = True, path: str = "") -> list[FieldError]:
-    """The API server's checks a user would hit on ``kubectl apply`` (a subset, in its wording)."""
-    at = f"{path}." if path else ""
-    problems: list[FieldError] = []
-    if hpa.max_replicas < 1:
-        problems.append(
-            FieldError(
-                f"{at}spec.maxReplicas", f"must be greater than or equal to 1 (got {hpa.max_replicas})"
-            )
-        )
-    if hpa.min_replicas == 0 and not scale_to_zero:
-        problems.append(FieldError(f"{at}spec.minReplicas", "must be greater than or equal to 1"))
-    if hpa.min_replicas > hpa.max_replicas:
-        problems.append(
-            FieldError(
-                f"{at}spec.maxReplicas",
-                f"must be greater than or equal to minReplicas (got {hpa.max_replicas} < {hpa.min_replicas})",
-            )
-        )
-    for i, m in enumerate(hpa.metrics):
-        where = f"{at}spec.metrics[{i}]"
-        if m.type not in METRIC_TYPES:
-            problems.append(
-                FieldError(f"{where}.type", f"must be one of {', '.join(METRIC_TYPES)}, got {m.type!r}")
-            )
-            continue
-        t = m.target
-        if t is None or t.type not in TARGET_TYPES:
-            problems.append(FieldError(f"{where}", f"target.type must be one of {', '.join(TARGET_TYPES)}"))
-            continue
-        if t.type == "Utilization" and (t.average_utilization is None or t.average_utilization < 1):
-            problems.append(
-                FieldError(
-                    where, "target.averageUtilization must be an integer >= 1 for a Utilization target"
-                )
-            )
-        if t.type == "AverageValue" and (t.average_value is None or t.average_value.amount <= 0):
-            problems.append(
-                FieldError(
-                    where, "target.averageValue must be a positive quantity for an AverageValue target"
-                )
-            )
-        if t.type == "Value" and (t.value is None or t.value.amount <= 0):
-            problems.append(FieldError(where, "target.value must be a positive quantity for a Value target"))
-    return problems
 
 
 def parse_tolerance(text: str) -> Quantity:

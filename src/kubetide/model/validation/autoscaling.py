@@ -85,21 +85,7 @@ def _object_reference(ck: Checker, value: Any, path: str, *, required: bool) -> 
             ck.add(path, "is required")
         return
     for key in ("kind", "name"):
-        text = ck.string(ref.get(key), f"{path}.{key}")
-        if not text:
-            if ref.get(key) is None or text == "":
-                ck.add(f"{path}.{key}", "is required")
-        else:
-            ck.invalid(f"{path}.{key}", text, path_segment_name(text))
-
-
-def _metric_name(ck: Checker, value: Any, path: str) -> None:
-    text = ck.string(value, path)
-    if not text:
-        if value is None or text == "":
-            ck.add(path, "is required: must specify a metric name")
-    else:
-        ck.invalid(path, text, path_segment_name(text))
+        ck.name(ref.get(key), f"{path}.{key}", path_segment_name)
 
 
 def _positive_quantity(ck: Checker, value: Any, path: str) -> bool:
@@ -162,40 +148,54 @@ def _metrics_v2(ck: Checker, value: Any, path: str) -> list[str]:
     return types
 
 
+def _metric(ck: Checker, src: Mapping[str, Any], path: str) -> None:
+    """``validateMetricIdentifier``: a metric name usable in a URL path."""
+    metric = ck.mapping(src.get("metric"), f"{path}.metric") or {}
+    ck.name(metric.get("name"), f"{path}.metric.name", path_segment_name, "must specify a metric name")
+
+
+def _either(
+    ck: Checker,
+    target: Mapping[str, Any],
+    path: str,
+    fields: tuple[str, str],
+    missing: str,
+    both: tuple[str, str] | None = None,
+) -> None:
+    """The source's target needs ``fields[0]`` or ``fields[1]`` (``missing`` says why, at the second's
+    path) and, with ``both`` (the field blamed and why), not the two together."""
+    first, second = (target.get(f) for f in fields)
+    if first is None and second is None:
+        ck.add(f"{path}.target.{fields[1]}", f"is required: {missing}")
+    if both is not None and first is not None and second is not None:
+        ck.add(f"{path}.target.{both[0]}", f"forbidden: {both[1]}")
+
+
 def _object_source(ck: Checker, value: Any, path: str) -> None:
     src = ck.mapping(value, path) or {}
     _object_reference(ck, src.get("describedObject") or {}, f"{path}.describedObject", required=True)
-    _metric_name(
-        ck, (ck.mapping(src.get("metric"), f"{path}.metric") or {}).get("name"), f"{path}.metric.name"
-    )
+    _metric(ck, src, path)
     target = _target(ck, src.get("target"), f"{path}.target")
-    if target.get("value") is None and target.get("averageValue") is None:
-        ck.add(f"{path}.target.averageValue", "is required: must set either a target value or averageValue")
+    _either(ck, target, path, ("value", "averageValue"), "must set either a target value or averageValue")
 
 
 def _external_source(ck: Checker, value: Any, path: str) -> None:
     src = ck.mapping(value, path) or {}
-    _metric_name(
-        ck, (ck.mapping(src.get("metric"), f"{path}.metric") or {}).get("name"), f"{path}.metric.name"
-    )
+    _metric(ck, src, path)
     target = _target(ck, src.get("target"), f"{path}.target")
-    if target.get("value") is None and target.get("averageValue") is None:
-        ck.add(
-            f"{path}.target.averageValue",
-            "is required: must set either a target value for metric or a per-pod target",
-        )
-    if target.get("value") is not None and target.get("averageValue") is not None:
-        ck.add(
-            f"{path}.target.value",
-            "forbidden: may not set both a target value for metric and a per-pod target",
-        )
+    _either(
+        ck,
+        target,
+        path,
+        ("value", "averageValue"),
+        "must set either a target value for metric or a per-pod target",
+        ("value", "may not set both a target value for metric and a per-pod target"),
+    )
 
 
 def _pods_source(ck: Checker, value: Any, path: str) -> None:
     src = ck.mapping(value, path) or {}
-    _metric_name(
-        ck, (ck.mapping(src.get("metric"), f"{path}.metric") or {}).get("name"), f"{path}.metric.name"
-    )
+    _metric(ck, src, path)
     target = _target(ck, src.get("target"), f"{path}.target")
     if target.get("averageValue") is None:
         ck.add(f"{path}.target.averageValue", "is required: must specify a positive target averageValue")
@@ -203,30 +203,19 @@ def _pods_source(ck: Checker, value: Any, path: str) -> None:
 
 def _resource_source(ck: Checker, value: Any, path: str, *, container: bool = False) -> None:
     src = ck.mapping(value, path) or {}
-    name = ck.string(src.get("name"), f"{path}.name")
-    if not name:
-        if src.get("name") is None or name == "":
-            ck.add(f"{path}.name", "is required: must specify a resource name")
-    elif container:
-        ck.invalid(f"{path}.name", name, container_resource_name(name))
+    rule = container_resource_name if container else None
+    ck.name(src.get("name"), f"{path}.name", rule, "must specify a resource name")
     if container:
-        owner = ck.string(src.get("container"), f"{path}.container")
-        if not owner:
-            if src.get("container") is None or owner == "":
-                ck.add(f"{path}.container", "is required: must specify a container")
-        else:
-            ck.invalid(f"{path}.container", owner, dns1123_label(owner))
+        ck.name(src.get("container"), f"{path}.container", dns1123_label, "must specify a container")
     target = _target(ck, src.get("target"), f"{path}.target")
-    if target.get("averageUtilization") is None and target.get("averageValue") is None:
-        ck.add(
-            f"{path}.target.averageUtilization",
-            "is required: must set either a target raw value or a target utilization",
-        )
-    if target.get("averageUtilization") is not None and target.get("averageValue") is not None:
-        ck.add(
-            f"{path}.target.averageValue",
-            "forbidden: may not set both a target raw value and a target utilization",
-        )
+    _either(
+        ck,
+        target,
+        path,
+        ("averageValue", "averageUtilization"),
+        "must set either a target raw value or a target utilization",
+        ("averageValue", "may not set both a target raw value and a target utilization"),
+    )
 
 
 def _container_resource_source(ck: Checker, value: Any, path: str) -> None:
@@ -275,7 +264,9 @@ def _metrics_v2beta1(ck: Checker, value: Any, path: str) -> list[str]:
                     "is required: must set either a target raw value or a target utilization",
                 )
         else:
-            _metric_name(ck, src.get("metricName"), f"{at}.metricName")
+            ck.name(
+                src.get("metricName"), f"{at}.metricName", path_segment_name, "must specify a metric name"
+            )
         if kind == "Pods" and not given["targetAverageValue"]:
             ck.add(f"{at}.targetAverageValue", "is required: must specify a positive target averageValue")
         if kind == "Object":

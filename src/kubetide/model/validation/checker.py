@@ -7,7 +7,7 @@ written as the rest of kubetide writes them (``spec.containers[0].name``, ``labe
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from kubetide.model.errors import FieldError, join_path
@@ -76,6 +76,21 @@ class Checker:
             self.add(path, f"must be a string, got {_type_name(value)}")
             return None
         return value
+
+    def name(
+        self, value: Any, path: str, rule: Callable[[str], tuple[str, ...]] | None = None, detail: str = ""
+    ) -> str | None:
+        """A required string (absent or empty: "is required", with ``detail``) checked by ``rule`` (a
+        naming rule of :mod:`.names`, its messages quoted); None when absent, empty or of the wrong type."""
+        text = self.string(value, path)
+        if text is None and value is not None:
+            return None  # the wrong type, already reported
+        if not text:
+            self.add(path, f"is required{': ' + detail if detail else ''}")
+            return None
+        if rule is not None:
+            self.invalid(path, text, rule(text))
+        return text
 
     def optional_string(self, value: Any, path: str) -> str | None:
         """A string whose absence means "" (Go's zero value); None only for a value of the wrong type,

@@ -20,6 +20,7 @@ __all__ = [
     "validate_label_key",
     "validate_labels",
     "validate_object_meta",
+    "validate_requirement",
     "validate_selector",
 ]
 
@@ -125,27 +126,40 @@ def validate_selector(ck: Checker, value: Any, path: str) -> Mapping[str, Any] |
         found_expr = ck.mapping(expr, where)
         if found_expr is None:
             continue
-        operator = ck.string(found_expr.get("operator"), f"{where}.operator")
-        values = found_expr.get("values")
-        listed = list(ck.items(values, f"{where}.values"))
-        if operator in ("In", "NotIn"):
-            if not listed:
-                ck.add(f"{where}.values", "is required: must be specified when `operator` is 'In' or 'NotIn'")
-        elif operator in ("Exists", "DoesNotExist"):
-            if listed:
-                ck.add(
-                    f"{where}.values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
-                )
-        else:
-            ck.add(f"{where}.operator", f"invalid value {operator!r}: not a valid selector operator")
-        key = ck.string(found_expr.get("key"), f"{where}.key")
-        if key is not None or found_expr.get("key") is None:
-            validate_label_key(ck, key or "", f"{where}.key")
+        listed = validate_requirement(ck, found_expr, where, numeric=False)
         for item, item_path in listed:
             text = ck.string(item, item_path)
             if text is not None:
                 ck.invalid(item_path, text, label_value(text))
     return found if len(ck.problems) == before else None
+
+
+def validate_requirement(
+    ck: Checker, requirement: Mapping[str, Any], path: str, *, numeric: bool
+) -> list[tuple[Any, str]]:
+    """A selector requirement's key (a qualified name), operator and how many values it takes
+    (``ValidateLabelSelectorRequirement``; ``numeric``: a node selector's, with ``Gt``/``Lt`` and their
+    one value, ``ValidateNodeSelectorRequirement``). Returns the values with their paths."""
+    operator = ck.string(requirement.get("operator"), f"{path}.operator")
+    values = list(ck.items(requirement.get("values"), f"{path}.values"))
+    if operator in ("In", "NotIn"):
+        if not values:
+            ck.add(f"{path}.values", "is required: must be specified when `operator` is 'In' or 'NotIn'")
+    elif operator in ("Exists", "DoesNotExist"):
+        if values:
+            ck.add(f"{path}.values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'")
+    elif numeric and operator in ("Gt", "Lt"):
+        if len(values) != 1:
+            ck.add(
+                f"{path}.values",
+                "is required: must be specified single value when `operator` is 'Lt' or 'Gt'",
+            )
+    else:
+        ck.add(f"{path}.operator", f"invalid value {operator!r}: not a valid selector operator")
+    key = ck.string(requirement.get("key"), f"{path}.key")
+    if key is not None or requirement.get("key") is None:
+        validate_label_key(ck, key or "", f"{path}.key")
+    return values
 
 
 def selector_matches(selector: Mapping[str, Any], labels: Mapping[str, str]) -> bool:

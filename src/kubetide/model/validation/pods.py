@@ -7,7 +7,7 @@ resources and volume names. Fields kubetide never reads (images, probes, env) ar
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from kubetide.model.validation.checker import INT64, Checker
@@ -16,9 +16,10 @@ from kubetide.model.validation.meta import (
     validate_label_key,
     validate_labels,
     validate_object_meta,
+    validate_requirement,
     validate_selector,
 )
-from kubetide.model.validation.names import dns1123_label, dns1123_subdomain, label_value
+from kubetide.model.validation.names import dns1123_label, dns1123_subdomain, label_value, qualified_name
 from kubetide.model.validation.resources import validate_overhead, validate_requirements
 
 __all__ = ["RESTART_POLICIES", "validate_pod", "validate_pod_spec", "validate_pod_template"]
@@ -26,7 +27,6 @@ __all__ = ["RESTART_POLICIES", "validate_pod", "validate_pod_spec", "validate_po
 RESTART_POLICIES = ("Always", "OnFailure", "Never")
 _PROTOCOLS = ("TCP", "UDP", "SCTP")
 _TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
-_NODE_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 _WHEN_UNSATISFIABLE = ("DoNotSchedule", "ScheduleAnyway")
 _POLICIES = ("Honor", "Ignore")
 _PORT = (1, 65535)
@@ -90,12 +90,8 @@ def _container(ck: Checker, value: Any, path: str, names: set[str], *, init: boo
     container = ck.mapping(value, path)
     if container is None:
         return
-    name = ck.string(container.get("name"), f"{path}.name")
-    if not name:
-        if container.get("name") is None or name == "":
-            ck.add(f"{path}.name", "is required")
-    else:
-        ck.invalid(f"{path}.name", name, dns1123_label(name))
+    name = ck.name(container.get("name"), f"{path}.name", dns1123_label)
+    if name is not None:
         if name in names:
             ck.add(
                 f"{path}.name",
@@ -149,45 +145,47 @@ def _host_port_conflicts(ck: Checker, containers: list[tuple[Any, str]]) -> None
             seen.add(key)
 
 
+_REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+_PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
+
+
 def _affinity(ck: Checker, value: Any, path: str) -> None:
     affinity = ck.mapping(value, path)
     if affinity is None:
         return
     node = ck.mapping(affinity.get("nodeAffinity"), f"{path}.nodeAffinity")
     if node is not None:
-        where = f"{path}.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
-        required = ck.mapping(node.get("requiredDuringSchedulingIgnoredDuringExecution"), where)
+        where = f"{path}.nodeAffinity.{_REQUIRED}"
+        required = ck.mapping(node.get(_REQUIRED), where)
         if required is not None:
             terms = list(ck.items(required.get("nodeSelectorTerms"), f"{where}.nodeSelectorTerms"))
             if not terms:
                 ck.add(f"{where}.nodeSelectorTerms", "is required: must have at least one node selector term")
             for term, term_path in terms:
                 _node_selector_term(ck, term, term_path)
-        preferred = f"{path}.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"
-        for item, item_path in ck.items(
-            node.get("preferredDuringSchedulingIgnoredDuringExecution"), preferred
-        ):
-            found = ck.mapping(item, item_path)
-            if found is not None:
-                _weight(ck, found.get("weight"), f"{item_path}.weight")
-                _node_selector_term(ck, found.get("preference"), f"{item_path}.preference")
+        _weighted(
+            ck, node.get(_PREFERRED), f"{path}.nodeAffinity.{_PREFERRED}", "preference", _node_selector_term
+        )
     for kind in ("podAffinity", "podAntiAffinity"):
         pod = ck.mapping(affinity.get(kind), f"{path}.{kind}")
         if pod is None:
             continue
-        required_path = f"{path}.{kind}.requiredDuringSchedulingIgnoredDuringExecution"
-        for term, term_path in ck.items(
-            pod.get("requiredDuringSchedulingIgnoredDuringExecution"), required_path
-        ):
+        for term, term_path in ck.items(pod.get(_REQUIRED), f"{path}.{kind}.{_REQUIRED}"):
             _pod_affinity_term(ck, term, term_path)
-        preferred_path = f"{path}.{kind}.preferredDuringSchedulingIgnoredDuringExecution"
-        for item, item_path in ck.items(
-            pod.get("preferredDuringSchedulingIgnoredDuringExecution"), preferred_path
-        ):
-            found = ck.mapping(item, item_path)
-            if found is not None:
-                _weight(ck, found.get("weight"), f"{item_path}.weight")
-                _pod_affinity_term(ck, found.get("podAffinityTerm"), f"{item_path}.podAffinityTerm")
+        _weighted(
+            ck, pod.get(_PREFERRED), f"{path}.{kind}.{_PREFERRED}", "podAffinityTerm", _pod_affinity_term
+        )
+
+
+def _weighted(
+    ck: Checker, value: Any, path: str, key: str, check: Callable[[Checker, Any, str], None]
+) -> None:
+    """Preferred terms: a weight of 1..100 and the term under ``key``."""
+    for item, where in ck.items(value, path):
+        found = ck.mapping(item, where)
+        if found is not None:
+            _weight(ck, found.get("weight"), f"{where}.weight")
+            check(ck, found.get(key), f"{where}.{key}")
 
 
 def _weight(ck: Checker, value: Any, path: str) -> None:
@@ -205,23 +203,8 @@ def _node_selector_term(ck: Checker, value: Any, path: str) -> None:
         found = ck.mapping(req, where)
         if found is None:
             continue
-        operator = ck.string(found.get("operator"), f"{where}.operator")
-        values = list(ck.items(found.get("values"), f"{where}.values"))
-        if operator in ("In", "NotIn") and not values:
-            ck.add(f"{where}.values", "is required: must be specified when `operator` is 'In' or 'NotIn'")
-        elif operator in ("Exists", "DoesNotExist") and values:
-            ck.add(f"{where}.values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'")
-        elif operator in ("Gt", "Lt") and len(values) != 1:
-            ck.add(
-                f"{where}.values",
-                "is required: must be specified single value when `operator` is 'Lt' or 'Gt'",
-            )
-        elif operator not in _NODE_OPERATORS:
-            ck.add(f"{where}.operator", f"invalid value {operator!r}: not a valid selector operator")
-        for item, item_path in values:
+        for item, item_path in validate_requirement(ck, found, where, numeric=True):
             ck.string(item, item_path)
-        key = ck.string(found.get("key"), f"{where}.key")
-        validate_label_key(ck, key or "", f"{where}.key")
     for req, where in ck.items(term.get("matchFields"), f"{path}.matchFields"):
         found = ck.mapping(req, where)
         if found is None:
@@ -254,12 +237,7 @@ def _pod_affinity_term(ck: Checker, value: Any, path: str) -> None:
         text = ck.string(name, where)
         if text is not None:
             ck.invalid(where, text, dns1123_label(text))
-    key = ck.string(term.get("topologyKey"), f"{path}.topologyKey")
-    if not key:
-        if term.get("topologyKey") is None or key == "":
-            ck.add(f"{path}.topologyKey", "is required: can not be empty")
-    else:
-        validate_label_key(ck, key, f"{path}.topologyKey")
+    ck.name(term.get("topologyKey"), f"{path}.topologyKey", qualified_name, "can not be empty")
 
 
 def _tolerations(ck: Checker, value: Any, path: str) -> None:
@@ -311,12 +289,9 @@ def _topology_spread(ck: Checker, value: Any, path: str) -> None:
             ck.add(
                 f"{where}.maxSkew", f"invalid value {constraint.get('maxSkew')!r}: must be greater than zero"
             )
-        key = ck.string(constraint.get("topologyKey"), f"{where}.topologyKey")
-        if not key:
-            if constraint.get("topologyKey") is None or key == "":
-                ck.add(f"{where}.topologyKey", "is required: can not be empty")
-        else:
-            validate_label_key(ck, key, f"{where}.topologyKey")
+        key = ck.name(
+            constraint.get("topologyKey"), f"{where}.topologyKey", qualified_name, "can not be empty"
+        )
         action = ck.enum(
             constraint.get("whenUnsatisfiable"), f"{where}.whenUnsatisfiable", _WHEN_UNSATISFIABLE
         )
@@ -361,11 +336,9 @@ def _volume_names(ck: Checker, value: Any, path: str) -> None:
         volume = ck.mapping(item, where)
         if volume is None:
             continue
-        name = ck.string(volume.get("name"), f"{where}.name")
-        if not name:
-            ck.add(f"{where}.name", "is required")
+        name = ck.name(volume.get("name"), f"{where}.name", dns1123_label)
+        if name is None:
             continue
-        ck.invalid(f"{where}.name", name, dns1123_label(name))
         if name in names:
             ck.add(f"{where}.name", f"duplicate value {name!r}")
         names.add(name)

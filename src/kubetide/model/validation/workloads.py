@@ -93,25 +93,61 @@ def int_or_percent(ck: Checker, value: Any, path: str, *, at_most_100: bool = Tr
     return ck.nonnegative(value, path)
 
 
+def _rolling_update(
+    ck: Checker, spec: Mapping[str, Any], where: str, key: str, types: tuple[str, str], refused: str
+) -> tuple[Mapping[str, Any] | None, str]:
+    """The strategy's ``type`` (one of ``types``) and its ``rollingUpdate``, which the second type
+    (Recreate, OnDelete) does not take (``refused`` says so). Returns it when it applies, and its path."""
+    strategy = ck.mapping(spec.get(key), f"{where}.{key}") or {}
+    kind = ck.enum(strategy.get("type"), f"{where}.{key}.type", types)
+    path = f"{where}.{key}.rollingUpdate"
+    rolling = ck.mapping(strategy.get("rollingUpdate"), path)
+    if kind == types[1] and rolling is not None:
+        ck.add(path, refused)
+        return None, path
+    return rolling, path
+
+
+def _update_strategy(
+    ck: Checker, spec: Mapping[str, Any], where: str
+) -> tuple[Mapping[str, Any] | None, str]:
+    """A StatefulSet's or DaemonSet's ``updateStrategy`` (RollingUpdate or OnDelete)."""
+    return _rolling_update(
+        ck,
+        spec,
+        where,
+        "updateStrategy",
+        ("RollingUpdate", "OnDelete"),
+        "invalid value: only allowed for updateStrategy 'RollingUpdate'",
+    )
+
+
+def _surge_and_unavailable(
+    ck: Checker, rolling: Mapping[str, Any], path: str, surge_default: int, message: str
+) -> None:
+    """``maxUnavailable`` (at most 100%) and ``maxSurge`` (``surge_default`` when omitted: 25% for a
+    Deployment, 0 for a DaemonSet), not both 0."""
+    unavailable = int_or_percent(ck, rolling.get("maxUnavailable"), f"{path}.maxUnavailable")
+    surge = int_or_percent(ck, rolling.get("maxSurge"), f"{path}.maxSurge", at_most_100=False)
+    if unavailable == 0 and (surge if surge is not None else surge_default) == 0:
+        ck.add(f"{path}.maxUnavailable", f"invalid value 0: {message}")
+
+
 def validate_deployment(ck: Checker, manifest: Mapping[str, Any], path: str) -> None:
     spec, where = _spec(ck, manifest, path)
     ck.nonnegative(spec.get("replicas"), f"{where}.replicas")
     selector = _required_selector(ck, spec, where, "Deployment")
     _template_for(ck, spec, where, "Deployment", selector)
-    strategy = ck.mapping(spec.get("strategy"), f"{where}.strategy") or {}
-    kind = ck.enum(strategy.get("type"), f"{where}.strategy.type", ("Recreate", "RollingUpdate"))
-    rolling = ck.mapping(strategy.get("rollingUpdate"), f"{where}.strategy.rollingUpdate")
-    if kind == "Recreate" and rolling is not None:
-        ck.add(
-            f"{where}.strategy.rollingUpdate",
-            "forbidden: may not be specified when strategy `type` is 'Recreate'",
-        )
-    elif rolling is not None:
-        ru = f"{where}.strategy.rollingUpdate"
-        unavailable = int_or_percent(ck, rolling.get("maxUnavailable"), f"{ru}.maxUnavailable")
-        surge = int_or_percent(ck, rolling.get("maxSurge"), f"{ru}.maxSurge", at_most_100=False)
-        if unavailable == 0 and surge == 0:
-            ck.add(f"{ru}.maxUnavailable", "invalid value 0: may not be 0 when `maxSurge` is 0")
+    rolling, ru = _rolling_update(
+        ck,
+        spec,
+        where,
+        "strategy",
+        ("RollingUpdate", "Recreate"),
+        "forbidden: may not be specified when strategy `type` is 'Recreate'",
+    )
+    if rolling is not None:
+        _surge_and_unavailable(ck, rolling, ru, 25, "may not be 0 when `maxSurge` is 0")
     ready = ck.nonnegative(spec.get("minReadySeconds"), f"{where}.minReadySeconds")
     ck.nonnegative(spec.get("revisionHistoryLimit"), f"{where}.revisionHistoryLimit")
     deadline = ck.nonnegative(spec.get("progressDeadlineSeconds"), f"{where}.progressDeadlineSeconds")
@@ -133,19 +169,10 @@ def validate_replica_set(ck: Checker, manifest: Mapping[str, Any], path: str) ->
 def validate_stateful_set(ck: Checker, manifest: Mapping[str, Any], path: str) -> None:
     spec, where = _spec(ck, manifest, path)
     ck.enum(spec.get("podManagementPolicy"), f"{where}.podManagementPolicy", ("OrderedReady", "Parallel"))
-    strategy = ck.mapping(spec.get("updateStrategy"), f"{where}.updateStrategy") or {}
-    kind = ck.enum(strategy.get("type"), f"{where}.updateStrategy.type", ("RollingUpdate", "OnDelete"))
-    rolling = ck.mapping(strategy.get("rollingUpdate"), f"{where}.updateStrategy.rollingUpdate")
-    if kind == "OnDelete" and rolling is not None:
-        ck.add(
-            f"{where}.updateStrategy.rollingUpdate",
-            "invalid value: only allowed for updateStrategy 'RollingUpdate'",
-        )
-    elif rolling is not None:
-        ck.nonnegative(rolling.get("partition"), f"{where}.updateStrategy.rollingUpdate.partition")
-        int_or_percent(
-            ck, rolling.get("maxUnavailable"), f"{where}.updateStrategy.rollingUpdate.maxUnavailable"
-        )
+    rolling, ru = _update_strategy(ck, spec, where)
+    if rolling is not None:
+        ck.nonnegative(rolling.get("partition"), f"{ru}.partition")
+        int_or_percent(ck, rolling.get("maxUnavailable"), f"{ru}.maxUnavailable")
     ck.nonnegative(spec.get("replicas"), f"{where}.replicas")
     ck.nonnegative(spec.get("minReadySeconds"), f"{where}.minReadySeconds")
     selector = _required_selector(ck, spec, where, "StatefulSet")
@@ -158,15 +185,9 @@ def validate_daemon_set(ck: Checker, manifest: Mapping[str, Any], path: str) -> 
     _template_for(ck, spec, where, "DaemonSet", selector)
     ck.nonnegative(spec.get("minReadySeconds"), f"{where}.minReadySeconds")
     ck.nonnegative(spec.get("revisionHistoryLimit"), f"{where}.revisionHistoryLimit")
-    strategy = ck.mapping(spec.get("updateStrategy"), f"{where}.updateStrategy") or {}
-    kind = ck.enum(strategy.get("type"), f"{where}.updateStrategy.type", ("RollingUpdate", "OnDelete"))
-    rolling = ck.mapping(strategy.get("rollingUpdate"), f"{where}.updateStrategy.rollingUpdate")
-    if kind != "OnDelete" and rolling is not None:
-        ru = f"{where}.updateStrategy.rollingUpdate"
-        unavailable = int_or_percent(ck, rolling.get("maxUnavailable"), f"{ru}.maxUnavailable")
-        surge = int_or_percent(ck, rolling.get("maxSurge"), f"{ru}.maxSurge", at_most_100=False)
-        if unavailable == 0 and not surge:
-            ck.add(f"{ru}.maxUnavailable", "invalid value 0: cannot be 0 when maxSurge is 0")
+    rolling, ru = _update_strategy(ck, spec, where)
+    if rolling is not None:
+        _surge_and_unavailable(ck, rolling, ru, 0, "cannot be 0 when maxSurge is 0")
 
 
 def validate_job(ck: Checker, manifest: Mapping[str, Any], path: str) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 from kubetide.model.durations import DurationError, parse_duration
 from kubetide.model.errors import ManifestError
 from kubetide.model.fields import Node
-from kubetide.model.hpa import HPA, validate_hpa
+from kubetide.model.hpa import HPA
 from kubetide.model.numbers import is_ascii_digits
 from kubetide.model.pod import Pod
 from kubetide.model.selectors import LabelSelector
@@ -167,11 +167,7 @@ def _config_map(manifest: Mapping[str, Any], path: str) -> None:
 
 
 def _hpa(manifest: Mapping[str, Any], path: str) -> HPA:
-    hpa = HPA.from_manifest(manifest, path)
-    problems = validate_hpa(hpa, path=path)
-    if problems:
-        raise ManifestError(problems)
-    return hpa
+    return HPA.from_manifest(manifest, path)  # the API server's rules: kubetide.model.validation
 
 
 OBJECT_VALIDATORS: dict[str, ObjectValidator] = {
