@@ -238,6 +238,18 @@ CASES: list[tuple[str, Change, str]] = [
         "spec.nodeGroups[0].maxSize",
     ),
     (
+        "a node group's label",
+        lambda d: d["spec"]["nodeGroups"][0].update(labels={"pool": "general purpose"}),
+        "spec.nodeGroups[0].labels.pool",
+    ),
+    (
+        "a node group's taints",
+        lambda d: d["spec"]["nodeGroups"][0].update(
+            taints=[{"key": "a", "effect": "NoSchedule"}, {"key": "a", "value": "b", "effect": "NoSchedule"}]
+        ),
+        "spec.nodeGroups[0].taints[1]",
+    ),
+    (
         "too many pods",
         lambda d: d["spec"]["objects"][0]["spec"].update(replicas=2**30),
         "spec.objects[0].spec.replicas",

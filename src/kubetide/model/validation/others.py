@@ -14,7 +14,7 @@ from kubetide.model.validation.names import config_map_key, label_value
 from kubetide.model.validation.resources import validate_node_resources
 from kubetide.model.validation.workloads import int_or_percent
 
-__all__ = ["CONFIG_MAP_MAX_BYTES", "validate_config_map", "validate_node", "validate_pdb"]
+__all__ = ["CONFIG_MAP_MAX_BYTES", "validate_config_map", "validate_node", "validate_pdb", "validate_taints"]
 
 CONFIG_MAP_MAX_BYTES = 1024 * 1024  # core.MaxSecretSize
 _TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -59,22 +59,19 @@ def validate_config_map(ck: Checker, manifest: Mapping[str, Any], path: str) -> 
         ck.add(path, f"too long: a ConfigMap holds at most {CONFIG_MAP_MAX_BYTES} bytes of data, got {total}")
 
 
-def validate_node(ck: Checker, manifest: Mapping[str, Any], path: str) -> None:
-    """``ValidateNode``: a DNS-1123 subdomain name, labels, taints (key, value, effect, each key and
-    effect once), capacity and allocatable quantities."""
-    validate_object_meta(ck, manifest.get("metadata"), _at(path, "metadata"), namespaced=False)
-    spec = ck.mapping(manifest.get("spec"), _at(path, "spec")) or {}
+def validate_taints(ck: Checker, value: Any, path: str) -> None:
+    """``validateNodeTaints``: a qualified key, a label value, an effect, each key and effect once."""
     seen: set[tuple[str, str]] = set()
-    for taint, where in ck.items(spec.get("taints"), _at(path, "spec.taints")):
+    for taint, where in ck.items(value, path):
         found = ck.mapping(taint, where)
         if found is None:
             continue
         key = ck.string(found.get("key"), f"{where}.key")
         if key is not None or found.get("key") is None:
             validate_label_key(ck, key or "", f"{where}.key")
-        value = ck.string(found.get("value"), f"{where}.value")
-        if value:
-            ck.invalid(f"{where}.value", value, label_value(value))
+        text = ck.string(found.get("value"), f"{where}.value")
+        if text:
+            ck.invalid(f"{where}.value", text, label_value(text))
         effect = found.get("effect")
         if effect is None or effect == "":
             ck.add(f"{where}.effect", "is required")
@@ -84,6 +81,14 @@ def validate_node(ck: Checker, manifest: Mapping[str, Any], path: str) -> None:
             if (key, effect) in seen:
                 ck.add(where, f"duplicate value {key}:{effect}: taints must be unique by key and effect pair")
             seen.add((key, effect))
+
+
+def validate_node(ck: Checker, manifest: Mapping[str, Any], path: str) -> None:
+    """``ValidateNode``: a DNS-1123 subdomain name, labels, taints (key, value, effect, each key and
+    effect once), capacity and allocatable quantities."""
+    validate_object_meta(ck, manifest.get("metadata"), _at(path, "metadata"), namespaced=False)
+    spec = ck.mapping(manifest.get("spec"), _at(path, "spec")) or {}
+    validate_taints(ck, spec.get("taints"), _at(path, "spec.taints"))
     status = ck.mapping(manifest.get("status"), _at(path, "status")) or {}
     validate_node_resources(ck, status.get("capacity"), _at(path, "status.capacity"))
     validate_node_resources(ck, status.get("allocatable"), _at(path, "status.allocatable"))
