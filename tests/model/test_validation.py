@@ -629,6 +629,54 @@ def test_length_and_character_boundaries_are_upstreams(
     assert check(bad) != ()
 
 
+def _converted(version: str, spec: dict[str, Any]) -> dict[str, Any]:
+    body = {"scaleTargetRef": {"kind": "Deployment", "name": "web"}, "maxReplicas": 5, **spec}
+    return {"apiVersion": version, "kind": "HorizontalPodAutoscaler", "metadata": {"name": "h"}, "spec": body}
+
+
+@pytest.mark.parametrize(
+    ("manifest", "path", "message"),
+    [
+        (
+            _converted("autoscaling/v1", {"targetCPUUtilizationPercentage": 0}),
+            "targetCPUUtilizationPercentage",
+            "greater than 0",
+        ),
+        (
+            _converted("autoscaling/v2beta1", {"metrics": [{"type": "Pods", "pods": {"metricName": "qps"}}]}),
+            "metrics[0].pods.targetAverageValue",
+            "must specify a positive target averageValue",
+        ),
+        (
+            _converted(
+                "autoscaling/v2beta1",
+                {
+                    "metrics": [
+                        {"type": "Resource", "resource": {"name": "cpu", "targetAverageUtilization": -5}}
+                    ]
+                },
+            ),
+            "metrics[0].resource.targetAverageUtilization",
+            "greater than 0",
+        ),
+        (
+            _converted(
+                "autoscaling/v2beta1", {"metrics": [{"type": "External", "external": {"metricName": "q%"}}]}
+            ),
+            "metrics[0].external.metricName",
+            "may not contain '%'",
+        ),
+    ],
+)
+def test_older_hpa_versions_are_checked_at_the_fields_written(
+    manifest: dict[str, Any], path: str, message: str
+) -> None:
+    """The API server converts v1 and v2beta1 to its internal version and validates that; the
+    problem is named at the field the user wrote."""
+    found = problems(manifest)
+    assert any(p.startswith(f"obj.spec.{path}:") and message in p for p in found), found
+
+
 def test_every_problem_of_an_object_is_listed_at_once() -> None:
     def breaks(d: dict[str, Any]) -> None:
         d["metadata"]["name"] = "Bad"

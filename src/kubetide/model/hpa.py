@@ -280,7 +280,8 @@ def _target(t: Node) -> MetricTarget:
         t.get("averageValue").quantity(None),
         t.get("averageUtilization").int(None),
     )
-    # The API server requires a type; for a hand-written snapshot without one, infer it from the field.
+    # The API server requires a type (files are refused without one: kubetide.model.validation); the
+    # fake objects of upstream's controller tests may leave it out: infer it from the field.
     inferred = (
         "Utilization" if utilization is not None else "AverageValue" if average is not None else "Value"
     )
