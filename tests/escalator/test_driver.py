@@ -304,6 +304,7 @@ def test_upstream_order_unhealthy_taints_then_force_deletes_then_untaint_then_th
         listed,
         pods(20, 400, 0),  # 8000m on 5000m untainted: 160% -> 7 nodes
         max_size=20,
+        max_nodes=20,  # room for all 7 (max_nodes is a hard limit: see the test below)
         unhealthy_node_grace_period="5m",
         health_check_newest_nodes_percent=100,
         max_unhealthy_nodes_percent=50,
@@ -318,3 +319,22 @@ def test_upstream_order_unhealthy_taints_then_force_deletes_then_untaint_then_th
         ("remove_node_taint", "t0", TAINT_KEY),
         ("increase_size", "asg", 6),
     ]
+
+
+def test_max_nodes_bounds_untaint_and_increase_even_below_the_cloud_groups_maximum() -> None:
+    """Escalator's docs: ``max_nodes`` is a hard limit, a scale-up is clamped to it. Upstream's
+    ``calculateNodesToAdd`` clamps to the cloud group's MaxSize only; kubetide clamps to both."""
+    listed = [*nodes(5), node("t0", created=T0 - 100, tainted_at=T0 - 30)]
+    # 8000m on 5000m untainted: 160% -> 7 nodes wanted; the cloud group could take 14 more.
+    driver, cluster, _ = setup(listed, pods(20, 400, 0), max_size=20, max_nodes=8)
+    result = driver.tick(T0)
+    assert result.decisions[0].delta == 7  # the decided delta, as upstream returns it
+    assert cluster.log == [("remove_node_taint", "t0", TAINT_KEY), ("increase_size", "asg", 2)]
+
+
+def test_instances_on_their_way_count_toward_max_nodes() -> None:
+    # The cloud group already wants 9 (3 instances not registered yet): 6 untainted + 3 = max_nodes 9.
+    driver, cluster, cloud = setup(nodes(6), pods(30, 400, 0), max_size=20, max_nodes=9)
+    cloud.groups["asg"].target = 9
+    driver.tick(T0)
+    assert cluster.log == []

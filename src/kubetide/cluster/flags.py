@@ -21,6 +21,14 @@ from kubetide.cluster.expander import ExpanderDependencies, ExpanderError, build
 from kubetide.cluster.options import EXPANDER_NAMES, FLAGS
 from kubetide.cluster.scaleup.limits import parse_min_max
 from kubetide.model.durations import DurationError, parse_duration
+from kubetide.model.numbers import (
+    INT64_MAX,
+    INT64_MIN,
+    NumberError,
+    finite_float,
+    parse_ascii_float,
+    parse_ascii_int,
+)
 
 __all__ = [
     "CA_FLAGS",
@@ -233,6 +241,8 @@ def _parse(spec: FlagSpec, value: Any) -> Any:
     elif spec.kind == "int":
         if isinstance(value, bool) or not isinstance(value, int):
             raise ValueError(f"must be an integer, got {value!r}")
+        if not INT64_MIN <= value <= INT64_MAX:  # Go's int: strconv refuses more ("value out of range")
+            raise ValueError(f"out of range: must be between {INT64_MIN} and {INT64_MAX}, got {value}")
         parsed = value
     elif spec.kind in ("list", "multi"):
         # CA's repeatable flags: a YAML list of strings, or one comma-separated string ("multi": one item).
@@ -243,7 +253,7 @@ def _parse(spec: FlagSpec, value: Any) -> Any:
     elif spec.kind == "float":
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ValueError(f"must be a number, got {value!r}")
-        parsed = float(value)
+        parsed = finite_float(value)  # NaN and the infinities compare false with every bound
     else:
         if not isinstance(value, str):
             raise ValueError(f"must be a string, got {value!r}")
@@ -262,7 +272,9 @@ def _bare_number(value: Any) -> bool:
         return False
     if isinstance(value, int | float):
         return value != 0
-    return isinstance(value, str) and bool(re.fullmatch(r"\s*\d+(\.\d*)?\s*", value)) and float(value) != 0
+    return (
+        isinstance(value, str) and bool(re.fullmatch(r"\s*[0-9]+(\.[0-9]*)?\s*", value)) and float(value) != 0
+    )
 
 
 _TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})  # Go's strconv.ParseBool
@@ -288,14 +300,15 @@ def value_from_text(spec: FlagSpec, text: str | list[str]) -> Any:
         if text in _FALSE:
             return False
         return text  # parse_flags reports it
+    # Go's spellings only (ASCII digits): Python's int() and float() also take "١٠" and "1_0".
     if spec.kind == "int":
         try:
-            return int(text)
-        except ValueError:
+            return parse_ascii_int(text, low=None, high=None)
+        except NumberError:
             return text
     if spec.kind == "float":
         try:
-            return float(text)
-        except ValueError:
+            return parse_ascii_float(text)
+        except NumberError:
             return text
     return text

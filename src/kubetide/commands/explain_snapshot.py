@@ -34,6 +34,7 @@ from kubetide.model.errors import FieldError, ManifestError
 from kubetide.model.fields import parse_time
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
+from kubetide.model.validation import read_validated
 
 __all__ = ["Snapshot", "parse_snapshot"]
 
@@ -77,12 +78,29 @@ def _objects(raw: Any, problems: list[FieldError]) -> list[tuple[str, Mapping[st
     return out
 
 
+# The views of the objects the loop reads, as read_validated takes them (manifest, path).
+def _pdb(obj: Any, _: str) -> Any:
+    return pdb_from_manifest(dict(obj), empty_selector_matches_all=True)
+
+
+def _controller(obj: Any, _: str) -> tuple[tuple[str, str, str], int]:
+    return controller_replicas(str(obj.get("kind")))(dict(obj))
+
+
+def _daemonset(obj: Any, _: str) -> Any:
+    return daemonset_view(dict(obj))
+
+
+def _nothing(obj: Any, _: str) -> None:
+    return None
+
+
 def parse_snapshot(doc: Any) -> Snapshot:
     problems: list[FieldError] = []
     notes: list[str] = []
     if not isinstance(doc, Mapping):
         raise ManifestError.at("", "must be a mapping (apiVersion, kind, time, nodeGroups, objects)")
-    for key in sorted(set(doc) - _KEYS):
+    for key in sorted(set(doc) - _KEYS, key=str):  # YAML keys may be numbers
         problems.append(FieldError(str(key), f"unknown field (known: {', '.join(sorted(_KEYS))})"))
     if doc.get("kind") != "ClusterAutoscalerSnapshot":
         problems.append(FieldError("kind", f"must be ClusterAutoscalerSnapshot, got {doc.get('kind')!r}"))
@@ -117,21 +135,22 @@ def parse_snapshot(doc: Any) -> Snapshot:
         kind = str(obj.get("kind", ""))
         try:
             if kind == "Node":
-                nodes.append(NodeView.from_manifest(obj, where))
+                nodes.append(read_validated(obj, where, NodeView.from_manifest))
             elif kind == "Pod":
-                pods.append(Pod.from_manifest(obj, where))
+                pods.append(read_validated(obj, where, Pod.from_manifest))
             elif kind == "PodDisruptionBudget":
-                pdbs.append(pdb_from_manifest(dict(obj), empty_selector_matches_all=True))
+                pdbs.append(read_validated(obj, where, _pdb))
             elif kind == "ConfigMap":
+                read_validated(obj, where, _nothing)
                 meta = obj.get("metadata") or {}
                 key = f"{meta.get('namespace', 'default')}/{meta.get('name', '')}"
                 config_maps[key] = {str(k): str(v) for k, v in (obj.get("data") or {}).items()}
             elif kind in _CONTROLLERS:
-                key3, replicas = controller_replicas(kind)(dict(obj))
+                key3, replicas = read_validated(obj, where, _controller)
                 controllers[key3] = replicas
                 have_controllers = True
             elif kind == "DaemonSet":
-                key3, replicas, exemplar = daemonset_view(dict(obj))
+                key3, replicas, exemplar = read_validated(obj, where, _daemonset)
                 controllers[key3] = replicas
                 if exemplar is not None:
                     daemonsets.append(exemplar)
@@ -156,7 +175,7 @@ def parse_snapshot(doc: Any) -> Snapshot:
         if not isinstance(g, Mapping):
             problems.append(FieldError(where, "must be a mapping"))
             continue
-        for key in sorted(set(g) - _GROUP_KEYS):
+        for key in sorted(set(g) - _GROUP_KEYS, key=str):
             problems.append(
                 FieldError(f"{where}.{key}", f"unknown field (known: {', '.join(sorted(_GROUP_KEYS))})")
             )
@@ -194,7 +213,9 @@ def parse_snapshot(doc: Any) -> Snapshot:
         template = None
         if g.get("template") is not None:
             try:
-                template = NodeTemplate(NodeView.from_manifest(g["template"], f"{where}.template"))
+                template = NodeTemplate(
+                    read_validated(g["template"], f"{where}.template", NodeView.from_manifest)
+                )
             except ManifestError as exc:
                 problems += exc.errors
         groups.append(SnapshotGroup(name, lo, hi, target, tuple(members), template))

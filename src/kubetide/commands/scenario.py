@@ -39,6 +39,7 @@ from kubetide.kube.export.provider import ProviderGroup, provider_groups
 from kubetide.kube.export.read import read_cluster
 from kubetide.model.durations import DurationError, parse_duration
 from kubetide.model.errors import ManifestError
+from kubetide.model.numbers import is_ascii_digits
 from kubetide.sim.cloud.instances import node_name
 from kubetide.sim.scenario import BUILTIN_CATALOG, parse_scenario
 from kubetide.sim.scenario.paths import PathError, parse_path
@@ -48,7 +49,7 @@ __all__ = ["scenario"]
 EXIT_FAILED = 1
 EXIT_INVALID = 2
 _SCENARIO_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")  # as metadata.name: a file name
-_NODES = re.compile(r"^(\d+):(\d+):(.+)$")
+_NODES = re.compile(r"^([0-9]+):([0-9]+):(.+)$")
 
 
 def _check(document: dict[str, Any]) -> list[Problem]:
@@ -75,10 +76,10 @@ def _name(ctx: click.Context, param: click.Parameter, value: str) -> str:
 
 def _duration(ctx: click.Context, param: click.Parameter, value: str) -> str | int:
     try:
-        parse_duration(int(value) if value.isdigit() else value)
+        parse_duration(int(value) if is_ascii_digits(value) else value)
     except DurationError as exc:
         raise click.BadParameter(str(exc)) from None
-    return int(value) if value.isdigit() else value
+    return int(value) if is_ascii_digits(value) else value
 
 
 def _nodes(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.model.node import NodeView
+from kubetide.model.numbers import parse_ascii_int
 from kubetide.model.resources import CPU, MEMORY, Resources
 
 __all__ = [
@@ -39,7 +40,7 @@ def parse_min_max(text: str) -> tuple[int, int]:
     lo, sep, hi = text.partition(":")
     if not sep:
         raise ValueError(f"expected <min>:<max>, got {text!r}")
-    low, high = int(lo), int(hi)
+    low, high = parse_ascii_int(lo), parse_ascii_int(hi)  # Go's strconv: ASCII digits, int64
     if low < 0 or high < low:
         raise ValueError(f"expected 0 <= min <= max, got {text!r}")
     return low, high

@@ -30,6 +30,7 @@ from kubetide.model.fields import Node
 from kubetide.model.hpa import HPA, CrossVersionObjectReference
 from kubetide.model.pod import Pod
 from kubetide.model.selectors import LabelSelector
+from kubetide.model.validation import read_validated, validate_object
 
 __all__ = ["ExplainInputs", "ReadOnlyTargets", "from_cluster", "from_recorded", "read_state"]
 
@@ -70,11 +71,17 @@ def _ports(api: KubeApi, pods: Sequence[Pod]) -> tuple[MetricsSource, ScaleTarge
     return ApiMetricsSource(api), ReadOnlyTargets(ApiScaleTargets(api, RecordedPods(pods)))
 
 
-def _pods(manifests: Sequence[tuple[str, Any]]) -> tuple[list[Pod], list[FieldError]]:
+def _pods(
+    manifests: Sequence[tuple[str, Any]], *, validate: bool = False
+) -> tuple[list[Pod], list[FieldError]]:
+    """The pods' views; ``validate``: also the API server's rules (files; a live server did them)."""
     pods, problems = [], []
     for path, manifest in manifests:
         try:
-            pods.append(Pod.from_manifest(manifest, path))
+            if validate:
+                pods.append(read_validated(manifest, path, Pod.from_manifest))
+            else:
+                pods.append(Pod.from_manifest(manifest, path))
         except ManifestError as exc:
             problems += exc.errors
     return pods, problems
@@ -90,10 +97,12 @@ def from_recorded(
     for path, obj in objects:
         if obj.get("kind") == "HorizontalPodAutoscaler":
             try:
-                hpas.append(HPA.from_manifest(obj, path))
+                hpas.append(read_validated(obj, path, HPA.from_manifest))
             except ManifestError as exc:
                 problems += exc.errors
-    pods, pod_problems = _pods([(p, o) for p, o in objects if o.get("kind") == "Pod"])
+        elif obj.get("kind") != "Pod":
+            problems += validate_object(obj, path)  # the scale targets (Deployments, ...)
+    pods, pod_problems = _pods([(p, o) for p, o in objects if o.get("kind") == "Pod"], validate=True)
     problems += pod_problems
     hpa = _choose(hpas, hpa_name, problems)
     if problems or hpa is None:
@@ -174,7 +183,7 @@ def read_state(data: Any, source: str) -> HPAState:
     [{replicaChange, timestamp}], scaleDownEvents: [...]}`` with RFC 3339 timestamps."""
     root = Node(data, source)
     root.mapping()
-    unknown = sorted(set(root.mapping()) - {"recommendations", "scaleUpEvents", "scaleDownEvents"})
+    unknown = sorted(set(root.mapping()) - {"recommendations", "scaleUpEvents", "scaleDownEvents"}, key=str)
     if unknown:
         raise ManifestError(
             [FieldError(f"{source}.{k}", "unknown field (known: recommendations, scaleUpEvents, scaleDownEvents)")

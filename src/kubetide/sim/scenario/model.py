@@ -12,11 +12,19 @@ from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, PrivateAttr
+from pydantic import Field, PrivateAttr, field_validator
 
+from kubetide.model.validation.names import label_value
 from kubetide.sim.scenario.actions import Action
 from kubetide.sim.scenario.autoscalers import Autoscalers
-from kubetide.sim.scenario.base import FILE_NAME, Duration, NonNegativeInt, QuantityValue, SpecModel
+from kubetide.sim.scenario.base import (
+    FILE_NAME,
+    Duration,
+    NonNegativeInt,
+    QuantityValue,
+    SpecModel,
+    custom_error,
+)
 from kubetide.sim.scenario.catalog import BUILTIN_CATALOG, InstanceType, override
 from kubetide.sim.scenario.nodegroups import NodeGroup
 from kubetide.sim.scenario.objects import object_key
@@ -52,6 +60,15 @@ class InstanceTypeSpec(SpecModel):
     gpu: NonNegativeInt | None = None
     pricePerHour: Annotated[float, Field(ge=0)] | None = None
     zone: str | None = None
+
+    @field_validator("zone")
+    @classmethod
+    def _zone_is_a_label_value(cls, zone: str | None) -> str | None:
+        """The zone becomes the Nodes' ``topology.kubernetes.io/zone`` label."""
+        problems = label_value(zone) if zone is not None else ()
+        if problems:
+            raise custom_error(f"invalid value {zone!r}: {problems[0]}")
+        return zone
 
 
 class MetricsSettings(SpecModel):

@@ -11,7 +11,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
+from kubetide.model.validation.checker import Checker
+from kubetide.model.validation.meta import validate_labels
+from kubetide.model.validation.others import validate_taints
 from kubetide.sim.scenario.base import DNS_NAME, Duration, NonNegativeInt, ResourceMap, SpecModel, errors_at
+from kubetide.sim.scenario.paths import PathError, parse_path
 
 __all__ = [
     "FAULT_TYPES",
@@ -101,6 +105,15 @@ Fault = Annotated[
 FAULT_TYPES = ("stockout", "apiError", "unregistered", "missingProviderID", "nodeNotReady")
 
 
+def _location(path: str) -> tuple[str | int, ...]:
+    """A validation path (``labels["a/b"]``, ``taints[1].key``, ``zone["topology..."]``) as pydantic's loc."""
+    try:
+        parts = tuple(parse_path(path))
+    except PathError:
+        return ()
+    return parts[:1] if parts[0] == "zone" else parts
+
+
 class NodeGroup(SpecModel):
     name: Annotated[str, Field(pattern=DNS_NAME, max_length=63)]  # part of node names
     instanceType: str | None = None
@@ -136,6 +149,26 @@ class NodeGroup(SpecModel):
             problems.append(((), "needs `instanceType` (from the catalog) or `capacity`", None))
         if problems:
             raise errors_at("NodeGroup", problems)
+        return self
+
+    @model_validator(mode="after")
+    def _node_labels_and_taints(self) -> NodeGroup:
+        """The labels and taints its Nodes (and its scale-from-zero template) carry, as the API server
+        validates a Node's."""
+        ck = Checker()
+        for where, labels, taints in (
+            ("labels", self.labels, self.taints),
+            ("template.labels", self.template.labels if self.template else {}, ()),
+            ("template.taints", {}, self.template.taints if self.template else ()),
+        ):
+            if labels:
+                validate_labels(ck, labels, where)
+            if taints:
+                validate_taints(ck, [t.model_dump() for t in taints], where.replace("labels", "taints"))
+        if self.zone:
+            validate_labels(ck, {"topology.kubernetes.io/zone": self.zone}, "zone")
+        if ck.problems:
+            raise errors_at("NodeGroup", [(_location(p.path), p.message, None) for p in ck.problems])
         return self
 
     @property

@@ -29,6 +29,7 @@ from kubetide.cloud.providers.aws.api import AwsApi, AwsCallError
 from kubetide.cloud.providers.aws.specs import AwsConfigError
 from kubetide.model import yamldoc
 from kubetide.model.node import INSTANCE_TYPE_LABEL, NodeView
+from kubetide.model.numbers import NumberError, finite_float
 from kubetide.model.pod import Pod
 from kubetide.model.resources import CPU, MEMORY
 
@@ -66,16 +67,30 @@ def load_price_file(path: str) -> PriceFile:
         raw: Any = yamldoc.load_documents(text, str(path))[0] or {}
     except yamldoc.YamlDocumentError as exc:
         raise AwsConfigError([("aws-price-file", problem) for problem in exc.problems]) from None
-    if not isinstance(raw, Mapping) or set(raw) - {"onDemand", "spot"}:
+    if not isinstance(raw, Mapping):
         raise bad("must be a mapping with onDemand and/or spot")
+    problems = [
+        f"{key}: unknown field (expected onDemand, spot)" for key in raw if key not in ("onDemand", "spot")
+    ]
     result: PriceFile = {"onDemand": {}, "spot": {}}
-    for kind, prices in raw.items():
+    for kind in ("onDemand", "spot"):
+        prices = raw.get(kind) or {}
         if not isinstance(prices, Mapping):
-            raise bad(f"{kind}: must map instance types to USD per hour")
+            problems.append(f"{kind}: must map instance types to USD per hour")
+            continue
         for itype, price in prices.items():
-            if isinstance(price, bool) or not isinstance(price, int | float) or price < 0:
-                raise bad(f"{kind}.{itype}: must be a non-negative number, got {price!r}")
-            result[kind][str(itype)] = float(price)
+            try:
+                if isinstance(price, bool) or not isinstance(price, int | float):
+                    raise NumberError(price)
+                value = finite_float(price)  # NaN and the infinities are no price
+            except NumberError:
+                value = -1.0
+            if value < 0:
+                problems.append(f"{kind}.{itype}: must be a non-negative number, got {price!r}")
+                continue
+            result[kind][str(itype)] = value
+    if problems:  # every problem at once
+        raise AwsConfigError([("aws-price-file", f"{path}: {problem}") for problem in problems])
     return result
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from kubetide.model.numbers import parse_ascii_int
+
 __all__ = ["AwsConfigError", "ExplicitGroup", "parse_auto_discovery", "parse_nodes"]
 
 
@@ -41,7 +43,7 @@ def parse_nodes(specs: Sequence[str]) -> tuple[list[ExplicitGroup], list[tuple[s
             problems.append(("nodes", f"{spec!r}: must be MIN:MAX:ASG-NAME"))
             continue
         try:
-            lo, hi = int(parts[0]), int(parts[1])
+            lo, hi = parse_ascii_int(parts[0]), parse_ascii_int(parts[1])  # Go: ASCII digits
         except ValueError:
             problems.append(("nodes", f"{spec!r}: MIN and MAX must be integers"))
             continue
