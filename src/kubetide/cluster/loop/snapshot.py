@@ -19,7 +19,7 @@ from kubetide.cluster.loop.context import LoopContext
 from kubetide.cluster.loop.scaleup_step import estimation_node, filter_out_schedulable
 from kubetide.cluster.loop.timing import FunctionLabel
 from kubetide.cluster.options import AutoscalingOptions
-from kubetide.model.hpa import parse_go_duration
+from kubetide.model.durations import parse_go_duration
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
 from kubetide.scheduling.hinting import HintingSimulator
