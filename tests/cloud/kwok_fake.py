@@ -1,11 +1,11 @@
-"""An in-memory :class:`~kubetide.cloud.providers.kwok.api.KwokApi`: Nodes and ConfigMaps as dicts,
+"""An in-memory :class:`~kubetide.live.providers.kwok.api.KwokApi`: Nodes and ConfigMaps as dicts,
 resourceVersion checks on replace (409 on a stale one), and injectable failures."""
 
 from __future__ import annotations
 
 import copy
 
-from kubetide.cloud.providers.kwok.api import KubeCallError, Obj
+from kubetide.live.providers.kwok.api import KubeCallError, Obj
 
 
 class FakeKwokApi:

@@ -13,8 +13,8 @@ from kubetide.cloud.fake import RecordingCloud
 from kubetide.cloud.instance import CloudProviderError
 from kubetide.cloud.provider import bulk_lookup
 from kubetide.cluster.loop.world import LoopResult
-from kubetide.kube.dryrun import DryRunCloud
-from kubetide.kube.guard import LeaderGuardedCloud
+from kubetide.live.dryrun import DryRunCloud
+from kubetide.live.guard import LeaderGuardedCloud
 from kubetide.model.node import NodeView
 
 

@@ -1,4 +1,4 @@
-"""An in-memory :class:`~kubetide.kube.agent.api.AgentApi` for the agent's unit tests: objects as dicts,
+"""An in-memory :class:`~kubetide.live.agent.api.AgentApi` for the agent's unit tests: objects as dicts,
 resourceVersions counting up, patches merged (lists replaced), and injectable failures."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import copy
 from collections.abc import Iterator
 from typing import Any
 
-from kubetide.kube.agent.api import ApiError, Obj, WatchEvent
+from kubetide.live.agent.api import ApiError, Obj, WatchEvent
 
 
 def merge(target: Obj, patch: Obj) -> Obj:

@@ -2,7 +2,7 @@
 
 30,000 realistic pods (:mod:`kubetide.bench.live_objects`, ~8.8 KB of JSON each) and 1,000 nodes are
 served page by page (``limit=500``, as the caches list) by an httpx MockTransport, and go through the
-real path: :class:`~kubetide.kube.world.CAWorldSource`'s caches list, decode, trim and store them,
+real path: :class:`~kubetide.live.cluster_autoscaler.world.CAWorldSource`'s caches list, decode, trim and store them,
 then ``world()`` converts them to views. Figures:
 
 - ``LIVE-cold-30kpods-1knodes``: list + decode + trim + convert + World (budget 10 s), with the
@@ -40,7 +40,7 @@ from kubetide.cluster.options import AutoscalingOptions
 from kubetide.kube.discovery import ServedVersions
 from kubetide.kube.rest import Rest
 from kubetide.kube.schema import list_decoder
-from kubetide.kube.world import CAWorldSource
+from kubetide.live.cluster_autoscaler.world import CAWorldSource
 from kubetide.model.api import EvictionOutcome
 from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import Taint

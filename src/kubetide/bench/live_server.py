@@ -24,7 +24,7 @@ from kubetide.cluster.options import AutoscalingOptions
 from kubetide.kube.client import make_http_client
 from kubetide.kube.discovery import discover
 from kubetide.kube.rest import KubeStatusError, Rest
-from kubetide.kube.world import CAWorldSource
+from kubetide.live.cluster_autoscaler.world import CAWorldSource
 
 NODES = 1_000
 LABEL = "kubetide-bench"

@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from kubetide.cloud.provider import CloudProvider
-from kubetide.cloud.providers.kwok import KwokConfigError, build_kwok_provider
 from kubetide.cluster.driver import ClusterAutoscalerDriver
 from kubetide.cluster.flags import CA_FLAGS, FlagSpec
 from kubetide.cluster.loop.world import LoopResult
@@ -28,16 +27,17 @@ from kubetide.commands.run.help import render_help
 from kubetide.commands.run.logs import configure_logging
 from kubetide.commands.run.runtime import HealthLimits, Runtime
 from kubetide.commands.run.settings import leader_flags, leader_from, live_flags, parse_line, settings_from
-from kubetide.kube.actuation import KubeClusterPort
-from kubetide.kube.ca_metrics import CAMetrics
 from kubetide.kube.client import KubeAccessError
-from kubetide.kube.dryrun import DryRunCloud, DryRunEventRecorder
 from kubetide.kube.events import EventRecorder, uid_lookup
-from kubetide.kube.guard import LeaderGuardedCloud, LeaderGuardedPort
 from kubetide.kube.loop import LoopFailed
 from kubetide.kube.rest import KubeStatusError, Rest
-from kubetide.kube.status_configmap import StatusConfigMap
-from kubetide.kube.world import CAWorldSource
+from kubetide.live.actuation import KubeClusterPort
+from kubetide.live.cluster_autoscaler.metrics import CAMetrics
+from kubetide.live.cluster_autoscaler.status_configmap import StatusConfigMap
+from kubetide.live.cluster_autoscaler.world import CAWorldSource
+from kubetide.live.dryrun import DryRunCloud, DryRunEventRecorder
+from kubetide.live.guard import LeaderGuardedCloud, LeaderGuardedPort
+from kubetide.live.providers.kwok import KwokConfigError, build_kwok_provider
 
 if TYPE_CHECKING:
     from kubetide.commands.run.aws_watch import AwsLoopReport
@@ -202,8 +202,8 @@ class ClusterAutoscalerComponent:
             world, self.cloud, guarded, self.options, now=time.time(), stopwatch=time.perf_counter
         )
         if self.provider.name() == "aws":
-            from kubetide.cloud.providers.aws import AwsCloudProvider
             from kubetide.commands.run.aws_watch import AwsLoopReport
+            from kubetide.live.providers.aws import AwsCloudProvider
 
             status_map = f"ConfigMap/{self.options.namespace}/{self.options.status_config_map_name}"
             if isinstance(self.provider, AwsCloudProvider):

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from kubetide.cloud.provider import CloudProvider
-from kubetide.cloud.providers.kwok import KwokConfigError, build_kwok_provider, load_cloud_config
 from kubetide.cluster.flags import FlagSpec
 from kubetide.commands.run.aws import aws_flags, build_aws, check_at_start
 from kubetide.commands.run.common import connect, exit_invalid, file_problems, start_caches
@@ -30,15 +29,16 @@ from kubetide.commands.run.runtime import HealthLimits, Runtime
 from kubetide.commands.run.settings import LeaderElection, leader_flags, live_flags, parse_line, settings_from
 from kubetide.escalator import EscalatorDriver, NodeGroupOptions, TickResult
 from kubetide.escalator.config import Location, node_groups_from_entries
-from kubetide.kube.actuation import KubeClusterPort
 from kubetide.kube.client import KubeAccessError
-from kubetide.kube.dryrun import DryRunCloud
-from kubetide.kube.escalator_metrics import EscalatorMetrics
-from kubetide.kube.escalator_world import EscalatorCaches
 from kubetide.kube.events import EventRecorder, uid_lookup
-from kubetide.kube.guard import LeaderGuardedCloud, LeaderGuardedPort
 from kubetide.kube.metrics import DRY_RUN_ACTIONS
 from kubetide.kube.rest import Rest
+from kubetide.live.actuation import KubeClusterPort
+from kubetide.live.dryrun import DryRunCloud
+from kubetide.live.escalator.metrics import EscalatorMetrics
+from kubetide.live.escalator.world import EscalatorCaches
+from kubetide.live.guard import LeaderGuardedCloud, LeaderGuardedPort
+from kubetide.live.providers.kwok import KwokConfigError, build_kwok_provider, load_cloud_config
 from kubetide.model import yamldoc
 
 __all__ = ["REGISTRY", "load_node_groups", "main"]

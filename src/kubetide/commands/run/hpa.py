@@ -25,19 +25,19 @@ from kubetide.hpa.config import HPAConfig
 from kubetide.hpa.driver import HPADriver, Synced
 from kubetide.hpa.flags import HPA_FLAGS, config_from_flags
 from kubetide.hpa.ports import MetricsSource
-from kubetide.kube.dryrun import DryRunEventRecorder
 from kubetide.kube.events import EventRecorder, uid_lookup
-from kubetide.kube.hpa.api import KubeApi
-from kubetide.kube.hpa.controller_metrics import HPAControllerMetrics
-from kubetide.kube.hpa.hpas import HPASource
-from kubetide.kube.hpa.live_ports import GuardedHPAs, GuardedScaleTargets, NamespacedPods, PodCache
-from kubetide.kube.hpa.loop_source import LoopHPASource
-from kubetide.kube.hpa.metrics_api import ApiMetricsSource
-from kubetide.kube.hpa.prometheus.client import PrometheusClient, url_problem
-from kubetide.kube.hpa.prometheus.rules import RulesConfig, RulesError, load_rules
-from kubetide.kube.hpa.prometheus.source import PrometheusMetricsSource
-from kubetide.kube.hpa.scale import ApiScaleTargets
 from kubetide.kube.rest import Rest
+from kubetide.live.dryrun import DryRunEventRecorder
+from kubetide.live.hpa.api import KubeApi
+from kubetide.live.hpa.controller_metrics import HPAControllerMetrics
+from kubetide.live.hpa.hpas import HPASource
+from kubetide.live.hpa.live_ports import GuardedHPAs, GuardedScaleTargets, NamespacedPods, PodCache
+from kubetide.live.hpa.loop_source import LoopHPASource
+from kubetide.live.hpa.metrics_api import ApiMetricsSource
+from kubetide.live.hpa.prometheus.client import PrometheusClient, url_problem
+from kubetide.live.hpa.prometheus.rules import RulesConfig, RulesError, load_rules
+from kubetide.live.hpa.prometheus.source import PrometheusMetricsSource
+from kubetide.live.hpa.scale import ApiScaleTargets
 
 __all__ = ["REGISTRY", "main"]
 
