@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 
 from fake_api import FakeClusterApi
 
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.cloud.instance import NodeTemplate
 from kubetide.cluster.autoscaler import StaticAutoscaler
 from kubetide.cluster.loop.world import CAEvent, LoopResult, World
@@ -18,6 +17,7 @@ from kubetide.model.pod import Container, OwnerRef, Pod
 from kubetide.model.resources import Resources
 from kubetide.model.scheduling_terms import Taint
 from kubetide.scheduling.drainability import PDB
+from kubetide.testing.cloud import RecordingCloud
 
 GIB = 2**30
 

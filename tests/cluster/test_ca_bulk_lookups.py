@@ -9,13 +9,13 @@ from collections.abc import Sequence
 
 from ca_loop_harness import Harness, node, pod, template
 
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.cloud.instance import CloudProviderError
 from kubetide.cloud.provider import bulk_lookup
 from kubetide.cluster.loop.world import LoopResult
 from kubetide.live.dryrun import DryRunCloud
 from kubetide.live.guard import LeaderGuardedCloud
 from kubetide.model.node import NodeView
+from kubetide.testing.cloud import RecordingCloud
 
 
 class BulkCloud(RecordingCloud):

@@ -13,7 +13,6 @@ from ca_loop_harness import Harness, node, pod, template
 
 from kubetide.bench import ca
 from kubetide.bench.live import _NoWrites
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.cluster.autoscaler import StaticAutoscaler
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.model.node import NodeView
@@ -21,6 +20,7 @@ from kubetide.model.pod import Container, OwnerRef, Pod
 from kubetide.model.resources import Resources
 from kubetide.scheduling.hinting import HintingSimulator
 from kubetide.scheduling.snapshot import ClusterSnapshot
+from kubetide.testing.cloud import RecordingCloud
 
 
 def _node(name: str, cpu: int) -> NodeView:

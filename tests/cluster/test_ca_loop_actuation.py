@@ -8,12 +8,12 @@ from dataclasses import replace
 from ca_loop_harness import Harness, node, pod, template
 from fake_api import ApiCall, FakeClusterApi
 
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.cluster.driver import ClusterAutoscalerDriver
 from kubetide.cluster.loop.world import World
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.cluster.scaledown.taints import DELETION_CANDIDATE_TAINT, TO_BE_DELETED_TAINT
 from kubetide.model.scheduling_terms import Taint
+from kubetide.testing.cloud import RecordingCloud
 
 
 def drain_setup(**flags: object) -> Harness:

@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.escalator.config import NodeGroupOptions
 from kubetide.escalator.driver import EscalatorDriver
 from kubetide.escalator.result import TickResult
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
+from kubetide.testing.cloud import RecordingCloud
 
 from .builders import group
 from .fake_cluster import FakeCluster, wire_cloud

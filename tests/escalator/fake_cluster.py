@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.model.api import ApiError, EvictionOutcome, NotFoundError
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import Taint
+from kubetide.testing.cloud import RecordingCloud
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.escalator.driver import EscalatorDriver
 from kubetide.escalator.executor import ActionKind
 from kubetide.escalator.reasons import EventReason
@@ -15,6 +14,7 @@ from kubetide.model.api import ApiError, ClusterPort
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import Taint
+from kubetide.testing.cloud import RecordingCloud
 
 from .builders import T0, node, nodes, pod, pods
 from .driver_harness import COOL_DOWN, HARD, SOFT, esc_group, metric, setup

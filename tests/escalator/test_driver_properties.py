@@ -14,13 +14,13 @@ from dataclasses import replace
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.escalator.driver import EscalatorDriver
 from kubetide.escalator.taints import FORCE_TAINT_KEY, TAINT_KEY, has_force_taint, taint_time
 from kubetide.model.api import ApiError
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import Taint
+from kubetide.testing.cloud import RecordingCloud
 
 from .builders import KEY, T0, node, pod
 from .driver_harness import esc_group

@@ -7,13 +7,13 @@ from typing import Any
 import pytest
 from prometheus_client import REGISTRY
 
-from kube.fake_apiserver import FakeApi, obj, status
 from kubetide.kube.discovery import ServedVersions
 from kubetide.kube.events import EventRecorder
 from kubetide.live.actuation import KubeClusterPort
 from kubetide.model.api import ApiError, EvictionOutcome, NotFoundError
 from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import Taint
+from kubetide.testing.apiserver import FakeApi, obj, status
 
 NODE = "/api/v1/nodes/n1"
 EVICT = "/api/v1/namespaces/web/pods/p1/eviction"

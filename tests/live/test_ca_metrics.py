@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry
 
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.cluster.loop.world import LoopMetrics, LoopResult
 from kubetide.live.cluster_autoscaler.metrics import CAMetrics
+from kubetide.testing.cloud import RecordingCloud
 
 
 def _value(registry: CollectorRegistry, name: str, **labels: str) -> float | None:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from kube.fake_apiserver import FakeApi, obj
 from kubetide.kube.discovery import ServedVersions
 from kubetide.live.cluster_autoscaler.world import CAWorldSource, pdb_from_manifest, pod_view
 from kubetide.model.pod import Pod
+from kubetide.testing.apiserver import FakeApi, obj
 
 
 def _pdb(selector: Any, allowed: int = 1) -> dict[str, Any]:

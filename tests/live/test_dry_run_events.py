@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from kube.fake_apiserver import FakeApi
 from kubetide.live.dryrun import DryRunEventRecorder, dry_run_message
+from kubetide.testing.apiserver import FakeApi
 
 
 @pytest.mark.parametrize(

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.cloud.provider import CloudProviderError
 from kubetide.cluster.driver import StatePort
 from kubetide.live.guard import LeaderGuardedCloud, LeaderGuardedPort, LeadershipLost
 from kubetide.model.api import EvictionOutcome
 from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import Taint
+from kubetide.testing.cloud import RecordingCloud
 
 
 class _Port:

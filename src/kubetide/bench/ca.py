@@ -25,13 +25,13 @@ import time
 from typing import Any
 
 from kubetide.bench.live import _NoWrites
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.cluster.autoscaler import StaticAutoscaler
 from kubetide.cluster.loop.world import World
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Container, OwnerRef, Pod
 from kubetide.model.resources import Resources
+from kubetide.testing.cloud import RecordingCloud
 
 MI = 1024 * 1024
 GI = 1024 * MI

@@ -33,7 +33,6 @@ import httpx2
 import msgspec
 
 from kubetide.bench.live_objects import node_list, pod_list
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.cluster.autoscaler import StaticAutoscaler
 from kubetide.cluster.loop.world import World
 from kubetide.cluster.options import AutoscalingOptions
@@ -44,6 +43,7 @@ from kubetide.live.cluster_autoscaler.world import CAWorldSource
 from kubetide.model.api import EvictionOutcome
 from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import Taint
+from kubetide.testing.cloud import RecordingCloud
 
 PODS, NODES = 30_000, 1_000
 COLD_TARGET_S = 10.0

@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from kubetide.bench.live import _NoWrites
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.cluster.autoscaler import StaticAutoscaler
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.kube.client import make_http_client
 from kubetide.kube.discovery import discover
 from kubetide.kube.rest import KubeStatusError, Rest
 from kubetide.live.cluster_autoscaler.world import CAWorldSource
+from kubetide.testing.cloud import RecordingCloud
 
 NODES = 1_000
 LABEL = "kubetide-bench"

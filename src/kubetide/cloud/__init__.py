@@ -1,7 +1,7 @@
-"""The cloud behind the autoscalers: the provider port and its recording fake.
+"""The cloud behind the autoscalers: the cloud-provider port.
 
 The port (:mod:`kubetide.cloud.provider`, :mod:`kubetide.cloud.instance`) is pure types that the
-decision cores depend on; :mod:`kubetide.cloud.fake` records calls for unit tests. The real providers
+decision cores depend on; its recording fake is :mod:`kubetide.testing.cloud`. The real providers
 are live adapters (:mod:`kubetide.live.providers`); the simulated cloud is the simulator's
 (:mod:`kubetide.sim.cloud`).
 """

@@ -2,7 +2,7 @@
 
 Cluster Autoscaler's ``CloudProvider`` / ``NodeGroup`` interfaces (CA spec §9) in Python naming. The core
 depends on these protocols only; the simulator passes :class:`~kubetide.sim.cloud.simulated.SimulatedCloud`,
-tests pass :class:`~kubetide.cloud.fake.RecordingCloud`, a live adapter would wrap a real cloud's API.
+tests pass :class:`~kubetide.testing.cloud.RecordingCloud`, a live adapter would wrap a real cloud's API.
 
 Error contract, for every method: :class:`CloudProviderError` means the call failed and changed nothing
 the caller can rely on (CA logs it, backs the group off after a failed ``increase_size``, emits

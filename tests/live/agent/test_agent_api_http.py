@@ -7,9 +7,9 @@ import json
 import httpx2
 import pytest
 
-from kube.fake_lightkube import client_for, status
 from kubetide.live.agent.api import ApiError, LightkubeAgentApi
 from kubetide.live.agent.nodes import lease_for
+from kubetide.testing.lightkube_client import client_for, status
 
 NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "uid": "u1", "resourceVersion": "5"}}
 

@@ -7,10 +7,10 @@ import re
 
 import pytest
 
-from kube.fake_agent_api import FakeAgentApi
 from kubetide.live.agent.agent import NodeAgent
 from kubetide.live.agent.api import ApiError
 from kubetide.live.agent.timefmt import format_time, parse_time
+from kubetide.testing.agent_api import FakeAgentApi
 
 T0 = 1_800_000_000.0
 

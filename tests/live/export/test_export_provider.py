@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from cloud.kwok_fake import FakeKwokApi
 from kubetide.live.export import ClusterObjects, ExportOptions, build_scenario
 from kubetide.live.export.provider import provider_groups
 from kubetide.live.providers.kwok import KwokCloudProvider, parse_cloud_config
 from kubetide.sim.cloud.instances import node_name
 from kubetide.sim.scenario import BUILTIN_CATALOG, parse_scenario
 from kubetide.sim.simulation import Simulation
+from kubetide.testing.kwok_api import FakeKwokApi
 
 from .export_fixtures import node
 

@@ -11,8 +11,7 @@ import pytest
 
 from kubetide.live.hpa.hpas import CONFLICT_REASON, HPASource, HPASourceError
 from kubetide.live.hpa.loop_source import LoopHPASource
-
-from .kubehpa_fakes import FakeServer, status
+from kubetide.testing.hpa_server import FakeServer, status
 
 CRD = "/apis/autoscaling.kubetide.io/v1/horizontalpodautoscalers"
 V2B2 = "/apis/autoscaling/v2beta2/horizontalpodautoscalers"

@@ -10,8 +10,7 @@ from kubetide.live.hpa.metrics_api import ApiMetricsSource
 from kubetide.model.fields import parse_time
 from kubetide.model.hpa import CrossVersionObjectReference
 from kubetide.model.selectors import parse_selector_string
-
-from .kubehpa_fakes import FakeServer, status
+from kubetide.testing.hpa_server import FakeServer, status
 
 SEL = parse_selector_string("app=web")
 TS = "2026-11-23T20:00:00Z"

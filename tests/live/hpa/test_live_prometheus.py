@@ -16,8 +16,7 @@ from kubetide.live.hpa.prometheus.source import PrometheusMetricsSource
 from kubetide.model.hpa import CrossVersionObjectReference
 from kubetide.model.pod import Pod
 from kubetide.model.selectors import LabelSelector, parse_selector_string
-
-from .kubehpa_fakes import FakeServer
+from kubetide.testing.hpa_server import FakeServer
 
 SEL = parse_selector_string("app=web")
 TS = 1795464000.5

@@ -14,8 +14,7 @@ from kubetide.live.hpa.scale import ApiScaleTargets
 from kubetide.model.hpa import CrossVersionObjectReference as Ref
 from kubetide.model.pod import Pod
 from kubetide.model.selectors import parse_selector_string
-
-from .kubehpa_fakes import FakeServer, status
+from kubetide.testing.hpa_server import FakeServer, status
 
 DEPLOY = "/apis/apps/v1/namespaces/shop/deployments/web/scale"
 

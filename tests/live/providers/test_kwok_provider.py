@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cloud.kwok_fake import FakeKwokApi
 from kubetide.cloud.instance import CloudProviderError, InstanceState, NotImplementedByProvider
 from kubetide.live.providers.kwok import STATE_CONFIGMAP, KwokCloudProvider, parse_cloud_config
 from kubetide.live.providers.kwok.api import KubeCallError
 from kubetide.model.node import NodeView
+from kubetide.testing.kwok_api import FakeKwokApi
 
 CONFIG = {
     "nodeGroups": [

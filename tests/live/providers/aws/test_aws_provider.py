@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from cloud.kwok_fake import FakeKwokApi
 from kubetide.cloud.instance import CloudProviderError, ErrorClass, InstanceState, NodeGroupAutoscalingOptions
 from kubetide.live.providers.aws import (
     AwsApi,
@@ -21,6 +20,7 @@ from kubetide.live.providers.aws import (
 from kubetide.live.providers.aws.nodes import register_instances
 from kubetide.live.providers.aws.specs import ExplicitGroup
 from kubetide.model.node import NodeView
+from kubetide.testing.kwok_api import FakeKwokApi
 
 from .conftest import AwsProxy, activity
 

@@ -15,8 +15,8 @@ from kubetide.cloud import (
     NodeTemplate,
     NotImplementedByProvider,
 )
-from kubetide.cloud.fake import Call, RecordingCloud
 from kubetide.model.node import NodeView
+from kubetide.testing.cloud import Call, RecordingCloud
 
 
 def _node(name: str) -> NodeView:

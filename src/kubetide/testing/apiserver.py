@@ -1,4 +1,4 @@
-"""An httpx MockTransport that answers like the API server, scripted per test.
+"""An httpx2 MockTransport that answers like the API server, scripted per test.
 
 Each route is (method, path), watches as ("WATCH", path), -> a list of answers consumed in order (the last one repeats);
 an answer is a (status, body) pair, a list of watch events (a streamed 200), or an exception to raise

@@ -1,4 +1,4 @@
-"""A lightkube client over an httpx MockTransport, recording each request, for the adapters' tests."""
+"""A lightkube client over an httpx2 MockTransport, recording each request, for the adapters' tests."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """An in-memory HTTP server for the live HPA's tests: routes by (method, path) to JSON answers, over
-httpx's MockTransport, recording every request so tests can assert what was asked."""
+httpx2's MockTransport, recording every request so tests can assert what was asked."""
 
 from __future__ import annotations
 
