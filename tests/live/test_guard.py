@@ -7,45 +7,16 @@ import pytest
 from kubetide.cloud.provider import CloudProviderError
 from kubetide.cluster.driver import StatePort
 from kubetide.live.guard import LeaderGuardedCloud, LeaderGuardedPort, LeadershipLost
-from kubetide.model.api import EvictionOutcome
+from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import Taint
 from kubetide.testing.cloud import RecordingCloud
-
-
-class _Port:
-    def __init__(self) -> None:
-        self.calls: list[str] = []
-
-    def add_node_taint(self, node: str, taint: Taint) -> None:
-        self.calls.append(f"taint {node}")
-
-    def remove_node_taint(self, node: str, key: str) -> None:
-        self.calls.append(f"untaint {node}")
-
-    def set_node_unschedulable(self, node: str, unschedulable: bool) -> None:
-        self.calls.append(f"cordon {node}")
-
-    def annotate_node(self, node: str, annotations: object) -> None:
-        self.calls.append(f"annotate {node}")
-
-    def delete_node(self, node: str) -> None:
-        self.calls.append(f"delete {node}")
-
-    def evict(self, pod: Pod, grace_period_s: int | None = None) -> EvictionOutcome:
-        self.calls.append(f"evict {pod.name}")
-        return EvictionOutcome.EVICTED
-
-    def emit_event(self, type_: str, reason: str, obj: str, message: str) -> None:
-        self.calls.append(f"event {reason}")
-
-    def write_config_map(self, namespace: str, name: str, data: object) -> None:
-        self.calls.append(f"configmap {name}")
+from kubetide.testing.cluster import RecordingClusterPort
 
 
 def test_writes_stop_the_moment_leadership_is_lost() -> None:
     leading = [True]
-    inner = _Port()
+    inner = RecordingClusterPort([NodeView("n1"), NodeView("n2")])
     port = LeaderGuardedPort(inner, lambda: leading[0])
     port.add_node_taint("n1", Taint("k", "v", "NoSchedule"))
     # The CA driver writes its state and learned templates only through a port that can: this one can.
@@ -64,7 +35,11 @@ def test_writes_stop_the_moment_leadership_is_lost() -> None:
         with pytest.raises(LeadershipLost):
             write()
     port.emit_event("Normal", "R", "Node/n2", "m")  # events only describe: they pass
-    assert inner.calls == ["taint n1", "configmap kubetide-cluster-autoscaler-templates", "event R"]
+    assert [(c.method, c.target) for c in inner.calls] == [
+        ("add_node_taint", "n1"),
+        ("write_config_map", "kube-system/kubetide-cluster-autoscaler-templates"),
+    ]
+    assert [e.reason for e in inner.events] == ["R"]
 
 
 def test_cloud_writes_are_refused_and_reads_pass() -> None:

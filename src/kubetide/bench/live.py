@@ -40,10 +40,8 @@ from kubetide.kube.discovery import ServedVersions
 from kubetide.kube.rest import Rest
 from kubetide.kube.schema import list_decoder
 from kubetide.live.cluster_autoscaler.world import CAWorldSource
-from kubetide.model.api import EvictionOutcome
-from kubetide.model.pod import Pod
-from kubetide.model.scheduling_terms import Taint
 from kubetide.testing.cloud import RecordingCloud
+from kubetide.testing.cluster import RecordingClusterPort
 
 PODS, NODES = 30_000, 1_000
 COLD_TARGET_S = 10.0
@@ -155,25 +153,6 @@ def run() -> list[dict[str, Any]]:
     return records + _ca_loop_figures(warm_world) + _decode_figures(pages["pods"])
 
 
-class _NoWrites:
-    """The ClusterPort of the loop bench: writes are accepted and dropped (the loop's cost is measured)."""
-
-    def add_node_taint(self, node: str, taint: Taint) -> None: ...
-
-    def remove_node_taint(self, node: str, key: str) -> None: ...
-
-    def set_node_unschedulable(self, node: str, unschedulable: bool) -> None: ...
-
-    def annotate_node(self, node: str, annotations: Any) -> None: ...
-
-    def delete_node(self, node: str) -> None: ...
-
-    def evict(self, pod: Pod, grace_period_s: int | None = None) -> EvictionOutcome:
-        return EvictionOutcome.GONE  # dropped: as if gone at once, so a drain goes on to its deletion
-
-    def emit_event(self, type_: str, reason: str, obj: str, message: str) -> None: ...
-
-
 def _ca_loop_figures(world: World, loops: int = 5) -> list[dict[str, Any]]:
     cloud = RecordingCloud()
     for g in range(GROUPS):
@@ -181,7 +160,9 @@ def _ca_loop_figures(world: World, loops: int = 5) -> list[dict[str, Any]]:
     for node in world.nodes:
         cloud.with_node(node.labels["kubetide.io/node-group"], node)
     now = 1_800_000_000.0
-    autoscaler = StaticAutoscaler(cloud, _NoWrites(), AutoscalingOptions(), start_time=now - 3600)
+    autoscaler = StaticAutoscaler(
+        cloud, RecordingClusterPort.discarding(), AutoscalingOptions(), start_time=now - 3600
+    )
     cold_s, result = _timed(lambda: autoscaler.run_once(world, now))
     warm: list[float] = []
     for k in range(loops):

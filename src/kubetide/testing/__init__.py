@@ -5,6 +5,9 @@ Part of the installed package on purpose: the benchmarks (``python -m kubetide.b
 tests their own wiring of kubetide (a provider, a runner) gets the doubles kubetide's tests use.
 Nothing else in kubetide imports this package (import-linter contracts).
 
+- :mod:`~kubetide.testing.cluster`: the recording ClusterPort (every write recorded and applied to the
+  nodes and pods it holds, or, :meth:`~kubetide.testing.cluster.RecordingClusterPort.discarding`, to
+  nothing).
 - :mod:`~kubetide.testing.cloud`: the recording CloudProvider, built fluently.
 - :mod:`~kubetide.testing.apiserver`: an API server answering scripted routes over an httpx2
   MockTransport (the client infrastructure's and the live ClusterPort's tests).

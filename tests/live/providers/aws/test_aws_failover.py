@@ -16,12 +16,12 @@ from kubetide.live.providers.aws import AwsApi, AwsCloudProvider
 from kubetide.live.providers.aws.specs import ExplicitGroup
 from kubetide.model.node import NodeView
 from kubetide.model.resources import Resources
+from kubetide.testing.cluster import RecordingClusterPort
 
 from .conftest import AwsProxy, activity
 
-sys.path.insert(0, str(Path(__file__).parents[3] / "cluster"))  # the loop tests' fakes and builders
+sys.path.insert(0, str(Path(__file__).parents[3] / "cluster"))  # the loop tests' builders
 from ca_loop_harness import pod
-from fake_api import FakeClusterApi
 
 INSUFFICIENT = (
     "We currently do not have sufficient m5.xlarge capacity in the Availability Zone you requested "
@@ -50,7 +50,7 @@ def test_a_reported_stockout_fails_over_to_the_next_group_in_one_loop(
     )
     nodes = {"static-1": other}
     pods = {"busy": pod("busy", 1800, node_name="static-1"), "p0": pod("p0", 1000)}
-    ca = StaticAutoscaler(cloud, FakeClusterApi(nodes, pods), options)
+    ca = StaticAutoscaler(cloud, RecordingClusterPort(nodes, pods), options)
 
     def loop(now: float) -> list[str]:
         result = ca.run_once(World(list(nodes.values()), list(pods.values()), [], priorities, None), now)
