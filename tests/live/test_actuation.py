@@ -1,4 +1,5 @@
-"""The live ClusterPort: optimistic-concurrency taints, evictions by outcome, dry run, Events."""
+"""The live ClusterPort: optimistic-concurrency taints, evictions by outcome, Events; and behind the
+guard (kubetide.live.guard) in a dry run."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from prometheus_client import REGISTRY
 from kubetide.kube.discovery import ServedVersions
 from kubetide.kube.events import EventRecorder
 from kubetide.live.actuation import KubeClusterPort
+from kubetide.live.guard import GuardedClusterPort, WriteGate
 from kubetide.model.api import ApiError, EvictionOutcome, NotFoundError
 from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import Taint
@@ -25,7 +27,7 @@ def _node(rv: str, *taints: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     return 200, obj("n1", rv, spec={"taints": list(taints)})
 
 
-def _port(api: FakeApi, dry_run: bool = False, clock: Any = None) -> KubeClusterPort:
+def _port(api: FakeApi, clock: Any = None) -> KubeClusterPort:
     rest = api.rest()
     events = EventRecorder(
         rest, "cluster-autoscaler", host="h", sleep=lambda s: None, clock=clock or (lambda: 0.0)
@@ -34,10 +36,14 @@ def _port(api: FakeApi, dry_run: bool = False, clock: Any = None) -> KubeCluster
         rest,
         ServedVersions("v2beta2", "v1beta1"),
         component="cluster-autoscaler",
-        dry_run=dry_run,
         events=events,
         sleep=lambda s: None,
     )
+
+
+def _dry_run(api: FakeApi) -> GuardedClusterPort:
+    """The live port as a dry run wires it: behind the guard, leading."""
+    return GuardedClusterPort(_port(api), WriteGate("cluster-autoscaler", lambda: True, dry_run=True))
 
 
 def test_add_taint_retries_a_conflict_on_a_fresh_read_and_keeps_other_controllers_taints() -> None:
@@ -133,12 +139,12 @@ def _dry_count(action: str) -> float:
 def test_dry_run_writes_nothing_but_events_and_counts_each_action() -> None:
     api = FakeApi().add("GET", NODE, _node("1")).add("POST", "/api/v1/namespaces/default/events", (201, {}))
     before = _dry_count("add-taint"), _dry_count("evict"), _dry_count("delete-node")
-    port = _port(api, dry_run=True)
+    port = _dry_run(api)
     port.add_node_taint("n1", TO_BE_DELETED)
     assert port.evict(POD, 30) is EvictionOutcome.GONE  # as if gone at once: the drain shows its end
     port.delete_node("n1")
     port.emit_event("Normal", "ScaleDown", "Node/n1", "marking node for deletion")
-    assert {r.method for r in api.requests} == {"GET", "POST"}
+    assert {r.method for r in api.requests} == {"POST"}  # the guard says the writes: nothing is read
     assert [r.url.path for r in api.requests if r.method == "POST"] == ["/api/v1/namespaces/default/events"]
     after = _dry_count("add-taint"), _dry_count("evict"), _dry_count("delete-node")
     assert [a - b for a, b in zip(after, before, strict=True)] == [1, 1, 1]
@@ -237,7 +243,5 @@ def test_the_state_config_map_is_created_then_replaced_and_never_written_in_a_dr
     (replaced,) = api.bodies("PUT", STATE_CM)
     assert replaced["metadata"]["resourceVersion"] == "7" and replaced["data"] == {"state": "{1}"}
     dry = FakeApi()
-    _port(dry, dry_run=True).write_config_map(
-        "kube-system", "kubetide-cluster-autoscaler-state", {"state": "{}"}
-    )
+    _dry_run(dry).write_config_map("kube-system", "kubetide-cluster-autoscaler-state", {"state": "{}"})
     assert dry.bodies("POST", "/api/v1/namespaces/kube-system/configmaps") == []

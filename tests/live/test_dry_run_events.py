@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kubetide.live.dryrun import DryRunEventRecorder, dry_run_message
+from kubetide.live.guard import DryRunEventRecorder, dry_run_message
 from kubetide.testing.apiserver import FakeApi
 
 

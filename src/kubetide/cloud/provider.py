@@ -229,8 +229,8 @@ class BulkNodeLookup(Protocol):
 
 def bulk_lookup(cloud: object) -> BulkNodeLookup | None:
     """``cloud`` as a :class:`BulkNodeLookup` when its class implements both methods; None otherwise.
-    Read on the class, so a wrapper that forwards attributes to the cloud it wraps (leader guard, dry
-    run) is asked node by node, through its own methods."""
+    Read on the class, so a wrapper that forwarded attributes to the cloud it wraps would still be asked
+    node by node, through its own methods."""
     kind = type(cloud)
     if callable(getattr(kind, "node_group_ids", None)) and callable(getattr(kind, "has_instances", None)):
         return cast(BulkNodeLookup, cloud)

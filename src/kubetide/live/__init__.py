@@ -12,7 +12,8 @@ infrastructure (:mod:`kubetide.kube`); never imports the simulator (an import-li
 - :mod:`~kubetide.live.hpa`: the HPA controller's ports (metrics APIs or Prometheus, scale targets, HPAs).
 - :mod:`~kubetide.live.providers`: the cloud providers (``kwok``, ``aws``, and the snapshot cloud of
   ``kubetide explain --snapshot``).
-- :mod:`~kubetide.live.guard`, :mod:`~kubetide.live.dryrun`: writes only while leading; ``--dry-run``.
+- :mod:`~kubetide.live.guard`: every port's writes made only while leading, and only said in a dry run
+  (``--dry-run``).
 - :mod:`~kubetide.live.agent`: ``kubetide node-agent``, the kubelet's stand-in for kwok nodes.
 - :mod:`~kubetide.live.export`: ``kubetide scenario from-cluster``, a live cluster as a scenario.
 """

@@ -10,8 +10,8 @@ Evictions go through the Eviction subresource of the served ``policy`` version, 
 
 Transient failures (no response, 429 on plain writes, 5xx) are retried with capped exponential
 backoff; what still fails is an :class:`~kubetide.model.api.ApiError` (a 404 on the object a
-:class:`~kubetide.model.api.NotFoundError`). With ``dry_run`` nothing is written except Events: each
-write is logged and counted in ``kubetide_dry_run_actions_total{component,action}``.
+:class:`~kubetide.model.api.NotFoundError`). A dry run and the leader check wrap this port
+(:mod:`kubetide.live.guard`): every call that reaches it is made.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from typing import Any, TypeVar
 
 from kubetide.kube.discovery import ServedVersions
 from kubetide.kube.events import EventRecorder, UidLookup
-from kubetide.kube.metrics import DRY_RUN_ACTIONS
 from kubetide.kube.rest import MERGE_PATCH, KubeStatusError, Rest, retrying
 from kubetide.model.api import ApiError, EvictionOutcome, NotFoundError
 from kubetide.model.pod import Pod
@@ -48,13 +47,12 @@ class KubeClusterPort:
         versions: ServedVersions,
         *,
         component: str,
-        dry_run: bool = False,
         uid_of: UidLookup | None = None,
         events: EventRecorder | None = None,
         attempts: int = 5,
         sleep: Callable[[float], None] = time.sleep,
     ):
-        self.rest, self.versions, self.component, self.dry_run = rest, versions, component, dry_run
+        self.rest, self.versions, self.component = rest, versions, component
         self.events = events or EventRecorder(rest, component, uid_of=uid_of, sleep=sleep)
         self._attempts, self._sleep = attempts, sleep
 
@@ -94,8 +92,6 @@ class KubeClusterPort:
         self._update_node(node, "cordon" if unschedulable else "uncordon", mutate)
 
     def annotate_node(self, node: str, annotations: Mapping[str, str | None]) -> None:
-        if self._dry("annotate-node", f"node {node}: annotations {dict(annotations)}"):
-            return
         patch = {"metadata": {"annotations": dict(annotations)}}
         self._call(
             f"annotate node {node}",
@@ -103,8 +99,6 @@ class KubeClusterPort:
         )
 
     def delete_node(self, node: str) -> None:
-        if self._dry("delete-node", f"node {node}"):
-            return
         with contextlib.suppress(NotFoundError):  # already gone: deletion is idempotent
             self._call(f"delete node {node}", lambda: self.rest.request("DELETE", f"/api/v1/nodes/{node}"))
 
@@ -113,8 +107,6 @@ class KubeClusterPort:
         for _ in range(CONFLICT_RETRIES):
             obj = self._call(f"get node {node}", lambda: self.rest.request("GET", path))
             if not mutate(obj):
-                return
-            if self._dry(action.split(" ")[0], f"node {node}: {action}"):
                 return
             try:
                 # PUT with the read resourceVersion: a concurrent writer makes this a 409, not a loss.
@@ -130,10 +122,6 @@ class KubeClusterPort:
     # -- pods ------------------------------------------------------------------------------------
 
     def evict(self, pod: Pod, grace_period_s: int | None = None) -> EvictionOutcome:
-        if self._dry("evict", f"pod {pod.key}"):
-            # Nothing is evicted: as if the pod were gone at once, so the dry run goes on to show the
-            # node deletion the drain would end in, instead of waiting for a pod that never goes.
-            return EvictionOutcome.GONE
         body: Json = {
             "apiVersion": f"policy/{self.versions.policy}",
             "kind": "Eviction",
@@ -164,10 +152,7 @@ class KubeClusterPort:
 
     def write_config_map(self, namespace: str, name: str, data: Mapping[str, str]) -> None:
         """Create or replace the ConfigMap's data (its other fields kept); a conflict re-reads and
-        retries. Not written in a dry run: a dry run's scale-ups never happened, so its clocks and
-        backoffs must not reach a real autoscaler that reads them at start."""
-        if self._dry("write", f"ConfigMap {namespace}/{name}"):
-            return
+        retries."""
         path = f"/api/v1/namespaces/{namespace}/configmaps"
 
         def attempt() -> None:
@@ -201,13 +186,6 @@ class KubeClusterPort:
         self.events.emit(type_, reason, obj, message)
 
     # -- helpers ---------------------------------------------------------------------------------
-
-    def _dry(self, action: str, what: str) -> bool:
-        if not self.dry_run:
-            return False
-        DRY_RUN_ACTIONS.labels(component=self.component, action=action).inc()
-        log.info("dry run: would %s %s", action, what)
-        return True
 
     def _call(self, what: str, fn: Callable[[], T]) -> T:
         try:

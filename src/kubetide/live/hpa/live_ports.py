@@ -1,34 +1,19 @@
-"""The live HPA's ports as the loop runs them: pods from a watch cache, writes only while leading.
+"""The live HPA's pods as the loop reads them: every pod from one watch (the controller's pod lister),
+grouped by namespace once per cache change, so a loop over many HPAs reads memory.
 
-- :class:`PodCache` / :class:`NamespacedPods`: every pod from one watch (the controller's pod lister),
-  grouped by namespace once per cache change, so a loop over many HPAs reads memory.
-- :class:`GuardedScaleTargets` and :class:`GuardedHPAs`: the scale and status writes refused once this
-  replica stops leading (the rest of the loop is abandoned, each HPA reporting it), and, in a dry run,
-  not made at all: the scale write is logged and counted in ``kubetide_dry_run_actions_total`` and
-  reported as done (so the decision, its events and the log say what would have happened), the status
-  write is skipped.
+Its writes (the scale, the status) are guarded with every other port's (:mod:`kubetide.live.guard.hpa`).
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 
-from kubetide.hpa.driver import HPASource, StatusWriteError
-from kubetide.hpa.ports import Scale, ScaleError, ScaleTargetPort
 from kubetide.kube.cache import Informer
 from kubetide.kube.discovery import ServedVersions, resource_kinds
-from kubetide.kube.metrics import DRY_RUN_ACTIONS
 from kubetide.kube.rest import Rest
-from kubetide.model.errors import ManifestError
-from kubetide.model.hpa import HPA, CrossVersionObjectReference, HPAStatus
 from kubetide.model.pod import Pod
-from kubetide.model.selectors import LabelSelector
 
-__all__ = ["GuardedHPAs", "GuardedScaleTargets", "NamespacedPods", "PodCache"]
-
-COMPONENT = "horizontal-pod-autoscaler"
-log = logging.getLogger("kubetide.hpa")
+__all__ = ["NamespacedPods", "PodCache"]
 
 
 class PodCache:
@@ -72,43 +57,3 @@ class NamespacedPods:
 
     def version(self, namespace: str) -> int:
         return self.informer.version
-
-
-class GuardedScaleTargets:
-    def __init__(self, inner: ScaleTargetPort, may_act: Callable[[], bool], *, dry_run: bool) -> None:
-        self.inner = inner
-        self.may_act = may_act
-        self.dry_run = dry_run
-
-    def get_scale(self, namespace: str, ref: CrossVersionObjectReference) -> Scale:
-        return self.inner.get_scale(namespace, ref)
-
-    def list_pods(self, namespace: str, selector: LabelSelector) -> Sequence[Pod]:
-        return self.inner.list_pods(namespace, selector)
-
-    def update_scale(self, namespace: str, ref: CrossVersionObjectReference, replicas: int) -> None:
-        if not self.may_act():
-            raise ScaleError("not the leader any more: scale not written")
-        if self.dry_run:
-            DRY_RUN_ACTIONS.labels(component=COMPONENT, action="update_scale").inc()
-            log.info("dry run: would scale %s/%s/%s to %d", ref.kind, namespace, ref.name, replicas)
-            return
-        self.inner.update_scale(namespace, ref, replicas)
-
-
-class GuardedHPAs:
-    def __init__(self, inner: HPASource, may_act: Callable[[], bool], *, dry_run: bool) -> None:
-        self.inner = inner
-        self.may_act = may_act
-        self.dry_run = dry_run
-
-    def list_hpas(self) -> Mapping[str, HPA | ManifestError]:
-        return self.inner.list_hpas()
-
-    def write_status(self, hpa: HPA, status: HPAStatus) -> None:
-        if not self.may_act():
-            raise StatusWriteError("not the leader any more: status not written")
-        if self.dry_run:
-            DRY_RUN_ACTIONS.labels(component=COMPONENT, action="update_status").inc()
-            return
-        self.inner.write_status(hpa, status)
