@@ -40,6 +40,7 @@ from kubetide.kube.guard import LeaderGuardedCloud, LeaderGuardedPort
 from kubetide.kube.metrics import DRY_RUN_ACTIONS
 from kubetide.kube.rest import Rest
 from kubetide.model import yamldoc
+from kubetide.model.numbers import is_ascii_digits
 
 __all__ = ["REGISTRY", "load_node_groups", "main"]
 
@@ -182,7 +183,9 @@ def main(argv: Sequence[str]) -> None:
     values = parsed.values
     problems = list(parsed.problems)
     # Escalator's -v is --loglevel (logrus), not klog's verbosity.
-    loglevel = int(parsed.logging["v"]) if parsed.logging.get("v", "").isdigit() else int(values["loglevel"])
+    loglevel = (
+        int(parsed.logging["v"]) if is_ascii_digits(parsed.logging.get("v", "")) else int(values["loglevel"])
+    )
     groups: list[NodeGroupOptions] = []
     if not values["nodegroups"]:
         problems.append(("nodegroups", "required: Escalator's node groups file"))
