@@ -189,6 +189,9 @@ def parse_flags(
     values: dict[str, Any] = {}
     problems: list[tuple[str, str]] = []
     for name, value in raw.items():
+        if not isinstance(name, str):  # a YAML key such as 0 or true: no flag is named so
+            problems.append((str(name), "unknown Cluster Autoscaler flag (a flag name is text)"))
+            continue
         if scenario and name in SCENARIO_UNSUPPORTED:
             problems.append((name, f"not supported in a scenario: {SCENARIO_UNSUPPORTED[name]}"))
             continue

@@ -20,6 +20,7 @@ Every problem is reported with its path, all at once (:class:`~kubetide.model.er
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -95,6 +96,9 @@ def _nothing(obj: Any, _: str) -> None:
     return None
 
 
+_MAX_EPOCH = 253_402_300_799
+
+
 def parse_snapshot(doc: Any) -> Snapshot:
     problems: list[FieldError] = []
     notes: list[str] = []
@@ -107,7 +111,11 @@ def parse_snapshot(doc: Any) -> Snapshot:
     now = 0.0
     raw_time = doc.get("time")
     if isinstance(raw_time, int | float) and not isinstance(raw_time, bool):
-        now = float(raw_time)
+        # Seconds since the epoch, up to RFC 3339's last second (9999-12-31T23:59:59Z).
+        if (isinstance(raw_time, float) and not math.isfinite(raw_time)) or not 0 <= raw_time <= _MAX_EPOCH:
+            problems.append(FieldError("time", f"must be seconds since the epoch in 0..{_MAX_EPOCH}"))
+        else:
+            now = float(raw_time)
     else:
         try:
             now = parse_time(str(raw_time)) if raw_time is not None else 0.0
