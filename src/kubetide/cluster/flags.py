@@ -176,7 +176,7 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset(
 
 
 def parse_flags(
-    raw: Mapping[str, Any], registry: Mapping[str, FlagSpec] | None = None, *, scenario: bool = False
+    raw: Mapping[Any, Any], registry: Mapping[str, FlagSpec] | None = None, *, scenario: bool = False
 ) -> tuple[dict[str, Any], list[tuple[str, str]]]:
     """Typed values for ``raw`` (durations in seconds) and the problems as ``(flag, message)``.
 
