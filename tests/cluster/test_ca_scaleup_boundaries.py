@@ -299,6 +299,31 @@ def test_max_nodes_total_counts_ready_nodes_only(max_total: int, scaled: bool) -
     assert bool(h.cloud.calls_to("increase_size")) is scaled
 
 
+@pytest.mark.parametrize(
+    ("version", "result", "events"),
+    [
+        ("1.31", "NoOptionsAvailable", []),
+        ("1.36", "LimitedByMaxNodesTotal", ["MaxNodesTotalReached", "NotTriggerScaleUp"]),
+    ],
+)
+def test_max_nodes_total_reached_by_the_ready_nodes(version: str, result: str, events: list[str]) -> None:
+    """static_autoscaler.go RunOnce with ``len(readyNodes) >= MaxNodesTotal``: CA 1.31 sets
+    ``ScaleUpNoOptionsAvailable`` and only logs; CA 1.33+ sets ``ScaleUpLimitedByMaxNodesTotal``, records
+    the Warning MaxNodesTotalReached and puts every pod in PodsRemainUnschedulable (NotTriggerScaleUp
+    "max total nodes in cluster reached", eventing_scale_up_processor.go)."""
+    cloud = RecordingCloud().with_group("g", 0, 10, target=2, template=template("g"))
+    flags = {"max-nodes-total": 2, "ca-compatibility-version": version}
+    h = Harness(cloud, AutoscalingOptions.from_flags(flags))
+    for i in range(2):
+        h.add_node(node(f"g-{i}", "g"), "g")
+        h.add_pod(pod(f"busy-{i}", 1800, node_name=f"g-{i}"))
+    h.add_pod(pod("p", 1500))
+    loop = h.run(0.0)
+    assert loop.scale_up_result == result
+    assert sorted({e.reason for e in loop.events} & {"MaxNodesTotalReached", "NotTriggerScaleUp"}) == events
+    assert h.cloud.calls_to("increase_size") == []
+
+
 def test_max_nodes_total_counts_upcoming_nodes() -> None:
     """orchestrator.go ScaleUp: ``GetCappedNewNodeCount(bestOption.NodeCount, len(nodes)+len(upcomingNodes))``
     and the estimator's ClusterCapacityThreshold on the same count: 2 ready + 1 upcoming with a max of 3

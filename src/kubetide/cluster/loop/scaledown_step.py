@@ -241,6 +241,7 @@ class ScaleDownPlanner:
                 memo=self._utilization,
                 pods_versions=versions,
                 kept=self._eligibility,
+                compat=o.compat,
             ),
             now,
         )
@@ -347,6 +348,7 @@ class ScaleDownPlanner:
             registry.group_options,
             sizes,
             within_min_limits,
+            zero_time_immediate=o.compat.zero_removal_time_immediate,
         )
         for name, why in removable.unremovable.items():
             unremovable[name] = str(why)

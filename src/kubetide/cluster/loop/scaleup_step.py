@@ -206,6 +206,10 @@ def decide_scale_up(
     # ReadyNodeLister: Ready and schedulable (what ScaleUp is given as the cluster's nodes).
     ready = [n for n in loop.nodes if is_node_ready(n) and not n.unschedulable]
     if options.max_nodes_total > 0 and len(ready) >= options.max_nodes_total:
+        if not options.compat.limited_by_max_nodes_total:
+            # CA 1.31 RunOnce: ``scaleUpStatus.Result = ScaleUpNoOptionsAvailable``, only a log line.
+            return ScaleUpDecision(str(ScaleUpResult.NO_OPTIONS_AVAILABLE))
+        # CA 1.33+: ScaleUpLimitedByMaxNodesTotal, the event, and every pod in PodsRemainUnschedulable.
         msg = f"Max total nodes in cluster reached: {options.max_nodes_total}"
         events = [CAEvent("Warning", str(EventReason.MAX_NODES_TOTAL_REACHED), CA_EVENT_OBJECT, msg)]
         for p in to_help:
