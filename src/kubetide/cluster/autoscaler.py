@@ -482,10 +482,16 @@ class StaticAutoscaler:
             self.planner.forget([item.node.name for item in started])
             for item in started:
                 self._tainted_at[item.node.name] = now
-            if started:
+            if result.scale_down_result == ScaleDownResult.NODE_DELETE_STARTED:
                 self.times = replace(self.times, last_scale_down_delete=now)
-            if len(started) < len(plan.delete):
+            elif result.scale_down_result == ScaleDownResult.ERROR:
+                # RunOnce: StartDeletion's error (a taint refused) sets lastScaleDownFailTime and ends
+                # the loop with it, before --enforce-node-group-min-size.
                 self.times = replace(self.times, last_scale_down_fail=now)
+                result.error = "failed to scale down: couldn't taint a node with ToBeDeleted"
+                self._report_unremovable(loop)
+                self._back_off_failed_deletions(loop)
+                return len(to_help)
         self._report_unremovable(loop)
         self._back_off_failed_deletions(loop)
         if o.enforce_node_group_min_size and housekeeping.enforce_min_sizes(
@@ -616,7 +622,9 @@ class StaticAutoscaler:
                 continue
             if exact is not None and int(exact) == int(since):
                 since = exact
-            out.append(Deletion(node, loop.groups[gid], since))
+            drain = self.planner.started_as_drain(node.name, loop.pods_by_node.get(node.name, ()))
+            atomic = self.registry.group_options(gid).zero_or_max_node_scaling
+            out.append(Deletion(node, loop.groups[gid], since, drain, atomic))
         if self._tainted_at or self._deleted:
             present = set(map(_NAME, loop.nodes))
             for name in [n for n in self._tainted_at if n not in present]:

@@ -60,6 +60,7 @@ class NodeToDelete:
     moves: tuple[tuple[str, str], ...] = ()
     pods_to_reschedule: tuple[str, ...] = ()
     utilization: str = "{}"
+    atomic: bool = False  # its group is ZeroOrMax: deleted with the group's other nodes, in one call
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +147,14 @@ class ScaleDownPlanner:
         self.previous_candidates: frozenset[str] = frozenset()
         # Whether each deletion this planner started was a drain (the deletion tracker's two lists).
         self._started_drained: dict[str, bool] = {}
+
+    def started_as_drain(self, name: str, pods: Sequence[Pod]) -> bool:
+        """Whether the deletion of ``name`` was started as a drain (the deletion tracker's lists); one this
+        planner did not start (resumed from its taint) is a drain while it has pods to move."""
+        drained = self._started_drained.get(name)
+        if drained is None:
+            drained = any(must_move_now(p) for p in pods)
+        return drained
 
     def forget(self, names: Sequence[str]) -> None:
         for name in names:
@@ -325,17 +334,9 @@ class ScaleDownPlanner:
         # the loop's result is ScaleDownNoNodeDeleted (ScaleDownNoUnneeded is the legacy scale-down's).
         in_progress: dict[str, int] = {}
         drain_in_progress = 0
-        started_drained = self._started_drained
         for d in deletions:
-            name = d.node.name
             in_progress[d.group.id()] = in_progress.get(d.group.id(), 0) + 1
-            # The deletion tracker knows how each deletion started (StartDeletionWithDrain); a
-            # deletion this planner did not start (resumed from its taint) is a drain while it has
-            # pods to move.
-            drained = started_drained.get(name)
-            if drained is None:
-                drained = any(must_move_now(p) for p in loop.pods_by_node.get(name, ()))
-            drain_in_progress += drained
+            drain_in_progress += d.drain  # how it started (started_as_drain)
         sizes = {
             gid: GroupSizes(t, loop.groups[gid].min_size(), in_progress.get(gid, 0))
             for gid, t in targets.items()
@@ -394,6 +395,7 @@ class ScaleDownPlanner:
                             _moves(removals.get(name)),
                             moving,
                             util_text,
+                            gn.group in atomic,
                         )
                     )
         if not delete:
