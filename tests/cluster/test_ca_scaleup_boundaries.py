@@ -4,6 +4,8 @@ each is tested at the boundary itself and one tick either side. A Go ``a.Before(
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from ca_builders import cnode
 from ca_loop_harness import Harness, node, pod, template
@@ -241,6 +243,25 @@ def test_resource_limit_allows_a_delta_equal_to_what_is_left(left: int, allowed:
     assert (check.allowed, bool(check.exceeded)) == (allowed, exceeded)
     over = limits.check_quota({CORES: 120}, {CORES: 10}, 1)  # usage above the max: nothing left
     assert over.allowed == 0
+
+
+@pytest.mark.parametrize(
+    ("version", "reason"),
+    [("1.31", "max cluster cpu limit reached"), ("1.36", 'exceeded quota: "cluster-wide", resources: cpu')],
+)
+def test_an_atomic_group_whose_whole_size_exceeds_a_limit_is_skipped(version: str, reason: str) -> None:
+    """orchestrator.go IsNodeGroupResourceExceeded: the delta times ``numNodes`` (a ZeroOrMax group's
+    ``max - target``) exceeding any limit skips the group, even if fewer nodes would fit; the reason is
+    1.31's NewMaxResourceLimitReached (sorted resources) or 1.36's quota message."""
+    atomic = replace(AutoscalingOptions().node_group_defaults(), zero_or_max_node_scaling=True)
+    cloud = RecordingCloud().with_group("slice", 0, 4, target=0, template=template("slice"), options=atomic)
+    flags = {"cores-total": "0:6", "ca-compatibility-version": version}  # 2-core nodes: 3 fit, not 4
+    h = Harness(cloud, AutoscalingOptions.from_flags(flags))
+    h.add_pod(pod("p", 1500))
+    result = h.run(0.0)
+    assert h.cloud.calls_to("increase_size") == []
+    (event,) = [e for e in result.events if e.reason == "NotTriggerScaleUp"]
+    assert reason in event.message
 
 
 def _not_ready(name: str, cpu: int) -> NodeView:

@@ -196,6 +196,7 @@ class StaticAutoscaler:
             ),
             limits=self.limits,
             failover_to_untried_groups=o.failover_to_untried_groups,
+            compat=o.compat,
         )
         self.drain_options = DrainOptions(
             skip_nodes_with_system_pods=o.skip_nodes_with_system_pods,

@@ -45,6 +45,10 @@ class Compatibility:
     # LimitedByMaxNodesTotal, with a MaxNodesTotalReached event and NotTriggerScaleUp on the pods
     # (1.31: NoOptionsAvailable, no event).
     limited_by_max_nodes_total: bool
+    # 1.36 resourcequotas (the quota tracker): a group skipped for a resource limit says
+    # ``exceeded quota: "cluster-wide", resources: cpu, memory`` (1.31 skippedreasons.go
+    # NewMaxResourceLimitReached: ``max cluster cpu, memory limit reached``, resources sorted).
+    quota_skip_message: bool
 
 
 _BY_VERSION = {
@@ -54,6 +58,7 @@ _BY_VERSION = {
         unknown_utilization_unremovable=False,
         zero_removal_time_immediate=False,
         limited_by_max_nodes_total=False,
+        quota_skip_message=False,
     ),
     "1.36": Compatibility(
         "1.36",
@@ -61,6 +66,7 @@ _BY_VERSION = {
         unknown_utilization_unremovable=True,
         zero_removal_time_immediate=True,
         limited_by_max_nodes_total=True,
+        quota_skip_message=True,
     ),
 }
 

@@ -68,14 +68,15 @@ def removable_at(
     group_of: Callable[[NodeView], str | None],
     group_options: Callable[[str], NodeGroupAutoscalingOptions],
     sizes: Mapping[str, GroupSizes],
-    within_min_limits: Callable[[NodeView], bool] = lambda node: True,
+    within_min_limits: Callable[[NodeView], UnremovableReason | None] = lambda node: None,
     *,
     zero_time_immediate: bool = False,
 ) -> Removable:
-    """``RemovableAt``; ``within_min_limits`` answers whether removing the node (after the ones
+    """``RemovableAt``; ``within_min_limits`` answers None when removing the node (after the ones
     accepted before it) keeps every cluster resource at or above its ``--cores-total``/``--memory-total``
-    minimum, and must account for the nodes it already approved. ``zero_time_immediate``: CA 1.35+'s
-    ``removalThreshold > 0 &&`` (``Compatibility.zero_removal_time_immediate``)."""
+    (``--gpu-total``) minimum, else why not (MinimalResourceLimitExceeded, or UnexpectedError when the
+    node's resources cannot be had), and must account for the nodes it already approved.
+    ``zero_time_immediate``: CA 1.35+'s ``removalThreshold > 0 &&`` (``Compatibility.zero_removal_time_immediate``)."""
     left = {g: s.target for g, s in sizes.items()}
     unremovable: dict[str, UnremovableReason] = {}
     accepted: dict[bool, list[str]] = {True: [], False: []}
@@ -96,7 +97,7 @@ def _reason(
     group_options: Callable[[str], NodeGroupAutoscalingOptions],
     sizes: Mapping[str, GroupSizes],
     left: dict[str, int],
-    within_min_limits: Callable[[NodeView], bool],
+    within_min_limits: Callable[[NodeView], UnremovableReason | None],
     zero_time_immediate: bool,
 ) -> UnremovableReason | None:
     node = u.node
@@ -120,7 +121,8 @@ def _reason(
         return UnremovableReason.UNEXPECTED_ERROR
     if left[group] - size.deletions_in_progress <= size.min_size:
         return UnremovableReason.NODE_GROUP_MIN_SIZE_REACHED
-    if not within_min_limits(node):
-        return UnremovableReason.MINIMAL_RESOURCE_LIMIT_EXCEEDED
+    limited = within_min_limits(node)
+    if limited is not None:
+        return limited
     left[group] -= 1
     return None
