@@ -38,9 +38,10 @@ CA's grace periods, the wait for the evicted pods to go before ``DeleteNodes``),
 and the deletion wake-ups between loops (:meth:`StaticAutoscaler.run_deletions` at
 ``LoopResult.deletions_due_at``).
 
-Simplifications: GPU utilization, startup / status taints, cordoning
-(``--cordon-node-before-terminating``), the pods of nodes being drained in scale-up, and salvo /
-graceful-degradation modes are not implemented.
+Decisions that changed after CA 1.31 follow ``--ca-compatibility-version`` (:mod:`kubetide.cluster.compat`).
+
+Simplifications: frequent loops (``--frequent-loops-enabled``), the pods of nodes being drained in
+scale-up, and salvo / graceful-degradation modes are not implemented.
 """
 
 from __future__ import annotations
