@@ -123,29 +123,15 @@ def _taint_batch(
     for item in batch:
         name = item.node.name
         data: dict[str, object] = {"group": item.group, "node": name}
-        ok = recorder.api_call(
-            loop,
-            EventReason.SCALE_DOWN_FAILED,
-            f"Node/{name}",
-            "failed to mark the node as toBeDeleted/unschedulable",
-            data,
-            port.add_node_taint,
-            name,
-            taint,
-        )
-        if ok and settings.cordon:
-            ok = recorder.api_call(
-                loop,
-                EventReason.SCALE_DOWN_FAILED,
-                f"Node/{name}",
-                "failed to mark the node as toBeDeleted/unschedulable",
-                data,
-                port.set_node_unschedulable,
-                name,
-                True,
-            )
-            if not ok:
-                untaint(loop, port, recorder, name, data, cordon=False)
+        ok = _mark(loop, recorder, name, data, port.add_node_taint, taint)
+        # MarkToBeDeleted writes the taint and Spec.Unschedulable in one update: both or neither.
+        if (
+            ok
+            and settings.cordon
+            and not _mark(loop, recorder, name, data, port.set_node_unschedulable, True)
+        ):
+            untaint(loop, port, recorder, name, data, cordon=False)
+            ok = False
         if not ok:
             for done in tainted:
                 untaint(loop, port, recorder, done.name, {"node": done.name}, cordon=settings.cordon)
@@ -154,6 +140,26 @@ def _taint_batch(
         view = replace(item.node, taints=(*kept, taint))
         tainted.append(replace(view, unschedulable=True) if settings.cordon else view)
     return tainted
+
+
+def _mark(
+    loop: LoopContext,
+    recorder: Recorder,
+    name: str,
+    data: dict[str, object],
+    write: Callable[..., object],
+    *args: object,
+) -> bool:
+    return recorder.api_call(
+        loop,
+        EventReason.SCALE_DOWN_FAILED,
+        f"Node/{name}",
+        "failed to mark the node as toBeDeleted/unschedulable",
+        data,
+        write,
+        name,
+        *args,
+    )
 
 
 def _announce(loop: LoopContext, item: NodeToDelete, recorder: Recorder) -> None:
