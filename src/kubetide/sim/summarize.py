@@ -101,18 +101,7 @@ def _max_total_nodes(sim: Simulation) -> int:
 def _ca_summary(sim: Simulation) -> ClusterAutoscalerSummary:
     if sim.ca is None:
         return ClusterAutoscalerSummary()
-    s = sim.ca.stats
-    return ClusterAutoscalerSummary(
-        scale_ups=s.scale_ups,
-        nodes_added=s.nodes_added,
-        scale_downs=s.scale_downs,
-        nodes_removed=s.nodes_removed,
-        failed_scale_ups=s.failed_scale_ups,
-        backoffs=s.backoffs,
-        unregistered_removed=s.unregistered_removed,
-        enabled=True,
-        extra={"failed_instances_removed": s.failed_removed, "loops": sim.ca.loops},
-    )
+    return ClusterAutoscalerSummary.of_run(sim.ca.stats, sim.ca.loops)
 
 
 def _escalator_summary(sim: Simulation) -> EscalatorSummary:
