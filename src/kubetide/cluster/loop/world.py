@@ -19,7 +19,7 @@ from kubetide.model.pod import Pod
 from kubetide.scheduling.drainability import PDB
 
 if TYPE_CHECKING:
-    from kubetide.cluster.loop.scaleup_step import ScaleUpDecision
+    from kubetide.cluster.loop.scaleup_decision import ScaleUpDecision
     from kubetide.cluster.status import ClusterAutoscalerStatus
 
 __all__ = ["CAEvent", "LoopMetrics", "LoopResult", "LoopStats", "World"]
