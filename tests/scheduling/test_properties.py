@@ -16,12 +16,12 @@ from kubetide.model.scheduling_terms import PodAffinityTerm, Taint, Toleration
 from kubetide.scheduling import removal_simulation
 from kubetide.scheduling.estimator import estimate
 from kubetide.scheduling.fit import FitChecker
-from kubetide.scheduling.reference import ref_estimate, ref_failure, ref_fits, ref_remove
 from kubetide.scheduling.removal_simulation import must_move, simulate_removals
 from kubetide.scheduling.scheduler import Scheduler
 from kubetide.scheduling.snapshot import ClusterSnapshot
 
 from .builders import GI, MI, node, owner, pod, selector, spread
+from .reference import ref_estimate, ref_failure, ref_fits, ref_remove
 
 SETTINGS = settings(
     max_examples=int(__import__("os").environ.get("KT_EXAMPLES", "120")),

@@ -17,11 +17,11 @@ from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import Taint, Toleration
 from kubetide.scheduling import removal_simulation
 from kubetide.scheduling.kept import SnapshotKeeper
-from kubetide.scheduling.reference import ref_fits
 from kubetide.scheduling.removal_simulation import RemovalMemo, simulate_removals
 from kubetide.scheduling.snapshot import ClusterSnapshot
 
 from .builders import GI, MI, ZONE_LABEL, node, owner, pod
+from .reference import ref_fits
 from .test_properties import SETTINGS
 
 _SHAPES = [(100, 128 * MI), (250, 512 * MI), (500, 1 * GI)]

@@ -7,11 +7,11 @@ import pytest
 
 from kubetide.model.pod import Pod
 from kubetide.scheduling import removal_simulation
-from kubetide.scheduling.reference import ref_remove
 from kubetide.scheduling.removal_simulation import RemovalOutcome, must_move, simulate_removals
 from kubetide.scheduling.snapshot import ClusterSnapshot
 
 from .builders import node, owner, pod
+from .reference import ref_remove
 
 
 def cluster(loads: list[int], cpu: int = 1000, pod_cpu: int = 100) -> ClusterSnapshot:
