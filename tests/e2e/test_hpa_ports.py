@@ -62,8 +62,10 @@ class NoStore:
 
 
 @pytest.fixture
-def api(kubeconfig_path: Path) -> KubeApi:
-    return KubeApi(Rest(make_http_client(str(kubeconfig_path))))
+def api(kubeconfig_path: Path) -> Iterator[KubeApi]:
+    http = make_http_client(str(kubeconfig_path))
+    yield KubeApi(Rest(http))
+    http.close()  # its connections too: an unclosed socket is a ResourceWarning, and warnings fail tests
 
 
 @pytest.fixture
