@@ -13,7 +13,7 @@ from kubetide.cloud.fake import RecordingCloud
 from kubetide.cloud.instance import NodeGroupAutoscalingOptions
 from kubetide.cluster.compat import Compatibility, compatibility
 from kubetide.cluster.flags import parse_flags
-from kubetide.cluster.loop.scaledown_step import ScaleDownPlanner
+from kubetide.cluster.loop.scaledown_plan import ScaleDownPlanner
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.cluster.scaledown.budgets import Budget, crop_nodes, group_nodes
 from kubetide.cluster.scaledown.cooldown import ScaleDownTimes, scale_down_in_cooldown

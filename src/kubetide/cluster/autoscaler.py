@@ -7,8 +7,8 @@ through the cloud (``IncreaseSize``, ``DeleteNodes``, ``DecreaseTargetSize``) an
 I/O; the events, counters, metrics and status of the loop are returned in a :class:`LoopResult`.
 
 This module only orders the stages; each lives in :mod:`kubetide.cluster.loop`: ``housekeeping``
-(startup cleanup, unregistered and failed instances, group sizes), ``scaleup_step`` (decides a
-:class:`ScaleUpDecision`) and ``scaleup_actuator`` (executes it), ``scaledown_step`` (decides a
+(startup cleanup, unregistered and failed instances, group sizes), ``scaleup_decision`` (decides a
+:class:`ScaleUpDecision`) and ``scaleup_actuator`` (executes it), ``scaledown_plan`` (decides a
 :class:`ScaleDownPlan`) and ``scaledown_actuator`` / ``deletions`` (execute it and resume drains).
 
 The order is upstream's: refresh the cloud, build the snapshot, templates, cluster state, remove
@@ -77,9 +77,9 @@ from kubetide.cluster.loop.deletions import (
 )
 from kubetide.cluster.loop.report import candidates_by_group, loop_metrics
 from kubetide.cluster.loop.scaledown_actuator import execute_scale_down
-from kubetide.cluster.loop.scaledown_step import ScaleDownPlan, ScaleDownPlanner
+from kubetide.cluster.loop.scaledown_plan import ScaleDownPlan, ScaleDownPlanner
 from kubetide.cluster.loop.scaleup_actuator import execute_scale_up
-from kubetide.cluster.loop.scaleup_step import ScaleUpDecision, decide_scale_up
+from kubetide.cluster.loop.scaleup_decision import ScaleUpDecision, decide_scale_up
 from kubetide.cluster.loop.snapshot import build_snapshot
 from kubetide.cluster.loop.templates import TemplateProvider, daemonset_exemplars
 from kubetide.cluster.loop.timing import FunctionLabel, FunctionTimer, Stopwatch

@@ -37,7 +37,7 @@ from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
 from kubetide.model.validation import read_validated
 
-__all__ = ["Snapshot", "parse_snapshot"]
+__all__ = ["ClusterAutoscalerSnapshot", "parse_snapshot"]
 
 _KEYS = {"apiVersion", "kind", "time", "flags", "nodeGroups", "objects"}
 _GROUP_KEYS = {"name", "minSize", "maxSize", "targetSize", "nodeSelector", "nodes", "template"}
@@ -46,7 +46,9 @@ _KINDS = ("Node", "Pod", "PodDisruptionBudget", "ConfigMap", "DaemonSet", *_CONT
 
 
 @dataclass(frozen=True)
-class Snapshot:
+class ClusterAutoscalerSnapshot:
+    """The file's ``kind: ClusterAutoscalerSnapshot``, read: the loop's inputs at ``time``."""
+
     time: float
     options: AutoscalingOptions
     cloud: SnapshotCloud
@@ -99,7 +101,7 @@ def _nothing(obj: Any, _: str) -> None:
 _MAX_EPOCH = 253_402_300_799
 
 
-def parse_snapshot(doc: Any) -> Snapshot:
+def parse_snapshot(doc: Any) -> ClusterAutoscalerSnapshot:
     problems: list[FieldError] = []
     notes: list[str] = []
     if not isinstance(doc, Mapping):
@@ -230,4 +232,4 @@ def parse_snapshot(doc: Any) -> Snapshot:
     if problems:
         raise ManifestError(problems)
     world = World(nodes, pods, pdbs, config_maps, controllers if have_controllers else None, daemonsets)
-    return Snapshot(now, options, SnapshotCloud(groups), world, tuple(notes))
+    return ClusterAutoscalerSnapshot(now, options, SnapshotCloud(groups), world, tuple(notes))

@@ -1,4 +1,4 @@
-"""Executes a :class:`~kubetide.cluster.loop.scaledown_step.ScaleDownPlan` (CA spec §7.8, §7.9) through
+"""Executes a :class:`~kubetide.cluster.loop.scaledown_plan.ScaleDownPlan` (CA spec §7.8, §7.9) through
 the cluster port and the cloud port.
 
 Soft taints first (each a single-taint add or remove, so other controllers' taints survive). Then each
@@ -26,7 +26,7 @@ from kubetide.cluster.loop.deletions import (
     to_be_deleted_taint,
     untaint,
 )
-from kubetide.cluster.loop.scaledown_step import NodeToDelete, ScaleDownPlan
+from kubetide.cluster.loop.scaledown_plan import NodeToDelete, ScaleDownPlan
 from kubetide.cluster.loop.world import CAEvent
 from kubetide.cluster.reasons import EventReason, ScaleDownResult
 from kubetide.cluster.scaledown.taints import DELETION_CANDIDATE_TAINT

@@ -29,7 +29,7 @@ from kubetide.kube.dryrun import DryRunEventRecorder
 from kubetide.kube.events import EventRecorder, uid_lookup
 from kubetide.kube.hpa.api import KubeApi
 from kubetide.kube.hpa.controller_metrics import HPAControllerMetrics
-from kubetide.kube.hpa.hpas import HPASource
+from kubetide.kube.hpa.hpas import ApiHPAObjects
 from kubetide.kube.hpa.live_ports import GuardedHPAs, GuardedScaleTargets, NamespacedPods, PodCache
 from kubetide.kube.hpa.loop_source import LoopHPASource
 from kubetide.kube.hpa.metrics_api import ApiMetricsSource
@@ -180,7 +180,7 @@ class HPAComponent:
             )
         else:
             metrics = ApiMetricsSource(api)
-        source = HPASource(api, standard=bool(self.values["standard-hpas"]))
+        source = ApiHPAObjects(api, standard=bool(self.values["standard-hpas"]))
         pod_uid = uid_lookup(pods.pods)
 
         def uid_of(kind: str, namespace: str, name: str) -> str | None:

@@ -41,7 +41,7 @@ from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import Taint
 from kubetide.scheduling.drainability import DrainContext, DrainMemo, NodeDrain, drain_node
-from kubetide.scheduling.scaledown import RemovalMemo, RemovalResult, must_move, simulate_removals
+from kubetide.scheduling.removal_simulation import RemovalMemo, RemovalResult, must_move, simulate_removals
 from kubetide.scheduling.snapshot import ClusterSnapshot
 from kubetide.scheduling.utilization import UtilizationMemo
 
