@@ -11,14 +11,14 @@ from kubetide.sim.cloud.listener import NodeAddress
 from kubetide.sim.cloud.simulated import SimulatedCloud
 from kubetide.sim.engine import Engine
 from kubetide.sim.rng import RngFactory
-from kubetide.sim.scenario import BUILTIN_CATALOG, NodeGroup
+from kubetide.sim.scenario import BUILTIN_CATALOG, NodeGroupSpec
 
 
-def group(name: str = "ng", **fields: Any) -> NodeGroup:
+def group(name: str = "ng", **fields: Any) -> NodeGroupSpec:
     """A scenario node group (m5.large, 0..10, delays 60/15/10s) with ``fields`` on top."""
     doc: dict[str, Any] = {"name": name, "instanceType": "m5.large", "minSize": 0, "maxSize": 10}
     doc.update(fields)
-    return NodeGroup.model_validate(doc)
+    return NodeGroupSpec.model_validate(doc)
 
 
 @dataclass
@@ -92,7 +92,9 @@ class World:
         return self.cloud.node_group(name)
 
 
-def world(*groups: NodeGroup, seed: int = 0, termination_delay: float = 30.0, start: bool = True) -> World:
+def world(
+    *groups: NodeGroupSpec, seed: int = 0, termination_delay: float = 30.0, start: bool = True
+) -> World:
     engine = Engine()
     listener = Listener()
     cloud = SimulatedCloud.from_scenario(

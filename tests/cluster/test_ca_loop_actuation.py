@@ -211,3 +211,37 @@ def test_a_deletion_goes_on_when_the_world_does_not_show_its_taint_yet() -> None
     assert h.cloud.calls_to("delete_nodes") == []  # waiting out the 5 s delay
     ca.run_once(h.world(), 620.0)
     assert sorted(c.args for c in h.cloud.calls_to("delete_nodes")) == [("n2",), ("n3",)]
+
+
+def _cordons(h: Harness) -> list[tuple[str, object]]:
+    return [(c.target, c.args[0]) for c in h.api.calls_to("set_node_unschedulable")]
+
+
+def test_cordon_node_before_terminating_cordons_with_the_taint_and_uncordons_a_failed_drain() -> None:
+    """utils/taints MarkToBeDeleted(node, client, cordonNode) sets ``Spec.Unschedulable = true`` with the
+    taint; CleanToBeDeleted(..., cordonNode) sets it back to false. The default is CA 1.31's false
+    (main.go) and 1.36's true (config/flags/flags.go), so it follows --ca-compatibility-version."""
+    for version, cordoned in (("1.31", False), ("1.36", True)):
+        h = drain_setup(**{"ca-compatibility-version": version, "max-pod-eviction-time": 0.0})
+        h.nodes.pop("n3")
+        h.cloud.groups["ng"].instances.pop("n3")
+        h.cloud.groups["ng"].target = 2
+        h.refuse_evictions = True
+        h.run(0.0)
+        h.run(610.0)  # n2 tainted, its eviction refused at 615
+        h.run(620.0)  # the drain fails at 625
+        assert any(e.reason == "ScaleDownFailed" for e in h.events)
+        assert _cordons(h) == ([("n2", True), ("n2", False)] if cordoned else []), version
+        assert not h.nodes["n2"].unschedulable
+
+
+def test_a_refused_cordon_is_a_refused_taint() -> None:
+    """MarkToBeDeleted writes the taint and Spec.Unschedulable in one update: either failing fails the
+    taint (taintNodesSync), and the node is left as it was."""
+    h = drain_setup(**{"cordon-node-before-terminating": True, "max-drain-parallelism": 0})
+    h.run(0.0)
+    h.api.with_failure("set_node_unschedulable", "n3", times=1)
+    result = h.run(610.0)
+    assert result.scale_down_result == "Error"
+    assert not any(t.key == TO_BE_DELETED_TAINT for t in h.nodes["n3"].taints)
+    assert h.cloud.calls_to("delete_nodes") == []

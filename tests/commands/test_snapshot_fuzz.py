@@ -35,3 +35,15 @@ def test_an_hpa_snapshot_reads_or_names_its_problems(doc: Any) -> None:
         read_snapshot(doc)
     except ManifestError as exc:
         assert exc.errors and all(e.message for e in exc.errors)
+
+
+def test_what_the_fuzz_found_is_named_not_raised() -> None:
+    """Found by the fuzz test above: an epoch beyond a float, and a flag whose YAML key is a number."""
+    doc = dict(CA_SNAPSHOT, time=10**400, flags={0: None})
+    try:
+        parse_snapshot(doc)
+    except ManifestError as exc:
+        paths = {e.path for e in exc.errors}
+    else:
+        raise AssertionError("the snapshot was accepted")
+    assert {"time", "flags.0"} <= paths

@@ -184,9 +184,9 @@ def test_aws_scale_up_fails_over_on_a_stockout_and_scale_down_terminates_the_dra
             )
             assert aws_proxy.stocked_out[spot] == 0, ca.log()
             # The backoff's Event prints a duration, as CA prints times, not epoch seconds (1.79582e+09s).
-            assert re.search(
-                rf"NodeGroupBackoff NodeGroup/{spot}: node group {spot} backed off for \d+m\d+s", ca.log()
-            )
+            # It is logged when the loop that scaled the general group ends, after that instance shows.
+            backoff = rf"NodeGroupBackoff NodeGroup/{spot}: node group {spot} backed off for \d+m\d+s"
+            wait_for(lambda: re.search(backoff, ca.log()), 30, message="the backoff Event, with a duration")
             (instance,) = _instances(autoscaling, general)
             wait_for(
                 lambda: len(running_pods(kubectl, namespace, "web")) == 1, 120, message="the web pod running"

@@ -28,13 +28,13 @@ from kubetide.model.node import NodeView
 from kubetide.model.pod import pod_requests
 from kubetide.model.resources import CPU, MEMORY
 from kubetide.scheduling.predicates.node_affinity import matches_node_selection
-from kubetide.scheduling.reference import ref_fits
 from kubetide.sim.cluster.workloads import DaemonSetWorkload, JobWorkload, ReplicatedWorkload
 from kubetide.sim.output.events import CONTRACT_DATA_KEYS, SOURCES
 from kubetide.sim.output.writer import write_outputs
 from kubetide.sim.ports import SimWorldSource
 from kubetide.sim.scenario import parse_scenario
 from kubetide.sim.simulation import Simulation, SimulationResult
+from scheduling.reference import ref_fits
 
 EXAMPLES = int(os.environ.get("KUBETIDE_SIM_EXAMPLES", "60"))
 PROPERTY_SETTINGS = settings(

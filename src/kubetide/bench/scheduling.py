@@ -33,7 +33,7 @@ from kubetide.model.pod import Container, OwnerRef, Pod
 from kubetide.model.resources import Resources
 from kubetide.scheduling.estimator import estimate
 from kubetide.scheduling.limiter import StaticThreshold, ThresholdLimiter
-from kubetide.scheduling.scaledown import simulate_removals
+from kubetide.scheduling.removal_simulation import simulate_removals
 from kubetide.scheduling.snapshot import ClusterSnapshot
 
 MI = 1024 * 1024

@@ -7,8 +7,8 @@ through the cloud (``IncreaseSize``, ``DeleteNodes``, ``DecreaseTargetSize``) an
 I/O; the events, counters, metrics and status of the loop are returned in a :class:`LoopResult`.
 
 This module only orders the stages; each lives in :mod:`kubetide.cluster.loop`: ``housekeeping``
-(startup cleanup, unregistered and failed instances, group sizes), ``scaleup_step`` (decides a
-:class:`ScaleUpDecision`) and ``scaleup_actuator`` (executes it), ``scaledown_step`` (decides a
+(startup cleanup, unregistered and failed instances, group sizes), ``scaleup_decision`` (decides a
+:class:`ScaleUpDecision`) and ``scaleup_actuator`` (executes it), ``scaledown_plan`` (decides a
 :class:`ScaleDownPlan`) and ``scaledown_actuator`` / ``deletions`` (execute it and resume drains).
 
 The order is upstream's: refresh the cloud, build the snapshot, templates, cluster state, remove
@@ -38,9 +38,10 @@ CA's grace periods, the wait for the evicted pods to go before ``DeleteNodes``),
 and the deletion wake-ups between loops (:meth:`StaticAutoscaler.run_deletions` at
 ``LoopResult.deletions_due_at``).
 
-Simplifications: GPU utilization, startup / status taints, cordoning
-(``--cordon-node-before-terminating``), the pods of nodes being drained in scale-up, and salvo /
-graceful-degradation modes are not implemented.
+Decisions that changed after CA 1.31 follow ``--ca-compatibility-version`` (:mod:`kubetide.cluster.compat`).
+
+Simplifications: frequent loops (``--frequent-loops-enabled``), the pods of nodes being drained in
+scale-up, and salvo / graceful-degradation modes are not implemented.
 """
 
 from __future__ import annotations
@@ -76,9 +77,9 @@ from kubetide.cluster.loop.deletions import (
 )
 from kubetide.cluster.loop.report import candidates_by_group, loop_metrics
 from kubetide.cluster.loop.scaledown_actuator import execute_scale_down
-from kubetide.cluster.loop.scaledown_step import ScaleDownPlan, ScaleDownPlanner
+from kubetide.cluster.loop.scaledown_plan import ScaleDownPlan, ScaleDownPlanner
 from kubetide.cluster.loop.scaleup_actuator import execute_scale_up
-from kubetide.cluster.loop.scaleup_step import ScaleUpDecision, decide_scale_up
+from kubetide.cluster.loop.scaleup_decision import ScaleUpDecision, decide_scale_up
 from kubetide.cluster.loop.snapshot import build_snapshot
 from kubetide.cluster.loop.templates import TemplateProvider, daemonset_exemplars
 from kubetide.cluster.loop.timing import FunctionLabel, FunctionTimer, Stopwatch
@@ -200,6 +201,7 @@ class StaticAutoscaler:
             ),
             limits=self.limits,
             failover_to_untried_groups=o.failover_to_untried_groups,
+            compat=o.compat,
         )
         self.drain_options = DrainOptions(
             skip_nodes_with_system_pods=o.skip_nodes_with_system_pods,
@@ -503,10 +505,16 @@ class StaticAutoscaler:
             self.planner.forget([item.node.name for item in started])
             for item in started:
                 self._tainted_at[item.node.name] = now
-            if started:
+            if result.scale_down_result == ScaleDownResult.NODE_DELETE_STARTED:
                 self.times = replace(self.times, last_scale_down_delete=now)
-            if len(started) < len(plan.delete):
+            elif result.scale_down_result == ScaleDownResult.ERROR:
+                # RunOnce: StartDeletion's error (a taint refused) sets lastScaleDownFailTime and ends
+                # the loop with it, before --enforce-node-group-min-size.
                 self.times = replace(self.times, last_scale_down_fail=now)
+                result.error = "failed to scale down: couldn't taint a node with ToBeDeleted"
+                self._report_unremovable(loop)
+                self._back_off_failed_deletions(loop)
+                return len(to_help)
         self._report_unremovable(loop)
         self._back_off_failed_deletions(loop)
         if o.enforce_node_group_min_size and housekeeping.enforce_min_sizes(
@@ -637,7 +645,9 @@ class StaticAutoscaler:
                 continue
             if exact is not None and int(exact) == int(since):
                 since = exact
-            out.append(Deletion(node, loop.groups[gid], since))
+            drain = self.planner.started_as_drain(node.name, loop.pods_by_node.get(node.name, ()))
+            atomic = self.registry.group_options(gid).zero_or_max_node_scaling
+            out.append(Deletion(node, loop.groups[gid], since, drain, atomic))
         if self._tainted_at or self._deleted:
             present = set(map(_NAME, loop.nodes))
             for name in [n for n in self._tainted_at if n not in present]:

@@ -20,6 +20,7 @@ Every problem is reported with its path, all at once (:class:`~kubetide.model.er
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -36,7 +37,7 @@ from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
 from kubetide.model.validation import read_validated
 
-__all__ = ["Snapshot", "parse_snapshot"]
+__all__ = ["ClusterAutoscalerSnapshot", "parse_snapshot"]
 
 _KEYS = {"apiVersion", "kind", "time", "flags", "nodeGroups", "objects"}
 _GROUP_KEYS = {"name", "minSize", "maxSize", "targetSize", "nodeSelector", "nodes", "template"}
@@ -45,7 +46,9 @@ _KINDS = ("Node", "Pod", "PodDisruptionBudget", "ConfigMap", "DaemonSet", *_CONT
 
 
 @dataclass(frozen=True)
-class Snapshot:
+class ClusterAutoscalerSnapshot:
+    """The file's ``kind: ClusterAutoscalerSnapshot``, read: the loop's inputs at ``time``."""
+
     time: float
     options: AutoscalingOptions
     cloud: SnapshotCloud
@@ -95,7 +98,10 @@ def _nothing(obj: Any, _: str) -> None:
     return None
 
 
-def parse_snapshot(doc: Any) -> Snapshot:
+_MAX_EPOCH = 253_402_300_799
+
+
+def parse_snapshot(doc: Any) -> ClusterAutoscalerSnapshot:
     problems: list[FieldError] = []
     notes: list[str] = []
     if not isinstance(doc, Mapping):
@@ -107,7 +113,11 @@ def parse_snapshot(doc: Any) -> Snapshot:
     now = 0.0
     raw_time = doc.get("time")
     if isinstance(raw_time, int | float) and not isinstance(raw_time, bool):
-        now = float(raw_time)
+        # Seconds since the epoch, up to RFC 3339's last second (9999-12-31T23:59:59Z).
+        if (isinstance(raw_time, float) and not math.isfinite(raw_time)) or not 0 <= raw_time <= _MAX_EPOCH:
+            problems.append(FieldError("time", f"must be seconds since the epoch in 0..{_MAX_EPOCH}"))
+        else:
+            now = float(raw_time)
     else:
         try:
             now = parse_time(str(raw_time)) if raw_time is not None else 0.0
@@ -222,4 +232,4 @@ def parse_snapshot(doc: Any) -> Snapshot:
     if problems:
         raise ManifestError(problems)
     world = World(nodes, pods, pdbs, config_maps, controllers if have_controllers else None, daemonsets)
-    return Snapshot(now, options, SnapshotCloud(groups), world, tuple(notes))
+    return ClusterAutoscalerSnapshot(now, options, SnapshotCloud(groups), world, tuple(notes))

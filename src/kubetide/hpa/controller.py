@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kubetide.hpa.behavior import store_scale_event
 from kubetide.hpa.combine import MetricInputs, combine_metrics
 from kubetide.hpa.conditions import (
     ConditionReason,
@@ -43,6 +42,7 @@ from kubetide.hpa.ports import MetricsSource, ScaleError, ScaleTargetPort
 from kubetide.hpa.selectors import SelectorRegistry
 from kubetide.hpa.state import HPAState, Recommendation
 from kubetide.hpa.tolerances import tolerances_for
+from kubetide.hpa.with_behavior import store_scale_event
 from kubetide.model.hpa import HPA, Condition, HPAStatus
 from kubetide.model.pod import Pod
 

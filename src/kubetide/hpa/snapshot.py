@@ -114,7 +114,9 @@ class SnapshotTargets:
 
 
 @dataclass
-class Snapshot:
+class HPASnapshot:
+    """One HPA's world at one moment, with ports serving it (``read_snapshot`` makes it)."""
+
     config: HPAConfig
     hpa: HPA
     targets: SnapshotTargets
@@ -230,7 +232,7 @@ def read_recommendations(node: Node, now: float) -> list[Recommendation]:
     ]
 
 
-def read_snapshot(data: Any, now: float = NOW, *, validate: bool = True) -> Snapshot:
+def read_snapshot(data: Any, now: float = NOW, *, validate: bool = True) -> HPASnapshot:
     """Build a snapshot; wrong fields raise one ManifestError naming each path. Each part (the HPA, the
     scale, every pod, the metrics, the config, the controller's memory) is read on its own, so the
     problems of all of them are reported at once. ``validate``: the HPA must also pass the API
@@ -314,7 +316,7 @@ def read_snapshot(data: Any, now: float = NOW, *, validate: bool = True) -> Snap
     )
     if problems or hpa is None or scale is None:
         raise ManifestError(problems)
-    return Snapshot(config, hpa, SnapshotTargets(scale, pods, *flags), metrics, state, now)
+    return HPASnapshot(config, hpa, SnapshotTargets(scale, pods, *flags), metrics, state, now)
 
 
 # The snapshot's keys, so a typo (``tolerence``) is an error naming it rather than a silent default.

@@ -1,8 +1,8 @@
 """kubetide's Kubernetes client infrastructure: what every live adapter shares, specific to no autoscaler.
 
-It knows no autoscaler and no decision core; the live wing (:mod:`kubetide.live`) builds each
-autoscaler's adapters on it. Client types (lightkube, httpx2) stay inside it and the live wing: the
-cores see only kubetide's own views.
+It knows no autoscaler and no decision core (of kubetide it imports only :mod:`kubetide.model`); the
+live wing (:mod:`kubetide.live`) builds each autoscaler's adapters on it. Client types (lightkube,
+httpx2) stay inside it and the live wing: the cores see only kubetide's own views.
 
 - :mod:`~kubetide.kube.client`: cluster access in kubectl's order; lightkube and raw httpx2 clients.
 - :mod:`~kubetide.kube.rest`: raw JSON requests, watch streams, status errors, retries with backoff.

@@ -25,6 +25,8 @@ from prometheus_client import (
     generate_latest,
 )
 
+from kubetide.model.numbers import is_ascii_digits
+
 __all__ = ["HealthTracker", "StatusServer", "parse_address"]
 
 
@@ -86,7 +88,7 @@ class HealthTracker:
 def parse_address(address: str) -> tuple[str, int]:
     """``host:port``; ``:port`` (CA's ``:8085``) listens on every interface. ValueError when malformed."""
     host, sep, port = address.rpartition(":")
-    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+    if not sep or not is_ascii_digits(port) or not 0 <= int(port) <= 65535:
         raise ValueError(f"--address {address!r}: expected host:port or :port")
     return host.strip("[]"), int(port)
 

@@ -40,7 +40,7 @@ from kubetide.sim.output.timeline import Timeline, group_extra_columns, timeline
 from kubetide.sim.rng import RngFactory, deterministic_phase
 from kubetide.sim.scenario.model import Scenario
 from kubetide.sim.scenario.objects import object_key
-from kubetide.sim.summary import SummaryBuilder
+from kubetide.sim.summarize import summarize
 
 __all__ = ["IMPLEMENTED_AUTOSCALERS", "Simulation", "SimulationResult"]
 
@@ -365,7 +365,7 @@ class Simulation:
         self.cluster.finish(self.duration)
         wall = time.perf_counter() - start
         assert self.timeline is not None
-        summary = SummaryBuilder(self).build(wall)
+        summary = summarize(self, wall)
         meta = ReportMeta(
             scenario=self.scenario.name,
             seed=self.seed,

@@ -84,7 +84,7 @@ def test_each_metric_type_and_more_than_two_metrics() -> None:
 
 
 class Recorded:
-    """The HPASource's status write, recorded."""
+    """The HPA objects' status write (ApiHPAObjects.write_status), recorded."""
 
     api_version = "autoscaling.kubetide.io/v1"
 

@@ -9,7 +9,8 @@ from typing import Any
 import httpx2
 import pytest
 
-from kubetide.live.hpa.hpas import CONFLICT_REASON, HPASource, HPASourceError
+from kubetide.hpa.driver import HPASourceError, StatusWriteError
+from kubetide.live.hpa.hpas import CONFLICT_REASON, ApiHPAObjects
 from kubetide.live.hpa.loop_source import LoopHPASource
 from kubetide.testing.hpa_server import FakeServer, status
 
@@ -56,7 +57,7 @@ def test_crd_listing_converts_reports_bad_objects_and_reads_sync_period() -> Non
         .on("GET", "/apis/autoscaling", GROUP_120)
         .on("GET", V2B2, items())
     )
-    listing = HPASource(server.api()).list_hpas()
+    listing = ApiHPAObjects(server.api()).list_hpas()
     assert [(e.hpa.key, e.sync_period) for e in listing.entries] == [("shop/web", None), ("shop/slow", 30.0)]
     web = listing.entries[0]
     assert web.hpa.scale_target_ref.kind == "Deployment" and web.hpa.metrics[0].target is not None
@@ -83,7 +84,7 @@ def test_standard_hpas_discover_v2beta2_and_pair_conflicts() -> None:
         )
         .on("GET", CRD, items(hpa("mine", "autoscaling.kubetide.io/v1")))
     )
-    source = HPASource(server.api(), standard=True)
+    source = ApiHPAObjects(server.api(), standard=True)
     listing = source.list_hpas()
     assert source.api_version == "autoscaling/v2beta2"
     assert [e.hpa.key for e in listing.entries] == ["shop/std", "shop/alone"]
@@ -95,7 +96,7 @@ def test_standard_hpas_discover_v2beta2_and_pair_conflicts() -> None:
     )
     assert "Deployment/web is scaled by both" in conflict.message and CONFLICT_REASON == "ConflictingHPA"
     # The same pair seen from the CRD side.
-    crd_listing = HPASource(server.api()).list_hpas()
+    crd_listing = ApiHPAObjects(server.api()).list_hpas()
     assert [(c.kubetide.key, c.standard.key) for c in crd_listing.conflicts] == [("shop/mine", "shop/std")]
 
 
@@ -105,20 +106,20 @@ def test_missing_crd_or_forbidden_standard_listing_only_skips_the_conflict_check
         .on("GET", "/apis/autoscaling", GROUP_120)
         .on("GET", V2B2, items(hpa("std", "autoscaling/v2beta2")))
     )
-    listing = HPASource(server.api(), standard=True).list_hpas()  # CRD not installed: 404
+    listing = ApiHPAObjects(server.api(), standard=True).list_hpas()  # CRD not installed: 404
     assert [e.hpa.key for e in listing.entries] == ["shop/std"] and listing.notes == []
     server.on("GET", CRD, items()).on("GET", V2B2, status(403, "forbidden"))
-    notes = HPASource(server.api()).list_hpas().notes
+    notes = ApiHPAObjects(server.api()).list_hpas().notes
     assert notes and "conflicting HPAs not checked" in notes[0]
 
 
 def test_no_usable_standard_version_and_listing_failures_are_errors() -> None:
     server = FakeServer().on("GET", "/apis/autoscaling", {"versions": [{"version": "v1"}]})
     with pytest.raises(HPASourceError, match="serves none of autoscaling/v2, autoscaling/v2beta2"):
-        HPASource(server.api(), standard=True).list_hpas()
+        ApiHPAObjects(server.api(), standard=True).list_hpas()
     server = FakeServer().on("GET", CRD, status(403, "forbidden: nope"))
     with pytest.raises(HPASourceError, match="forbidden: nope"):
-        HPASource(server.api()).list_hpas()
+        ApiHPAObjects(server.api()).list_hpas()
 
 
 def test_listing_follows_continue_tokens() -> None:
@@ -132,7 +133,7 @@ def test_listing_follows_continue_tokens() -> None:
         FakeServer().on("GET", CRD, lambda r: (200, next(pages))).on("GET", "/apis/autoscaling", GROUP_120)
     )
     server.on("GET", V2B2, items())
-    assert [e.hpa.name for e in HPASource(server.api()).list_hpas().entries] == ["a", "b"]
+    assert [e.hpa.name for e in ApiHPAObjects(server.api()).list_hpas().entries] == ["a", "b"]
     assert [r.url.params.get("continue") for r in server.requests if r.url.path == CRD] == [None, "t1"]
 
 
@@ -155,7 +156,7 @@ def test_write_status_sends_the_listed_object_and_retries_a_conflict() -> None:
         .on("GET", f"{V2B2.replace('/horizontal', '/namespaces/shop/horizontal')}/web", fresh)
         .on("PUT", "/apis/autoscaling/v2beta2/namespaces/shop/horizontalpodautoscalers/web/status", put)
     )
-    source = HPASource(server.api(), standard=True)
+    source = ApiHPAObjects(server.api(), standard=True)
     source.list_hpas()
     new_status = {"currentReplicas": 2, "desiredReplicas": 3, "conditions": []}
     source.write_status("shop/web", new_status)
@@ -169,7 +170,7 @@ def test_write_status_sends_the_listed_object_and_retries_a_conflict() -> None:
         "/apis/autoscaling/v2beta2/namespaces/shop/horizontalpodautoscalers/web/status",
         status(422, "invalid"),
     )
-    with pytest.raises(HPASourceError, match="writing the status of shop/web: invalid"):
+    with pytest.raises(StatusWriteError, match="writing the status of shop/web: invalid"):
         source.write_status("shop/web", new_status)
 
 
@@ -195,7 +196,7 @@ def test_conflict_events_name_each_hpa_in_its_own_api_version_with_its_uid() -> 
         ),
     ):
         emitted.clear()
-        source = HPASource(server.api(), standard=standard)
+        source = ApiHPAObjects(server.api(), standard=standard)
         LoopHPASource(source, Events()).list_hpas()
         assert sorted(emitted) == sorted([(CONFLICT_REASON, own), (CONFLICT_REASON, other)])
         other_name = other.rpartition("/")[2]

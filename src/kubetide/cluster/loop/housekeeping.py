@@ -235,7 +235,7 @@ def delete_created_with_errors(
             continue
         deleted = True
         for inst in instances:
-            loop.result.stats.failed_removed += 1
+            loop.result.stats.failed_instances_removed += 1
             recorder.emit(
                 loop,
                 CAEvent(

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from kubetide.cloud.instance import NodeTemplate
 from kubetide.cluster.clusterstate.registry import ClusterStateRegistry
 from kubetide.cluster.loop.context import LoopContext
-from kubetide.cluster.loop.scaleup_step import estimation_node, filter_out_schedulable
+from kubetide.cluster.loop.scaleup_decision import estimation_node, filter_out_schedulable
 from kubetide.cluster.loop.timing import FunctionLabel
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.model.durations import parse_go_duration

@@ -39,6 +39,7 @@ from kubetide.live.escalator.world import EscalatorCaches
 from kubetide.live.guard import GuardedCloud, GuardedClusterPort, WriteGate, recorder_type
 from kubetide.live.providers.kwok import KwokConfigError, build_kwok_provider, load_cloud_config
 from kubetide.model import yamldoc
+from kubetide.model.numbers import is_ascii_digits
 
 __all__ = ["REGISTRY", "load_node_groups", "main"]
 
@@ -181,7 +182,9 @@ def main(argv: Sequence[str]) -> None:
     values = parsed.values
     problems = list(parsed.problems)
     # Escalator's -v is --loglevel (logrus), not klog's verbosity.
-    loglevel = int(parsed.logging["v"]) if parsed.logging.get("v", "").isdigit() else int(values["loglevel"])
+    loglevel = (
+        int(parsed.logging["v"]) if is_ascii_digits(parsed.logging.get("v", "")) else int(values["loglevel"])
+    )
     groups: list[NodeGroupOptions] = []
     if not values["nodegroups"]:
         problems.append(("nodegroups", "required: Escalator's node groups file"))

@@ -30,7 +30,7 @@ from kubetide.kube.rest import Rest
 from kubetide.live.guard import GuardedHPAs, GuardedScaleTargets, WriteGate, recorder_type
 from kubetide.live.hpa.api import KubeApi
 from kubetide.live.hpa.controller_metrics import HPAControllerMetrics
-from kubetide.live.hpa.hpas import HPASource
+from kubetide.live.hpa.hpas import ApiHPAObjects
 from kubetide.live.hpa.live_ports import NamespacedPods, PodCache
 from kubetide.live.hpa.loop_source import LoopHPASource
 from kubetide.live.hpa.metrics_api import ApiMetricsSource
@@ -180,7 +180,7 @@ class HPAComponent:
             )
         else:
             metrics = ApiMetricsSource(api)
-        source = HPASource(api, standard=bool(self.values["standard-hpas"]))
+        source = ApiHPAObjects(api, standard=bool(self.values["standard-hpas"]))
         pod_uid = uid_lookup(pods.pods)
 
         def uid_of(kind: str, namespace: str, name: str) -> str | None:

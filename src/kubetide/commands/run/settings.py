@@ -15,6 +15,8 @@ from typing import Any
 from kubetide.cluster.flags import FlagSpec, parse_flags, value_from_text
 from kubetide.commands.goflags import tokenize
 from kubetide.commands.run.logs import library_log_level_flag
+from kubetide.kube.http import parse_address
+from kubetide.model.numbers import is_ascii_digits
 
 __all__ = [
     "LeaderElection",
@@ -148,8 +150,13 @@ def parse_line(argv: Iterable[str], registry: Mapping[str, FlagSpec]) -> ParsedL
     values = {name: spec.default for name, spec in registry.items()}
     values.update(typed)
     verbosity = line.logging.get("v", "0")
-    if not verbosity.isdigit():
+    if not is_ascii_digits(verbosity):
         problems.append(("v", f"must be a non-negative integer, got {verbosity!r}"))
+    if "address" in values:  # the endpoint starts after the connection: its flag is checked now
+        try:
+            parse_address(str(values["address"]))
+        except ValueError:
+            problems.append(("address", f"must be host:port or :port, got {values['address']!r}"))
     return ParsedLine(values, [*line.problems, *problems], line.logging, line.help)
 
 
@@ -169,7 +176,7 @@ def settings_from(
         dry_run=bool(v["dry-run"] or (dry_run_alias is not None and v[dry_run_alias])),
         once=bool(v["once"]),
         logging_format=str(v["logging-format"]),
-        verbosity=int(verbosity) if verbosity.isdigit() else 0,
+        verbosity=int(verbosity) if is_ascii_digits(verbosity) else 0,
         address=address,
         leader=leader,
         library_log_level=str(v["library-log-level"]),

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubetide import __version__
 from kubetide.live.agent.api import Obj
 from kubetide.live.agent.timefmt import format_micro_time, format_time, parse_time
 
@@ -130,7 +131,7 @@ def node_status_patch(node: Obj, now: float, internal_ip: str) -> Obj:
         "nodeInfo": {
             "kubeletVersion": KUBELET_VERSION,
             "kubeProxyVersion": KUBELET_VERSION,
-            "containerRuntimeVersion": "kubetide://0.1.0",
+            "containerRuntimeVersion": f"kubetide://{__version__}",
             "operatingSystem": "linux",
             "architecture": "amd64",
             "osImage": "kubetide node-agent",

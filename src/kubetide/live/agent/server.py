@@ -9,6 +9,8 @@ import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from kubetide.model.numbers import is_ascii_digits
+
 __all__ = ["MetricsServer", "parse_address"]
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -17,7 +19,7 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 def parse_address(address: str) -> tuple[str, int]:
     """``host:port`` (``:port`` means every interface, as Go's listeners read it). ValueError if bad."""
     host, sep, port = address.rpartition(":")
-    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+    if not sep or not is_ascii_digits(port) or not 0 <= int(port) <= 65535:
         raise ValueError(f"expected host:port, got {address!r}")
     return host.strip("[]") or "0.0.0.0", int(port)
 

@@ -10,7 +10,7 @@ Each module is one adapter; the controller (``kubetide.hpa``) sees only its port
     metrics = PrometheusMetricsSource(                               # prometheus/source.py
         PrometheusClient(url), targets.list_pods, load_rules(path) if path else None, window_s=60.0
     )
-    hpas = HPASource(api, standard=standard_hpas)                    # hpas.py
+    hpas = ApiHPAObjects(api, standard=standard_hpas)                # hpas.py
     listing = hpas.list_hpas()   # .entries, .problems (Event on each), .conflicts (Event on both)
     hpas.write_status(entry.hpa.key, status_dict)
 

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubetide.hpa.driver import HPASourceError, StatusWriteError
 from kubetide.live.hpa.api import ApiFailure, KubeApi
 from kubetide.live.hpa.crd import CRD_API_VERSION, CRD_PLURAL
 from kubetide.model.errors import ManifestError
@@ -30,12 +31,11 @@ from kubetide.model.hpa import HPA
 
 __all__ = [
     "CONFLICT_REASON",
+    "ApiHPAObjects",
     "HPAConflict",
     "HPAEntry",
     "HPAListing",
     "HPAProblem",
-    "HPASource",
-    "HPASourceError",
     "ObjectRef",
 ]
 
@@ -43,10 +43,6 @@ CONFLICT_REASON = "ConflictingHPA"
 STANDARD_VERSIONS = ("v2", "v2beta2")  # in order of preference
 CONFLICT_RETRIES = 3
 PAGE = "500"
-
-
-class HPASourceError(Exception):
-    """The HPAs could not be listed or a status not written (the API failed, or serves no usable version)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,8 +101,13 @@ class HPAListing:
     notes: list[str] = field(default_factory=list)
 
 
-class HPASource:
-    """Lists the HPAs to reconcile (kubetide's CRD, or the standard ones) and writes their status."""
+class ApiHPAObjects:
+    """Lists the HPA objects to reconcile (kubetide's CRD, or the standard ones) and writes their status.
+
+    The HPA loop reads them through :class:`~kubetide.live.hpa.loop_source.LoopHPASource`. Errors are
+    the loop's: :class:`HPASourceError` when nothing can be listed (the API failed, or serves no usable
+    version), :class:`StatusWriteError` when a status is not written.
+    """
 
     def __init__(self, api: KubeApi, *, standard: bool = False, namespace: str = "") -> None:
         self.api = api
@@ -157,9 +158,13 @@ class HPASource:
         return ref.uid if ref is not None and ref.uid else None
 
     def write_status(self, key: str, status: dict[str, Any]) -> None:
-        """Replace the status of the HPA ``namespace/name``; HPASourceError when it can't be written."""
+        """Replace the status of the HPA ``namespace/name``; StatusWriteError when it can't be written."""
         namespace, _, name = key.partition("/")
-        path = f"{self._collection(self.api_version, namespace)}/{name}"
+        try:
+            api_version = self.api_version  # discovered by the listing before it
+        except HPASourceError as exc:
+            raise StatusWriteError(str(exc)) from None
+        path = f"{self._collection(api_version, namespace)}/{name}"
         # The whole object goes back, as client-go's UpdateStatus sends it: the server keeps the spec
         # and checks the metadata, so nothing but the status changes.
         current = self._seen.get(key)
@@ -171,7 +176,7 @@ class HPASource:
                 return
             except ApiFailure as exc:
                 if exc.status != 409 or attempt == CONFLICT_RETRIES:
-                    raise HPASourceError(f"writing the status of {key}: {exc}") from None
+                    raise StatusWriteError(f"writing the status of {key}: {exc}") from None
             current = None
 
     # --- reading ------------------------------------------------------------------------------------
@@ -226,13 +231,14 @@ class HPASource:
             params = {"limit": PAGE, "continue": token}
 
     def _get(self, path: str) -> dict[str, Any]:
+        """The object at ``path`` as the API has it now, for a status write to go on from."""
         try:
             body = self.api.get(path)
             if not isinstance(body, dict):
                 raise ApiFailure(0, "the response is not an object")
             return body
         except ApiFailure as exc:
-            raise HPASourceError(f"reading {path}: {exc}") from None
+            raise StatusWriteError(f"reading {path}: {exc}") from None
 
     @staticmethod
     def _collection(api_version: str, namespace: str) -> str:

@@ -1,6 +1,6 @@
 """The live HPAs as the HPA loop reads them: :class:`kubetide.hpa.driver.HPASource` over the API server.
 
-:class:`~kubetide.live.hpa.hpas.HPASource` lists the objects (with the malformed ones and the
+:class:`~kubetide.live.hpa.hpas.ApiHPAObjects` lists the objects (with the malformed ones and the
 standard/kubetide pairs on one workload set apart); this adapter hands the loop what its port
 promises: every HPA by key, a malformed one as the :class:`ManifestError` the loop reports on it, and
 the status written back in the API's shape (for kubetide's own resource, with the strings its
@@ -15,11 +15,9 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from kubetide.hpa.driver import HPASourceError as LoopSourceError
-from kubetide.hpa.driver import StatusWriteError
 from kubetide.hpa.ports import EventPort
 from kubetide.live.hpa.columns import reference_column, targets_column
-from kubetide.live.hpa.hpas import CONFLICT_REASON, HPASource, HPASourceError, ObjectRef
+from kubetide.live.hpa.hpas import CONFLICT_REASON, ApiHPAObjects, ObjectRef
 from kubetide.model.errors import FieldError, ManifestError
 from kubetide.model.hpa import HPA, HPAStatus
 
@@ -58,16 +56,16 @@ def status_manifest(status: HPAStatus) -> dict[str, Any]:
 
 
 class LoopHPASource:
-    def __init__(self, source: HPASource, events: EventPort) -> None:
+    """:class:`~kubetide.hpa.driver.HPASource` over :class:`ApiHPAObjects`; their errors are the loop's
+    already (``HPASourceError`` when nothing is listed, ``StatusWriteError``), so they pass through."""
+
+    def __init__(self, source: ApiHPAObjects, events: EventPort) -> None:
         self.source = source
         self.events = events
         self._warned: set[tuple[str, str]] = set()  # the conflicting pairs already reported
 
     def list_hpas(self) -> Mapping[str, HPA | ManifestError]:
-        try:
-            listing = self.source.list_hpas()
-        except HPASourceError as exc:
-            raise LoopSourceError(str(exc)) from None
+        listing = self.source.list_hpas()
         out: dict[str, HPA | ManifestError] = {}
         for entry in listing.entries:
             out[entry.hpa.key] = entry.hpa
@@ -97,7 +95,4 @@ class LoopHPASource:
         if hpa.is_kubetide:  # the CRD's REFERENCE and TARGETS columns, as kubectl get hpa prints them
             manifest["reference"] = reference_column(hpa)
             manifest["targets"] = targets_column(hpa, status.current_metrics)
-        try:
-            self.source.write_status(hpa.key, manifest)
-        except HPASourceError as exc:
-            raise StatusWriteError(str(exc)) from None
+        self.source.write_status(hpa.key, manifest)

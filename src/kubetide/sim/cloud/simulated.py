@@ -46,8 +46,7 @@ from kubetide.sim.cloud.pricing import SimPricing
 from kubetide.sim.engine import Engine
 from kubetide.sim.rng import RngFactory
 from kubetide.sim.scenario.catalog import InstanceType
-from kubetide.sim.scenario.nodegroups import Fault
-from kubetide.sim.scenario.nodegroups import NodeGroup as ScenarioNodeGroup
+from kubetide.sim.scenario.nodegroups import Fault, NodeGroupSpec
 from kubetide.sim.scenario.resolved import ResolvedNodeGroup, resolve_node_group
 
 # The node label CA reads as GPULabel: the simulated machines are AWS instance types (its catalog).
@@ -115,7 +114,7 @@ class SimulatedCloud:
     def from_scenario(
         cls,
         engine: Engine,
-        groups: Sequence[ScenarioNodeGroup],
+        groups: Sequence[NodeGroupSpec],
         catalog: Mapping[str, InstanceType],
         rngs: RngFactory,
         listener: CloudListener,

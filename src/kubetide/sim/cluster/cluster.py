@@ -380,8 +380,8 @@ class SimCluster:
         if pod.owner is None:
             self._selector_index_dirty = True
         owner = self.workloads.get(pod.owner) if pod.owner else None
-        if owner is not None and pod.terminating_until is None:  # a terminating pod left it already
-            owner.pods.pop(pod.name, None)
+        if owner is not None and owner.pods.get(pod.name) is pod:  # a terminating pod may have left it
+            del owner.pods[pod.name]
             owner.version += 1
         if pod.key in self._pending:
             del self._pending[pod.key]
@@ -523,10 +523,12 @@ class SimCluster:
         first = pod.terminating_until is None
         pod.terminating_until = end
         pod.changed()
-        if first and owner is not None:
+        if first and owner is not None and not isinstance(owner, DaemonSetWorkload):
             owner.pods.pop(pod.name, None)
             owner.version += 1
             self._reconcile(owner, now)
+        # A DaemonSet's terminating pod still counts as its node's (the controller's nodeToDaemonPods
+        # keeps a pod being deleted until it is terminal): the pod is replaced once it is gone.
         self.engine.schedule_at(end, partial(self._terminated, pod, end), name="pod-terminated")
 
     def _terminated(self, pod: SimPod, end: float, now: float) -> None:
@@ -537,6 +539,10 @@ class SimCluster:
         owner = self.workloads.get(pod.owner or "")
         if isinstance(owner, ReplicatedWorkload) and owner.kind == "StatefulSet":
             owner.reconcile(self, now)  # its name is free again
+        elif isinstance(owner, DaemonSetWorkload) and pod.pinned in self.nodes:
+            # Its node has no pod of the DaemonSet now: a new one if the node still should run it (a node
+            # tainted ToBeDeletedByClusterAutoscaler:NoSchedule should not, unless the pod tolerates it).
+            owner.reconcile_nodes(self, {pod.pinned: self.nodes[pod.pinned].view}, now, prune=False)
 
     def _pods_in(self, namespace: str) -> Iterator[SimPod]:
         return (p for p in self.pods.values() if p.spec.namespace == namespace)
@@ -646,6 +652,12 @@ class SimCluster:
         self.snapshot.replace_node(node.slot, replace(node.view, taints=(*taints, *lifecycle)))
         self._capacity_changed = True
         self._kick(now)
+        # The DaemonSet controller's node update handler: a node that should now run a DaemonSet's pod
+        # (a taint it does not tolerate removed) gets one; a pod already there is never deleted for a
+        # NoSchedule taint (NodeShouldRunDaemonPod's shouldContinueRunning).
+        for workload in self.workloads.values():
+            if isinstance(workload, DaemonSetWorkload):
+                workload.reconcile_nodes(self, {name: node.view}, now, prune=False)
 
     # --- scheduling -------------------------------------------------------------------------------
 

@@ -26,7 +26,7 @@ from kubetide.sim.scenario.base import (
     custom_error,
 )
 from kubetide.sim.scenario.catalog import BUILTIN_CATALOG, InstanceType, override
-from kubetide.sim.scenario.nodegroups import NodeGroup
+from kubetide.sim.scenario.nodegroups import NodeGroupSpec
 from kubetide.sim.scenario.objects import object_key
 from kubetide.sim.scenario.traffic import Traffic
 
@@ -80,7 +80,7 @@ class ScenarioSpec(SpecModel):
     duration: Annotated[Duration, Field(gt=0)]
     seed: Annotated[int, Field(ge=0)] = 0
     instanceTypes: dict[str, InstanceTypeSpec] = Field(default_factory=dict)
-    nodeGroups: list[NodeGroup] = Field(default_factory=list)
+    nodeGroups: list[NodeGroupSpec] = Field(default_factory=list)
     objects: list[dict[str, Any]] = Field(default_factory=list)  # checked by objects.check_object
     traffic: list[Traffic] = Field(default_factory=list)
     actions: list[Action] = Field(default_factory=list)
@@ -159,7 +159,7 @@ class Scenario(SpecModel):
         """The t=0 objects by ``Kind/namespace/name``."""
         return {object_key(m): m for m in self.spec.objects}
 
-    def node_group(self, name: str) -> NodeGroup:
+    def node_group(self, name: str) -> NodeGroupSpec:
         for group in self.spec.nodeGroups:
             if group.name == name:
                 return group

@@ -22,29 +22,29 @@ __all__ = [
     "ApiErrorFault",
     "Fault",
     "MissingProviderIDFault",
-    "NodeGroup",
+    "NodeGroupSpec",
     "NodeNotReadyFault",
-    "NodeTemplate",
+    "NodeTemplateSpec",
     "Provisioning",
     "StockoutFault",
-    "Taint",
+    "TaintSpec",
     "UnregisteredFault",
 ]
 
 
-class Taint(SpecModel):
+class TaintSpec(SpecModel):
     key: Annotated[str, Field(min_length=1)]
     value: str = ""
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 
 
-class NodeTemplate(SpecModel):
+class NodeTemplateSpec(SpecModel):
     """What the provider *claims* a new node will look like (scale-from-zero templates)."""
 
     allocatable: ResourceMap = Field(default_factory=dict)
     capacity: ResourceMap = Field(default_factory=dict)
     labels: dict[str, str] = Field(default_factory=dict)
-    taints: list[Taint] = Field(default_factory=list)
+    taints: list[TaintSpec] = Field(default_factory=list)
 
 
 class Provisioning(SpecModel):
@@ -114,14 +114,14 @@ def _location(path: str) -> tuple[str | int, ...]:
     return parts[:1] if parts[0] == "zone" else parts
 
 
-class NodeGroup(SpecModel):
+class NodeGroupSpec(SpecModel):
     name: Annotated[str, Field(pattern=DNS_NAME, max_length=63)]  # part of node names
     instanceType: str | None = None
     capacity: ResourceMap | None = None
     allocatable: ResourceMap | None = None
-    template: NodeTemplate | None = None
+    template: NodeTemplateSpec | None = None
     labels: dict[str, str] = Field(default_factory=dict)
-    taints: list[Taint] = Field(default_factory=list)
+    taints: list[TaintSpec] = Field(default_factory=list)
     zone: str | None = None  # None: the instance type's home zone (us-east-1a, us-central1-a, zone-a)
     minSize: NonNegativeInt
     maxSize: NonNegativeInt
@@ -131,7 +131,7 @@ class NodeGroup(SpecModel):
     faults: list[Fault] = Field(default_factory=list)
 
     @model_validator(mode="after")
-    def _sizes(self) -> NodeGroup:
+    def _sizes(self) -> NodeGroupSpec:
         problems: list[tuple[tuple[str | int, ...], str, Any]] = []
         if self.maxSize < self.minSize:
             problems.append(
@@ -152,7 +152,7 @@ class NodeGroup(SpecModel):
         return self
 
     @model_validator(mode="after")
-    def _node_labels_and_taints(self) -> NodeGroup:
+    def _node_labels_and_taints(self) -> NodeGroupSpec:
         """The labels and taints its Nodes (and its scale-from-zero template) carry, as the API server
         validates a Node's."""
         ck = Checker()

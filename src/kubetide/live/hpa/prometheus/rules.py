@@ -27,6 +27,7 @@ from typing import Any
 from kubetide.live.hpa.kinds import KNOWN_KINDS
 from kubetide.model import yamldoc
 from kubetide.model.errors import FieldError, ManifestError
+from kubetide.model.numbers import is_ascii_digits
 
 __all__ = ["ResourceMapping", "Rule", "RulesConfig", "RulesError", "load_rules", "parse_rules", "singular"]
 
@@ -281,7 +282,7 @@ def _expand(template: str, match: re.Match[str]) -> str:
         if name is None:
             return "$"
         try:
-            value = match.group(int(name)) if name.isdigit() else match.group(name)
+            value = match.group(int(name)) if is_ascii_digits(name) else match.group(name)
         except IndexError:  # re's answer for an unknown group name or number
             return ""
         return value or ""

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from kubetide.cloud.instance import CloudProviderError, NodeTemplate
+from kubetide.cloud.provider import NodeGroup
 from kubetide.cluster.clusterstate.readiness import is_node_ready
 from kubetide.cluster.clusterstate.registry import ClusterStateRegistry
 from kubetide.cluster.expander import ChainStrategy, ExpanderStep, ExpansionContext
@@ -24,6 +25,7 @@ from kubetide.cluster.loop.context import CA_EVENT_OBJECT, LoopContext
 from kubetide.cluster.loop.world import CAEvent
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.cluster.reasons import EventReason, ScaleUpResult, SkipReason
+from kubetide.cluster.scaleup.limits import ResourceLimits, UnknownGpuTarget, gpu_target, gpu_usage
 from kubetide.cluster.scaleup.orchestrator import (
     ClusterCount,
     GroupState,
@@ -130,10 +132,23 @@ def _all_pods_new(pods: Sequence[Pod], now: float) -> bool:
 
 
 def group_states(
-    loop: LoopContext, registry: ClusterStateRegistry, templates: Mapping[str, NodeTemplate]
+    loop: LoopContext,
+    registry: ClusterStateRegistry,
+    templates: Mapping[str, NodeTemplate],
+    limits: ResourceLimits | None = None,
 ) -> list[GroupState]:
+    """Each group as the orchestrator weighs it; with ``limits`` limiting GPUs, its template's GPU target
+    (``DeltaForNode``)."""
     states = []
+    gpus = limits is not None and limits.gpus_limited
     for gid, g in loop.groups.items():
+        template = templates.get(gid)
+        gpu, gpu_unknown = None, False
+        if gpus and template is not None:
+            try:
+                gpu = gpu_target(template.node, loop.gpu_label, g)
+            except UnknownGpuTarget:
+                gpu_unknown = True
         unsafe = None
         if registry.backoff.is_backed_off(gid, loop.now):
             unsafe = SkipReason.BACKOFF
@@ -150,11 +165,13 @@ def group_states(
                 g.min_size(),
                 g.max_size(),
                 target,
-                templates.get(gid),
+                template,
                 unsafe,
                 g.exist(),
                 zero_or_max,
                 registry.timed_out_before(gid),
+                gpu,
+                gpu_unknown,
             )
         )
     return states
@@ -174,8 +191,9 @@ def _cluster_count(
     counts, _ = registry.upcoming_nodes(loop.now)
     upcoming = sum(n for gid, n in counts.items() if gid in templates)
     usage: dict[str, int] = {}
-    if settings.limits is not None:
-        per_group: list[tuple[Resources, int]] = []
+    limits = settings.limits
+    if limits is not None:
+        per_group: list[tuple[NodeView, NodeGroup, int]] = []
         for gid, group in loop.groups.items():
             template = templates.get(gid)
             try:
@@ -183,9 +201,23 @@ def _cluster_count(
             except CloudProviderError:
                 continue
             if template is not None and target > 0:
-                per_group.append((template.node.capacity, target))
-        outside = Counter(n.capacity for n in ready if loop.group_of.get(n.name) is None)
-        usage = settings.limits.usage_of([*per_group, *outside.items()])
+                per_group.append((template.node, group, target))
+        outside_nodes = [n for n in ready if loop.group_of.get(n.name) is None]
+        outside = Counter(n.capacity for n in outside_nodes)
+        usage = limits.usage_of([*((t.capacity, k) for t, _, k in per_group), *outside.items()])
+        if limits.gpus_limited:  # customResourcesTotal
+            label = loop.gpu_label
+            try:
+                usage.update(
+                    gpu_usage(
+                        [
+                            *((gpu_target(t, label, g), k) for t, g, k in per_group),
+                            *((gpu_target(n, label, None), 1) for n in outside_nodes),
+                        ]
+                    )
+                )
+            except UnknownGpuTarget:
+                usage.update(limits.unknown_gpus())
     return ClusterCount(len(ready) + upcoming, usage)
 
 
@@ -206,6 +238,10 @@ def decide_scale_up(
     # ReadyNodeLister: Ready and schedulable (what ScaleUp is given as the cluster's nodes).
     ready = [n for n in loop.nodes if is_node_ready(n) and not n.unschedulable]
     if options.max_nodes_total > 0 and len(ready) >= options.max_nodes_total:
+        if not options.compat.limited_by_max_nodes_total:
+            # CA 1.31 RunOnce: ``scaleUpStatus.Result = ScaleUpNoOptionsAvailable``, only a log line.
+            return ScaleUpDecision(str(ScaleUpResult.NO_OPTIONS_AVAILABLE))
+        # CA 1.33+: ScaleUpLimitedByMaxNodesTotal, the event, and every pod in PodsRemainUnschedulable.
         msg = f"Max total nodes in cluster reached: {options.max_nodes_total}"
         events = [CAEvent("Warning", str(EventReason.MAX_NODES_TOTAL_REACHED), CA_EVENT_OBJECT, msg)]
         for p in to_help:
@@ -221,7 +257,7 @@ def decide_scale_up(
         return ScaleUpDecision(str(ScaleUpResult.LIMITED_BY_MAX_NODES_TOTAL), events=tuple(events))
     if _all_pods_new(to_help, now):
         return ScaleUpDecision(str(ScaleUpResult.IN_COOLDOWN), disables_scale_down=True)
-    groups = group_states(loop, registry, templates)
+    groups = group_states(loop, registry, templates, settings.limits)
     ctx = ExpansionContext(now=now, cluster_node_count=len(loop.nodes))
     cluster = _cluster_count(loop, registry, templates, ready, settings)
     plan = plan_scale_up(to_help, groups, snapshot_nodes, settings, strategy, ctx, cluster)

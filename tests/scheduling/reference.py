@@ -4,7 +4,8 @@ Property tests compare the vectorized code against it. It shares only the snapsh
 nodes and bound pods (never its requested-resource arrays: free resources are summed from the bound
 pods here) and the inter-pod filters' per-node explanation path. Static filters, resources, host
 ports, the estimator's pod-by-pod loop and the removal simulation's round robin are written out again,
-the slow and obvious way. Not for production use: it is quadratic.
+the slow and obvious way. It is quadratic, and a test oracle only: it lives with the tests, outside the
+installed package.
 """
 
 from __future__ import annotations

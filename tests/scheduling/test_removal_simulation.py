@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 
 from kubetide.model.pod import Pod
-from kubetide.scheduling import scaledown
-from kubetide.scheduling.reference import ref_remove
-from kubetide.scheduling.scaledown import RemovalOutcome, must_move, simulate_removals
+from kubetide.scheduling import removal_simulation
+from kubetide.scheduling.removal_simulation import RemovalOutcome, must_move, simulate_removals
 from kubetide.scheduling.snapshot import ClusterSnapshot
 
 from .builders import node, owner, pod
+from .reference import ref_remove
 
 
 def cluster(loads: list[int], cpu: int = 1000, pod_cpu: int = 100) -> ClusterSnapshot:
@@ -46,8 +46,8 @@ def test_the_fill_near_the_cursor_wraps_and_lists_destinations_as_the_full_fill(
         pod("fill6", 800, 0, node_name="s6"),
     ]
     full = simulate_removals(ClusterSnapshot(nodes, pods), ["s2", "s5"])
-    monkeypatch.setattr(scaledown, "_NEAR", 1)
-    monkeypatch.setattr(scaledown, "_NEAR_PER_POD", 2)
+    monkeypatch.setattr(removal_simulation, "_NEAR", 1)
+    monkeypatch.setattr(removal_simulation, "_NEAR_PER_POD", 2)
     near = simulate_removals(ClusterSnapshot(nodes, pods), ["s2", "s5"])
     assert near == full
     assert [(dest, [p.name for p in moved]) for dest, moved in near.results[1].moves] == [

@@ -15,11 +15,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from kubetide.cloud.instance import CloudProviderError
+from kubetide.cloud.provider import NodeGroup
 from kubetide.cluster.clusterstate.registry import ClusterStateRegistry
 from kubetide.cluster.loop.context import LoopContext
 from kubetide.cluster.loop.deletions import Deletion, scale_down_reason
 from kubetide.cluster.options import AutoscalingOptions
-from kubetide.cluster.reasons import ScaleDownResult
+from kubetide.cluster.reasons import ScaleDownResult, UnremovableReason
 from kubetide.cluster.scaledown.budgets import Budget, crop_nodes, group_nodes
 from kubetide.cluster.scaledown.candidates import CandidateOrder
 from kubetide.cluster.scaledown.cooldown import ScaleDownTimes, scale_down_in_cooldown
@@ -28,12 +29,19 @@ from kubetide.cluster.scaledown.limits import limits_left, try_decrement
 from kubetide.cluster.scaledown.pdb import PdbCoverage, RemainingPdbs
 from kubetide.cluster.scaledown.taints import DELETION_CANDIDATE_TAINT, TO_BE_DELETED_TAINT, is_being_deleted
 from kubetide.cluster.scaledown.unneeded import GroupSizes, UnneededNode, removable_at, update_unneeded
-from kubetide.cluster.scaleup.limits import ResourceLimits, node_resources
+from kubetide.cluster.scaleup.limits import (
+    GpuTarget,
+    ResourceLimits,
+    UnknownGpuTarget,
+    gpu_target,
+    gpu_usage,
+    node_resources,
+)
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import Taint
 from kubetide.scheduling.drainability import DrainContext, DrainMemo, NodeDrain, drain_node
-from kubetide.scheduling.scaledown import RemovalMemo, RemovalResult, must_move, simulate_removals
+from kubetide.scheduling.removal_simulation import RemovalMemo, RemovalResult, must_move, simulate_removals
 from kubetide.scheduling.snapshot import ClusterSnapshot
 from kubetide.scheduling.utilization import UtilizationMemo
 
@@ -60,6 +68,7 @@ class NodeToDelete:
     moves: tuple[tuple[str, str], ...] = ()
     pods_to_reschedule: tuple[str, ...] = ()
     utilization: str = "{}"
+    atomic: bool = False  # its group is ZeroOrMax: deleted with the group's other nodes, in one call
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +155,14 @@ class ScaleDownPlanner:
         self.previous_candidates: frozenset[str] = frozenset()
         # Whether each deletion this planner started was a drain (the deletion tracker's two lists).
         self._started_drained: dict[str, bool] = {}
+
+    def started_as_drain(self, name: str, pods: Sequence[Pod]) -> bool:
+        """Whether the deletion of ``name`` was started as a drain (the deletion tracker's lists); one this
+        planner did not start (resumed from its taint) is a drain while it has pods to move."""
+        drained = self._started_drained.get(name)
+        if drained is None:
+            drained = any(must_move_now(p) for p in pods)
+        return drained
 
     def forget(self, names: Sequence[str]) -> None:
         for name in names:
@@ -241,6 +258,7 @@ class ScaleDownPlanner:
                 memo=self._utilization,
                 pods_versions=versions,
                 kept=self._eligibility,
+                compat=o.compat,
             ),
             now,
         )
@@ -324,22 +342,14 @@ class ScaleDownPlanner:
         # the loop's result is ScaleDownNoNodeDeleted (ScaleDownNoUnneeded is the legacy scale-down's).
         in_progress: dict[str, int] = {}
         drain_in_progress = 0
-        started_drained = self._started_drained
         for d in deletions:
-            name = d.node.name
             in_progress[d.group.id()] = in_progress.get(d.group.id(), 0) + 1
-            # The deletion tracker knows how each deletion started (StartDeletionWithDrain); a
-            # deletion this planner did not start (resumed from its taint) is a drain while it has
-            # pods to move.
-            drained = started_drained.get(name)
-            if drained is None:
-                drained = any(must_move_now(p) for p in loop.pods_by_node.get(name, ()))
-            drain_in_progress += drained
+            drain_in_progress += d.drain  # how it started (started_as_drain)
         sizes = {
             gid: GroupSizes(t, loop.groups[gid].min_size(), in_progress.get(gid, 0))
             for gid, t in targets.items()
         }
-        within_min_limits = self._min_limits(snapshot, all_nodes, by_name, now)
+        within_min_limits = self._min_limits(loop, snapshot, all_nodes, by_name, now)
         removable = removable_at(
             list(self.unneeded.values()),
             now,
@@ -347,6 +357,7 @@ class ScaleDownPlanner:
             registry.group_options,
             sizes,
             within_min_limits,
+            zero_time_immediate=o.compat.zero_removal_time_immediate,
         )
         for name, why in removable.unremovable.items():
             unremovable[name] = str(why)
@@ -392,6 +403,7 @@ class ScaleDownPlanner:
                             _moves(removals.get(name)),
                             moving,
                             util_text,
+                            gn.group in atomic,
                         )
                     )
         if not delete:
@@ -402,23 +414,61 @@ class ScaleDownPlanner:
 
     def _min_limits(
         self,
+        loop: LoopContext,
         snapshot: ClusterSnapshot,
         all_nodes: Sequence[NodeView],
         by_name: Mapping[str, NodeView],
         now: float,
-    ) -> Callable[[NodeView], bool]:
+    ) -> Callable[[NodeView], UnremovableReason | None]:
         """``LimitsLeft`` and ``TryDecrementBy``: whether removing a node (after those accepted before it)
         keeps every cluster resource with a minimum above 0 at or above it. Totals count the snapshot's
-        nodes (the upcoming placeholders too) but those being deleted."""
+        nodes (the upcoming placeholders too) but those being deleted; GPUs by type, each group's first
+        node's target standing for the group's (``customResourcesTotal``'s per-group cache)."""
         minimum = {r: m for r, m in self.limits.minimum.items() if m > 0}
         if not minimum:
-            return lambda node: True
+            return lambda node: None
         placeholders = [
             snapshot.node(i) for i in snapshot.active_indices().tolist() if snapshot.name(i) not in by_name
         ]
         counted = [n for n in [*all_nodes, *placeholders] if not (n.taints and is_being_deleted(n, now))]
-        left = limits_left(self.limits.usage(counted), minimum)
-        return lambda node: try_decrement(left, node_resources(node))
+        usage = self.limits.usage(counted)
+        gpus = self.limits.gpus_limited
+        label = loop.gpu_label
+
+        def group(node: NodeView) -> NodeGroup | None:
+            gid = loop.group_of.get(node.name)
+            return None if gid is None else loop.groups.get(gid)
+
+        if gpus:
+            per_group: dict[str, GpuTarget | None] = {}
+            targets: list[tuple[GpuTarget | None, int]] = []
+            try:
+                for n in counted:
+                    g = group(n)
+                    if g is not None and g.id() in per_group:
+                        targets.append((per_group[g.id()], 1))
+                        continue
+                    target = gpu_target(n, label, g)
+                    if g is not None:
+                        per_group[g.id()] = target
+                    targets.append((target, 1))
+                usage.update(gpu_usage(targets))
+            except UnknownGpuTarget:
+                usage.update(self.limits.unknown_gpus())
+        left = limits_left(usage, minimum)
+
+        def within(node: NodeView) -> UnremovableReason | None:
+            gpu = None
+            if gpus:
+                try:
+                    gpu = gpu_target(node, label, group(node))
+                except UnknownGpuTarget:
+                    return UnremovableReason.UNEXPECTED_ERROR  # DeltaForNode's error
+            if try_decrement(left, node_resources(node, gpu)):
+                return None
+            return UnremovableReason.MINIMAL_RESOURCE_LIMIT_EXCEEDED
+
+        return within
 
     def _soft_taints(
         self, loop: LoopContext, nodes: Sequence[NodeView]
