@@ -4,7 +4,7 @@ aws provider by hand (README, "Against moto").
     .venv/bin/python hack/aws_fault_proxy.py [--port 5000] [--moto-port 0]
 
 Point kubetide at the printed endpoint (``--aws-endpoint-url``); inject faults over HTTP on the same port
-(``/_proxy/...``, see tests/cloud/aws/awsproxy.py), e.g. a stockout reported as a failed activity:
+(``/_proxy/...``, see tests/live/providers/aws/awsproxy.py), e.g. a stockout reported as a failed activity:
 
     curl -s localhost:5000/_proxy/stockout -d '{"group": "spot-demo"}'
     curl -s localhost:5000/_proxy/activity -d '{"group": "spot-demo", "status": "Failed",
@@ -22,12 +22,12 @@ import threading
 from pathlib import Path
 from types import FrameType
 
-# The proxy is the tests' module (tests/cloud/aws/awsproxy.py), not part of the installed package.
+# The proxy is the tests' module (tests/live/providers/aws/awsproxy.py), not part of the installed package.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from moto.server import ThreadedMotoServer
 
-from cloud.aws.awsproxy import AwsProxy
+from live.providers.aws.awsproxy import AwsProxy
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,9 +10,9 @@ from dataclasses import replace
 
 from ca_loop_harness import Harness, node, pod, template
 
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.cluster.scaledown.taints import TO_BE_DELETED_TAINT
+from kubetide.testing.cloud import RecordingCloud
 
 ATOMIC = replace(AutoscalingOptions().node_group_defaults(), zero_or_max_node_scaling=True)
 TAINTED = 610.0  # the loop that finds the slice unneeded for longer than 10 minutes
@@ -109,7 +109,7 @@ def test_a_refused_taint_untaints_the_batch_and_starts_nothing() -> None:
     StartDeletion returns ScaleDownError (lastScaleDownFailTime set), so an atomic group is never half
     deleted."""
     h = slice_world(graces=(None, None, None))
-    h.api.fail("add_node_taint", node="a1", times=1)
+    h.api.with_failure("add_node_taint", "a1", times=1)
     result = h.run(TAINTED)
     assert result.scale_down_result == "Error" and result.error is not None
     to_be_deleted = [c for c in h.api.calls_to("add_node_taint") if c.args[0].key == TO_BE_DELETED_TAINT]

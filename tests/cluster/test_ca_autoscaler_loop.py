@@ -6,7 +6,6 @@ from dataclasses import replace
 
 from ca_loop_harness import Harness, node, pod, template
 
-from kubetide.cloud.fake import Call, RecordingCloud
 from kubetide.cloud.instance import ErrorClass, Instance, InstanceErrorInfo, InstanceState, InstanceStatus
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.cluster.scaledown.taints import TO_BE_DELETED_TAINT
@@ -14,6 +13,7 @@ from kubetide.model.fields import Node
 from kubetide.model.scheduling_terms import Taint
 from kubetide.model.selectors import LabelSelector
 from kubetide.scheduling.drainability import PDB
+from kubetide.testing.cloud import Call, RecordingCloud
 
 PRIORITIES = {
     "kube-system/cluster-autoscaler-priority-expander": {"priorities": "10:\n  - spot\n1:\n  - general\n"}

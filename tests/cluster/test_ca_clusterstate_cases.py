@@ -9,7 +9,6 @@ import pytest
 from ca_builders import cnode
 from ca_cases import by_id, case_version, cases
 
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.cloud.instance import Instance, InstanceState, InstanceStatus
 from kubetide.cluster.clusterstate.incorrect import IncorrectSize, incorrect_size
 from kubetide.cluster.clusterstate.ranges import acceptable_range
@@ -18,6 +17,7 @@ from kubetide.cluster.clusterstate.registry import ClusterStateRegistry
 from kubetide.cluster.clusterstate.requests import register_scale_up
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.model.scheduling_terms import Taint
+from kubetide.testing.cloud import RecordingCloud
 
 NOT_READY = Taint("node.kubernetes.io/not-ready", "", "NoSchedule")
 NOW = 0.0

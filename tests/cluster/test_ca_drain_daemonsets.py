@@ -16,11 +16,11 @@ import pytest
 from ca_loop_harness import Harness, node, pod, template
 from test_ca_drain_wait import DRAIN, TAINTED, deletions, draining, evicted_at, run_to
 
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.cluster.flags import parse_flags
 from kubetide.cluster.loop.drain import daemonset_pods_to_evict
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.model.pod import Pod
+from kubetide.testing.cloud import RecordingCloud
 
 ANNOTATION = "cluster-autoscaler.kubernetes.io/enable-ds-eviction"
 

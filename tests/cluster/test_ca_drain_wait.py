@@ -15,7 +15,6 @@ from dataclasses import replace
 import pytest
 from ca_loop_harness import Harness, node, pod, template
 
-from kubetide.cloud.fake import Call, RecordingCloud
 from kubetide.cloud.instance import InstanceState
 from kubetide.cluster.autoscaler import StaticAutoscaler
 from kubetide.cluster.loop.drain import (
@@ -29,6 +28,7 @@ from kubetide.cluster.loop.drain import (
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.cluster.scaledown.taints import TO_BE_DELETED_TAINT
 from kubetide.model.pod import Pod
+from kubetide.testing.cloud import Call, RecordingCloud
 
 TAINTED = 610.0  # the loop that taints n2 (unneeded since 0, --scale-down-unneeded-time 10m)
 DRAIN = TAINTED + 5.0  # --node-delete-delay-after-taint (5s): the evictions, and the first look

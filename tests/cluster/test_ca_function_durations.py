@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from ca_loop_harness import Harness, node, pod, template
 
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.cluster.autoscaler import StaticAutoscaler
 from kubetide.cluster.options import AutoscalingOptions
+from kubetide.testing.cloud import RecordingCloud
 
 
 class Stopwatch:

@@ -8,11 +8,11 @@ from dataclasses import replace
 
 from ca_loop_harness import GIB, Harness, node, pod, template
 
-from kubetide.cloud.fake import Call, RecordingCloud
 from kubetide.cluster.gpu import gpu_resource, with_unready_gpus_unready
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.model.pod import Container
 from kubetide.model.resources import Resources
+from kubetide.testing.cloud import Call, RecordingCloud
 
 LABEL = "example.com/accelerator"
 

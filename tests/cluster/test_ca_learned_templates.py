@@ -8,7 +8,6 @@ from dataclasses import replace
 
 from ca_loop_harness import Harness, node, pod, template
 
-from kubetide.cloud.fake import Call, RecordingCloud
 from kubetide.cloud.instance import NodeTemplate
 from kubetide.cluster.clusterstate.learned_templates import (
     TEMPLATES_CONFIG_MAP,
@@ -22,6 +21,7 @@ from kubetide.model.node import NodeView
 from kubetide.model.pod import Container, HostPort, OwnerRef, Pod
 from kubetide.model.resources import Resources
 from kubetide.model.scheduling_terms import Taint
+from kubetide.testing.cloud import Call, RecordingCloud
 
 
 def test_a_template_round_trips_with_what_scheduling_reads() -> None:

@@ -12,7 +12,6 @@ from ca_loop_harness import template
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.cluster.scaleup.limits import (
     CORES,
     NODES,
@@ -24,6 +23,7 @@ from kubetide.cluster.scaleup.limits import (
 )
 from kubetide.model.node import NodeView
 from kubetide.model.resources import MEMORY, Resources
+from kubetide.testing.cloud import RecordingCloud
 
 LABEL = "cloud.google.com/gke-accelerator"
 _CAPACITIES = st.builds(

@@ -9,7 +9,6 @@ from dataclasses import replace
 from ca_builders import cnode
 from ca_loop_harness import GIB, Harness, node, pod, template
 
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.cloud.instance import NodeGroupAutoscalingOptions
 from kubetide.cluster.compat import Compatibility, compatibility
 from kubetide.cluster.flags import parse_flags
@@ -27,6 +26,7 @@ from kubetide.model.pod import Container, OwnerRef, Pod
 from kubetide.model.resources import Resources
 from kubetide.model.scheduling_terms import Taint
 from kubetide.scheduling.drainability import DrainContext, DrainOptions, drain_node
+from kubetide.testing.cloud import RecordingCloud
 
 NOW = 1_700_000_000.0
 TICK = 0.001  # well above float resolution at NOW (2.4e-7 s)

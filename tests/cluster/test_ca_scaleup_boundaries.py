@@ -10,7 +10,6 @@ import pytest
 from ca_builders import cnode
 from ca_loop_harness import Harness, node, pod, template
 
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.cloud.instance import NodeGroupAutoscalingOptions
 from kubetide.cluster.backoff import ExponentialBackoff
 from kubetide.cluster.clusterstate.health import is_cluster_healthy, is_node_group_healthy
@@ -30,6 +29,7 @@ from kubetide.model.scheduling_terms import Taint
 from kubetide.scheduling.estimator import estimate
 from kubetide.scheduling.limiter import ClusterCapacityThreshold, StaticThreshold, ThresholdLimiter
 from kubetide.scheduling.snapshot import ClusterSnapshot
+from kubetide.testing.cloud import RecordingCloud
 
 TICK = 0.001
 P = 900.0  # --max-node-provision-time

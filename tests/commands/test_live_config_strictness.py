@@ -16,11 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_run_escalator import GOOD
 
-from kubetide.cloud.providers.aws.pricing import load_price_file
-from kubetide.cloud.providers.aws.specs import AwsConfigError
-from kubetide.cloud.providers.kwok.config import KwokConfigError, apply_nodes_flags, parse_cloud_config
 from kubetide.commands.run.escalator import main as escalator_main
 from kubetide.escalator.config import node_groups_from_entries
+from kubetide.live.providers.aws.pricing import load_price_file
+from kubetide.live.providers.aws.specs import AwsConfigError
+from kubetide.live.providers.kwok.config import KwokConfigError, apply_nodes_flags, parse_cloud_config
 from mutations import any_value, mutated
 
 NODE_GROUP: dict[str, Any] = {**GOOD, "aws": {"lifecycle": "spot", "instance_type_overrides": ["m5.large"]}}

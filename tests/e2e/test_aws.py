@@ -1,6 +1,6 @@
 """The cluster autoscaler with ``--cloud-provider=aws`` against the real control plane and moto's ASGs.
 
-moto's server runs in this process behind the tests' fault proxy (tests/cloud/aws/conftest.py); a
+moto's server runs in this process behind the tests' fault proxy (tests/live/providers/aws/conftest.py); a
 second ``kubetide node-agent --aws-endpoint-url`` registers a Node per moto instance (providerID as AWS
 writes it) and the cluster's own node agent makes them Ready and runs their pods. Pending pods bring up
 instances; a stockout the first group reports in its scaling activities fails over to the second group
@@ -24,7 +24,7 @@ import boto3
 import pytest
 from moto.server import ThreadedMotoServer
 
-from cloud.aws.awsproxy import AwsProxy, activity
+from live.providers.aws.awsproxy import AwsProxy, activity
 
 from .support import Kubectl, KubetideProcess, free_port
 from .test_ca_drain_wait import graceful

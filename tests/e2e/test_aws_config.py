@@ -7,7 +7,7 @@
   until the ASG exists; the node agent's own label on the Nodes it registers is no template mismatch.
 - A dry run's Events say what would have been done.
 
-moto's server and the fault proxy run in the test (tests/cloud/aws/awsproxy.py), as in test_aws.py.
+moto's server and the fault proxy run in the test (tests/live/providers/aws/awsproxy.py), as in test_aws.py.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import pytest
 import yaml
 from moto.server import ThreadedMotoServer
 
-from cloud.aws.awsproxy import AwsProxy
+from live.providers.aws.awsproxy import AwsProxy
 
 from .support import Kubectl, KubetideProcess, free_port
 from .test_cluster_autoscaler import CA_NAMESPACE, FAST, deployment

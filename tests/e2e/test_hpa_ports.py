@@ -17,10 +17,10 @@ import pytest
 
 from kubetide.hpa.ports import Scale
 from kubetide.kube.client import make_http_client
-from kubetide.kube.hpa.api import KubeApi
-from kubetide.kube.hpa.hpas import ApiHPAObjects
-from kubetide.kube.hpa.scale import ApiScaleTargets
 from kubetide.kube.rest import Rest
+from kubetide.live.hpa.api import KubeApi
+from kubetide.live.hpa.hpas import ApiHPAObjects
+from kubetide.live.hpa.scale import ApiScaleTargets
 from kubetide.model.hpa import CrossVersionObjectReference
 
 # A minimal CRD for kubetide's HPA (the deploy/ manifest may not be on this branch): the status

@@ -15,13 +15,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kubetide.escalator.taints import TAINT_KEY, escalator_bucket_nodes
+from kubetide.testing.cluster import RecordingClusterPort
 
 from .builders import T0, node, nodes, pods
 from .driver_harness import COOL_DOWN, setup
 
 
-def _untainted(cluster: object) -> int:
-    return len(escalator_bucket_nodes(cluster.nodes()).untainted)  # type: ignore[attr-defined]
+def _untainted(cluster: RecordingClusterPort) -> int:
+    return len(escalator_bucket_nodes(cluster.listing().nodes()).untainted)
 
 
 @settings(max_examples=60, deadline=None)
@@ -53,7 +54,7 @@ def test_untainted_and_upcoming_nodes_never_pass_max_nodes_and_the_group_settles
         before = len(cluster.log)
         driver.tick(T0 + tick * (COOL_DOWN + 1))
         writes = cluster.log[before:]
-        upcoming = max(cloud.groups["asg"].target - len(cluster.nodes()), 0)
+        upcoming = max(cloud.groups["asg"].target - len(cluster.nodes), 0)
         # The excess a group started with is tainted on the first run; from then on the untainted
         # nodes and those the cloud is bringing up stay within max_nodes.
         assert _untainted(cluster) + upcoming <= max_nodes, (tick, writes)

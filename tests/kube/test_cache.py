@@ -11,8 +11,7 @@ import pytest
 from kubetide.kube.cache import Informer
 from kubetide.kube.discovery import ResourceKind
 from kubetide.kube.rest import Backoff
-
-from .fake_apiserver import FakeApi, obj, status
+from kubetide.testing.apiserver import FakeApi, obj, status
 
 NODES = ResourceKind("", "v1", "Node", "nodes", namespaced=False)
 PATH = "/api/v1/nodes"

@@ -121,7 +121,7 @@ def test_v_is_kubetide_s_verbosity_and_libraries_stay_at_warning(logging_restore
     configure_logging("text", 10, "ca", stream)
     logging.getLogger("botocore.endpoint").debug("Sending http request")
     logging.getLogger("httpx2").info("HTTP Request: GET")
-    logging.getLogger("kubetide.cloud.providers.aws.provider").debug("aws refresh: 3 groups")
+    logging.getLogger("kubetide.live.providers.aws.provider").debug("aws refresh: 3 groups")
     logging.getLogger("urllib3").warning("a library warning")
     out = stream.getvalue()
     assert "aws refresh: 3 groups" in out and "a library warning" in out

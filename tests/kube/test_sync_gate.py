@@ -16,8 +16,7 @@ from kubetide.kube.failures import describe
 from kubetide.kube.loop import LoopFailed, run_every
 from kubetide.kube.rest import KubeStatusError
 from kubetide.kube.sync_gate import CACHE_NOT_SYNCED, SyncGate
-
-from .fake_apiserver import FakeApi
+from kubetide.testing.apiserver import FakeApi
 
 
 def skipped(component: str) -> float:

@@ -145,7 +145,7 @@ def test_the_printer_columns_are_kubectl_get_hpas_and_resolve_on_a_real_object()
             {"type": "Resource", "resource": {"name": "cpu", "current": {"averageUtilization": 45}}},
         ],
         # What the controller writes for the two columns kubectl computes for the built-in kind only
-        # (kube/hpa/columns.py; tests/kube/hpa/test_columns.py).
+        # (live/hpa/columns.py; tests/live/hpa/test_columns.py).
         "reference": "Deployment/web",
         "targets": "5/10, 45%/50%",
     }

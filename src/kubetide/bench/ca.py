@@ -24,14 +24,14 @@ import statistics
 import time
 from typing import Any
 
-from kubetide.bench.live import _NoWrites
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.cluster.autoscaler import StaticAutoscaler
 from kubetide.cluster.loop.world import World
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Container, OwnerRef, Pod
 from kubetide.model.resources import Resources
+from kubetide.testing.cloud import RecordingCloud
+from kubetide.testing.cluster import RecordingClusterPort
 
 MI = 1024 * 1024
 GI = 1024 * MI
@@ -99,7 +99,9 @@ def world(nodes: int, pods_per_node: int = 30) -> tuple[World, RecordingCloud]:
 
 def _loop(name: str, nodes: int, target: float) -> dict[str, Any]:
     w, cloud = world(nodes)
-    autoscaler = StaticAutoscaler(cloud, _NoWrites(), AutoscalingOptions(), start_time=NOW - 3600)
+    autoscaler = StaticAutoscaler(
+        cloud, RecordingClusterPort.discarding(), AutoscalingOptions(), start_time=NOW - 3600
+    )
     gc.collect()
     cpu0, t0 = time.process_time(), time.perf_counter()
     result = autoscaler.run_once(w, NOW)

@@ -26,11 +26,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubetide.cloud.instance import NodeTemplate
-from kubetide.cloud.providers.snapshot import SnapshotCloud, SnapshotGroup
 from kubetide.cluster.flags import parse_flags
 from kubetide.cluster.loop.world import World
 from kubetide.cluster.options import AutoscalingOptions
-from kubetide.kube.world import controller_replicas, daemonset_view, pdb_from_manifest
+from kubetide.live.cluster_autoscaler.world import controller_replicas, daemonset_view, pdb_from_manifest
+from kubetide.live.providers.snapshot import SnapshotCloud, SnapshotGroup
 from kubetide.model.errors import FieldError, ManifestError
 from kubetide.model.fields import parse_time
 from kubetide.model.node import NodeView

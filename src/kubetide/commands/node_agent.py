@@ -2,7 +2,7 @@
 
 With ``--aws-endpoint-url`` (a test endpoint such as moto) it also registers a Node for each instance of
 the Auto Scaling groups it is told about (``--aws-group``, ``--node-group-auto-discovery``) and deletes
-the Nodes of terminated ones (:mod:`kubetide.cloud.providers.aws.nodes`).
+the Nodes of terminated ones (:mod:`kubetide.live.providers.aws.nodes`).
 
 Exit codes: 0 after SIGTERM or SIGINT; 2 for bad flags or no usable cluster configuration.
 """
@@ -21,11 +21,11 @@ import click
 from lightkube import Client
 
 from kubetide.commands.run.logs import LIBRARY_LEVELS, own_level
-from kubetide.kube.agent.agent import DEFAULT_NODE_SELECTOR, AgentOptions, NodeAgent
-from kubetide.kube.agent.api import LightkubeAgentApi
-from kubetide.kube.agent.logs import configure_logging
-from kubetide.kube.agent.server import MetricsServer, parse_address
 from kubetide.kube.client import KubeAccessError, make_client
+from kubetide.live.agent.agent import DEFAULT_NODE_SELECTOR, AgentOptions, NodeAgent
+from kubetide.live.agent.api import LightkubeAgentApi
+from kubetide.live.agent.logs import configure_logging
+from kubetide.live.agent.server import MetricsServer, parse_address
 
 EXIT_INVALID = 2
 log = logging.getLogger("kubetide.node_agent")
@@ -161,9 +161,9 @@ def _aws_registrar(
         )
         sys.exit(EXIT_INVALID)
     try:
-        from kubetide.cloud.providers.aws import AwsConfigError, build_aws_provider
-        from kubetide.cloud.providers.aws.nodes import register_instances
-        from kubetide.cloud.providers.kwok.api import LightkubeKwokApi
+        from kubetide.live.providers.aws import AwsConfigError, build_aws_provider
+        from kubetide.live.providers.aws.nodes import register_instances
+        from kubetide.live.providers.kwok.api import LightkubeKwokApi
     except ImportError:
         click.echo("error: --cloud-provider=aws needs boto3: pip install 'kubetide[aws]'", err=True)
         sys.exit(EXIT_INVALID)

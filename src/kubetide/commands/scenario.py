@@ -11,7 +11,7 @@ With ``--cloud-provider`` (kwok with ``--cloud-config``, or aws with ``--nodes``
 provider the ``kubetide run`` commands would use, groups with no node included; pods bound to a node
 stay bound to the simulated node that stands for it.
 
-This module wires the live reader (:mod:`kubetide.kube.export`) to the simulator's loader: the one
+This module wires the live reader (:mod:`kubetide.live.export`) to the simulator's loader: the one
 place allowed to import both. Exit codes: 0 written; 1 the cluster could not be read; 2 bad flags.
 """
 
@@ -32,11 +32,11 @@ from kubetide.cloud.instance import CloudProviderError
 from kubetide.cloud.provider import CloudProvider
 from kubetide.commands.run.logs import configure_quiet_logging
 from kubetide.kube.client import KubeAccessError, make_client
-from kubetide.kube.export import ClusterObjects, ExportOptions, Problem, build_scenario, fit_to_loader
-from kubetide.kube.export.fit import ExportError
-from kubetide.kube.export.nodegroups import GroupBounds
-from kubetide.kube.export.provider import ProviderGroup, provider_groups
-from kubetide.kube.export.read import read_cluster
+from kubetide.live.export import ClusterObjects, ExportOptions, Problem, build_scenario, fit_to_loader
+from kubetide.live.export.fit import ExportError
+from kubetide.live.export.nodegroups import GroupBounds
+from kubetide.live.export.provider import ProviderGroup, provider_groups
+from kubetide.live.export.read import read_cluster
 from kubetide.model.durations import DurationError, parse_duration
 from kubetide.model.errors import ManifestError
 from kubetide.model.numbers import is_ascii_digits
@@ -107,7 +107,7 @@ def _invalid(problems: list[tuple[str, str]]) -> NoReturn:
 
 
 def _kwok(cloud_config: str, nodes: tuple[str, ...], client: Client) -> CloudProvider:
-    from kubetide.cloud.providers.kwok import KwokConfigError, build_kwok_provider
+    from kubetide.live.providers.kwok import KwokConfigError, build_kwok_provider
 
     try:
         return build_kwok_provider(cloud_config, nodes, client=client)
@@ -117,7 +117,7 @@ def _kwok(cloud_config: str, nodes: tuple[str, ...], client: Client) -> CloudPro
 
 def _aws(nodes: tuple[str, ...], discovery: tuple[str, ...], region: str, endpoint: str) -> CloudProvider:
     try:
-        from kubetide.cloud.providers.aws import AwsConfigError, build_aws_provider
+        from kubetide.live.providers.aws import AwsConfigError, build_aws_provider
     except ImportError:
         _invalid([("cloud-provider", "aws needs boto3, which is not installed: pip install 'kubetide[aws]'")])
     try:

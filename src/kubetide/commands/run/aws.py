@@ -24,7 +24,7 @@ from kubetide.cluster.flags import FlagSpec
 from kubetide.commands.run.common import exit_invalid
 
 if TYPE_CHECKING:
-    from kubetide.cloud.providers.aws import AwsCloudProvider
+    from kubetide.live.providers.aws import AwsCloudProvider
 
 __all__ = ["aws_flags", "build_aws", "check_at_start"]
 
@@ -68,7 +68,7 @@ def build_aws(
 ) -> AwsCloudProvider:
     """The aws provider, or exit 2 naming every bad flag (or the missing extra)."""
     try:
-        from kubetide.cloud.providers.aws import AwsConfigError, build_aws_provider
+        from kubetide.live.providers.aws import AwsConfigError, build_aws_provider
     except ImportError:
         _missing_extra(component)
     try:
@@ -94,7 +94,7 @@ def check_at_start(
 ) -> None:
     """Exit 2 naming every problem the first refresh finds (see the module's docstring for which);
     ``group_sources`` says where each named group comes from (a flag, a file's field path)."""
-    from kubetide.cloud.providers.aws import AwsCloudProvider
+    from kubetide.live.providers.aws import AwsCloudProvider
 
     if not isinstance(provider, AwsCloudProvider):
         return

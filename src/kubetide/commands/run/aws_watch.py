@@ -18,9 +18,9 @@ from dataclasses import replace
 
 from prometheus_client import Gauge
 
-from kubetide.cloud.providers.aws import AwsCloudProvider
-from kubetide.cloud.providers.aws.presence import MissingGroup
 from kubetide.cluster.status import ClusterAutoscalerStatus, NodeGroupStatus
+from kubetide.live.providers.aws import AwsCloudProvider
+from kubetide.live.providers.aws.presence import MissingGroup
 
 __all__ = ["MISSING_GROUPS", "UNPRICED_GROUPS", "AwsLoopReport", "with_missing_groups"]
 

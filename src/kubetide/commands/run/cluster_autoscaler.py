@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from kubetide.cloud.provider import CloudProvider
-from kubetide.cloud.providers.kwok import KwokConfigError, build_kwok_provider
 from kubetide.cluster.driver import ClusterAutoscalerDriver
 from kubetide.cluster.flags import CA_FLAGS, FlagSpec
 from kubetide.cluster.loop.world import LoopResult
@@ -28,16 +27,23 @@ from kubetide.commands.run.help import render_help
 from kubetide.commands.run.logs import configure_logging
 from kubetide.commands.run.runtime import HealthLimits, Runtime
 from kubetide.commands.run.settings import leader_flags, leader_from, live_flags, parse_line, settings_from
-from kubetide.kube.actuation import KubeClusterPort
-from kubetide.kube.ca_metrics import CAMetrics
 from kubetide.kube.client import KubeAccessError
-from kubetide.kube.dryrun import DryRunCloud, DryRunEventRecorder
-from kubetide.kube.events import EventRecorder, uid_lookup
-from kubetide.kube.guard import LeaderGuardedCloud, LeaderGuardedPort
+from kubetide.kube.events import uid_lookup
 from kubetide.kube.loop import LoopFailed
 from kubetide.kube.rest import KubeStatusError, Rest
-from kubetide.kube.status_configmap import StatusConfigMap
-from kubetide.kube.world import CAWorldSource
+from kubetide.live.actuation import KubeClusterPort
+from kubetide.live.cluster_autoscaler.metrics import CAMetrics
+from kubetide.live.cluster_autoscaler.status_configmap import StatusConfigMap
+from kubetide.live.cluster_autoscaler.world import CAWorldSource
+from kubetide.live.guard import (
+    GuardedCloud,
+    GuardedClusterPort,
+    GuardedStatusConfigMap,
+    LeadershipLost,
+    WriteGate,
+    recorder_type,
+)
+from kubetide.live.providers.kwok import KwokConfigError, build_kwok_provider
 
 if TYPE_CHECKING:
     from kubetide.commands.run.aws_watch import AwsLoopReport
@@ -163,13 +169,14 @@ class ClusterAutoscalerComponent:
         self.rest = rest
         self.options = options
         self.runtime = runtime
-        self.dry_run = runtime.settings.dry_run
-        cloud = DryRunCloud(provider, COMPONENT) if self.dry_run else provider
-        self.cloud = LeaderGuardedCloud(cloud, runtime.may_act)
+        self.gate = WriteGate(COMPONENT, runtime.may_act, dry_run=runtime.settings.dry_run)
+        self.cloud = GuardedCloud(provider, self.gate)
         self.provider = provider
         self.period = options.scan_interval
         self.metrics = CAMetrics(per_nodegroup=per_nodegroup)
-        self.status_map = StatusConfigMap(rest, options.namespace, options.status_config_map_name)
+        self.status_map = GuardedStatusConfigMap(
+            StatusConfigMap(rest, options.namespace, options.status_config_map_name), self.gate
+        )
         self.world: CAWorldSource | None = None
         self.driver: ClusterAutoscalerDriver | None = None
         self.last: LoopResult | None = None
@@ -191,19 +198,17 @@ class ClusterAutoscalerComponent:
         if world is None:
             return False
         self.world = world
-        recorder = (DryRunEventRecorder if self.dry_run else EventRecorder)(
+        recorder = recorder_type(self.gate)(
             self.rest, COMPONENT, uid_of=uid_lookup(world.nodes, world.pods, world.config_maps)
         )
-        port = KubeClusterPort(
-            self.rest, versions, component=COMPONENT, dry_run=self.dry_run, events=recorder
-        )
-        guarded = LeaderGuardedPort(port, self.runtime.may_act)
+        port = KubeClusterPort(self.rest, versions, component=COMPONENT, events=recorder)
+        guarded = GuardedClusterPort(port, self.gate)
         self.driver = ClusterAutoscalerDriver(
             world, self.cloud, guarded, self.options, now=time.time(), stopwatch=time.perf_counter
         )
         if self.provider.name() == "aws":
-            from kubetide.cloud.providers.aws import AwsCloudProvider
             from kubetide.commands.run.aws_watch import AwsLoopReport
+            from kubetide.live.providers.aws import AwsCloudProvider
 
             status_map = f"ConfigMap/{self.options.namespace}/{self.options.status_config_map_name}"
             if isinstance(self.provider, AwsCloudProvider):
@@ -236,9 +241,11 @@ class ClusterAutoscalerComponent:
         status = result.status
         if status is not None and self.aws_report is not None:
             status = self.aws_report.status(status)
-        if status is not None and self.options.write_status_configmap and self.runtime.may_act():
+        if status is not None and self.options.write_status_configmap:
             try:
                 self.status_map.write(render_status_yaml(status, now), format_last_updated(now))
+            except LeadershipLost as exc:
+                log.debug("status ConfigMap not written: %s", exc)
             except KubeStatusError as exc:
                 log.warning("status ConfigMap not written: %s", exc)
         if self.aws_report is not None:

@@ -6,7 +6,7 @@ Takes Escalator's command line (``cmd/main.go``'s flag names and defaults: ``--n
 ``--dry-run``, ``--once``, ``--logging-format``), reads Escalator's ``node_groups:`` file, and runs
 :class:`~kubetide.escalator.driver.EscalatorDriver` every scan interval with the shared
 :class:`~kubetide.commands.run.runtime.Runtime`: watch caches of nodes and pods for the world, the live
-cluster port and the kwok provider behind the leader guard (and the dry-run wrapper), Escalator's
+cluster port and the cloud provider behind the guard (leader check and dry run), Escalator's
 metrics on ``/metrics``, one log line per decision. Bad flags and every problem of the files: exit 2.
 """
 
@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from kubetide.cloud.provider import CloudProvider
-from kubetide.cloud.providers.kwok import KwokConfigError, build_kwok_provider, load_cloud_config
 from kubetide.cluster.flags import FlagSpec
 from kubetide.commands.run.aws import aws_flags, build_aws, check_at_start
 from kubetide.commands.run.common import connect, exit_invalid, file_problems, start_caches
@@ -30,15 +29,15 @@ from kubetide.commands.run.runtime import HealthLimits, Runtime
 from kubetide.commands.run.settings import LeaderElection, leader_flags, live_flags, parse_line, settings_from
 from kubetide.escalator import EscalatorDriver, NodeGroupOptions, TickResult
 from kubetide.escalator.config import Location, node_groups_from_entries
-from kubetide.kube.actuation import KubeClusterPort
 from kubetide.kube.client import KubeAccessError
-from kubetide.kube.dryrun import DryRunCloud
-from kubetide.kube.escalator_metrics import EscalatorMetrics
-from kubetide.kube.escalator_world import EscalatorCaches
-from kubetide.kube.events import EventRecorder, uid_lookup
-from kubetide.kube.guard import LeaderGuardedCloud, LeaderGuardedPort
+from kubetide.kube.events import uid_lookup
 from kubetide.kube.metrics import DRY_RUN_ACTIONS
 from kubetide.kube.rest import Rest
+from kubetide.live.actuation import KubeClusterPort
+from kubetide.live.escalator.metrics import EscalatorMetrics
+from kubetide.live.escalator.world import EscalatorCaches
+from kubetide.live.guard import GuardedCloud, GuardedClusterPort, WriteGate, recorder_type
+from kubetide.live.providers.kwok import KwokConfigError, build_kwok_provider, load_cloud_config
 from kubetide.model import yamldoc
 from kubetide.model.numbers import is_ascii_digits
 
@@ -267,8 +266,8 @@ class EscalatorComponent:
     ) -> None:
         self.rest, self.groups, self.runtime, self.period = rest, tuple(groups), runtime, period
         self.dry_run = runtime.settings.dry_run
-        cloud = DryRunCloud(provider, COMPONENT) if self.dry_run else provider
-        self.cloud = LeaderGuardedCloud(cloud, runtime.may_act)
+        self.gate = WriteGate(COMPONENT, runtime.may_act, dry_run=self.dry_run)
+        self.cloud = GuardedCloud(provider, self.gate)
         self.metrics = EscalatorMetrics()
         self.caches: EscalatorCaches | None = None
         self.driver: EscalatorDriver | None = None
@@ -279,11 +278,11 @@ class EscalatorComponent:
         if caches is None:
             return False
         self.caches = caches
-        recorder = EventRecorder(self.rest, COMPONENT, uid_of=uid_lookup(caches.node_cache, caches.pod_cache))
-        port = KubeClusterPort(
-            self.rest, versions, component=COMPONENT, dry_run=self.dry_run, events=recorder
+        recorder = recorder_type(self.gate)(
+            self.rest, COMPONENT, uid_of=uid_lookup(caches.node_cache, caches.pod_cache)
         )
-        guarded = LeaderGuardedPort(port, self.runtime.may_act)
+        port = KubeClusterPort(self.rest, versions, component=COMPONENT, events=recorder)
+        guarded = GuardedClusterPort(port, self.gate)
         self.driver = EscalatorDriver(self.groups, caches, guarded, self.cloud, dry_run=self.dry_run)
         return True
 

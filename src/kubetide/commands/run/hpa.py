@@ -25,19 +25,19 @@ from kubetide.hpa.config import HPAConfig
 from kubetide.hpa.driver import HPADriver, Synced
 from kubetide.hpa.flags import HPA_FLAGS, config_from_flags
 from kubetide.hpa.ports import MetricsSource
-from kubetide.kube.dryrun import DryRunEventRecorder
 from kubetide.kube.events import EventRecorder, uid_lookup
-from kubetide.kube.hpa.api import KubeApi
-from kubetide.kube.hpa.controller_metrics import HPAControllerMetrics
-from kubetide.kube.hpa.hpas import ApiHPAObjects
-from kubetide.kube.hpa.live_ports import GuardedHPAs, GuardedScaleTargets, NamespacedPods, PodCache
-from kubetide.kube.hpa.loop_source import LoopHPASource
-from kubetide.kube.hpa.metrics_api import ApiMetricsSource
-from kubetide.kube.hpa.prometheus.client import PrometheusClient, url_problem
-from kubetide.kube.hpa.prometheus.rules import RulesConfig, RulesError, load_rules
-from kubetide.kube.hpa.prometheus.source import PrometheusMetricsSource
-from kubetide.kube.hpa.scale import ApiScaleTargets
 from kubetide.kube.rest import Rest
+from kubetide.live.guard import GuardedHPAs, GuardedScaleTargets, WriteGate, recorder_type
+from kubetide.live.hpa.api import KubeApi
+from kubetide.live.hpa.controller_metrics import HPAControllerMetrics
+from kubetide.live.hpa.hpas import ApiHPAObjects
+from kubetide.live.hpa.live_ports import NamespacedPods, PodCache
+from kubetide.live.hpa.loop_source import LoopHPASource
+from kubetide.live.hpa.metrics_api import ApiMetricsSource
+from kubetide.live.hpa.prometheus.client import PrometheusClient, url_problem
+from kubetide.live.hpa.prometheus.rules import RulesConfig, RulesError, load_rules
+from kubetide.live.hpa.prometheus.source import PrometheusMetricsSource
+from kubetide.live.hpa.scale import ApiScaleTargets
 
 __all__ = ["REGISTRY", "main"]
 
@@ -167,8 +167,8 @@ class HPAComponent:
         self.pods = pods
         api = KubeApi(self.rest)
         store = NamespacedPods(pods.pods)
-        dry_run = self.runtime.settings.dry_run
-        targets = GuardedScaleTargets(ApiScaleTargets(api, store), self.runtime.may_act, dry_run=dry_run)
+        gate = WriteGate(COMPONENT, self.runtime.may_act, dry_run=self.runtime.settings.dry_run)
+        targets = GuardedScaleTargets(ApiScaleTargets(api, store), gate)
         metrics: MetricsSource
         url = str(self.values["prometheus-url"])
         if url:
@@ -191,11 +191,11 @@ class HPAComponent:
                 return source.other_uid(namespace, name)
             return pod_uid(kind, namespace, name)
 
-        recorder = (DryRunEventRecorder if dry_run else EventRecorder)(
+        recorder = recorder_type(gate)(
             self.rest, COMPONENT, uid_of=uid_of, api_versions={"HorizontalPodAutoscaler": source.api_version}
         )
         events = _Events(recorder)
-        hpas = GuardedHPAs(LoopHPASource(source, events), self.runtime.may_act, dry_run=dry_run)
+        hpas = GuardedHPAs(LoopHPASource(source, events), gate)
         self.driver = HPADriver(hpas, metrics, targets, events, self.config, timer=time.perf_counter)
         return True
 
