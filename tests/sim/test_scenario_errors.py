@@ -203,9 +203,9 @@ def test_action_problems() -> None:
         ]
     )
     assert problems(data) == [
-        "spec.actions[0]: must have exactly one of apply, delete, scale, restart, deleteNode, attachInstance "
+        "spec.actions[0]: must have exactly one of apply, delete, scale, restart, deleteNode, attachInstance, resizeGroup "
         "(got none)",
-        "spec.actions[1]: must have exactly one of apply, delete, scale, restart, deleteNode, attachInstance "
+        "spec.actions[1]: must have exactly one of apply, delete, scale, restart, deleteNode, attachInstance, resizeGroup "
         "(got delete, restart)",
         "spec.actions[7].restart: must be one of cluster-autoscaler, hpa, escalator, got 'kubelet'",
     ]

@@ -6,6 +6,9 @@ its even share of ``rps x cpuPerRequest``; a Running pod that is not Ready serve
 ``baseCpu``. A pod that was not Running at the last scrape has no sample yet (the HPA sees it as
 missing). Samples carry the scrape time and the averaging window, as metrics-server reports them.
 
+A traffic's ``perPod`` series (a recorded day's measured usage) add their cores to every Ready pod's
+CPU and set every Running pod's memory, whatever the number of pods.
+
 A traffic series below 0 serves no requests (rps is floored at 0), and values in milli-units are
 saturated at the int64 range a Kubernetes quantity has, so any finite series gives finite metrics.
 """
@@ -59,6 +62,8 @@ class Load:
     memory: int | None  # bytes per pod
     capacity_per_pod: float | None
     feeds: tuple[MetricFeed, ...] = ()
+    cpu_per_pod: Series | None = None  # cores per Ready pod (perPod.cpu)
+    memory_per_pod: Series | None = None  # bytes per Running pod (perPod.memory)
 
 
 class UniformSamples(Mapping[str, PodMetric]):
@@ -194,9 +199,16 @@ class MetricsPipeline:
         scrape = _Scrape(ready, rps)
         base = load.base_cpu if load is not None else 0
         value = base + milli(rps * load.cpu_per_request / ready) if load is not None and ready else base
+        if load is not None and load.cpu_per_pod is not None and ready:
+            value += milli(
+                round(max(load.cpu_per_pod.at(now), 0.0) * 1000)
+            )  # 0.7 cores: 700m, not 700.0000000000001
         window = self.window
         scrape.cpu = UniformSamples(running, ready, value, base, now, window)
-        if load is not None and load.memory is not None:
+        if load is not None and load.memory_per_pod is not None:
+            memory = milli(round(max(load.memory_per_pod.at(now), 0.0)) * 1000)
+            scrape.memory = UniformSamples(running, len(running), memory, memory, now, window)
+        elif load is not None and load.memory is not None:
             memory = load.memory * 1000
             scrape.memory = UniformSamples(running, len(running), memory, memory, now, window)
         if ready:

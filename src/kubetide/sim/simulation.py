@@ -256,6 +256,13 @@ class Simulation:
             if len(ids) < spec.count:
                 message += f" ({spec.count} asked; the group is at its maximum size)"
             data.update(group=spec.group, instances=ids)
+        elif kind == "resizeGroup":
+            resize = action.resizeGroup
+            before, deleting = self.cloud.resize_group(resize.group, resize.size)
+            message = f"resized {resize.group} from {before} to {resize.size}"
+            if deleting:
+                message += f" (deleting {', '.join(deleting)})"
+            data.update(group=resize.group, **{"from": before, "to": resize.size}, nodes=deleting)
         for key, watch in self.watch.items():  # an apply or delete may create or remove a workload
             replicas = self._replicas(key)
             watch.min_replicas = min(watch.min_replicas, replicas)

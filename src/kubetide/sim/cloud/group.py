@@ -136,6 +136,26 @@ class SimGroup:
         for inst in self.failed()[:count]:
             self._terminate(now, inst, requested_by)
 
+    def resize(self, now: float, size: int, requested_by: str) -> list[SimInstance]:
+        """The ``resizeGroup`` action: the target set to ``size`` (within the group's bounds, checked by
+        the scenario). Up: the missing instances are launched (a silent stockout holds them back as any
+        request). Down: unfulfilled requests are withdrawn, then failed creations dropped, then the
+        newest instances deleted, as many as exceed ``size``. Returns the instances being deleted."""
+        if size >= self.target:
+            self.target = size
+            self.reconcile(now)
+            return []
+        self.target = size
+        excess = len(self.not_deleting()) - size
+        failed = min(max(excess, 0), len(self.failed()))
+        self.drop_failed(failed, now, requested_by)
+        excess -= failed
+        if excess <= 0:
+            return []
+        victims = list(reversed(self.not_deleting()))[:excess]
+        self.delete(victims, now, requested_by)
+        return victims
+
     def attach(self, now: float, count: int) -> list[SimInstance]:
         """The ``attachInstance`` action: machines attached to the group by hand (AWS
         ``AttachInstances``: running at once, the desired capacity raised by as many, up to the group's

@@ -235,6 +235,14 @@ class SimulatedCloud:
         register; the group's target rises, up to its maximum). Returns their instance ids."""
         return [inst.provider_id for inst in self._cloud.groups[group].attach(self._now(), count)]
 
+    def resize_group(self, group: str, size: int) -> tuple[int, list[str]]:
+        """The ``resizeGroup`` action: ``group``'s target set to ``size`` (launching or terminating, the
+        newest first). Returns the target before and the nodes whose instances are being deleted."""
+        sim_group = self._cloud.groups[group]
+        before = sim_group.target
+        deleted = sim_group.resize(self._now(), size, "scenario")
+        return before, [inst.node_name for inst in deleted]
+
     def target_sizes(self) -> dict[str, int]:
         return {name: group.target for name, group in self._cloud.groups.items()}
 

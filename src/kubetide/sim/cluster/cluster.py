@@ -182,14 +182,17 @@ class SimCluster:
             old_workload = self.workloads.get(key)
             if old_workload is not None:
                 if isinstance(old_workload, ReplicatedWorkload) and isinstance(workload, ReplicatedWorkload):
-                    # A re-apply keeps the running pods (no rollout is simulated), updates replicas.
+                    # A re-apply keeps the running pods (no rollout is simulated), updates replicas;
+                    # one without spec.replicas keeps them, as the API server does for a workload an
+                    # HPA scales (whose manifests leave replicas out).
                     old_replicas = old_workload.replicas
-                    old_workload.replicas = workload.replicas
+                    if "replicas" in (manifest.get("spec") or {}):
+                        old_workload.replicas = workload.replicas
                     old_workload.template = workload.template
                     self._selector_index_dirty = True  # its labels may now match another selector
                     self._reconcile(old_workload, now)
                     for listener in self.listeners:
-                        listener.workload_scaled(key, old_replicas, workload.replicas, now)
+                        listener.workload_scaled(key, old_replicas, old_workload.replicas, now)
                     return
                 self.delete(key, now)
             self.workloads[key] = workload

@@ -1,8 +1,8 @@
 """Actions (§6): timed changes to the scenario, exactly one kind per entry.
 
 ``apply`` manifests are checked like ``spec.objects`` ones; references (``delete``, ``scale``,
-``deleteNode``, ``attachInstance``) are checked against the objects and groups in
-:mod:`kubetide.sim.scenario.checks`.
+``deleteNode``, ``attachInstance``, ``resizeGroup``) are checked against the objects and groups in
+:mod:`kubetide.sim.scenario.checks`. Entries may also come from files (:mod:`.action_sources`).
 """
 
 from __future__ import annotations
@@ -13,9 +13,17 @@ from pydantic import Field, model_validator
 
 from kubetide.sim.scenario.base import Duration, NonNegativeInt, ObjectRef, SpecModel, errors_at
 
-__all__ = ["ACTION_KINDS", "RESTARTABLE", "Action", "AttachInstance", "DeleteNode", "ScaleAction"]
+__all__ = [
+    "ACTION_KINDS",
+    "RESTARTABLE",
+    "Action",
+    "AttachInstance",
+    "DeleteNode",
+    "ResizeGroup",
+    "ScaleAction",
+]
 
-ACTION_KINDS = ("apply", "delete", "scale", "restart", "deleteNode", "attachInstance")
+ACTION_KINDS = ("apply", "delete", "scale", "restart", "deleteNode", "attachInstance", "resizeGroup")
 RESTARTABLE = ("cluster-autoscaler", "hpa", "escalator")
 
 
@@ -37,6 +45,15 @@ class AttachInstance(SpecModel):
     count: Annotated[int, Field(ge=1)] = 1
 
 
+class ResizeGroup(SpecModel):
+    """kubetide's own action: a group's size set by hand or by something not simulated (``aws
+    autoscaling set-desired-capacity``, another autoscaler, a recorded day's nodes): the cloud launches
+    instances with the group's provisioning delays, or terminates the newest ones."""
+
+    group: Annotated[str, Field(min_length=1)]
+    size: NonNegativeInt
+
+
 class Action(SpecModel):
     at: Duration
     apply: dict[str, Any] | None = None
@@ -45,6 +62,7 @@ class Action(SpecModel):
     restart: Literal["cluster-autoscaler", "hpa", "escalator"] | None = None
     deleteNode: DeleteNode | None = None
     attachInstance: AttachInstance | None = None
+    resizeGroup: ResizeGroup | None = None
 
     @model_validator(mode="after")
     def _exactly_one(self) -> Action:

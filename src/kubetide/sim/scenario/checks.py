@@ -15,6 +15,7 @@ from kubetide.model.numbers import is_ascii_digits
 from kubetide.model.resources import CPU, MEMORY
 from kubetide.model.workloads import SCALABLE_KINDS
 from kubetide.sim.cloud.nodes import GROUP_LABEL
+from kubetide.sim.replay.recording import RecordingError, read_recording
 from kubetide.sim.scenario.bounds import duration_bound, size_bounds
 from kubetide.sim.scenario.catalog import BUILTIN_CATALOG
 from kubetide.sim.scenario.csvdata import CsvError, load_csv
@@ -111,7 +112,13 @@ def _times(s: Scenario) -> Iterator[FieldError]:
             yield from _within(s, f"spec.nodeGroups[{i}].faults[{j}].at", fault.at)
             yield from _within(s, f"spec.nodeGroups[{i}].faults[{j}].until", fault.until)
     for i, traffic in enumerate(s.spec.traffic):
-        yield from _series_times(s, f"spec.traffic[{i}].rps", traffic.rps)
+        if traffic.rps is not None:
+            yield from _series_times(s, f"spec.traffic[{i}].rps", traffic.rps)
+        for name, series in (
+            (("cpu", traffic.perPod.cpu), ("memory", traffic.perPod.memory)) if traffic.perPod else ()
+        ):
+            if series is not None:
+                yield from _series_times(s, f"spec.traffic[{i}].perPod.{name}", series)
         for j, feed in enumerate(traffic.metrics):
             if feed.series is not None:
                 yield from _series_times(s, f"spec.traffic[{i}].metrics[{j}].series", feed.series)
@@ -203,12 +210,30 @@ def _action_object_refs(s: Scenario) -> Iterator[FieldError]:
 def _action_group_refs(s: Scenario) -> Iterator[FieldError]:
     groups = {g.name for g in s.spec.nodeGroups}
     for i, action in enumerate(s.spec.actions):
-        for field, on_group in (("deleteNode", action.deleteNode), ("attachInstance", action.attachInstance)):
+        on_groups = (
+            ("deleteNode", action.deleteNode),
+            ("attachInstance", action.attachInstance),
+            ("resizeGroup", action.resizeGroup),
+        )
+        for field, on_group in on_groups:
             if on_group is not None and on_group.group not in groups:
                 yield FieldError(
                     f"spec.actions[{i}].{field}.group",
                     f"no node group {on_group.group!r} (known: {', '.join(sorted(groups))})",
                 )
+
+
+def _resize_sizes(s: Scenario) -> Iterator[FieldError]:
+    groups = {g.name: g for g in s.spec.nodeGroups}
+    for i, action in enumerate(s.spec.actions):
+        resize = action.resizeGroup
+        group = groups.get(resize.group) if resize is not None else None
+        if resize is not None and group is not None and not group.minSize <= resize.size <= group.maxSize:
+            yield FieldError(
+                f"spec.actions[{i}].resizeGroup.size",
+                f"must be between the group's minSize and maxSize ({group.minSize}..{group.maxSize}), "
+                f"got {resize.size}",
+            )
 
 
 def _action_restarts(s: Scenario) -> Iterator[FieldError]:
@@ -294,6 +319,16 @@ def _one_autoscaler_per_group(s: Scenario) -> Iterator[FieldError]:
             )
 
 
+def _recording_files(s: Scenario) -> Iterator[FieldError]:
+    recording = s.spec.recording
+    if recording is None:
+        return
+    try:
+        read_recording(s.base_dir, recording.samples, recording.events)
+    except RecordingError as exc:
+        yield FieldError(f"spec.recording.{exc.field}", str(exc))
+
+
 _KEYS = tuple(  # what names an object: Kind/namespace/name
     f"{where}.{field}"
     for where in ("spec.objects[*]", "spec.actions[*].apply")
@@ -315,7 +350,14 @@ READS: dict[Check, tuple[str, ...]] = {
     _action_group_refs: (
         "spec.actions[*].deleteNode",
         "spec.actions[*].attachInstance",
+        "spec.actions[*].resizeGroup",
         "spec.nodeGroups[*].name",
+    ),
+    _resize_sizes: (
+        "spec.actions[*].resizeGroup",
+        "spec.nodeGroups[*].name",
+        "spec.nodeGroups[*].minSize",
+        "spec.nodeGroups[*].maxSize",
     ),
     _action_restarts: (*_KEYS, "spec.actions[*].restart", "spec.autoscalers"),
     _escalator_groups: ("spec.autoscalers.escalator", "spec.nodeGroups", "spec.instanceTypes"),
@@ -326,6 +368,7 @@ READS: dict[Check, tuple[str, ...]] = {
         "spec.nodeGroups[*].maxSize",
     ),
     _one_autoscaler_per_group: ("spec.autoscalers",),
+    _recording_files: ("spec.recording",),
     size_bounds: (
         "spec.duration",
         "spec.metrics",

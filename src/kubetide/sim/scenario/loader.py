@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from kubetide.model import yamldoc
 from kubetide.model.errors import FieldError, ManifestError
 from kubetide.model.strict import unknown_fields
+from kubetide.sim.scenario.action_sources import expand_actions, located
 from kubetide.sim.scenario.checks import run_checks
 from kubetide.sim.scenario.model import API_VERSION, KIND, Scenario
 from kubetide.sim.scenario.objects import check_object
@@ -136,6 +137,11 @@ def parse_scenario(
         # Validated as the flat list; messages point at the entries, Lists and files the user wrote.
         data = {**data, "spec": {**spec, "objects": expanded.manifests}}
     problems.extend(expanded.problems)
+    actions = expand_actions(spec.get("actions") if isinstance(spec, dict) else None, directory)
+    if actions.from_files:
+        # The same for actions: validated flat, each problem said where its action is written.
+        data = {**data, "spec": {**data["spec"], "actions": actions.actions}}
+    problems.extend(actions.problems)
     scenario: Scenario | None = None
     partial: Scenario | None = None  # with stand-ins for the refused values (see partial.py)
     touched: list[Location] = []
@@ -148,6 +154,8 @@ def parse_scenario(
     touched += manifest_locations(manifest_problems, expanded.paths)
     if expanded.problems:  # a file or directory that could not be read: objects may be missing
         touched.append(("spec", "objects"))
+    if actions.problems:  # the same for an actions file: actions may be missing
+        touched.append(("spec", "actions"))
     problems.extend(manifest_problems)
     checked = scenario or partial
     if checked is not None:
@@ -161,6 +169,10 @@ def parse_scenario(
         known = set(problems)
         problems.extend(p for p in checks_despite(checked, touched) if p not in known)
     if problems:
-        raise ManifestError(_in_document_order(data, problems))
+        ordered = _in_document_order(data, problems)
+        if actions.from_files:
+            unreadable = set(actions.problems)  # said at the entry that names the file already
+            ordered = [p if p in unreadable else located(p, actions.paths) for p in ordered]
+        raise ManifestError(ordered)
     assert scenario is not None
     return scenario

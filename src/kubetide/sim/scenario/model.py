@@ -36,6 +36,7 @@ __all__ = [
     "InstanceTypeSpec",
     "Metadata",
     "MetricsSettings",
+    "RecordingSpec",
     "Scenario",
     "ScenarioSpec",
 ]
@@ -76,6 +77,15 @@ class MetricsSettings(SpecModel):
     window: Annotated[Duration, Field(gt=0)] = 30.0  # usage averaging window of each sample
 
 
+class RecordingSpec(SpecModel):
+    """kubetide's extension: the day this scenario was recorded from (``kubetide record``), shown beside
+    the simulated one in the report and compared by ``kubetide replay compare``. Paths relative to the
+    scenario; the simulation itself does not read them."""
+
+    samples: Annotated[str, Field(min_length=1)]  # JSON lines: nodes, replicas, pending pods over time
+    events: Annotated[str, Field(min_length=1)]  # JSON lines: the autoscalers' Events, as events.jsonl
+
+
 class ScenarioSpec(SpecModel):
     duration: Annotated[Duration, Field(gt=0)]
     seed: Annotated[int, Field(ge=0)] = 0
@@ -86,6 +96,7 @@ class ScenarioSpec(SpecModel):
     actions: list[Action] = Field(default_factory=list)
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
     autoscalers: Autoscalers = Field(default_factory=Autoscalers)
+    recording: RecordingSpec | None = None
 
 
 class Scenario(SpecModel):
