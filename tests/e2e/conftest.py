@@ -47,7 +47,7 @@ def wait_for_fixture() -> Callable[..., Any]:
     return wait_for
 
 
-COMPONENTS = ("cluster-autoscaler", "hpa", "escalator")
+COMPONENTS = ("cluster-autoscaler", "hpa", "escalator", "recorder")
 
 
 @pytest.fixture(scope="session")

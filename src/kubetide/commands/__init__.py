@@ -17,6 +17,8 @@ _COMMANDS: tuple[tuple[str, str], ...] = (
     ("kubetide.commands.explain", "explain"),
     ("kubetide.commands.compare", "compare"),
     ("kubetide.commands.scenario", "scenario"),
+    ("kubetide.commands.record", "record"),
+    ("kubetide.commands.replay", "replay"),
 )
 
 

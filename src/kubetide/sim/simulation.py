@@ -184,12 +184,21 @@ class Simulation:
                 self._announce_fault(group.name, j, fault)
         # Scrape first, then sample the timeline, at every resolution step from t=0.
         self.engine.every(self.resolution, self._tick, priority=10, name="metrics")
+        autoscalers = self.scenario.spec.autoscalers
         if self.hpa is not None:
             period = self.hpa.config.sync_period
-            self.hpa.start(phase=round(deterministic_phase(self.seed, "hpa", period), 3))
+            first_sync = autoscalers.hpa.firstSyncAt  # a recorded day's; else drawn from the seed
+            phase = deterministic_phase(self.seed, "hpa", period) if first_sync is None else first_sync
+            self.hpa.start(phase=round(phase, 3))
         if self.ca is not None:
             scan = self.ca.options.scan_interval
-            self.ca.start(phase=round(deterministic_phase(self.seed, "cluster-autoscaler", scan), 3))
+            first_loop = autoscalers.clusterAutoscaler.firstLoopAt if autoscalers.clusterAutoscaler else None
+            phase = (
+                deterministic_phase(self.seed, "cluster-autoscaler", scan)
+                if first_loop is None
+                else first_loop
+            )
+            self.ca.start(phase=round(phase, 3))
         if self.escalator is not None:
             # Escalator runs one loop at start-up, then every scan interval (upstream RunForever).
             self.escalator.start(phase=0.0)

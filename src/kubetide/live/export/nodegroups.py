@@ -33,6 +33,9 @@ __all__ = [
     "GroupBounds",
     "NodeGroupExport",
     "export_node_groups",
+    "group_entry",
+    "is_control_plane",
+    "label_group",
 ]
 
 # In order of preference: kubetide's own, then each cloud's and provisioner's group label.
@@ -218,6 +221,29 @@ def _group(
 def _is_control_plane(node: Manifest) -> bool:
     labels = _labels(node)
     return any(k in labels for k in CONTROL_PLANE_LABELS)
+
+
+def is_control_plane(node: Manifest) -> bool:
+    """A control-plane node (left out of the node groups: the simulator models worker groups only)."""
+    return _is_control_plane(node)
+
+
+def label_group(node: Manifest) -> str:
+    """The group a node is in by its labels alone (no provider): a group label, else type and zone."""
+    return dns_name(_group_name(_labels(node)))
+
+
+def group_entry(
+    name: str,
+    nodes: list[Manifest],
+    catalog: Collection[str],
+    bounds: GroupBounds,
+    notes: list[str],
+    count: int,
+) -> dict[str, Any]:
+    """The ``spec.nodeGroups`` entry of a group whose machine ``nodes`` show, starting at ``count``
+    nodes (``kubetide record`` adds the groups that appear while it records)."""
+    return _group(name, nodes, catalog, bounds, notes, count=count)
 
 
 def _name(node: Manifest) -> str:

@@ -52,7 +52,8 @@ class SimGroup:
         self._engine = engine
         self._listener = listener
         self.rng = rng
-        self._termination_delay = termination_delay
+        own = spec.provisioning.terminationDelay
+        self._termination_delay = termination_delay if own is None else float(own)
         self.target = 0
         self.live: dict[str, SimInstance] = {}  # by instance id, in creation order; not yet terminated
         # Live instance id -> group name, shared by the cloud's groups (its lookups by providerID).

@@ -49,6 +49,10 @@ class HpaSettings(SpecModel):
     downscaleStabilization: Annotated[Duration, Field(ge=0)] = 300.0
     cpuInitializationPeriod: Annotated[Duration, Field(ge=0)] = 300.0
     initialReadinessDelay: Annotated[Duration, Field(ge=0)] = 30.0
+    # kubetide's extension: when the first sync runs (then one every sync period); None: a phase drawn
+    # from the seed. A recorded day has the moment its HPA controller synced, so the replay's syncs
+    # fall where the recorded ones did.
+    firstSyncAt: Annotated[Duration, Field(ge=0)] | None = None
 
     @model_validator(mode="after")
     def _flags(self) -> HpaSettings:
@@ -80,6 +84,9 @@ class HpaSettings(SpecModel):
 class ClusterAutoscalerSettings(SpecModel):
     enabled: bool = True
     flags: dict[str, Any] = Field(default_factory=dict)
+    # kubetide's extension: when the first loop runs (then one every scan-interval); None: a phase
+    # drawn from the seed. A recorded day has the moment its cluster autoscaler's loops ran.
+    firstLoopAt: Annotated[Duration, Field(ge=0)] | None = None
 
     @model_validator(mode="after")
     def _flags(self) -> ClusterAutoscalerSettings:

@@ -51,6 +51,9 @@ class Provisioning(SpecModel):
     delay: Duration = 60.0  # requested -> running (InstanceCreated)
     registerDelay: Duration = 15.0  # running -> Node registered
     readyDelay: Duration = 10.0  # registered -> Node Ready
+    # kubetide's extension: deletion call -> instance terminated and its Node gone (None: the cloud's
+    # default, 30s). A recorded kwok group has 0s: the kwok provider deletes the Node at once.
+    terminationDelay: Duration | None = None
 
 
 CloudCall = Literal["IncreaseSize", "DeleteNodes", "DecreaseTargetSize"]
