@@ -37,6 +37,7 @@ from kubetide.sim.output.events import EventLog
 from kubetide.sim.output.meta import ReportMeta
 from kubetide.sim.output.summary import Summary
 from kubetide.sim.output.timeline import Timeline, group_extra_columns, timeline_columns
+from kubetide.sim.replay.recording import recorded_day
 from kubetide.sim.rng import RngFactory, deterministic_phase
 from kubetide.sim.scenario.model import Scenario
 from kubetide.sim.scenario.objects import object_key
@@ -392,6 +393,7 @@ class Simulation:
             capacity_per_pod={k: v for k, v in self.capacity.items() if v is not None},
             escalator=self.escalator.group_series() if self.escalator is not None else {},
             ca_status_config_map=self.ca.status_config_map() if self.ca is not None else None,
+            recorded=recorded_day(self.scenario),
         )
         return SimulationResult(summary, self.timeline, self.events, meta, wall)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -20,6 +21,7 @@ from kubetide.sim.output import (
 )
 from kubetide.sim.output.events import Event
 from kubetide.sim.output.report_events import event_rows
+from kubetide.sim.replay.recording import RecordedDay, RecordedEvent
 
 
 def test_report_is_self_contained() -> None:
@@ -157,3 +159,59 @@ def test_report_and_tables_show_only_the_autoscalers_that_ran() -> None:
     html = render_report(run.summary, run.timeline, run.events, run.meta)
     assert card in html and row in html
     assert "\n  cluster-autoscaler " in render_summary(run.summary)
+
+
+def _recorded_day() -> RecordedDay:
+    t = np.array([0.0, 600.0, 1200.0])
+    series = {
+        "nodes:general": np.array([2.0, 3.0, 2.0]),
+        "replicas:Deployment/default/web": np.array([2.0, 4.0, 2.0]),
+        "pending_pods": np.array([0.0, 1.0, 0.0]),
+    }
+    events = (
+        RecordedEvent(600, "cluster-autoscaler", "ScaledUpGroup", "ConfigMap/kube-system/status",
+                      "Scale-up: setting group general size to 3 instead of 2 (max: 10)"),
+        RecordedEvent(605, "cluster-autoscaler", "ScaledUpGroup", "ConfigMap/kube-system/status",
+                      "Scale-up: group general size set to 3 instead of 2 (max: 10)"),
+        RecordedEvent(590, "hpa", "SuccessfulRescale", "HorizontalPodAutoscaler/default/web",
+                      "New size: 4; reason: cpu resource utilization above target"),
+    )  # fmt: skip
+    return RecordedDay(t, series, events)
+
+
+def _figures(html: str) -> dict[str, str]:
+    ids = re.findall(r'<figure class="chart" id="chart-([a-z]+)"', html)
+    return dict(zip(ids, re.split(r'<figure class="chart"', html)[1:], strict=True))
+
+
+def test_a_replays_report_draws_the_recorded_day_beside_the_run() -> None:
+    run = fake_run(hours=1.0)
+    plain = render_report(run.summary, run.timeline, run.events, run.meta)
+    meta = dataclasses.replace(run.meta, recorded=_recorded_day())
+    html = render_report(run.summary, run.timeline, run.events, meta)
+    figures = _figures(html)
+    # Each recorded series dotted beside the run's, in the chart it belongs to.
+    for chart, label in (
+        ("nodes", "general Ready, recorded"),
+        ("replicas", "web replicas, recorded"),
+        ("pending", "pending, recorded"),
+    ):
+        assert re.search(
+            rf'<path class="line" data-label="{label}" d="[^"]+" [^>]*stroke-dasharray="2 3"', figures[chart]
+        ), chart
+    # A series the recording does not have (a group it never saw) is not invented.
+    assert "spot-a Ready, recorded" not in html
+    # The recorded decisions as their own markers: a scale-up once (CA's second event is not one), on the
+    # node plots; the HPA's rescale on the replicas plot.
+    nodes_recorded = re.findall(r'<g class="marker recorded"><title>([^<]*)</title>', figures["nodes"])
+    assert len(nodes_recorded) == 1 and "recorded ScaledUpGroup" in nodes_recorded[0]
+    replicas_recorded = re.findall(r'<g class="marker recorded"><title>([^<]*)</title>', figures["replicas"])
+    assert len(replicas_recorded) == 1 and "recorded SuccessfulRescale" in replicas_recorded[0]
+    assert "the recorded day's decisions" in html and "the recorded day's decisions" not in plain
+    # The run's own hover: the recorded value at each of the run's times, NaN before nothing.
+    hover = json.loads(re.search(r"data-hover='([^']*)'", figures["nodes"]).group(1).replace("&quot;", '"'))
+    recorded = next(s for s in hover["s"] if s["l"] == "general Ready, recorded")
+    at = dict(zip(hover["t"], recorded["v"], strict=True))
+    assert at[0] == 2 and at[900] == 3 and at[1800] == 2
+    # Without a recording, nothing of it.
+    assert "marker recorded" not in plain and ", recorded" not in plain

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from kubetide.sim.replay.recording import RecordedDay
+
 __all__ = ["PALETTE", "EscalatorGroupSeries", "ReportMeta"]
 
 # Tableau 10, reordered so the first few are far apart; colour-blind friendlier than matplotlib's default
@@ -63,6 +65,8 @@ class ReportMeta:
     escalator: Mapping[str, EscalatorGroupSeries] = field(default_factory=dict)  # empty: not running
     # The cluster autoscaler's status ConfigMap as its last loop wrote it (YAML); None: CA did not run.
     ca_status_config_map: str | None = None
+    # The day this run replays (spec.recording), drawn beside it; None: not a replay.
+    recorded: RecordedDay | None = None
 
     def group_color(self, group: str) -> str:
         return PALETTE[self.node_groups.index(group) % len(PALETTE)]

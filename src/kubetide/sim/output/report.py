@@ -31,6 +31,7 @@ from kubetide.sim.output.report_tables import render_kpis, render_summary_tables
 from kubetide.sim.output.summary import Summary
 from kubetide.sim.output.svgplot import Chart, Line, Marker, Rule, marker_key, render_chart
 from kubetide.sim.output.timeline import COST_PER_HOUR, PENDING_PODS, PENDING_PODS_MAX, FloatArray, Timeline
+from kubetide.sim.replay.recording import RecordedDay
 
 __all__ = ["build_charts", "render_report", "short_names", "write_report"]
 
@@ -66,6 +67,18 @@ class _Series:
     def derived(self, y: FloatArray, label: str, color: str, **kwargs: bool) -> Line:
         return Line(label, color, self.t, y, hover_y=y[self.hover], **kwargs)
 
+    def recorded(self, day: RecordedDay | None, column: str, label: str, color: str) -> Line | None:
+        """A series of the recorded day, dotted, its hover values the recorded ones at the run's times."""
+        if day is None or column not in day.series or not len(day.t):
+            return None
+        y = day.series[column]
+        index = np.searchsorted(day.t, self.t[self.hover], side="right") - 1
+        hover = np.where(index >= 0, y[np.clip(index, 0, None)], np.nan)
+        # A step series: each sample holds until the next (a line between them would invent values).
+        x = np.repeat(day.t, 2)[1:]
+        steps = np.repeat(y, 2)[:-1]
+        return Line(label, color, x, steps, hover_y=hover, recorded=True)
+
 
 def _present(*lines: Line | None) -> list[Line]:
     return [line for line in lines if line is not None]
@@ -86,12 +99,14 @@ def build_charts(
     names = short_names(meta.workloads)
     x_max = meta.duration if meta.duration > 0 else (float(s.t[-1]) if len(s.t) else 1.0)
 
+    day = meta.recorded
     nodes: list[Line] = []
     for group in meta.node_groups:
         color = meta.group_color(group)
         nodes += _present(
             s.line(f"nodes:{group}", f"{group} Ready", color),
             s.line(f"target:{group}", f"{group} target", color, dashed=True),
+            s.recorded(day, f"nodes:{group}", f"{group} Ready, recorded", color),
         )
     replicas: list[Line] = []
     utilization: list[Line] = []
@@ -102,6 +117,7 @@ def build_charts(
         replicas += _present(
             s.line(f"ready:{key}", f"{name} Ready", color),
             s.line(f"replicas:{key}", f"{name} replicas", color, dashed=True),
+            s.recorded(day, f"replicas:{key}", f"{name} replicas, recorded", color),
         )
         utilization += _present(s.line(f"cpu_utilization:{key}", name, color))
         target = meta.cpu_target(key)
@@ -126,6 +142,7 @@ def build_charts(
         or s.line(PENDING_PODS, "pending pods", PENDING_COLOR, area=True),
         s.line("pending_unschedulable", "unschedulable (no node fits)", UNSCHEDULABLE_COLOR),
         s.line("pending_other", "waiting (a node starting, another scheduler)", WAITING_COLOR, dashed=True),
+        s.recorded(day, PENDING_PODS, "pending, recorded", PENDING_COLOR),
     )
     jobs = _present(
         s.line("job_pods_running", "Job pods running", JOB_COLOR),
@@ -248,15 +265,43 @@ def _decisions(events: EventLog) -> list[Marker]:
     return out
 
 
+def _recorded_decisions(day: RecordedDay | None) -> list[Marker]:
+    """The recorded day's decisions, as markers beside the run's (HPA rescales on the replicas plot)."""
+    if day is None:
+        return []
+    out = []
+    for event in day.events:
+        if event.reason not in DECISION_REASONS or not _decided(event.reason, event.message):
+            continue
+        who = RESCALE_PREFIX if event.reason == "SuccessfulRescale" else ""
+        label = f"{who}recorded {event.reason} {event.object}: {event.message}"
+        out.append(Marker(event.t, label, kind="recorded"))
+        if len(out) >= MAX_DECISIONS:
+            break
+    return out
+
+
+def _decided(reason: str, message: str) -> bool:
+    """One marker per decision: CA records a scale-up twice (before and after setting the size) and a
+    node's removal twice (marked, then removed); the first of each is the decision."""
+    if reason == "ScaledUpGroup":
+        return message.startswith("Scale-up: setting group")
+    if reason in ("ScaleDown", "ScaleDownEmpty"):
+        return message.startswith("Scale-down: removing")
+    return True
+
+
 def _marker_label(event: Event) -> str:
     return f"{event.reason}: {event.message or event.object}"
 
 
 def render_report(summary: Summary, timeline: Timeline, events: EventLog, meta: ReportMeta) -> str:
     markers = _markers(events)
-    decisions = _decisions(events)
+    recorded = _recorded_decisions(meta.recorded)
+    decisions = [*_decisions(events), *recorded]
     charts = build_charts(timeline, meta, markers, decisions)
-    markers_note = f'<div class="legend charts-legend">{marker_key()}</div>' if markers or decisions else ""
+    key = marker_key(recorded=meta.recorded is not None)
+    markers_note = f'<div class="legend charts-legend">{key}</div>' if markers or decisions else ""
     rows, omitted = event_rows(events.rows())
     title = f"{meta.scenario} · kubetide simulation"
     facts = (

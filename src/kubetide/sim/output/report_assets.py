@@ -70,6 +70,8 @@ h2{font-size:16px;margin:28px 0 10px;font-weight:650}
 .marker path{fill:#9ca3af}
 .marker.decision line{stroke:#2563eb}
 .marker.decision path{fill:#2563eb}
+.marker.recorded line{stroke:#b45309}
+.marker.recorded path{fill:#b45309}
 .guide{stroke:#111827;stroke-width:1;opacity:.35}
 .tip{position:absolute;top:8px;pointer-events:none;background:rgba(17,24,39,.92);color:#f9fafb;
  border-radius:6px;padding:6px 9px;font-size:12px;line-height:1.5;white-space:nowrap;z-index:2}

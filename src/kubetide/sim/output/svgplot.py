@@ -51,6 +51,7 @@ class Line:
     dashed: bool = False
     area: bool = False
     hover_y: FloatArray | None = None
+    recorded: bool = False  # dotted: what a recorded day did (a replay's report draws it beside the run)
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,7 @@ class Marker:
 
     t: float
     label: str
-    kind: str = "scenario"  # "scenario" (actions, faults, restarts) or "decision" (an autoscaler's)
+    kind: str = "scenario"  # "scenario" (actions, faults, restarts), "decision" (an autoscaler's), "recorded"
 
 
 @dataclass(frozen=True)
@@ -227,8 +228,8 @@ def _markers(chart: Chart, frame: _Frame) -> list[str]:
 
 def _series(chart: Chart, frame: _Frame) -> list[str]:
     out = ['<g class="series">']
-    # What was asked for (dashed) goes under what is (solid): where they agree, the solid line shows.
-    for line in sorted(chart.lines, key=lambda line: not line.dashed):
+    # What was recorded and what was asked for go under what is: where they agree, the run shows.
+    for line in sorted(chart.lines, key=lambda line: (not line.recorded, not line.dashed)):
         xs, ys = minmax(line.x, line.y, chart.max_points)
         px, py = frame.px(xs), frame.py(ys)
         segments = _segments(np.isfinite(py))
@@ -240,7 +241,7 @@ def _series(chart: Chart, frame: _Frame) -> list[str]:
             )
             out.append(f'<path class="area" d="{d}" fill="{line.color}"/>')
         d = "".join(f"M{_points(px, py, s, e)}" for s, e in segments)
-        dash = f' stroke-dasharray="{_DASHED}"' if line.dashed else ""
+        dash = f' stroke-dasharray="{_line_dash(line)}"' if line.dashed or line.recorded else ""
         out.append(
             f'<path class="line" data-label="{escape(line.label)}" d="{d}" stroke="{line.color}"{dash}>'
             f"<title>{escape(line.label)}</title></path>"
@@ -256,17 +257,29 @@ def _series(chart: Chart, frame: _Frame) -> list[str]:
     return out
 
 
-_DASHED, _DOTTED, _MARKER = "6 4", "2 4", "1 3"
+_DASHED, _DOTTED, _MARKER, _RECORDED = "6 4", "2 4", "1 3", "2 3"
 DECISION_COLOR = "#2563eb"
+RECORDED_COLOR = "#b45309"
 
 
-def marker_key() -> str:
-    """The legend entry for event markers, said once for all charts (the report puts it above them)."""
-    return (
+def _line_dash(line: Line) -> str:
+    return _RECORDED if line.recorded else _DASHED
+
+
+def marker_key(recorded: bool = False) -> str:
+    """The legend entry for event markers, said once for all charts (the report puts it above them);
+    ``recorded``: the recorded day's decisions too (a replay's report)."""
+    key = (
         f'<span class="key">{_swatch("#9ca3af", _MARKER, 1.5)}scenario events (actions, faults, restarts)</span>'
         f'<span class="key">{_swatch(DECISION_COLOR, _MARKER, 1.5)}autoscaler decisions (node scale-ups and '
         "removals; HPA rescales on the replicas plot): hover a marker for details</span>"
     )
+    if recorded:
+        key += (
+            f'<span class="key">{_swatch(RECORDED_COLOR, _MARKER, 1.5)}the recorded day\'s decisions; dotted '
+            "lines: what the recorded day did</span>"
+        )
+    return key
 
 
 def _swatch(color: str, dash: str, width: float = 2.5) -> str:
@@ -279,7 +292,10 @@ def _swatch(color: str, dash: str, width: float = 2.5) -> str:
 
 
 def _legend(chart: Chart) -> str:
-    keys = [(line.label, line.color, _DASHED if line.dashed else "") for line in chart.lines]
+    keys = [
+        (line.label, line.color, _line_dash(line) if line.dashed or line.recorded else "")
+        for line in chart.lines
+    ]
     keys += [(rule.label, rule.color, _DOTTED) for rule in chart.rules]
     items = [f'<span class="key">{_swatch(color, dash)}{escape(label)}</span>' for label, color, dash in keys]
     return f'<div class="legend">{"".join(items)}</div>'
@@ -294,7 +310,7 @@ def _hover_payload(chart: Chart) -> str:
         if line.hover_y is None:
             continue
         values = [None if not math.isfinite(v) else round(v, 4) for v in line.hover_y.tolist()]
-        series.append({"l": line.label, "c": line.color, "d": line.dashed, "v": values})
+        series.append({"l": line.label, "c": line.color, "d": line.dashed or line.recorded, "v": values})
     payload = {"t": t, "s": series, "u": chart.unit}
     return f" data-hover='{escape(json.dumps(payload, separators=(',', ':')), quote=True)}'"
 

@@ -20,12 +20,12 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["RecordedDay", "RecordedEvent", "RecordingError", "read_recording"]
+__all__ = ["RecordedDay", "RecordedEvent", "RecordingError", "read_recording", "recorded_day"]
 
 FloatArray = npt.NDArray[np.float64]
 _SERIES = ("nodes", "replicas", "ready")
@@ -168,3 +168,19 @@ def read_recording(base_dir: Path, samples: str, events: str) -> RecordedDay:
     """The day recorded in ``samples`` and ``events`` (paths relative to ``base_dir``)."""
     t, series = _samples(base_dir / samples, samples)
     return RecordedDay(t, series, tuple(_events(base_dir / events, events)))
+
+
+class _Recorded(Protocol):
+    @property
+    def base_dir(self) -> Path: ...
+
+    @property
+    def spec(self) -> Any: ...
+
+
+def recorded_day(scenario: _Recorded) -> RecordedDay | None:
+    """The day a scenario's ``spec.recording`` names (checked when it loaded); None without one."""
+    recording = scenario.spec.recording
+    if recording is None:
+        return None
+    return read_recording(scenario.base_dir, recording.samples, recording.events)
