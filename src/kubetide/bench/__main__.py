@@ -19,6 +19,7 @@ SUITES: dict[str, str] = {
     "ca": "kubetide.bench.ca",
     "hpa": "kubetide.bench.hpa",
     "live": "kubetide.bench.live",
+    "record": "kubetide.bench.record",
     "scheduling": "kubetide.bench.scheduling",
     "sim": "kubetide.bench.sim",
     "sweep": "kubetide.bench.sweep",
