@@ -51,7 +51,7 @@ class CheckedSimulation(Simulation):
     def __init__(self, scenario: Any, calls: Sequence[tuple[int, int, str, int]] = ()) -> None:
         super().__init__(scenario)
         for t, group, op, amount in calls:
-            self.engine.schedule_at(t, partial(self._cloud_call, self.groups[group], op, amount), priority=30)
+            self.engine.at(t, partial(self._cloud_call, self.groups[group], op, amount), priority=30)
         schedule = self.cluster._schedule
 
         def checked_schedule(now: float) -> None:

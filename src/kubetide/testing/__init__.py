@@ -15,4 +15,6 @@ Nothing else in kubetide imports this package (import-linter contracts).
 - :mod:`~kubetide.testing.lightkube_client`: a lightkube Client over a recording MockTransport.
 - :mod:`~kubetide.testing.kwok_api`, :mod:`~kubetide.testing.agent_api`: in-memory implementations of
   the kwok provider's and the node agent's API ports.
+- :mod:`~kubetide.testing.clock`: a wall clock whose waits advance it, for the real-time clock and
+  the live runtime.
 """

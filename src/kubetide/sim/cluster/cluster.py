@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, Protocol
 
+from kubetide.clock import VirtualClock
 from kubetide.model.hpa import HPA
 from kubetide.model.node import NodeView
 from kubetide.model.scheduling_terms import NodeSelectorTerm, Taint, Toleration
@@ -33,7 +34,6 @@ from kubetide.sim.cluster.workloads import (
     Workload,
     build_workload,
 )
-from kubetide.sim.engine import Engine
 from kubetide.sim.rng import RngFactory
 
 NOT_READY_TAINT = Taint("node.kubernetes.io/not-ready", "", "NoSchedule")
@@ -123,7 +123,7 @@ class PodStats:
 
 
 class SimCluster:
-    def __init__(self, engine: Engine, events: EventSink, rngs: RngFactory) -> None:
+    def __init__(self, engine: VirtualClock, events: EventSink, rngs: RngFactory) -> None:
         self.engine = engine
         self.events = events
         self.rngs = rngs
@@ -419,7 +419,7 @@ class SimCluster:
                 f"Successfully assigned {pod.key} to {node_name}",
                 {"node": node_name},
             )
-        self.engine.schedule_in(pod.startup_delay, partial(self._start, pod), name="pod-start")
+        self.engine.after(pod.startup_delay, partial(self._start, pod), name="pod-start")
 
     def _start(self, pod: SimPod, now: float) -> None:
         if pod.deleted or pod.terminating_until is not None or pod.node not in self.nodes:
@@ -428,9 +428,9 @@ class SimCluster:
         pod.running_at = now
         pod.changed()
         self._touch(pod)
-        self.engine.schedule_in(pod.readiness_delay, partial(self._ready, pod), name="pod-ready")
+        self.engine.after(pod.readiness_delay, partial(self._ready, pod), name="pod-ready")
         if pod.run_for is not None:
-            self.engine.schedule_in(pod.run_for, partial(self._succeed, pod), name="pod-done")
+            self.engine.after(pod.run_for, partial(self._succeed, pod), name="pod-done")
         self._reconcile_owner(pod, now)
 
     def _ready(self, pod: SimPod, now: float) -> None:
@@ -529,7 +529,7 @@ class SimCluster:
             self._reconcile(owner, now)
         # A DaemonSet's terminating pod still counts as its node's (the controller's nodeToDaemonPods
         # keeps a pod being deleted until it is terminal): the pod is replaced once it is gone.
-        self.engine.schedule_at(end, partial(self._terminated, pod, end), name="pod-terminated")
+        self.engine.at(end, partial(self._terminated, pod, end), name="pod-terminated")
 
     def _terminated(self, pod: SimPod, end: float, now: float) -> None:
         """The kubelet has stopped the pod at the end of its grace period: it is gone."""
@@ -586,7 +586,7 @@ class SimCluster:
             node.not_ready_since = t
             delays = {_not_ready_delay(p, self.workloads.get(p.owner or "")) for p in node.pods.values()}
             for delay in sorted(d for d in delays if d is not None):
-                self.engine.schedule_at(
+                self.engine.at(
                     t + delay, partial(self._evict_not_ready, name, t, delay), name="taint-eviction"
                 )
         if ready:
@@ -664,7 +664,7 @@ class SimCluster:
     def _kick(self, now: float) -> None:
         if not self._schedule_armed:
             self._schedule_armed = True
-            self.engine.schedule_at(now, self._schedule, priority=_SCHEDULE_PRIORITY, name="schedule")
+            self.engine.at(now, self._schedule, priority=_SCHEDULE_PRIORITY, name="schedule")
 
     def _schedule(self, now: float) -> None:
         self._schedule_armed = False
