@@ -19,7 +19,8 @@ from kubetide.cluster.options import AutoscalingOptions
 from kubetide.cluster.status import ClusterAutoscalerStatus, render_status_config_map
 from kubetide.runners import ClusterAutoscalerRunner
 from kubetide.sim.cloud.simulated import SimulatedCloud
-from kubetide.sim.cluster.cluster import EventSink, SimCluster
+from kubetide.sim.cluster.cluster import SimCluster
+from kubetide.sim.cluster.store import EventSink
 from kubetide.sim.ports import CA_SOURCE, SimClusterPort, SimWorldSource
 
 __all__ = ["SOURCE", "SimClusterAutoscaler"]

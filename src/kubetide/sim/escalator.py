@@ -37,7 +37,8 @@ from kubetide.escalator.reasons import EventReason, Message
 from kubetide.escalator.result import GroupRun, TickResult
 from kubetide.runners import EscalatorRunner
 from kubetide.sim.cloud.simulated import SimulatedCloud
-from kubetide.sim.cluster.cluster import EventSink, SimCluster
+from kubetide.sim.cluster.cluster import SimCluster
+from kubetide.sim.cluster.store import EventSink
 from kubetide.sim.output.meta import EscalatorGroupSeries
 from kubetide.sim.ports import SimClusterPort, SimWorldSource
 from kubetide.sim.scenario.autoscalers import EscalatorSettings

@@ -26,7 +26,8 @@ from kubetide.model.hpa import HPA, CrossVersionObjectReference, HPAStatus
 from kubetide.model.pod import Pod
 from kubetide.model.selectors import LabelSelector
 from kubetide.runners import HPARunner
-from kubetide.sim.cluster.cluster import EventSink, SimCluster
+from kubetide.sim.cluster.cluster import SimCluster
+from kubetide.sim.cluster.store import EventSink
 from kubetide.sim.cluster.workloads import ReplicatedWorkload, Workload
 from kubetide.sim.metrics import MetricsPipeline
 
