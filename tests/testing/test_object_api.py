@@ -12,13 +12,13 @@ import pytest
 from kubetide.kube.cache import Informer
 from kubetide.kube.discovery import ResourceKind, discover
 from kubetide.kube.rest import KubeStatusError
-from kubetide.testing.object_api import ApiResource, LoopbackApiServer, ObjectApi
+from kubetide.testing.object_api import LoopbackApiServer, ObjectApi
 
 RESOURCES = (
-    ApiResource("", "v1", "Pod", "pods"),
-    ApiResource("autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers"),
-    ApiResource("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets"),
-    ApiResource("coordination.k8s.io", "v1", "Lease", "leases"),
+    ResourceKind("", "v1", "Pod", "pods"),
+    ResourceKind("autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers"),
+    ResourceKind("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets"),
+    ResourceKind("coordination.k8s.io", "v1", "Lease", "leases"),
 )
 PODS = ResourceKind("", "v1", "Pod", "pods")
 

@@ -75,13 +75,9 @@ class RealTimeClock(EventHeap):
 
     def stop(self) -> None:
         """End :meth:`run` once the running callback returns. Safe from any thread and from a signal
-        handler (it only sets flags)."""
+        handler (it sets a flag and the waiter, as the live runtime's stop event always was)."""
         self._stopped = True
         self._waiter.set()
-
-    @property
-    def stopped(self) -> bool:
-        return self._stopped
 
     def run(self) -> None:
         """Run callbacks as their times come until :meth:`stop`."""

@@ -27,10 +27,11 @@ from urllib.parse import parse_qsl, urlsplit
 
 import httpx2
 
+from kubetide.kube.discovery import ResourceKind
 from kubetide.kube.rest import Rest
 from kubetide.model.selectors import parse_selector_string
 
-__all__ = ["ApiResource", "LoopbackApiServer", "ObjectApi", "Reply", "status_body"]
+__all__ = ["LoopbackApiServer", "ObjectApi", "Reply", "Target", "merge_patch", "status_body"]
 
 Json = dict[str, Any]
 Reply = tuple[int, Any]  # (HTTP status, JSON body)
@@ -49,23 +50,10 @@ def status_body(code: int, reason: str, message: str = "") -> Json:
 
 
 @dataclass(frozen=True, slots=True)
-class ApiResource:
-    group: str  # "" for the core group
-    version: str
-    kind: str
-    plural: str
-    namespaced: bool = True
-
-    @property
-    def group_version(self) -> str:
-        return f"{self.group}/{self.version}" if self.group else self.version
-
-
-@dataclass(frozen=True, slots=True)
 class Target:
     """What a request's path names."""
 
-    resource: ApiResource
+    resource: ResourceKind
     namespace: str | None  # None: cluster-scoped, or every namespace
     name: str | None
     sub: str | None  # a subresource (status, scale, eviction)
@@ -130,7 +118,7 @@ def merge_patch(target: Any, patch: Any) -> Any:
 class ObjectApi:
     """The objects of ``resources``; thread-safe (requests come on the server's threads)."""
 
-    def __init__(self, resources: Iterable[ApiResource]) -> None:
+    def __init__(self, resources: Iterable[ResourceKind]) -> None:
         self.resources = {r.plural: r for r in resources}
         self._objects: dict[str, dict[tuple[str, str], Json]] = {plural: {} for plural in self.resources}
         self._rv = 0
@@ -173,7 +161,7 @@ class ObjectApi:
         gone are DELETED, an object whose uid changed is DELETED and ADDED again (a new object of the
         same name), a changed one MODIFIED, an unchanged one left alone."""
         resource = self.resources[plural]
-        defaults = {"apiVersion": resource.group_version, "kind": resource.kind}
+        defaults = {"apiVersion": resource.api_version, "kind": resource.kind}
         wanted = {_key(o): {**defaults, **o} for o in objects}
         with self._cond:
             stored = self._objects[plural]
@@ -205,7 +193,7 @@ class ObjectApi:
         self._rv += 1
         meta["resourceVersion"] = str(self._rv)
         resource = self.resources[plural]
-        obj.setdefault("apiVersion", resource.group_version)
+        obj.setdefault("apiVersion", resource.api_version)
         obj.setdefault("kind", resource.kind)
         key = _key(obj)
         stored = self._objects[plural]
@@ -306,7 +294,7 @@ class ObjectApi:
             )
         return 201, self.put(target.resource.plural, body)
 
-    def list_body(self, resource: ApiResource, namespace: str | None, params: Mapping[str, str]) -> Json:
+    def list_body(self, resource: ResourceKind, namespace: str | None, params: Mapping[str, str]) -> Json:
         selector = _Selector(params)
         with self._cond:
             items = [
@@ -316,7 +304,7 @@ class ObjectApi:
             ]
             rv = self._rv
         return {
-            "apiVersion": resource.group_version,
+            "apiVersion": resource.api_version,
             "kind": f"{resource.kind}List",
             "metadata": {"resourceVersion": str(rv)},
             "items": items,
@@ -362,7 +350,7 @@ class ObjectApi:
     ) -> Json | None:
         if change.plural is None:
             resource = self.resources[plural]
-            bookmark = {"kind": resource.kind, "apiVersion": resource.group_version}
+            bookmark = {"kind": resource.kind, "apiVersion": resource.api_version}
             return {
                 "type": "BOOKMARK",
                 "object": {**bookmark, "metadata": {"resourceVersion": str(change.rv)}},
@@ -411,7 +399,7 @@ class ObjectApi:
             resources = [{"name": r.plural, "kind": r.kind, "namespaced": r.namespaced} for r in listed]
             return {
                 "kind": "APIResourceList",
-                "groupVersion": listed[0].group_version,
+                "groupVersion": listed[0].api_version,
                 "resources": resources,
             }
         return None

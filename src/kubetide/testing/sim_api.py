@@ -28,6 +28,7 @@ from typing import Any
 from kubetide.cluster.status import format_rfc3339
 from kubetide.hpa.ports import MetricsError, PodMetric
 from kubetide.kube.cache import Informer
+from kubetide.kube.discovery import ServedVersions, resource_kinds
 from kubetide.model.node import NodeView
 from kubetide.model.selectors import parse_selector_string
 from kubetide.sim.cluster.node_lifecycle import NOT_READY_TAINT
@@ -36,29 +37,15 @@ from kubetide.sim.cluster.store import SimNode
 from kubetide.sim.cluster.workloads import DaemonSetWorkload, JobWorkload, ReplicatedWorkload, Workload
 from kubetide.sim.scenario.objects import object_key
 from kubetide.sim.simulation import Simulation
-from kubetide.testing.object_api import ApiResource, ObjectApi, Reply, Target, merge_patch, status_body
+from kubetide.testing.object_api import ObjectApi, Reply, Target, merge_patch, status_body
 
 __all__ = ["RESOURCES", "SimulatedApi", "node_json", "pod_json"]
 
 Json = dict[str, Any]
 
-RESOURCES = (
-    ApiResource("", "v1", "Node", "nodes", namespaced=False),
-    ApiResource("", "v1", "Pod", "pods"),
-    ApiResource("", "v1", "ConfigMap", "configmaps"),
-    ApiResource("", "v1", "Event", "events"),
-    ApiResource("", "v1", "ReplicationController", "replicationcontrollers"),
-    ApiResource("apps", "v1", "ReplicaSet", "replicasets"),
-    ApiResource("apps", "v1", "Deployment", "deployments"),
-    ApiResource("apps", "v1", "StatefulSet", "statefulsets"),
-    ApiResource("apps", "v1", "DaemonSet", "daemonsets"),
-    ApiResource("batch", "v1", "Job", "jobs"),
-    ApiResource("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets"),
-    ApiResource("autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers"),
-    ApiResource("coordination.k8s.io", "v1", "Lease", "leases"),
-)
+RESOURCES = tuple(resource_kinds(ServedVersions()).values())  # at the GA versions
 _PLURALS = {r.kind: r.plural for r in RESOURCES}
-_API_VERSIONS = {r.kind: r.group_version for r in RESOURCES}
+_API_VERSIONS = {r.kind: r.api_version for r in RESOURCES}
 _METRICS = "/apis/metrics.k8s.io/v1beta1/namespaces/"
 
 
