@@ -126,7 +126,7 @@ class Loop:
     """What a cluster autoscaler loop decided, as both worlds must agree on it."""
 
     at: float
-    events: tuple[tuple[str, str, str, str], ...]
+    events: tuple[tuple[str, str, str, str, str], ...]  # type, reason, object, message, data
     scale_up: str
     scale_down: str
     unneeded: tuple[str, ...]
@@ -134,7 +134,9 @@ class Loop:
 
     @staticmethod
     def of(result: LoopResult, now: float) -> Loop:
-        events = tuple((ev.type, ev.reason, ev.object, ev.message) for ev in result.events)
+        events = tuple(
+            (ev.type, ev.reason, ev.object, ev.message, repr(sorted(ev.data.items()))) for ev in result.events
+        )
         return Loop(
             now,
             events,
