@@ -7,9 +7,10 @@ the entries a later sync can read while the HPA's spec and the controller's flag
 
 - a recommendation older than the longest stabilization window is never read again (the windows
   only move forward);
-- a recommendation with a newer (or as new) one at least as high and another at least as low is
-  neither the highest nor the lowest of any window that holds it: the newer ones are in every window
-  it is in;
+- a recommendation with a newer (or as new) one at least as high is never the highest of a window
+  that holds it (the newer one is in every window it is in), and one with a newer one at least as low
+  never the lowest: it goes when neither of what is read of it is (the lowest only with a scale-up
+  stabilization window, which only ``behavior`` has);
 - a scale event older than the longest policy period of either direction is never counted again
   (each direction's limit counts both directions' events over its own policies' periods).
 
@@ -36,7 +37,20 @@ from kubetide.model.errors import FieldError, ManifestError
 from kubetide.model.fields import Node
 from kubetide.model.hpa import HPA, default_scale_down_rules, default_scale_up_rules
 
-__all__ = ["DOCUMENT_KEYS", "document", "published", "read_document", "rfc3339"]
+__all__ = [
+    "DEFAULT_CONFIGMAP",
+    "DEFAULT_CONFIGMAP_NAMESPACE",
+    "DOCUMENT_KEYS",
+    "document",
+    "published",
+    "read_document",
+    "rfc3339",
+]
+
+# Where ``kubetide run hpa`` keeps the published memory unless told otherwise, and ``hpa explain
+# --cluster`` looks for it: deploy/'s namespace.
+DEFAULT_CONFIGMAP = "kubetide-hpa-memory"
+DEFAULT_CONFIGMAP_NAMESPACE = "kubetide"
 
 T = TypeVar("T")
 
@@ -46,7 +60,8 @@ DOCUMENT_KEYS = ("uid", "recommendations", "scaleUpEvents", "scaleDownEvents")
 def published(state: HPAState, hpa: HPA, config: HPAConfig, now: float) -> Remembered:
     """What of ``state`` a sync of ``hpa`` after ``now`` can read (see the module's docstring)."""
     recs = state.recommendations
-    kept = None if recs is None else _recommendations(recs, now - _longest_window(hpa, config))
+    lows = _reads_lows(hpa)
+    kept = None if recs is None else _recommendations(recs, now - _longest_window(hpa, config), lows)
     horizon = now - _longest_period(hpa)
     return Remembered(
         kept,
@@ -65,6 +80,14 @@ def _longest_window(hpa: HPA, config: HPAConfig) -> float:
     return max(float(up), config.downscale_stabilization if down is None else float(down))
 
 
+def _reads_lows(hpa: HPA) -> bool:
+    """Whether a sync reads the lowest recent recommendation: a scale-up stabilization window."""
+    behavior = hpa.behavior
+    return behavior is not None and bool(
+        default_scale_up_rules(behavior.scale_up).stabilization_window_seconds
+    )
+
+
 def _longest_period(hpa: HPA) -> float:
     behavior = hpa.behavior
     up = default_scale_up_rules(behavior.scale_up if behavior is not None else None)
@@ -72,19 +95,21 @@ def _longest_period(hpa: HPA) -> float:
     return float(max(longest_period(up), longest_period(down)))
 
 
-def _recommendations(recs: Sequence[Recommendation], horizon: float) -> tuple[Recommendation, ...]:
-    """The entries no older than ``horizon`` that are the highest or the lowest from their time on,
-    oldest first."""
+def _recommendations(
+    recs: Sequence[Recommendation], horizon: float, lows: bool
+) -> tuple[Recommendation, ...]:
+    """The entries no older than ``horizon`` that are the highest (or, with ``lows``, the lowest) from
+    their time on, oldest first."""
     ordered = sorted((r for r in recs if r.timestamp >= horizon), key=lambda r: r.timestamp)
     kept: list[Recommendation] = []
-    highest = lowest = None  # over the entries kept or dropped after this one
+    highest = lowest = None  # over the entries after this one in time order
     for rec in reversed(ordered):
         replicas = rec.replicas
         if highest is None or lowest is None:
             highest = lowest = replicas
             kept.append(rec)
             continue
-        if not (highest >= replicas >= lowest):
+        if replicas > highest or (lows and replicas < lowest):
             kept.append(rec)
         highest, lowest = max(highest, replicas), min(lowest, replicas)
     kept.reverse()

@@ -13,7 +13,7 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from kubetide.cluster.flags import FlagSpec
 from kubetide.commands.run.common import connect, exit_invalid, start_caches
@@ -24,20 +24,30 @@ from kubetide.commands.run.settings import leader_flags, leader_from, live_flags
 from kubetide.hpa.config import HPAConfig
 from kubetide.hpa.driver import HPADriver, Synced
 from kubetide.hpa.flags import HPA_FLAGS, config_from_flags
+from kubetide.hpa.memory import DEFAULT_CONFIGMAP, DEFAULT_CONFIGMAP_NAMESPACE
 from kubetide.hpa.ports import MetricsSource
 from kubetide.kube.events import EventRecorder, uid_lookup
 from kubetide.kube.rest import Rest
-from kubetide.live.guard import GuardedHPAs, GuardedScaleTargets, WriteGate, recorder_type
+from kubetide.live.guard import (
+    GuardedHPAs,
+    GuardedMemoryConfigMap,
+    GuardedScaleTargets,
+    WriteGate,
+    recorder_type,
+)
 from kubetide.live.hpa.api import KubeApi
 from kubetide.live.hpa.controller_metrics import HPAControllerMetrics
 from kubetide.live.hpa.hpas import ApiHPAObjects
 from kubetide.live.hpa.live_ports import NamespacedPods, PodCache
 from kubetide.live.hpa.loop_source import LoopHPASource
+from kubetide.live.hpa.memory_configmap import MemoryConfigMap
 from kubetide.live.hpa.metrics_api import ApiMetricsSource
 from kubetide.live.hpa.prometheus.client import PrometheusClient, url_problem
 from kubetide.live.hpa.prometheus.rules import RulesConfig, RulesError, load_rules
 from kubetide.live.hpa.prometheus.source import PrometheusMetricsSource
+from kubetide.live.hpa.published import PublishedState
 from kubetide.live.hpa.scale import ApiScaleTargets
+from kubetide.model.validation.names import dns1123_label, dns1123_subdomain
 
 __all__ = ["REGISTRY", "main"]
 
@@ -47,6 +57,10 @@ log = logging.getLogger("kubetide.hpa")
 
 def _positive(value: float) -> str | None:
     return "must be > 0" if value <= 0 else None
+
+
+def _name_check(check: Callable[[str], tuple[str, ...]]) -> Callable[[str], str | None]:
+    return lambda value: "; ".join(check(value)) or None if value else None
 
 
 _OWN: list[FlagSpec] = [
@@ -74,6 +88,22 @@ _OWN: list[FlagSpec] = [
         60.0,
         "the rate() window of the default CPU query",
         check=_positive,
+    ),
+    FlagSpec(
+        "memory-configmap",
+        "string",
+        DEFAULT_CONFIGMAP,
+        "the ConfigMap that keeps each HPA's recommendations and scale events across restarts and "
+        "changes of leader (hpa explain --cluster reads it); empty: memory in the process only, as "
+        "kube-controller-manager",
+        check=_name_check(dns1123_subdomain),
+    ),
+    FlagSpec(
+        "memory-configmap-namespace",
+        "string",
+        DEFAULT_CONFIGMAP_NAMESPACE,
+        "the namespace of --memory-configmap",
+        check=_name_check(dns1123_label),
     ),
     *live_flags(),
     *leader_flags(
@@ -159,6 +189,17 @@ class HPAComponent:
         self.driver: HPADriver | None = None
         self.last: tuple[Synced, ...] = ()
         self.metrics = HPAControllerMetrics()
+        dry_run = runtime.settings.dry_run
+        self.gate = WriteGate(COMPONENT, runtime.may_act, dry_run=dry_run)
+        name = str(values["memory-configmap"])
+        memory = MemoryConfigMap(rest, str(values["memory-configmap-namespace"]), name) if name else None
+        self.published = PublishedState(
+            config,
+            GuardedMemoryConfigMap(memory, self.gate) if memory is not None else None,
+            mode="dry-run" if dry_run else "acting",
+        )
+        self._term = -1  # the leadership term whose memory the driver holds
+        runtime.serve("/debug/hpa", self.published.page)
 
     def start(self, stop: threading.Event) -> bool:
         _, pods = start_caches("hpa", self.rest, stop, lambda versions: PodCache(self.rest, versions))
@@ -167,7 +208,7 @@ class HPAComponent:
         self.pods = pods
         api = KubeApi(self.rest)
         store = NamespacedPods(pods.pods)
-        gate = WriteGate(COMPONENT, self.runtime.may_act, dry_run=self.runtime.settings.dry_run)
+        gate = self.gate
         targets = GuardedScaleTargets(ApiScaleTargets(api, store), gate)
         metrics: MetricsSource
         url = str(self.values["prometheus-url"])
@@ -201,8 +242,12 @@ class HPAComponent:
 
     def tick(self, now: float) -> None:
         assert self.driver is not None
+        if self.runtime.terms != self._term:  # leading afresh: the memory the last leader kept
+            self._term = self.runtime.terms
+            self.published.restore(self.driver)
         self.last = self.driver.tick(now)
         self.metrics.observe(self.last)
+        self.published.observe(self.last, self.driver, now)
         for synced in self.last:
             r = synced.result
             if synced.problem:

@@ -22,7 +22,7 @@ from types import FrameType
 from typing import Protocol
 
 from kubetide.commands.run.settings import LiveSettings
-from kubetide.kube.http import HealthTracker, StatusServer
+from kubetide.kube.http import HealthTracker, JsonPage, StatusServer
 from kubetide.kube.leader import LeaderElector
 from kubetide.kube.loop import run_every
 from kubetide.kube.rest import Rest
@@ -79,6 +79,12 @@ class Runtime:
         )
         self.elector: LeaderElector | None = None
         self.sync_gate = SyncGate(settings.component)
+        self.pages: dict[str, JsonPage] = {}
+        self.terms = 0  # times this replica became leader: a component reloads its state on a new one
+
+    def serve(self, path: str, page: JsonPage) -> None:
+        """Serve ``page`` as JSON at ``path`` on ``--address``, beside /metrics (before :meth:`run`)."""
+        self.pages[path] = page
 
     def may_act(self) -> bool:
         """Writes are allowed: this replica leads (or runs alone) and no stop was asked for."""
@@ -90,6 +96,7 @@ class Runtime:
         self.wake.set()
 
     def _started_leading(self) -> None:
+        self.terms += 1
         self.leading.set()
         self.health.start_monitoring(time.time())
         self.wake.set()  # act now, not at the next period
@@ -102,7 +109,11 @@ class Runtime:
         """Run until SIGTERM/SIGINT (or one loop with ``--once``); the exit status."""
         signal.signal(signal.SIGTERM, self._on_signal)
         signal.signal(signal.SIGINT, self._on_signal)
-        server = None if self.settings.once else StatusServer(self.settings.address, self.health).start()
+        server = (
+            None
+            if self.settings.once
+            else StatusServer(self.settings.address, self.health, pages=self.pages).start()
+        )
         try:
             if not component.start(self.stop_event):
                 return 0
