@@ -38,7 +38,7 @@ from kubetide.hpa.conditions import EventReason
 from kubetide.hpa.config import HPAConfig
 from kubetide.hpa.controller import HorizontalController
 from kubetide.hpa.decision import RESCALED, HPADecision, RescaleOutcome, SyncResult
-from kubetide.hpa.ports import EventPort, MetricsSource, ScaleError, ScaleTargetPort
+from kubetide.hpa.ports import EventPort, MetricsSource, ScaleTargetPort
 from kubetide.hpa.quiet import QuietLane
 from kubetide.hpa.state import HPAState
 from kubetide.model.errors import ManifestError
@@ -231,18 +231,12 @@ class HPADriver:
 
     def _act(self, decision: HPADecision) -> RescaleOutcome | None:
         """The scale write a decision wants, and its outcome; a shadow's counts as made."""
-        if not decision.rescale:
-            return None
         if self.shadow:
-            return RESCALED
-        hpa = decision.hpa
+            return RESCALED if decision.rescale else None
         try:
-            self.targets.update_scale(hpa.namespace, hpa.scale_target_ref, decision.desired_replicas)
-        except ScaleError as exc:
-            return RescaleOutcome(str(exc))
+            return self.controller.write(decision)
         except Exception as exc:  # outside the port's contract, but still a failed write
             return RescaleOutcome(f"{type(exc).__name__}: {exc}")
-        return RESCALED
 
     def _install_restored(self, listed: Mapping[str, HPA | ManifestError]) -> None:
         """Give each listed HPA the memory restored for it, if it is its own and none was made since."""

@@ -213,8 +213,13 @@ def render(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _ago(seconds: float) -> str:
+    """A time before now to the tenth of a second (the live controller's clock has microseconds)."""
+    return f"{round(seconds, 1):g}s ago"
+
+
 def _recommendations_text(report: dict[str, Any]) -> str:
-    return ", ".join(f"{r['replicas']}@{r['seconds_ago']:g}s ago" for r in report["recommendations_before"])
+    return ", ".join(f"{r['replicas']}@{_ago(r['seconds_ago'])}" for r in report["recommendations_before"])
 
 
 def _events_text(report: dict[str, Any]) -> list[tuple[str, str]]:
@@ -227,7 +232,7 @@ def _events_text(report: dict[str, Any]) -> list[tuple[str, str]]:
             out.append(
                 (
                     direction,
-                    ", ".join(f"{sign}{e['replica_change']}@{e['seconds_ago']:g}s ago" for e in events),
+                    ", ".join(f"{sign}{e['replica_change']}@{_ago(e['seconds_ago'])}" for e in events),
                 )
             )
     return out

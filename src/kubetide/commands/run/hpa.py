@@ -4,7 +4,9 @@ By default it reconciles kubetide's own ``autoscaling.kubetide.io/v1`` Horizonta
 tolerance and sync period, scale to zero), so it runs beside a managed control plane's built-in
 controller; ``--standard-hpas`` takes the standard objects instead. Metrics come from the metrics APIs
 or, with ``--prometheus-url``, straight from Prometheus. Each due HPA is reconciled by the same
-:class:`~kubetide.hpa.driver.HPADriver` the simulator runs.
+:class:`~kubetide.hpa.driver.HPADriver` the simulator runs; what it decided and the memory it decides
+with are published (:mod:`kubetide.live.hpa.published`: ``/debug/hpa``, ``-v=4``, the memory ConfigMap
+restored at each leadership term).
 """
 
 from __future__ import annotations

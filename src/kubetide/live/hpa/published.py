@@ -109,7 +109,8 @@ class PublishedState:
             entries[key] = _Entry(uid, None, None, None, text, json.loads(text))
         self._entries = entries
         when = f", written {rfc3339(stored.written_at)}" if stored.written_at is not None else ""
-        log.info("restored the memory of %d HPAs from %s%s", len(entries), store.where, when)
+        count = f"{len(entries)} HPA" + ("" if len(entries) == 1 else "s")
+        log.info("restored the memory of %s from %s%s", count, store.where, when)
 
     def observe(self, synced: Sequence[Synced], driver: HPADriver, now: float) -> None:
         """After a tick: each synced HPA's decision and memory, logged and published."""
