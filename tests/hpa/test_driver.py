@@ -17,6 +17,7 @@ from kubetide.model.errors import ManifestError
 from kubetide.model.hpa import HPA, CrossVersionObjectReference, HPAStatus
 from kubetide.model.pod import Pod
 from kubetide.model.selectors import LabelSelector
+from kubetide.runners.hpa import live_tick
 
 from .world import ResourceMetricsOnly, World, hpa
 
@@ -314,3 +315,21 @@ def test_restored_memory_never_replaces_what_the_driver_remembers_itself() -> No
     driver.restore("a/web", "uid-a", held_high())
     driver.tick(15.0)
     assert driver.controller.memory("a/web") is own
+
+
+def test_live_ticks_a_little_late_still_sync_each_hpa_every_period() -> None:
+    """Live mode ticks on the wall clock, each tick a few ms after its time: ticking at a divisor of
+    the period and taking an HPA due within half a tick, it syncs every 15 s, not every 16 s (the first
+    2 s tick after each due time, as it did)."""
+    assert (live_tick(15.0), live_tick(10.0), live_tick(30.0), live_tick(1.0)) == (1.875, 2.0, 2.0, 1.0)
+
+    def sync_times(tick: float, early: float) -> list[float]:
+        ports, source = Worlds(a=World(replicas=2)), Source()
+        source.add(in_ns("a"))
+        driver = HPADriver(source, ports, ports, Events(), HPAConfig(sync_period=15.0), early=early)
+        late = 0.004
+        return [round(k * tick, 3) for k in range(int(120 / tick) + 1) if driver.tick(k * tick + late)]
+
+    tick = live_tick(15.0)
+    assert sync_times(tick, tick / 2) == [15.0 * j for j in range(9)]
+    assert sync_times(2.0, 1e-6) == [0.0, 16.0, 32.0, 48.0, 64.0, 80.0, 96.0, 112.0]

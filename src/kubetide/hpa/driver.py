@@ -102,7 +102,10 @@ class HPADriver:
         timer: Callable[[], float] | None = None,
         quiet_lane: bool = False,
         shadow: bool = False,
+        early: float = _SLACK,
     ) -> None:
+        """``early``: an HPA due within this of a tick is due at it (live mode, whose ticks come a
+        little after their times: half its tick, so each HPA syncs at the tick nearest its due time)."""
         if shadow and quiet_lane:
             raise ValueError("the quiet lane writes statuses: a shadow driver cannot take it")
         self.source = source
@@ -121,6 +124,7 @@ class HPADriver:
         self.shadow = shadow
         self._own_status: dict[str, HPAStatus] = {}  # shadow: the status it would have written
         self._restored: dict[str, tuple[str, HPAState]] = {}  # key -> (uid, memory), for the next tick
+        self.early = early
 
     def restart(self) -> None:
         """A controller-manager restart: the in-memory recommendations, scale events, selectors and
@@ -168,7 +172,7 @@ class HPADriver:
         due_at, timer, default_period = self._due, self.timer, self.config.sync_period
         for key in sorted(listed):
             due = due_at.get(key)
-            if due is not None and now < due - _SLACK:
+            if due is not None and now < due - self.early:
                 continue
             item = listed[key]
             self.syncs += 1

@@ -9,10 +9,12 @@ restart (a controller-manager restart) forgets the recommendations and scale eve
 
 from __future__ import annotations
 
+import math
+
 from kubetide.hpa.driver import Synced
 from kubetide.runners.periodic import DriverRunner
 
-__all__ = ["HPARunner", "HPATicks"]
+__all__ = ["HPARunner", "HPATicks", "live_tick"]
 
 HPATicks = tuple[Synced, ...]  # one tick's reconciled HPAs
 
@@ -22,3 +24,16 @@ class HPARunner(DriverRunner[HPATicks]):
 
     name = "hpa-sync"
     priority = 20
+
+
+def live_tick(sync_period: float, at_most: float = 2.0) -> float:
+    """Live mode's tick: the longest one of at most ``at_most`` seconds that divides the sync period.
+
+    An HPA is due one period after its last sync; ticking at a divisor of the period lands a tick on
+    every due time, so the HPAs sync every period as upstream's work queue re-adds them. A tick that
+    does not divide it (2 s against 15 s) syncs at the first tick after: every 16 s, a second late
+    each time.
+    """
+    if sync_period <= at_most:
+        return sync_period
+    return sync_period / math.ceil(sync_period / at_most - 1e-9)

@@ -53,6 +53,7 @@ from kubetide.live.hpa.reporter import HPALoopReporter
 from kubetide.live.hpa.scale import ApiScaleTargets
 from kubetide.model.validation.names import dns1123_label, dns1123_subdomain
 from kubetide.runners import HPARunner
+from kubetide.runners.hpa import live_tick
 
 __all__ = ["REGISTRY", "main"]
 
@@ -259,11 +260,16 @@ class HPAComponent:
         )
         events = _Events(recorder)
         hpas = GuardedHPAs(LoopHPASource(source, events), gate)
-        driver = HPADriver(hpas, metrics, targets, events, self.config, timer=time.perf_counter)
+        # The driver decides per HPA when it is due; ticking every 2 s at most honours short per-HPA
+        # periods without listing the HPAs more often than that. The tick divides the sync period and
+        # an HPA due within half a tick is due at it (the wall clock hands a tick a little after its
+        # time): each HPA syncs every period, not at the first tick after it (16 s for 15 s).
+        tick = live_tick(self.config.sync_period)
+        driver = HPADriver(
+            hpas, metrics, targets, events, self.config, timer=time.perf_counter, early=tick / 2
+        )
         self.reporter.driver = driver
-        # The driver decides per HPA when it is due; ticking every 2 s (or the sync period, when
-        # shorter) honours short per-HPA periods without listing the HPAs more often than that.
-        return HPARunner(driver, clock, min(2.0, self.config.sync_period), self.reporter)
+        return HPARunner(driver, clock, tick, self.reporter)
 
     def report(self) -> str:
         return self.reporter.report()
