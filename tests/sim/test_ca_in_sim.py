@@ -156,3 +156,17 @@ def test_pods_of_a_bypassed_scheduler_trigger_a_scale_up_without_a_verdict() -> 
     bypassed = sim.run().summary.to_json()["autoscalers"]["cluster-autoscaler"]
     # 6 pods of 900m, 2 per node; the one node's room counts (CA's own simulation), so 2 more nodes.
     assert bypassed["scale_ups"] == 1 and bypassed["nodes_added"] == 2
+
+
+def test_pods_are_as_old_as_their_creation_timestamp_says_to_the_second() -> None:
+    """CA waits a loop while every unschedulable pod is under 2 s old (``allPodsAreNew``, upstream
+    core/static_autoscaler.go, ``unschedulablePodTimeBuffer``), reading ``creationTimestamp``, which the
+    API server keeps to the second: a pod made at 38.7 s is 2.5 s old to the loop at 40.5 s."""
+    data = scenario(actions=[{"at": "38.7s", "scale": {"target": "Deployment/default/web", "replicas": 8}}])
+    data["spec"]["objects"][0]["spec"]["replicas"] = 2  # both fit on the one node
+    data["spec"]["autoscalers"]["clusterAutoscaler"]["firstLoopAt"] = "0.5s"
+    data["spec"]["duration"] = "60s"
+    sim = Simulation(load(data))
+    sim.run()
+    ups = ca_events(sim, "ScaledUpGroup")
+    assert ups and ups[0].t == 40.5

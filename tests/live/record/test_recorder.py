@@ -13,7 +13,7 @@ from kubetide.live.record.settings import RecordState
 from kubetide.sim.scenario import load_scenario
 from kubetide.sim.simulation import Simulation
 
-from .harness import Clock, Cluster, deployment, hpa, iso, node, pod, recorder, settings
+from .harness import START, Clock, Cluster, deployment, hpa, iso, node, pod, recorder, settings
 
 
 def _lines(directory: Path, name: str) -> list[Any]:
@@ -195,3 +195,17 @@ def _same(cluster: Cluster, kind: Any, options: dict[str, Any]) -> Any:
         if cache.kind == kind and cache.options == options:
             return cache
     raise AssertionError(f"no cache for {kind} {options} ({list(cluster.caches)})")
+
+
+def test_the_recording_starts_on_a_whole_second_as_the_api_servers_timestamps_are(tmp_path: Path) -> None:
+    """So a time the cluster kept to the second (a pod's creationTimestamp) is a whole number of seconds
+    from the start, and the replay's "to the second" falls where the cluster's did."""
+    _, clock, made = _start(tmp_path)
+    clock.t = 0.834
+    _begin(made)
+    clock.t = 0.9
+    made.step()
+    clock.t = 600.0
+    made.step()
+    assert RecordState.read(tmp_path / Layout.STATE).start == START
+    assert _lines(tmp_path, Layout.SAMPLES)[0]["t"] == 0.0

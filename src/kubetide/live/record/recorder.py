@@ -275,7 +275,9 @@ class Recorder:
         return group_for
 
     def _begin_fresh(self) -> list[Json]:
-        self.start = self.clock()
+        # A whole second, as the API server's timestamps are: the replay's "to the second" (a pod's
+        # creationTimestamp, which CA's age checks read) then falls where the cluster's did.
+        self.start = float(math.floor(self.clock()))
         nodes = self._objects("nodes")
         provider = self.sources.provider
         try:

@@ -7,6 +7,7 @@ and cached until the pod changes.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from kubetide.model.pod import Pod
@@ -61,7 +62,9 @@ class SimPod:
                 ready=self.ready if self.phase == "Running" or self.ready_at is not None else None,
                 ready_transition=self.ready_at if self.ready_at is not None else self.running_at,
                 start_time=self.running_at,
-                creation_time=self.created,
+                # creationTimestamp is kept to the second: CA's "all pods are new" (2 s) and
+                # --new-pod-scale-up-delay read it so (t = 0 stands for a whole second).
+                creation_time=float(math.floor(self.created)),
                 unschedulable_message=self.unschedulable,
                 deletion_time=self.terminating_until,
             )
