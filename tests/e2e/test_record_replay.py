@@ -224,9 +224,12 @@ def test_a_recorded_live_run_replays_within_the_stated_fidelity(
             timeout=120,
             message="the HPA reading web's CPU",
         )
+        # Metrics sampled every second: the replay's HPA reads the last sample before its sync, as
+        # fresh as what the live HPA read from Prometheus then (a new pod's first, partial rate lasts
+        # one 5 s scrape; a 5 s old sample may miss or keep it).
         argv = [
             str(Path(sys.executable).parent / "kubetide"), "record", "-o", str(record_dir), "--duration", RECORD_FOR,
-            "--interval", "5s", "--load-model", "per-pod", "-n", namespace,
+            "--interval", "1s", "--load-model", "per-pod", "-n", namespace,
             "--ca-flags", " ".join(ca_flags), "--hpa-flags", " ".join(hpa_flags),
             f"--kubeconfig={service_accounts['recorder']}",
         ]  # fmt: skip
