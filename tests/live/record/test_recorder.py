@@ -209,3 +209,42 @@ def test_the_recording_starts_on_a_whole_second_as_the_api_servers_timestamps_ar
     made.step()
     assert RecordState.read(tmp_path / Layout.STATE).start == START
     assert _lines(tmp_path, Layout.SAMPLES)[0]["t"] == 0.0
+
+
+def test_only_the_events_of_what_is_recorded_are_kept(tmp_path: Path) -> None:
+    """Another namespace's pods, and another cluster autoscaler's status ConfigMap, are not the day
+    recorded (a second CA on another group, or tests beside each other on one cluster)."""
+    flags = {"status-config-map-name": "ca-status-shop", "scan-interval": "10s"}
+    cluster, clock, made = _start(
+        tmp_path,
+        namespaces=("shop",),
+        autoscalers={"clusterAutoscaler": {"enabled": True, "flags": flags}},
+    )
+    _begin(made)
+    made.step()
+
+    def event(uid: str, kind: str, namespace: str | None, name: str) -> dict[str, Any]:
+        return {
+            "metadata": {"name": uid, "namespace": namespace or "default", "uid": uid},
+            "involvedObject": {"kind": kind, "namespace": namespace, "name": name},
+            "reason": "ScaledUpGroup" if kind == "ConfigMap" else "TriggeredScaleUp",
+            "message": "Scale-up: setting group general size to 2 instead of 1 (max: 5)",
+            "count": 1,
+            "lastTimestamp": iso(5.0),
+            "source": {"component": "cluster-autoscaler"},
+        }
+
+    for made_event in (
+        event("ours", "ConfigMap", "kube-system", "ca-status-shop"),
+        event("theirs", "ConfigMap", "kube-system", "cluster-autoscaler-status"),
+        event("pod-ours", "Pod", "shop", "web-1"),
+        event("pod-theirs", "Pod", "other", "web-1"),
+        event("node", "Node", None, "n1"),
+    ):
+        cluster["events:cluster-autoscaler"].put(made_event)
+    clock.t = 10.0
+    made.step()
+    clock.t = 600.0
+    made.step()
+    objects = [e["object"] for e in _lines(tmp_path, Layout.EVENTS)]
+    assert sorted(objects) == ["ConfigMap/kube-system/ca-status-shop", "Node/n1", "Pod/shop/web-1"]

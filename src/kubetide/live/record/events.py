@@ -5,7 +5,8 @@ kubetide's), an HPA controller (``horizontal-pod-autoscaler``) and kubetide's ba
 (``escalator``) are watched. An Event seen again with a higher ``count`` happened again (client-go
 aggregates repeats into one object): each repeat is one recorded event, at the Event's last timestamp.
 The Events that exist when the recording starts happened before it and are not recorded (when it
-resumes, those newer than what was recorded are).
+resumes, those newer than what was recorded are). Only the Events of what the recording records are
+kept (``keep``): an autoscaler acting on another namespace's objects is not the day replayed.
 
 Each becomes ``{"t", "source", "reason", "object", "message", "data"}`` with the source and object
 named as the simulator names them (``hpa``; ``Node/name``, ``HorizontalPodAutoscaler/ns/name``) and
@@ -79,6 +80,8 @@ def _source(event: Mapping[str, Any]) -> str | None:
 class EventTracker:
     start: float
     group_of_node: Callable[[str], str | None]
+    # Which Events are the recording's (those of the objects it records: another namespace's are not).
+    keep: Callable[[Mapping[str, Any]], bool] = lambda event: True
     # Per watch (one per component): event uid -> occurrences seen.
     counts: dict[str, dict[str, int]] = field(default_factory=dict)
 
@@ -124,7 +127,7 @@ class EventTracker:
 
     def _convert(self, event: Mapping[str, Any], t: float) -> Json | None:
         source = _source(event)
-        if source is None:
+        if source is None or not self.keep(event):
             return None
         reason = str(event.get("reason", ""))
         message = str(event.get("message", ""))

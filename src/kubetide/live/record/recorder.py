@@ -42,7 +42,7 @@ from kubetide.kube.discovery import ResourceKind, ServedVersions, discover, reso
 from kubetide.kube.rest import KubeStatusError, Rest
 from kubetide.live.export.fit import Checker
 from kubetide.live.export.nodegroups import GroupBounds, export_node_groups
-from kubetide.live.export.objects import PRIORITY_EXPANDER_CONFIGMAP
+from kubetide.live.export.objects import PRIORITY_EXPANDER_CONFIGMAP, SYSTEM_NAMESPACES
 from kubetide.live.export.provider import provider_groups
 from kubetide.live.record.document import scenario_document, traffic_entries
 from kubetide.live.record.events import COMPONENTS, EventTracker
@@ -327,7 +327,27 @@ class Recorder:
             self.notes,
         )
         self.pending = PendingTracker(self.start, self.settings.namespaces)
-        self.events = EventTracker(self.start, lambda node: self.nodes.ever.get(node) if self.nodes else None)
+        self.events = EventTracker(
+            self.start, lambda node: self.nodes.ever.get(node) if self.nodes else None, self._recorded_event
+        )
+
+    def _recorded_event(self, event: Mapping[str, Any]) -> bool:
+        """An Event of what the recording records: an object of a recorded namespace, a Node, or the
+        replayed cluster autoscaler's status ConfigMap (where CA records its scale-ups)."""
+        involved = event.get("involvedObject") or {}
+        namespace = involved.get("namespace")
+        if not namespace:
+            return True  # cluster-scoped: a Node
+        if involved.get("kind") == "ConfigMap" and self.ca_loops is not None:
+            status = (
+                self._ca_flag("namespace", "kube-system"),
+                self._ca_flag("status-config-map-name", "cluster-autoscaler-status"),
+            )
+            if (namespace, involved.get("name")) == status:
+                return True
+        if self.settings.namespaces:
+            return namespace in self.settings.namespaces
+        return namespace not in SYSTEM_NAMESPACES
 
     def _begin_resumed(self, state: RecordState) -> None:
         self.start = state.start
