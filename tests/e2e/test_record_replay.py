@@ -195,6 +195,10 @@ def test_a_recorded_live_run_replays_within_the_stated_fidelity(
         "--scale-down-unneeded-time=1m",
         "--scale-down-delay-after-add=1m",
         "--namespace=kube-system",
+        # Its own status ConfigMap and Lease: another CA on the cluster (a test beside this one) has its
+        # own, and the recorder reads this one's loops from it.
+        f"--status-config-map-name=ca-status-{namespace}",
+        f"--leader-elect-resource-name=ca-{namespace}",
     ]
     hpa_flags = [
         f"--prometheus-url={e2e_env['PROMETHEUS_URL']}",
@@ -202,6 +206,7 @@ def test_a_recorded_live_run_replays_within_the_stated_fidelity(
         "--horizontal-pod-autoscaler-cpu-initialization-period=1s",
         "--horizontal-pod-autoscaler-initial-readiness-delay=1s",
         "--leader-elect-resource-namespace=kubetide",
+        f"--leader-elect-resource-name=hpa-{namespace}",
     ]
     ca = kubetide("cluster-autoscaler", *ca_flags, kubeconfig=service_accounts["cluster-autoscaler"])
     hpa = kubetide("hpa", *hpa_flags, kubeconfig=service_accounts["hpa"])
