@@ -3,6 +3,7 @@ usage series, re-applies that leave replicas to the HPA, and ``spec.recording``.
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -244,3 +245,46 @@ def test_the_recording_files_are_checked(tmp_path: Path) -> None:
     assert problems(data, base_dir=tmp_path) == [
         "spec.recording.events: cannot read 'none.jsonl': no such file"
     ]
+
+
+def test_a_pod_has_samples_only_once_it_has_run_first_sample_after(tmp_path: Path) -> None:
+    """Prometheus' rate() has a new pod's CPU only after two scrapes: until then the HPA sees it missing
+    (counted as using nothing when it would scale up, upstream's ``groupPods``), so it scales up later."""
+    (tmp_path / "web.csv").write_text("t,cpu\n0,0.2\n1800,0.2\n")
+
+    def run(first_sample_after: str | None) -> tuple[Any, Simulation]:
+        data = doc(
+            duration="3m",
+            objects=[deployment(replicas=1), _hpa(utilization=50, max_replicas=8)],
+            traffic=[
+                {
+                    "target": "Deployment/default/web",
+                    "perPod": {"cpu": {"type": "csv", "path": "web.csv", "column": "cpu"}},
+                }
+            ],
+            autoscalers={
+                "hpa": {"syncPeriod": "15s", "cpuInitializationPeriod": "0s", "initialReadinessDelay": "0s"}
+            },
+            metrics={
+                "resolution": "1s",
+                **({"firstSampleAfter": first_sample_after} if first_sample_after else {}),
+            },
+        )
+        data["spec"]["nodeGroups"][0]["minSize"] = 3
+        sim = Simulation(load(data, base_dir=tmp_path))
+        return sim.run(), sim
+
+    def rescales(sim: Simulation) -> list[tuple[float, str]]:
+        return [(e.t, e.message.split(";")[0]) for e in sim.events.events if e.reason == "SuccessfulRescale"]
+
+    _, at_once = run(None)
+    _, later = run("20s")
+    # 80% of the request per pod: 1 -> 2 -> 4 -> 7 -> 8, a step at every 15 s sync.
+    steps = rescales(at_once)
+    assert [m for _, m in steps] == ["New size: 2", "New size: 4", "New size: 7", "New size: 8"]
+    assert [round(b[0] - a[0], 6) for a, b in itertools.pairwise(steps)] == [15.0, 15.0, 15.0]
+    # The same steps, each waiting until the new pods have run 20 s: counted as using nothing until
+    # then, they bring the average under the target (1 pod at 80% over 2 pods' requests: 40%).
+    waited = rescales(later)
+    assert [m for _, m in waited] == [m for _, m in steps]
+    assert [round(b[0] - a[0], 6) for a, b in itertools.pairwise(waited)] == [30.0, 30.0, 30.0]

@@ -4,7 +4,8 @@ to the HPA through its metrics port (resource, Pods, Object and External metrics
 Each scrape (every ``metrics.resolution``) samples every Running pod: a Ready pod uses ``baseCpu`` plus
 its even share of ``rps x cpuPerRequest``; a Running pod that is not Ready serves no traffic and uses
 ``baseCpu``. A pod that was not Running at the last scrape has no sample yet (the HPA sees it as
-missing). Samples carry the scrape time and the averaging window, as metrics-server reports them.
+missing), nor one that has run less than ``metrics.firstSampleAfter`` (Prometheus' rate() needs two
+scrapes). Samples carry the scrape time and the averaging window, as metrics-server reports them.
 
 A traffic's ``perPod`` series (a recorded day's measured usage) add their cores to every Ready pod's
 CPU and set every Running pod's memory, whatever the number of pods.
@@ -15,6 +16,7 @@ saturated at the int64 range a Kubernetes quantity has, so any finite series giv
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator, KeysView, Mapping, Sequence, ValuesView
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -142,8 +144,11 @@ class _Scrape:
 
 
 class MetricsPipeline:
-    def __init__(self, cluster: SimCluster, loads: Iterable[Load], window: float) -> None:
+    def __init__(
+        self, cluster: SimCluster, loads: Iterable[Load], window: float, first_sample_after: float = 0.0
+    ) -> None:
         self.cluster = cluster
+        self.first_sample_after = first_sample_after
         self.loads = {load.workload: load for load in loads}
         self.window = window
         self.scrapes: dict[str, _Scrape] = {}
@@ -151,9 +156,10 @@ class MetricsPipeline:
         # an Object metric is the metric of one object, so two objects' metrics of one name differ.
         self.values: dict[tuple[str, str, str], float] = {}
         self.external_labels: dict[str, list[tuple[Mapping[str, str], float]]] = {}
-        # By key: (the workload, its version, Running names -> Ready, Ready count). The workload itself
-        # is kept because a workload deleted and applied again has the same key and restarts its versions.
-        self._name_cache: dict[str, tuple[Workload, int, dict[str, bool], int]] = {}
+        # By key: (the workload, its version, Running names -> Ready, Ready count, valid until: a pod
+        # that has not run ``first_sample_after`` yet joins then). The workload itself is kept because a
+        # workload deleted and applied again has the same key and restarts its versions.
+        self._name_cache: dict[str, tuple[Workload, int, dict[str, bool], int, float]] = {}
         self._requests: dict[str, tuple[PodTemplate, int]] = {}
         # Every load's rps at a scrape, the usual sine curves in one numpy expression.
         self._rps_batch = SeriesBatch([load.rps for load in self.loads.values()])
@@ -179,22 +185,28 @@ class MetricsPipeline:
                 if feed.kind == "External":
                     self.external_labels.setdefault(feed.name, []).append((feed.labels, value))
 
-    def _names(self, workload: Workload) -> tuple[dict[str, bool], int]:
+    def _names(self, workload: Workload, now: float) -> tuple[dict[str, bool], int]:
         """Running pod names -> Ready, the Ready ones first, each part in the workload's pod order; and
-        the number of Ready pods. Recomputed only when the workload's pods change."""
+        the number of Ready pods. Recomputed only when the workload's pods change (or a pod's first
+        sample comes due)."""
         cached = self._name_cache.get(workload.key)
-        if cached is not None and cached[0] is workload and cached[1] == workload.version:
+        if cached is not None and cached[0] is workload and cached[1] == workload.version and now < cached[4]:
             return cached[2], cached[3]
         running = [p for p in workload.pods.values() if p.phase == "Running"]
+        until = math.inf
+        if self.first_sample_after > 0:
+            due = [(p.running_at or 0.0) + self.first_sample_after for p in running]
+            until = min((d for d in due if d > now), default=math.inf)
+            running = [p for p, d in zip(running, due, strict=True) if d <= now]
         names = {p.spec.name: True for p in running if p.ready}
         ready = len(names)
         if ready < len(running):
             names.update((p.spec.name, False) for p in running if not p.ready)
-        self._name_cache[workload.key] = (workload, workload.version, names, ready)
+        self._name_cache[workload.key] = (workload, workload.version, names, ready, until)
         return names, ready
 
     def _scrape_workload(self, workload: Workload, load: Load | None, rps_at: float, now: float) -> _Scrape:
-        running, ready = self._names(workload)
+        running, ready = self._names(workload, now)
         rps = max(rps_at, 0.0) if load is not None else 0.0
         scrape = _Scrape(ready, rps)
         base = load.base_cpu if load is not None else 0

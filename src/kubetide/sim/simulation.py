@@ -117,7 +117,9 @@ class Simulation:
         )
         self.resolution = float(spec.metrics.resolution)
         loads = build_loads(scenario, self.seed)
-        self.metrics = MetricsPipeline(self.cluster, loads, float(spec.metrics.window))
+        self.metrics = MetricsPipeline(
+            self.cluster, loads, float(spec.metrics.window), float(spec.metrics.firstSampleAfter)
+        )
         self.capacity = {load.workload: load.capacity_per_pod for load in loads if load.capacity_per_pod}
         self.groups = [g.name for g in spec.nodeGroups]
         self.hpa: SimHPA | None = None

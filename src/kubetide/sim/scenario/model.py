@@ -75,6 +75,9 @@ class InstanceTypeSpec(SpecModel):
 class MetricsSettings(SpecModel):
     resolution: Annotated[Duration, Field(gt=0)] = 15.0  # metrics-server scrape interval
     window: Annotated[Duration, Field(gt=0)] = 30.0  # usage averaging window of each sample
+    # kubetide's extension: a pod has samples only once it has run this long (Prometheus' rate() needs
+    # two scrapes in its window; a recording measures it). 0: from the first scrape it is Running at.
+    firstSampleAfter: Annotated[Duration, Field(ge=0)] = 0.0
 
 
 class RecordingSpec(SpecModel):
