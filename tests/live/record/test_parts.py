@@ -4,18 +4,20 @@ phases of the recorded loops, and the traffic the measured series become."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kubetide.hpa.ports import PodMetric
 from kubetide.live.record.document import traffic_entries
 from kubetide.live.record.events import EventTracker
 from kubetide.live.record.files import AppendLog, repair
-from kubetide.live.record.metrics import Feed
+from kubetide.live.record.metrics import Feed, MetricSampler
 from kubetide.live.record.phases import PhaseEstimate, parse_last_updated
 
-from .harness import START, iso
+from .harness import START, deployment, hpa, iso
 
 
 def test_an_append_log_writes_its_header_once_and_whole_lines(tmp_path: Path) -> None:
@@ -157,3 +159,26 @@ def test_the_load_model_chooses_what_the_measured_cpu_becomes() -> None:
     (shared,) = traffic_entries("shared", files, feeds)
     assert shared["rps"]["column"] == "cpu_total" and shared["cpuPerRequest"] == "1"
     assert "cpu" not in shared["perPod"] and shared["perPod"]["memory"]["column"] == "memory"
+
+
+class _Sampled:
+    """The metrics API: the pods ``pods[0]`` names have a CPU sample now."""
+
+    def __init__(self) -> None:
+        self.pods: list[list[str]] = [[]]
+
+    def resource_metrics(self, namespace: str, selector: Any, resource: str, container: str) -> Any:
+        return {name: PodMetric(300, START, 15.0) for name in self.pods[0]}
+
+
+def test_how_long_a_new_pod_runs_before_its_first_sample_is_measured() -> None:
+    source = _Sampled()
+    starts = {"default/a": None, "default/b": 12.0, "default/c": 30.0}  # a: before the recording
+    sampler = MetricSampler(source, lambda text: None, starts.get)  # type: ignore[arg-type]
+    hpas = [{**hpa("web"), "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler"}]
+    workloads = {"Deployment/default/web": deployment("web", 3)}
+    for t, pods in ((0.0, ["a"]), (15.0, ["a"]), (20.0, ["a", "b"]), (40.0, ["a", "b", "c"])):
+        source.pods[0] = pods
+        sampler.sample(hpas, workloads, t)
+    assert list(sampler.first_sample_delays) == [8.0, 10.0]
+    assert sampler.first_sample_after() == 9.0

@@ -92,6 +92,7 @@ def scenario_document(
     traffic: Sequence[Mapping[str, Any]],
     recorded_from: str,
     recorded_until: str,
+    first_sample_after: float | None = None,
 ) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "duration": max(1, math.ceil(duration)),
@@ -102,6 +103,8 @@ def scenario_document(
     if traffic:
         spec["traffic"] = [dict(t) for t in traffic]
     spec["metrics"] = {"resolution": _seconds(settings.interval)}
+    if first_sample_after is not None:  # measured: how long a new pod ran before its first sample
+        spec["metrics"]["firstSampleAfter"] = _seconds(round(first_sample_after, 1))
     spec["autoscalers"] = _autoscalers(settings, phases)
     spec["recording"] = {"samples": Layout.SAMPLES, "events": Layout.EVENTS}
     return {

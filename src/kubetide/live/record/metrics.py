@@ -17,6 +17,8 @@ scenario document's business (:mod:`.document`).
 from __future__ import annotations
 
 import logging
+import statistics
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +33,7 @@ from kubetide.model.selectors import LabelSelector
 __all__ = ["Feed", "Measured", "MetricSampler", "RawPodLister"]
 
 log = logging.getLogger(__name__)
+_MEASURED = 20  # first-sample delays kept
 Json = dict[str, Any]
 
 
@@ -109,14 +112,30 @@ class RawPodLister:
 
 
 class MetricSampler:
-    def __init__(self, source: MetricsSource, note: Callable[[str], None]) -> None:
+    """``started``: a pod's start (``status.startTime``, recording seconds; None: unknown or before the
+    recording) by ``namespace/name``, to measure how long a new pod runs before its first CPU sample
+    (the replay's ``metrics.firstSampleAfter``: the median of the last ones)."""
+
+    def __init__(
+        self,
+        source: MetricsSource,
+        note: Callable[[str], None],
+        started: Callable[[str], float | None] = lambda pod: None,
+    ) -> None:
         self.source = source
         self.note = note
+        self.started = started
         self.feeds: dict[str, dict[str, Feed]] = {}  # workload -> series -> feed
         self.failures = 0
+        self._sampled: dict[str, set[str]] = {}  # workload -> pods with a CPU sample at the last step
+        self.first_sample_delays: deque[float] = deque(maxlen=_MEASURED)
+
+    def first_sample_after(self) -> float | None:
+        """How long a new pod ran before its first CPU sample, the median of the last ones measured."""
+        return statistics.median(self.first_sample_delays) if self.first_sample_delays else None
 
     def sample(
-        self, hpas: Iterable[Mapping[str, Any]], workloads: Mapping[str, Mapping[str, Any]]
+        self, hpas: Iterable[Mapping[str, Any]], workloads: Mapping[str, Mapping[str, Any]], t: float = 0.0
     ) -> list[Measured]:
         """Every series of every HPA's target now; ``workloads`` are the targets' objects by key."""
         out: list[Measured] = []
@@ -138,7 +157,7 @@ class MetricSampler:
             for resource in sorted(resources & {"cpu", "memory"}):
                 if (key, resource) not in done:
                     done.add((key, resource))
-                    out += self._resource(key, hpa.namespace, selector, resource)
+                    out += self._resource(key, hpa.namespace, selector, resource, t)
             for spec in hpa.metrics:
                 if spec.type in ("Pods", "Object", "External"):
                     measured = self._custom(key, hpa, selector, spec)
@@ -147,12 +166,16 @@ class MetricSampler:
                         out.append(measured)
         return out
 
-    def _resource(self, key: str, namespace: str, selector: LabelSelector, resource: str) -> list[Measured]:
+    def _resource(
+        self, key: str, namespace: str, selector: LabelSelector, resource: str, t: float
+    ) -> list[Measured]:
         try:
             samples = self.source.resource_metrics(namespace, selector, resource, "")
         except MetricsError as exc:
             self._failed(key, resource, exc)
             return []
+        if resource == "cpu":
+            self._first_samples(key, namespace, samples.keys(), t)
         if not samples:
             return []
         total = sum(m.value for m in samples.values()) / 1000.0  # milli-units to cores or bytes
@@ -161,6 +184,16 @@ class MetricSampler:
         if resource == "cpu":
             out.append(Measured(key, "cpu_total", round(total, 6)))
         return out
+
+    def _first_samples(self, key: str, namespace: str, pods: Iterable[str], t: float) -> None:
+        sampled = {f"{namespace}/{name}" for name in pods}
+        before = self._sampled.get(key)
+        if before is not None:  # the first step's pods were sampled before the recording began
+            for pod in sampled - before:
+                started = self.started(pod)
+                if started is not None and started <= t:
+                    self.first_sample_delays.append(t - started)
+        self._sampled[key] = sampled
 
     def _custom(self, key: str, hpa: HPA, selector: LabelSelector, spec: MetricSpec) -> Measured | None:
         metric = spec.metric

@@ -55,6 +55,7 @@ from kubetide.live.record.pods import PendingTracker
 from kubetide.live.record.settings import RecordSettings, RecordState
 from kubetide.model import yamldoc
 from kubetide.model.durations import DurationError, parse_duration
+from kubetide.model.fields import parse_time
 from kubetide.model.node import NodeView
 
 __all__ = ["RecordError", "Recorder", "RecordingSources", "Totals"]
@@ -331,6 +332,17 @@ class Recorder:
             self.start, lambda node: self.nodes.ever.get(node) if self.nodes else None, self._recorded_event
         )
 
+    def _pod_started(self, key: str) -> float | None:
+        """A pod's ``status.startTime`` in recording seconds; None before the recording or unknown."""
+        informer = self.informers.get("pods")
+        pod = informer.get(key) if informer is not None else None
+        text = ((pod or {}).get("status") or {}).get("startTime")
+        try:
+            started = parse_time(str(text)) - self.start if text else None
+        except ValueError:
+            return None
+        return started if started is not None and started >= 0 else None
+
     def _recorded_event(self, event: Mapping[str, Any]) -> bool:
         """An Event of what the recording records: an object of a recorded namespace, a Node, or the
         replayed cluster autoscaler's status ConfigMap (where CA records its scale-ups)."""
@@ -452,7 +464,7 @@ class Recorder:
             if source is None and self.metrics_factory is not None:
                 source = self.metrics_factory(lambda: self._objects("pods"))
             if source is not None:
-                self.sampler = MetricSampler(source, self.notes)
+                self.sampler = MetricSampler(source, self.notes, self._pod_started)
             if self.resume is None:
                 self.state = RecordState(self.settings, 0.0, self._begin_fresh())
                 self.state.start = self.start
@@ -544,7 +556,7 @@ class Recorder:
         }
         self._pending_samples.append(row)
         if self.sampler is not None:
-            for measured in self.sampler.sample(hpas, workloads):
+            for measured in self.sampler.sample(hpas, workloads, t):
                 self._pending_rows.append((t, measured))
 
     # --- writing
@@ -576,6 +588,7 @@ class Recorder:
         self._ready_delays(state.node_groups)
         state.recorded_until = max(t, state.recorded_until)
         state.pending_pod_seconds = self.pending.pod_seconds(t)
+        first_sample = self.sampler.first_sample_after() if self.sampler is not None else None
         document = scenario_document(
             self.settings,
             self._phases(),
@@ -585,6 +598,7 @@ class Recorder:
             traffic=self._traffic(),  # only series already holding rows: the scenario loads now
             recorded_from=_rfc3339(self.start),
             recorded_until=_rfc3339(self.start + state.recorded_until),
+            first_sample_after=first_sample,
         )
         try:
             replace_text(self.layout.path(Layout.STATE), state.to_text())
