@@ -9,6 +9,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from kubetide.cli import main
+from kubetide.commands.record import _kwok_creations
 from kubetide.commands.record_autoscalers import found_in_cluster, read_autoscalers
 
 
@@ -129,3 +130,13 @@ def test_a_recording_resumes_with_its_own_settings(tmp_path: Path) -> None:
     (tmp_path / "recording.json").write_text(json.dumps({"format": 99}))
     result = CliRunner().invoke(main, ["record", "-o", str(tmp_path)])
     assert result.exit_code == 1 and "format 99" in result.output
+
+
+def test_a_kwok_groups_delay_is_replayed_as_the_loop_that_creates_its_node() -> None:
+    """The kwok provider creates a Node at the first CA loop after its due time, and the scale-up that
+    set it was made after its own loop's start: 5 s with 10 s scans is the next loop, 10 s; 60 s is not
+    the loop 60 s later (its start comes before the due time) but the one after, 70 s."""
+    found = read_autoscalers({"cluster-autoscaler": "--scan-interval=10s --nodes=0:5:g"}, {}, None)
+    provisioning = {g: {"delay": d} for g, d in (("a", "5s"), ("b", "60s"), ("c", "0s"), ("d", "12s"))}
+    out = _kwok_creations(provisioning, found)
+    assert {g: v["delay"] for g, v in out.items()} == {"a": "10s", "b": "70s", "c": "0s", "d": "20s"}

@@ -165,8 +165,10 @@ def _provider(
 
 def _kwok_creations(provisioning: dict[str, dict[str, Any]], found: Autoscalers) -> dict[str, dict[str, Any]]:
     """The kwok provider creates a Node due after its provisioning delay at the cluster autoscaler's
-    first loop at or after then (its refresh): with a scale-up made in a loop, the whole number of
-    scan intervals covering the delay."""
+    first loop at or after then (its refresh). A scale-up is made partway through a loop, after the
+    loop's start, so the due time falls after the loop a whole number of scans later: the Node comes
+    at the first loop more than the delay after the one that asked (a 60 s delay with 10 s scans: 70 s
+    after; 5 s: 10 s)."""
     ca = found.section.get("clusterAutoscaler")
     if not ca:
         return provisioning
@@ -177,7 +179,7 @@ def _kwok_creations(provisioning: dict[str, dict[str, Any]], found: Autoscalers)
     out = {}
     for group, values in provisioning.items():
         delay = parse_duration(values["delay"])
-        effective = math.ceil(delay / scan - 1e-9) * scan if delay > 0 and scan > 0 else delay
+        effective = (math.floor(delay / scan + 1e-9) + 1) * scan if delay > 0 and scan > 0 else delay
         out[group] = {**values, "delay": f"{effective:g}s"}
     return out
 
