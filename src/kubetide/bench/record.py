@@ -2,16 +2,17 @@
 
 The cluster: 1,000 nodes and 30,000 pods as a 1.20+ API server returns them
 (:mod:`kubetide.bench.live_objects`), 300 Deployments, 200 HPAs; listed page by page by the real watch
-caches over an httpx MockTransport (the test double of :mod:`kubetide.testing.apiserver`'s kind), then
-a day of watch events decoded and applied by those caches as their watch threads do: pods deleted and
-created (17,280 a day), replicas changed by the HPAs every 5 minutes, a node added and one removed
-every 30 minutes in a group no autoscaler manages, a cluster autoscaler Event every 10 seconds and
-repeats of it, Events expiring after an hour. The recorder polls every ``POLL_S`` simulated seconds on
-a fake clock and samples the HPAs' metrics (a metrics port answering for every pod) every 15 s,
-writing to a temporary directory.
+caches over an httpx MockTransport (the pages made when asked for, so the process holds no copy of the
+cluster beside the recorder's), then a day of watch events decoded and applied by those caches as their
+watch threads do: every 10 s two pods created and two deleted (17,280 a day) and a cluster autoscaler
+Event, Events expiring after an hour; every 5 minutes the HPAs change 10 Deployments' replicas; every
+30 minutes a node added and one removed in a group no autoscaler manages. The recorder polls every
+``POLL_S`` simulated seconds on a fake clock (a minute's changes at once: memory follows the objects,
+not how often they are read), samples the HPAs' metrics (a metrics port answering for every pod) every
+15 s, and writes to a temporary directory.
 
-Figures: the process' resident memory after the caches listed, then at 6, 12 and 24 hours, and its
-peak (budget: 1 GiB for the day); the CPU time per simulated hour; what was written.
+Figures: the process' resident memory after the caches listed, at 6, 12 and 24 hours, and its peak
+(budget: 1 GiB for the day); the CPU time per poll and per simulated hour; what was written.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import resource
 import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -42,7 +43,9 @@ from kubetide.model.selectors import LabelSelector
 __all__ = ["run"]
 
 NODES, PODS, DEPLOYMENTS, HPAS = 1_000, 30_000, 300, 200
-POLL_S = 10.0
+PAGE = 500
+POLL_S = 60.0  # what happens in a poll's minute is applied at once; memory follows the objects
+CHURN_EVERY = 10.0  # seconds: two pods come and two go, and one autoscaler Event
 DAY_S = 86_400.0
 MEMORY_BUDGET_MB = 1024.0
 START = 1_800_000_000.0
@@ -104,24 +107,34 @@ def _hpa(i: int) -> dict[str, Any]:
     }
 
 
-def _list(kind: str, items: Sequence[Mapping[str, Any]]) -> list[bytes]:
-    pages = []
-    for start in range(0, max(len(items), 1), 500):
-        meta: dict[str, Any] = {"resourceVersion": "200000"}
-        if start + 500 < len(items):
-            meta["continue"] = str(start + 500)
-        pages.append(
-            json.dumps({"kind": kind, "metadata": meta, "items": list(items[start : start + 500])}).encode()
-        )
-    return pages
+def _page(kind: str, items: Sequence[Mapping[str, Any]], start: int, total: int) -> bytes:
+    meta: dict[str, Any] = {"resourceVersion": "200000"}
+    if start + PAGE < total:
+        meta["continue"] = str(start + PAGE)
+    return json.dumps({"kind": kind, "metadata": meta, "items": list(items)}).encode()
+
+
+def _app_pod(i: int) -> dict[str, Any]:
+    pod = _pod(i, NODES)
+    pod["metadata"]["labels"] = {"app": f"app-{i % DEPLOYMENTS}"}
+    return pod
+
+
+# plural -> (list kind, how many, the maker of item i): pages are made when asked for, so the bench
+# holds no copy of the cluster beside the recorder's caches (the process' memory is the recorder's).
+LISTS: dict[str, tuple[str, int, Callable[[int], dict[str, Any]]]] = {
+    "pods": ("PodList", PODS, _app_pod),
+    "nodes": ("NodeList", NODES, _node),
+    "deployments": ("DeploymentList", DEPLOYMENTS, _deployment),
+    "horizontalpodautoscalers": ("HorizontalPodAutoscalerList", HPAS, _hpa),
+}
 
 
 class _Server:
     """Lists page by page; a watch stays open, idle, until the bench ends (its events are applied to
     the caches directly, as their threads would)."""
 
-    def __init__(self, lists: dict[str, list[bytes]]) -> None:
-        self.lists = lists
+    def __init__(self) -> None:
         self.done = threading.Event()
 
     def handle(self, request: httpx2.Request) -> httpx2.Response:
@@ -142,9 +155,10 @@ class _Server:
 
             return httpx2.Response(200, content=idle())
         plural = path.rstrip("/").rsplit("/", 1)[-1]
-        pages = self.lists.get(plural) or _list("List", [])
-        index = int(request.url.params.get("continue", "0")) // 500
-        return httpx2.Response(200, content=pages[min(index, len(pages) - 1)])
+        kind, total, make = LISTS.get(plural, ("List", 0, _deployment))
+        start = int(request.url.params.get("continue", "0"))
+        items = [make(i) for i in range(start, min(start + PAGE, total))]
+        return httpx2.Response(200, content=_page(kind, items, start, total))
 
 
 class _Metrics:
@@ -179,23 +193,33 @@ def _no_problems(document: dict[str, Any]) -> list[Problem]:
     return []
 
 
+def _event(events: Any, alive: list[tuple[float, str]], t: float, rv: int) -> None:
+    """A cluster autoscaler scale-up Event at ``t``, as CA writes it on its status ConfigMap."""
+    uid = f"ev-{int(t)}"
+    event = {
+        "metadata": {"name": uid, "namespace": "kube-system", "uid": uid, "resourceVersion": str(rv)},
+        "involvedObject": {
+            "kind": "ConfigMap",
+            "namespace": "kube-system",
+            "name": "cluster-autoscaler-status",
+        },
+        "reason": "ScaledUpGroup",
+        "message": f"Scale-up: setting group group-1 size to {int(t) % 7 + 2} instead of {int(t) % 7 + 1} (max: 20)",
+        "count": 1,
+        "lastTimestamp": _iso(t),
+        "source": {"component": "cluster-autoscaler"},
+    }
+    events._apply({"type": "ADDED", "object": event}, str(rv))
+    alive.append((t, f"kube-system/{uid}"))
+
+
 def run(hours: float = 24.0) -> list[dict[str, Any]]:
-    pods = [_pod(i, NODES) for i in range(PODS)]
-    for i, pod in enumerate(pods):
-        pod["metadata"]["labels"] = {"app": f"app-{i % DEPLOYMENTS}"}
     names: dict[str, list[str]] = {}
-    for pod in pods:
-        names.setdefault(pod["metadata"]["labels"]["app"], []).append(pod["metadata"]["name"])
-    server = _Server(
-        {
-            "pods": _list("PodList", pods),
-            "nodes": _list("NodeList", [_node(i) for i in range(NODES)]),
-            "deployments": _list("DeploymentList", [_deployment(i) for i in range(DEPLOYMENTS)]),
-            "horizontalpodautoscalers": _list("HorizontalPodAutoscalerList", [_hpa(i) for i in range(HPAS)]),
-        }
-    )
-    template_pod = copy.deepcopy(pods[0])
-    del pods
+    for i in range(PODS):
+        app = f"app-{i % DEPLOYMENTS}"
+        names.setdefault(app, []).append(f"{app}-7d9f8b6c5-{i:06x}")  # live_objects' pod names
+    server = _Server()
+    template_pod = _app_pod(0)
     rest = Rest(httpx2.Client(transport=httpx2.MockTransport(server.handle), base_url="https://k8s.bench"))
     clock = [START]
     settings = RecordSettings(
@@ -203,7 +227,11 @@ def run(hours: float = 24.0) -> list[dict[str, Any]]:
         duration=hours * 3600,
         interval=15.0,
         flush_every=60.0,
-        autoscalers={"hpa": {"enabled": True, "flags": {}}},
+        # A cluster autoscaler replayed: its status ConfigMap's Events are the recording's.
+        autoscalers={
+            "hpa": {"enabled": True, "flags": {}},
+            "clusterAutoscaler": {"enabled": True, "flags": {}},
+        },
     )
     directory = Path(tempfile.mkdtemp(prefix="kubetide-record-bench-"))
     recorder = Recorder(
@@ -235,8 +263,8 @@ def run(hours: float = 24.0) -> list[dict[str, Any]]:
         t += POLL_S
         clock[0] = START + t
         rv += 1
-        # Pod churn: two pods a poll come, pending, and the two of the poll before go (a Job-like load).
-        for _ in range(2):
+        # Pod churn: two pods every 10 s come, pending, and the two before them go (a Job-like load).
+        for _ in range(int(2 * POLL_S / CHURN_EVERY)):
             victim = f"default/app-{(created - 2) % DEPLOYMENTS}-{created}" if created >= 2 else None
             if victim and pod_cache.get(victim) is not None:
                 pod_cache._apply({"type": "DELETED", "object": pod_cache.get(victim)}, str(rv))
@@ -267,22 +295,8 @@ def run(hours: float = 24.0) -> list[dict[str, Any]]:
             old = node_cache.get(f"node-{int(t) // 1800 * 5 % NODES}")
             if old is not None:
                 node_cache._apply({"type": "DELETED", "object": old}, str(rv))
-        uid = f"ev-{int(t)}"
-        event = {
-            "metadata": {"name": uid, "namespace": "kube-system", "uid": uid, "resourceVersion": str(rv)},
-            "involvedObject": {
-                "kind": "ConfigMap",
-                "namespace": "kube-system",
-                "name": "cluster-autoscaler-status",
-            },
-            "reason": "ScaledUpGroup",
-            "message": f"Scale-up: setting group group-1 size to {int(t) % 7 + 2} instead of {int(t) % 7 + 1} (max: 20)",
-            "count": 1,
-            "lastTimestamp": _iso(t),
-            "source": {"component": "cluster-autoscaler"},
-        }
-        events._apply({"type": "ADDED", "object": event}, str(rv))
-        alive_events.append((t, f"kube-system/{uid}"))
+        for tick in range(int(POLL_S / CHURN_EVERY)):
+            _event(events, alive_events, t - POLL_S + (tick + 1) * CHURN_EVERY, rv)
         while alive_events and alive_events[0][0] < t - 3600:  # the API server keeps Events an hour
             _, key = alive_events.pop(0)
             gone = events.get(key)
@@ -303,6 +317,7 @@ def run(hours: float = 24.0) -> list[dict[str, Any]]:
         peak_rss_mb=round(peak, 1),
         memory_budget_mb=MEMORY_BUDGET_MB,
         cpu_seconds_per_simulated_hour=round(cpu / hours, 2),
+        cpu_seconds_per_poll=round(cpu / max(hours * 3600 / POLL_S, 1), 3),
         actions=recorder.totals.actions,
         samples=recorder.totals.samples,
         events=recorder.totals.events,
