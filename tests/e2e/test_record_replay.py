@@ -160,7 +160,9 @@ def _web(namespace: str, group: str) -> list[dict[str, Any]]:
                     "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}},
                 }
             ],
-            "behavior": {"scaleDown": {"stabilizationWindowSeconds": 30}},
+            # Not a whole number of syncs, for the same reason: a recommendation exactly 30 s old is in
+            # the window or not by milliseconds live.
+            "behavior": {"scaleDown": {"stabilizationWindowSeconds": 40}},
         },
     }
     return [deployment, hpa]
@@ -194,8 +196,10 @@ def test_a_recorded_live_run_replays_within_the_stated_fidelity(
         f"--cloud-config={cloud}",
         f"--nodes=0:6:{group}",
         "--scan-interval=10s",
-        "--scale-down-unneeded-time=1m",
-        "--scale-down-delay-after-add=1m",
+        # Not a whole number of scans: CA's "longer than" at exactly 6 scans would fall either way live,
+        # on milliseconds of jitter between two loops' clocks, where the replay's loops are exact.
+        "--scale-down-unneeded-time=65s",
+        "--scale-down-delay-after-add=65s",
         "--namespace=kube-system",
         # Its own status ConfigMap and Lease: another CA on the cluster (a test beside this one) has its
         # own, and the recorder reads this one's loops from it.
