@@ -19,7 +19,7 @@ from kubetide.cloud.provider import CloudProvider
 from kubetide.cluster.autoscaler import StaticAutoscaler
 from kubetide.cluster.clusterstate.learned_templates import TEMPLATES_CONFIG_MAP
 from kubetide.cluster.clusterstate.persisted import STATE_CONFIG_MAP
-from kubetide.cluster.loop.context import CA_EVENT_OBJECT
+from kubetide.cluster.loop.events import CA_EVENT_OBJECT
 from kubetide.cluster.loop.timing import Stopwatch
 from kubetide.cluster.loop.world import CAEvent, LoopResult, LoopStats, World
 from kubetide.cluster.options import AutoscalingOptions
