@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from itertools import repeat
 
 from kubetide.cloud.instance import CloudProviderError, NotImplementedByProvider
-from kubetide.cloud.provider import CloudProvider, bulk_lookup
+from kubetide.cloud.provider import CloudProvider
 from kubetide.cluster.clusterstate.matching import NodeMatching, match_nodes_without_provider_id
 from kubetide.cluster.clusterstate.readiness import is_node_ready
 from kubetide.cluster.gpu import with_unready_gpus_unready
@@ -107,7 +107,7 @@ def _groups_of(
 ) -> dict[str, str | None] | None:
     """Every node's group id from a provider that answers in bulk; None when it does not, or when
     some node's lookup fails (the caller then asks node by node, noting which failed)."""
-    bulk = bulk_lookup(cloud)
+    bulk = cloud.bulk_lookup()
     if bulk is None:
         return None
     try:
