@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 
 from kubetide.clock import Clock
 from kubetide.cloud.provider import CloudProvider
@@ -27,7 +28,9 @@ from kubetide.commands.run.help import render_help
 from kubetide.commands.run.logs import configure_logging
 from kubetide.commands.run.runtime import HealthLimits, Runtime
 from kubetide.commands.run.settings import leader_flags, leader_from, live_flags, parse_line, settings_from
-from kubetide.kube.client import KubeAccessError
+from kubetide.commands.run.shadow import shadow_flags, shadow_problems, shadow_settings
+from kubetide.commands.run.shadow_ca import ShadowCAComponent
+from kubetide.kube.client import KubeAccessError, RequestHook, make_client
 from kubetide.kube.events import uid_lookup
 from kubetide.kube.rest import Rest
 from kubetide.live.actuation import KubeClusterPort
@@ -40,6 +43,7 @@ from kubetide.live.guard import (
     GuardedClusterPort,
     GuardedStatusConfigMap,
     WriteGate,
+    read_only_hook,
     recorder_type,
 )
 from kubetide.live.providers.kwok import KwokConfigError, build_kwok_provider
@@ -61,6 +65,7 @@ _LIVE: list[FlagSpec] = [
     ),
     FlagSpec("emit-per-nodegroup-metrics", "bool", False, "per node group min/max/target/backoff gauges"),
     *aws_flags(),
+    *shadow_flags(),
 ]
 REGISTRY: dict[str, FlagSpec] = {**CA_FLAGS, **{s.name: s for s in _LIVE}}
 USAGE = "kubetide run cluster-autoscaler [CA FLAGS]"
@@ -69,7 +74,10 @@ INTRO = (
     "(names, defaults, units). --cloud-provider=kwok --cloud-config=FILE manages node groups of Node\n"
     "objects kubetide creates (for test clusters and dry runs); run `kubetide node-agent` beside it.\n"
     "--cloud-provider=aws manages Auto Scaling groups (--nodes=MIN:MAX:ASG,\n"
-    "--node-group-auto-discovery=asg:tag=...), region from --aws-region or $AWS_REGION."
+    "--node-group-auto-discovery=asg:tag=...), region from --aws-region or $AWS_REGION.\n"
+    "--shadow --shadow-dir=DIR runs it beside the cluster's own autoscaler with read-only\n"
+    "permissions (deploy/shadow): it decides every loop, changes nothing, and records where the two\n"
+    "disagree in DIR; `kubetide shadow report DIR` draws them."
 )
 
 
@@ -91,11 +99,15 @@ def main(argv: Sequence[str]) -> None:
         problems.append(
             ("cloud-config", "the kwok provider needs its node groups file (--cloud-config FILE)")
         )
+    problems += shadow_problems(parsed, period_flag="scan-interval", period=float(values["scan-interval"]))
     if problems:
         exit_invalid(COMPONENT, problems)
     options = AutoscalingOptions.from_flags({k: v for k, v in values.items() if k in CA_FLAGS})
-    # CA keeps its Lease in --namespace.
+    shadow = shadow_settings(values)
+    # CA keeps its Lease in --namespace; a shadow takes none.
     leader = leader_from(values, name_flag="leader-elect-resource-name", namespace=options.namespace)
+    if shadow is not None:
+        leader = replace(leader, enabled=False)
     settings = settings_from(COMPONENT, parsed, address=options.address, leader=leader)
     configure_logging(
         settings.logging_format,
@@ -121,26 +133,33 @@ def main(argv: Sequence[str]) -> None:
             priced="price" in options.expanders,
         )
     else:
-        provider = _kwok(options, settings.kubeconfig, settings.dry_run)
-    rest = connect(COMPONENT, settings.kubeconfig)
+        hook = None if shadow is None else read_only_hook(COMPONENT, allow_events=shadow.events)
+        provider = _kwok(options, settings.kubeconfig, settings.dry_run or shadow is not None, hook)
+    # A shadow's every request passes the read-only rule before it is sent.
+    on_request = None if shadow is None else read_only_hook(COMPONENT, allow_events=shadow.events)
+    rest = connect(COMPONENT, settings.kubeconfig, on_request)
     runtime = Runtime(
         settings,
         rest,
         HealthLimits(options.max_inactivity, options.max_failing_time, options.max_startup_time),
     )
+    if shadow is not None:
+        sys.exit(runtime.run(ShadowCAComponent(rest, options, provider, shadow)))
     component = ClusterAutoscalerComponent(
         rest, options, provider, runtime, per_nodegroup=bool(values["emit-per-nodegroup-metrics"])
     )
     sys.exit(runtime.run(component))
 
 
-def _kwok(options: AutoscalingOptions, kubeconfig: str | None, dry_run: bool) -> CloudProvider:
+def _kwok(
+    options: AutoscalingOptions, kubeconfig: str | None, dry_run: bool, on_request: RequestHook | None = None
+) -> CloudProvider:
     try:
         return build_kwok_provider(
             options.cloud_config,
             options.nodes,
             namespace=options.namespace,
-            kubeconfig=kubeconfig,
+            client=make_client(kubeconfig, field_manager="kubetide-kwok", on_request=on_request),
             dry_run=dry_run,
         )
     except KwokConfigError as exc:
