@@ -64,7 +64,10 @@ def _pods(names: list[str]) -> str:
 def _scale_up_why(decision: ScaleUpDecision) -> str:
     assert decision.plan is not None
     pods = [f"{p.namespace}/{p.name}" for p in (decision.plan.pods_triggered or decision.pods)]
-    parts = [f"{len(pods)} pending pod{'s' if len(pods) != 1 else ''} ({_pods(pods)}) need a new node"]
+    many = len(pods) != 1
+    parts = [
+        f"{len(pods)} pending pod{'s' if many else ''} ({_pods(pods)}) need{'' if many else 's'} a new node"
+    ]
     steps = [
         f"{s.name} kept {', '.join(s.kept) or 'none'}" for s in decision.expander_trace if s.name != "random"
     ]
@@ -119,7 +122,8 @@ def _idle(decision: ScaleUpDecision | None, plan: LoopPlan) -> str:
         return f"its loop ended before scale-up ({plan.stopped or 'no scale-up step'})"
     if decision.plan is not None and decision.plan.infos:
         return ""
+    said = f"no scale-up (its result: {decision.result or 'nothing to do'})"
     if decision.plan is not None and decision.plan.skipped:
         skipped = "; ".join(f"{g}: {', '.join(r)}" for g, r in sorted(decision.plan.skipped.items()))
-        return f"its scale-up found {decision.result}; groups skipped: {skipped}"
-    return f"its scale-up found {decision.result or 'nothing to do'}"
+        return f"{said}; groups skipped: {skipped}"
+    return said
