@@ -72,10 +72,14 @@ def test_between_two_looks_a_raised_target_is_a_scale_up_and_a_node_gone_or_tain
         Action(DELETE, "b-1", "b", 2.0),
         Action(DELETE, "b-2", "b", 2.0),
     )
-    # Escalator removes "n nodes of a group": the lowered target, no node named.
+    # Escalator decides "n nodes of a group" and taints them: the nodes newly tainted, none named.
     assert running_actions(before, after, group_scale_downs=True) == (
         Action(SCALE_UP, "a", "a", 2.0, amount=2, size=1),
         Action(SCALE_DOWN, "b", "b", 2.0, amount=1, size=2),
+    )
+    tainted = ClusterLook(4.0, after.targets, {"a-1": "a"}, removing={"b-1": "b", "a-2": "a"})
+    assert running_actions(after, tainted, group_scale_downs=True) == (
+        Action(SCALE_DOWN, "a", "a", 4.0, size=3),
     )
     # A node already being removed is not removed again when it goes.
     later = ClusterLook(4.0, after.targets, {"a-1": "a", "a-2": "a"})

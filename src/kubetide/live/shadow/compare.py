@@ -287,7 +287,9 @@ def _settle(
             opened.append(_running_only(d))
         settled.append(replace(d, matched=True))
     for key, intent in list(intents.items()):
-        if intent.matched or not intent.active or intent.first + w > now:
+        # An intent that ended within its window and was never matched is still one: kubetide would
+        # have acted once (Escalator's dry mode decides a scale-down once, then waits on it).
+        if intent.matched or intent.first + w > now:
             continue
         if (_KUBETIDE_ONLY[intent.action.kind], intent.action.subject) in open_:
             intents[key] = replace(intent, matched=True)  # recorded before a restart: the same episode

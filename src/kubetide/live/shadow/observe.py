@@ -6,8 +6,9 @@ removed (CA's ``ToBeDeletedByClusterAutoscaler`` taint, Escalator's removal tain
 
 - a target that rose is a scale-up (by how much, from what);
 - a node that was there and is now being removed, or gone, is a deletion (``DELETE``);
-- with ``group_scale_downs`` (Escalator, which removes "n nodes of a group" rather than named nodes),
-  a target that fell is a scale-down of the group instead, and nodes are not named.
+- with ``group_scale_downs`` (Escalator, which decides to remove "n nodes of a group" and taints them,
+  deleting them minutes later), the nodes of a group newly being removed are one scale-down of the
+  group by that many, and nodes are not named.
 
 The action's time is the look's: the precision is the shadow's loop period.
 """
@@ -40,13 +41,17 @@ def running_actions(
     out: list[Action] = []
     for group in sorted(after.targets):
         was, now = before.targets.get(group), after.targets[group]
-        if was is None or was == now:
-            continue
-        if now > was:
+        if was is not None and now > was:
             out.append(Action(SCALE_UP, group, group, after.at, amount=now - was, size=was))
-        elif group_scale_downs:
-            out.append(Action(SCALE_DOWN, group, group, after.at, amount=was - now, size=was))
-    if not group_scale_downs:
+    if group_scale_downs:
+        newly: dict[str, int] = {}
+        for node, group in after.removing.items():
+            if node not in before.removing:
+                newly[group] = newly.get(group, 0) + 1
+        for group in sorted(newly):
+            size = before.targets.get(group, -1)
+            out.append(Action(SCALE_DOWN, group, group, after.at, amount=newly[group], size=size))
+    else:
         for node in sorted(before.nodes):
             if node not in after.nodes:
                 group = after.removing.get(node, before.nodes[node])
