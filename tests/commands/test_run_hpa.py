@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from prometheus_client import CollectorRegistry
 
+from kubetide.clock import VirtualClock
 from kubetide.commands.run import hpa as run_hpa
 from kubetide.commands.run.hpa import REGISTRY, HPAComponent, main
 from kubetide.commands.run.runtime import HealthLimits, Runtime
@@ -19,6 +20,7 @@ from kubetide.live.hpa.controller_metrics import HPAControllerMetrics
 from kubetide.live.hpa.memory_configmap import StoredMemory
 from kubetide.model.errors import ManifestError
 from kubetide.model.hpa import HPA, HPAStatus
+from kubetide.runners import HPARunner
 from kubetide.testing.apiserver import FakeApi
 
 
@@ -68,24 +70,25 @@ def runtime_for(*flags: str) -> tuple[Runtime, Mapping[str, object]]:
     return Runtime(settings, FakeApi().rest(), HealthLimits()), parsed.values
 
 
-def component(*flags: str) -> tuple[Runtime, HPAComponent, CountingStore]:
+def component(*flags: str) -> tuple[Runtime, HPAComponent, HPARunner, CountingStore]:
     runtime, values = runtime_for(*flags)
     hpa = HPAComponent(runtime.rest, HPAConfig(), runtime, values, None)
     nothing: Any = None  # the ports: never called without HPAs
-    hpa.driver = HPADriver(NoHPAs(), nothing, nothing, nothing)
+    driver = HPADriver(NoHPAs(), nothing, nothing, nothing)
+    hpa.reporter.driver = driver  # as HPAComponent.start sets it once the ports exist
     store = CountingStore()
     hpa.published.store = store
-    return runtime, hpa, store
+    return runtime, hpa, HPARunner(driver, VirtualClock(), 2.0, hpa.reporter), store
 
 
 def test_the_memory_is_restored_at_the_first_loop_and_at_every_new_leadership_term() -> None:
-    runtime, hpa, store = component("--leader-elect=false")
+    runtime, hpa, runner, store = component("--leader-elect=false")
     assert runtime.pages["/debug/hpa"] == hpa.published.page
-    hpa.tick(1000.0)
-    hpa.tick(1002.0)
+    runner.tick(1000.0)
+    runner.tick(1002.0)
     assert store.reads == 1
     runtime.terms += 1  # the Lease lost and taken again: another leader may have acted meanwhile
-    hpa.tick(1004.0)
+    runner.tick(1004.0)
     assert store.reads == 2
 
 

@@ -550,6 +550,7 @@ class StaticAutoscaler:
         result.not_candidates.update(plan.not_candidates)
         outcome = self._carry_out(loop, plan)
         started = [(node, plan.delete[i]) for node, i in outcome.started]
+        result.deletions_started = tuple(item.node.name for _, item in started)
         if started:
             deletions = [
                 Deletion(node, loop.view.groups[item.group], now, drain=not item.empty, atomic=item.atomic)
@@ -683,6 +684,8 @@ class StaticAutoscaler:
             _add(self._carried.evictions, loop.done.evictions)
         self._carried.api_errors += loop.done.api_errors
         result.plan = loop.plan
+        result.failures = tuple(loop.done.failures)
+        result.nodes_deleted = tuple(loop.done.deleted)
         return result
 
     # -- deletions in progress (derived from taints) ------------------------------------------------
@@ -751,6 +754,7 @@ class StaticAutoscaler:
             result.templates = self._encoded_templates(self._learned_templates())
         result.plan = loop.plan
         result.failures = tuple(done.failures)
+        result.nodes_deleted = tuple(done.deleted)
 
     def _encoded_templates(self, learned: dict[str, tuple[NodeTemplate, float]]) -> dict[str, str]:
         """``encode_templates(learned)``: the last loop's text while every group has the very same

@@ -67,6 +67,7 @@ class ClusterAutoscalerDriver:
         self.stats = LoopStats()
         self.loops = 0
         self.last: LoopResult | None = None
+        self.last_world: World | None = None  # what the last loop read (None: it could not read)
         self._written: dict[str, Mapping[str, str]] = {}  # ConfigMap name -> data last written
         self._event_data = port.capabilities().event_data
         self.autoscaler = self._new(now)
@@ -87,8 +88,10 @@ class ClusterAutoscalerDriver:
         try:
             world = self.source.world()
         except ApiError as exc:
+            self.last_world = None
             result = LoopResult(error=f"failed to read the cluster: {exc}")
         else:
+            self.last_world = world
             result = self.autoscaler.run_once(world, now)
         self.stats.add(result.stats)
         for ev in result.events:

@@ -124,6 +124,10 @@ class LoopResult:
     # What the loop decided, phase by phase (``cluster.loop.plan``), and the actions that failed.
     plan: LoopPlan | None = None
     failures: tuple[Failure, ...] = ()
+    # The nodes whose deletion this loop's scale-down started (tainted), and those whose DeleteNodes
+    # call this loop or pass made (live mode's /debug/plan keeps a record of each deletion).
+    deletions_started: tuple[str, ...] = ()
+    nodes_deleted: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,8 @@ cluster port and the cloud provider, and runs it with the shared
 :class:`~kubetide.runners.ClusterAutoscalerRunner` under :class:`~kubetide.commands.run.runtime.Runtime`
 (leader election, the real-time clock, ``/health-check``); each loop's result goes to
 :class:`~kubetide.live.cluster_autoscaler.reporter.CALoopReporter` (``/metrics`` with CA's metric
-names, log lines, the status ConfigMap).
+names, log lines, the status ConfigMap, and the plan served at ``/debug/plan`` for
+``kubetide explain --cluster``).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from kubetide.kube.events import uid_lookup
 from kubetide.kube.rest import Rest
 from kubetide.live.actuation import KubeClusterPort
 from kubetide.live.cluster_autoscaler.metrics import CAMetrics
+from kubetide.live.cluster_autoscaler.published import PAGE_PATH, PublishedPlans
 from kubetide.live.cluster_autoscaler.reporter import CALoopReporter, StatusAmendment
 from kubetide.live.cluster_autoscaler.status_configmap import StatusConfigMap
 from kubetide.live.cluster_autoscaler.world import CAWorldSource
@@ -192,6 +194,8 @@ class ClusterAutoscalerComponent:
         )
         self.world: CAWorldSource | None = None
         self.reporter: CALoopReporter | None = None
+        self.published = PublishedPlans(mode="dry-run" if runtime.settings.dry_run else "acting")
+        runtime.serve(PAGE_PATH, self.published.page)
 
     def start(self, stop: threading.Event, clock: Clock) -> ClusterAutoscalerRunner | None:
         versions, world = start_caches(
@@ -223,7 +227,15 @@ class ClusterAutoscalerComponent:
                     priced="price" in self.options.expanders,
                     emit=lambda type_, reason, message: recorder.emit(type_, reason, status_map, message),
                 )
-        self.reporter = CALoopReporter(self.metrics, self.provider, self.options, self.status_map, amendment)
+        self.reporter = CALoopReporter(
+            self.metrics,
+            self.provider,
+            self.options,
+            self.status_map,
+            amendment,
+            published=self.published,
+            world_of_loop=lambda: driver.last_world,
+        )
         # The live metrics count a drain's deletions when they happen, not in the next loop.
         return ClusterAutoscalerRunner(
             driver, clock, self.options.scan_interval, self.reporter, carry_deletions=False
