@@ -15,7 +15,7 @@ from kubetide.cloud.provider import CloudProvider
 from kubetide.cluster.autoscaler import StaticAutoscaler
 from kubetide.cluster.loop.world import World
 from kubetide.cluster.options import AutoscalingOptions
-from kubetide.live.guard import GuardedCloud, GuardedClusterPort, LeadershipLost, WriteGate
+from kubetide.live.guard import GuardedClusterPort, LeadershipLost, WriteGate
 from kubetide.live.shadow.journal import Journal
 from kubetide.live.shadow.shadow import CAShadow, ShadowRecorder
 from kubetide.model.node import NodeView
@@ -57,7 +57,7 @@ def shadow(tmp_path: Path) -> tuple[CAShadow, RecordingCloud, RecordingClusterPo
         return StaticAutoscaler(c, GuardedClusterPort(port, gate), options)  # type: ignore[arg-type]
 
     recorder = ShadowRecorder("cluster-autoscaler", "CA", Journal(tmp_path), 10.0)
-    return CAShadow(source, cloud, recorder, build, lambda c: GuardedCloud(c, gate)), cloud, port, source
+    return CAShadow(source, cloud, recorder, build, gate), cloud, port, source
 
 
 def test_the_running_autoscalers_scale_up_is_taken_back_and_kubetide_chooses_its_own_group(

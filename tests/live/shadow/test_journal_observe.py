@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
 
 from kubetide.live.shadow.compare import DELETE, SCALE_DOWN, SCALE_UP, Action, Closed, Disagreement
 from kubetide.live.shadow.journal import DISAGREEMENTS, TIMELINE, Journal, JournalError
-from kubetide.live.shadow.observe import ClusterLook, running_actions
+from kubetide.live.shadow.observe import ClusterLook, running_actions, status_scale_ups
 
 
 def disagreement(subject: str = "n1", at: float = 6.0) -> Disagreement:
@@ -84,3 +85,34 @@ def test_between_two_looks_a_raised_target_is_a_scale_up_and_a_node_gone_or_tain
     # A node already being removed is not removed again when it goes.
     later = ClusterLook(4.0, after.targets, {"a-1": "a", "a-2": "a"})
     assert running_actions(after, later) == ()
+
+
+def test_times_come_from_the_cluster_when_it_says_them_between_the_two_looks() -> None:
+    status = (
+        "time: 2026-11-28 02:00:09.5 +0000 UTC\nautoscalerStatus: Running\nnodeGroups:\n"
+        '- name: a\n  scaleUp:\n    status: InProgress\n    lastTransitionTime: "2026-11-28T02:00:07Z"\n'
+        '- name: b\n  scaleUp:\n    status: NoActivity\n    lastTransitionTime: "2026-11-28T02:00:07Z"\n'
+        "- name: c\n  scaleUp: {status: InProgress, lastTransitionTime: not-a-time}\n"
+    )
+    since = status_scale_ups(status)
+    t = since["a"]
+    assert since == {"a": t} and time.strftime("%H:%M:%S", time.gmtime(t)) == "02:00:07"
+    assert (
+        status_scale_ups("::: not yaml") == {}
+        and status_scale_ups(None) == {}
+        and status_scale_ups("[1]") == {}
+    )
+    before = ClusterLook(t - 5, {"a": 1}, {"n1": "a", "n2": "a"})
+    after = ClusterLook(
+        t + 3,
+        {"a": 2},
+        {},
+        removing={"n1": "a", "n2": "a"},
+        removing_since={"n1": t - 5.5, "n2": t - 60},
+        scale_up_since={"a": t},
+    )
+    assert running_actions(before, after) == (
+        Action(SCALE_UP, "a", "a", t, amount=1, size=1),
+        Action(DELETE, "n1", "a", t - 5),  # a whole second of the taint: not before the earlier look
+        Action(DELETE, "n2", "a", t + 3),  # said before the earlier look: the later look's time
+    )

@@ -21,7 +21,7 @@ from kubetide.kube.events import EventRecorder, uid_lookup
 from kubetide.kube.rest import Rest
 from kubetide.live.actuation import KubeClusterPort
 from kubetide.live.cluster_autoscaler.world import CAWorldSource
-from kubetide.live.guard import GuardedCloud, GuardedClusterPort, WriteGate
+from kubetide.live.guard import GuardedClusterPort, WriteGate
 from kubetide.live.shadow.compare import Disagreement
 from kubetide.live.shadow.journal import Journal
 from kubetide.live.shadow.shadow import CAShadow, ShadowRecorder, ShadowRunner
@@ -74,7 +74,7 @@ class ShadowCAComponent:
             say=events.emit if self.settings.events else None,
             target=self._event_object,
         )
-        shadow = CAShadow(world, self.provider, recorder, build, lambda cloud: GuardedCloud(cloud, self.gate))
+        shadow = CAShadow(world, self.provider, recorder, build, self.gate)
         self.runner = ShadowRunner(shadow, clock, options.scan_interval)
         return self.runner
 

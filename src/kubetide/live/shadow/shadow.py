@@ -3,7 +3,8 @@
 :class:`ShadowRecorder` is what every shadow shares: the comparison's state (resumed from the journal's
 open records), the journal, the ``kubetide_shadow_disagreements_total{component,kind}`` counter, a log
 line per disagreement and, with ``--shadow-events``, an Event on the object it is about.
-:class:`CAShadow` is the cluster autoscaler's: it reads the world and the provider's targets, and has a
+:class:`CAShadow` is the cluster autoscaler's: it reads the world (with CA's status ConfigMap, for the
+times of its scale-ups) and the provider's targets, and has a
 :class:`~kubetide.cluster.autoscaler.StaticAutoscaler` decide (``decide``: nothing carried out) on the
 cloud as it was before the running autoscaler's unmatched scale-ups (:mod:`.counterfactual`).
 """
@@ -20,7 +21,9 @@ from kubetide.cloud.provider import CloudProvider, CloudProviderError
 from kubetide.cluster.autoscaler import StaticAutoscaler
 from kubetide.cluster.driver import WorldSource
 from kubetide.cluster.loop.plan import LoopPlan
+from kubetide.cluster.scaledown.taints import to_be_deleted_time
 from kubetide.kube.metrics import SHADOW_DISAGREEMENTS
+from kubetide.live.guard import WriteGate
 from kubetide.live.shadow.ca_plans import being_deleted, shadow_loop
 from kubetide.live.shadow.compare import (
     Closed,
@@ -30,8 +33,9 @@ from kubetide.live.shadow.compare import (
     compare,
     unmatched_scale_ups,
 )
+from kubetide.live.shadow.counterfactual import CounterfactualCloud
 from kubetide.live.shadow.journal import Journal
-from kubetide.live.shadow.observe import ClusterLook, running_actions
+from kubetide.live.shadow.observe import ClusterLook, running_actions, status_scale_ups
 from kubetide.model.api import ApiError
 from kubetide.runners.periodic import PeriodicRunner
 
@@ -108,7 +112,8 @@ class ShadowRecorder:
 
 class CAShadow:
     """The cluster autoscaler's shadow. ``provider`` is the raw provider (its targets are the running
-    autoscaler's); ``build`` makes the autoscaler that decides, given the cloud it must decide on."""
+    autoscaler's); ``build`` makes the autoscaler that decides, given the cloud it must decide on (the
+    counterfactual cloud behind ``gate``, a shadow's)."""
 
     def __init__(
         self,
@@ -116,15 +121,13 @@ class CAShadow:
         provider: CloudProvider,
         recorder: ShadowRecorder,
         build: Callable[[CloudProvider], StaticAutoscaler],
-        cloud: Callable[[CloudProvider], CloudProvider],
+        gate: WriteGate,
     ) -> None:
-        from kubetide.live.shadow.counterfactual import CounterfactualCloud
-
         self.source = source
         self.provider = provider
         self.recorder = recorder
         self._undone: dict[str, int] = {}
-        self.autoscaler = build(cloud(CounterfactualCloud(provider, lambda: self._undone)))
+        self.autoscaler = build(CounterfactualCloud(provider, lambda: self._undone, gate))
         self.last_look: ClusterLook | None = None
         self.last_plan: LoopPlan | None = None
 
@@ -145,7 +148,12 @@ class CAShadow:
                     (removing if being_deleted(node) else nodes)[node.name] = of.id()
         except CloudProviderError as exc:
             raise ShadowLoopFailed(f"failed to read the cloud provider: {exc}") from exc
-        look = ClusterLook(now, targets, nodes, removing)
+        options = self.autoscaler.options
+        status = world.config_maps.get(f"{options.namespace}/{options.status_config_map_name}", {})
+        since = {
+            n.name: t for n in world.nodes if n.name in removing and (t := to_be_deleted_time(n)) is not None
+        }
+        look = ClusterLook(now, targets, nodes, removing, since, status_scale_ups(status.get("status")))
         running = running_actions(self.last_look, look)
         self._undone = unmatched_scale_ups(self.recorder.state, running)
         plan = self.autoscaler.decide(world, now)
