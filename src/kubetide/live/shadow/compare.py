@@ -225,7 +225,7 @@ def _context(action: Action, kept: Mapping[str, Kept], shadow: ShadowLoop) -> tu
     if action.kind == DELETE:
         reason = kept.get(action.subject)
         if reason is None:
-            return "kubetide saw no reason to remove it", None
+            return "no loop of kubetide's had looked at the node yet", None
         return reason.why, reason.until
     if action.kind == SCALE_UP:
         return shadow.idle, None
