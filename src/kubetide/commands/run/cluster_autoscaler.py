@@ -105,6 +105,9 @@ def main(argv: Sequence[str]) -> None:
         COMPONENT,
         library_level=settings.library_log_level,
     )
+    # One gate for every write of the process: its ports', and the kwok provider's own at refresh. It
+    # asks the runtime (made below, once the provider's flags are known good) whether this replica leads.
+    gate = WriteGate(COMPONENT, lambda: runtime.may_act(), dry_run=settings.dry_run)
     # The provider first: its flag problems exit 2 before the cluster is contacted.
     if values["cloud-provider"] == "aws":
         provider: CloudProvider = build_aws(
@@ -123,7 +126,7 @@ def main(argv: Sequence[str]) -> None:
             priced="price" in options.expanders,
         )
     else:
-        provider = _kwok(options, settings.kubeconfig, settings.dry_run)
+        provider = _kwok(options, settings.kubeconfig, gate)
     rest = connect(COMPONENT, settings.kubeconfig)
     runtime = Runtime(
         settings,
@@ -131,19 +134,15 @@ def main(argv: Sequence[str]) -> None:
         HealthLimits(options.max_inactivity, options.max_failing_time, options.max_startup_time),
     )
     component = ClusterAutoscalerComponent(
-        rest, options, provider, runtime, per_nodegroup=bool(values["emit-per-nodegroup-metrics"])
+        rest, options, provider, runtime, gate, per_nodegroup=bool(values["emit-per-nodegroup-metrics"])
     )
     sys.exit(runtime.run(component))
 
 
-def _kwok(options: AutoscalingOptions, kubeconfig: str | None, dry_run: bool) -> CloudProvider:
+def _kwok(options: AutoscalingOptions, kubeconfig: str | None, gate: WriteGate) -> CloudProvider:
     try:
         return build_kwok_provider(
-            options.cloud_config,
-            options.nodes,
-            namespace=options.namespace,
-            kubeconfig=kubeconfig,
-            dry_run=dry_run,
+            options.cloud_config, options.nodes, namespace=options.namespace, kubeconfig=kubeconfig, gate=gate
         )
     except KwokConfigError as exc:
         exit_invalid(COMPONENT, file_problems("cloud-config", exc.errors))
@@ -161,12 +160,13 @@ class ClusterAutoscalerComponent:
         options: AutoscalingOptions,
         provider: CloudProvider,
         runtime: Runtime,
+        gate: WriteGate,
         *,
         per_nodegroup: bool,
     ) -> None:
         self.rest = rest
         self.options = options
-        self.gate = WriteGate(COMPONENT, runtime.may_act, dry_run=runtime.settings.dry_run)
+        self.gate = gate
         self.cloud = GuardedCloud(provider, self.gate)
         self.provider = provider
         self.metrics = CAMetrics(per_nodegroup=per_nodegroup)

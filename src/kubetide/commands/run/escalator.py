@@ -211,6 +211,9 @@ def main(argv: Sequence[str]) -> None:
     fmt = "json" if "json" in (values["logfmt"], values["logging-format"]) else "text"
     # Escalator's level is kubetide's own; the libraries' is --library-log-level.
     configure_logging(fmt, 0, COMPONENT, library_level=settings.library_log_level, level=_log_level(loglevel))
+    # One gate for every write of the process: its ports', and the kwok provider's own at refresh. It
+    # asks the runtime (made below, once the provider's flags are known good) whether this replica leads.
+    gate = WriteGate(COMPONENT, lambda: runtime.may_act(), dry_run=settings.dry_run)
     # The provider first: its flag problems exit 2 before the cluster is contacted.
     if values["cloud-provider"] == "aws":
         # The groups the node-group file names, with the ASGs' own bounds (Escalator's min_nodes and
@@ -234,19 +237,21 @@ def main(argv: Sequence[str]) -> None:
             missing_is_fatal=True,
         )
     else:
-        provider = _kwok(values, leader.namespace, settings.kubeconfig, settings.dry_run)
+        provider = _kwok(values, leader.namespace, settings.kubeconfig, gate)
     rest = connect(COMPONENT, settings.kubeconfig)
     runtime = Runtime(settings, rest, HealthLimits())
-    component = EscalatorComponent(rest, groups, provider, runtime, period=float(values["scaninterval"]))
+    component = EscalatorComponent(
+        rest, groups, provider, runtime, gate, period=float(values["scaninterval"])
+    )
     sys.exit(runtime.run(component))
 
 
-def _kwok(values: dict[str, Any], namespace: str, kubeconfig: str | None, dry_run: bool) -> CloudProvider:
+def _kwok(values: dict[str, Any], namespace: str, kubeconfig: str | None, gate: WriteGate) -> CloudProvider:
     try:
         # The kwok state ConfigMap beside the Lease: Escalator has no --namespace, and deploy/ grants
         # the ServiceAccount ConfigMaps in that namespace only.
         return build_kwok_provider(
-            str(values["cloud-config"]), (), namespace=namespace, kubeconfig=kubeconfig, dry_run=dry_run
+            str(values["cloud-config"]), (), namespace=namespace, kubeconfig=kubeconfig, gate=gate
         )
     except KwokConfigError as exc:
         exit_invalid(COMPONENT, file_problems("cloud-config", exc.errors))
@@ -264,12 +269,13 @@ class EscalatorComponent:
         groups: Sequence[NodeGroupOptions],
         provider: CloudProvider,
         runtime: Runtime,
+        gate: WriteGate,
         *,
         period: float,
     ) -> None:
         self.rest, self.groups, self.period = rest, tuple(groups), period
         self.dry_run = runtime.settings.dry_run
-        self.gate = WriteGate(COMPONENT, runtime.may_act, dry_run=self.dry_run)
+        self.gate = gate
         self.cloud = GuardedCloud(provider, self.gate)
         self.reporter = EscalatorLoopReporter(EscalatorMetrics(), COMPONENT)
         self.caches: EscalatorCaches | None = None
