@@ -25,6 +25,7 @@ from kubetide.scheduling.snapshot import ClusterSnapshot
 __all__ = ["FitChecker", "PodFacts"]
 
 BoolArray = NDArray[np.bool_]
+_MAX_KEPT_FACTS = 4096
 
 
 class PodFacts:
@@ -72,6 +73,18 @@ class FitChecker:
     def __init__(self, snap: ClusterSnapshot) -> None:
         self.snap = snap
         self._facts: dict[object, PodFacts] = {}
+        self._classes = snap.classes  # the list the facts' per-class answers are numbered by
+
+    @classmethod
+    def of(cls, snap: ClusterSnapshot) -> FitChecker:
+        """A checker kept with ``snap`` for the calls that ask about the same pod templates again (each
+        group's estimate, each filter of schedulable pods). Its facts hold while the snapshot's node
+        classes are only appended to (``drop_unused_classes`` renumbers them into a new list); bounded,
+        as pods of templates that come and go would otherwise pile up facts."""
+        kept: FitChecker | None = snap.__dict__.get("_kept_checker")
+        if kept is None or kept._classes is not snap.classes or kept.known > _MAX_KEPT_FACTS:
+            kept = snap.__dict__["_kept_checker"] = cls(snap)
+        return kept
 
     def facts(self, pod: Pod) -> PodFacts:
         key = equivalence_key(pod)
@@ -142,19 +155,44 @@ class FitChecker:
     # ------------------------------------------------------------------ full
     def feasible(self, facts: PodFacts, within: BoolArray | None = None) -> BoolArray:
         """Nodes passing every filter for one more pod like ``facts.pod``, optionally restricted."""
-        snap = self.snap
         ok = self.static_mask(facts)
         if within is not None:
             ok = ok & within
         if not ok.any():
             return ok
+        return self._dynamic(facts, ok, 0)
+
+    def feasible_from(self, facts: PodFacts, start: int) -> BoolArray:
+        """:meth:`feasible` of the slots from ``start`` on (the estimator's new nodes), indexed from 0."""
+        snap = self.snap
+        if facts.name_dependent:
+            ok = self._per_node_static(facts)[0][start:] & snap.active[start:]
+        else:
+            ok = self._class_ok(facts)[snap.node_class_ids[start:]] & snap.active[start:]
+        if not ok.any():
+            return ok
+        return self._dynamic(facts, ok, start)
+
+    def _dynamic(self, facts: PodFacts, ok: BoolArray, start: int) -> BoolArray:
+        snap = self.snap
         vec = facts.vector(snap)
         for f in DYNAMIC_FILTERS:
             if f.applies(facts.pod, snap):
-                ok = ok & f.mask(facts.pod, snap, vec)
+                ok = ok & f.mask(facts.pod, snap, vec, start)
                 if not ok.any():
                     break
         return ok
+
+    def fits(self, facts: PodFacts, slot: int) -> bool:
+        """:meth:`feasible` of one slot, without a mask over every node."""
+        snap = self.snap
+        if not self.static_ok(facts, slot):
+            return False
+        needs = facts.needs(snap)
+        for f in DYNAMIC_FILTERS:
+            if f.applies(facts.pod, snap) and not f.fits(facts.pod, snap, slot, needs):
+                return False
+        return True
 
     def capacity(self, facts: PodFacts, within: BoolArray | None = None, start: int = 0) -> NDArray[np.int64]:
         """How many more identical pods fit per node (slots ``start`` on: the estimator asks only about

@@ -16,9 +16,11 @@ nodes) keep the template's view and get their own name and hostname label.
 from __future__ import annotations
 
 import itertools
+import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from itertools import compress
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -27,6 +29,9 @@ from kubetide.model.node import HOSTNAME_LABEL, NodeView
 from kubetide.model.pod import Pod
 from kubetide.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, Resources
 from kubetide.model.scheduling_terms import Taint
+
+if TYPE_CHECKING:
+    from kubetide.scheduling.pod_index import PodIndex
 
 __all__ = ["BASE_RESOURCES", "ClusterSnapshot", "NodeClass"]
 
@@ -102,6 +107,9 @@ class ClusterSnapshot:
         self.node_epoch = 0  # changes whenever the node set changes (caches key on it)
         self.pods_epoch = 0  # changes whenever any pod is bound or unbound
         self.constrained_pods = 0  # bound pods with required anti-affinity (they constrain others)
+        # Bound pods by label class and topology domain, for inter-pod filters: built on first use,
+        # then told of every change (None: nobody asked yet, or dropped by a renumbering).
+        self._pod_index: PodIndex | None = None
         for node in nodes:
             self.add_node(node)
         self._bind_initial(pods)
@@ -215,6 +223,21 @@ class ClusterSnapshot:
     def labels(self, i: int) -> dict[str, str]:
         return self.node(i).labels
 
+    def label_value(self, i: int, key: str) -> str | None:
+        """Label ``key`` of slot ``i``'s node (None: none), without renaming a template copy."""
+        if key == HOSTNAME_LABEL and not self._own_view[i]:
+            return self._names[i]
+        return self._views[i].labels.get(key)
+
+    def pod_index(self) -> PodIndex:
+        """The bound pods by label class and topology domain (built on first use, then kept in step)."""
+        index = self._pod_index
+        if index is None:
+            from kubetide.scheduling.pod_index import PodIndex
+
+            index = self._pod_index = PodIndex(self)
+        return index
+
     def pods_on(self, i: int) -> Sequence[Pod]:
         return self._pods[i]
 
@@ -325,6 +348,14 @@ class ClusterSnapshot:
 
     def _restore(self, saved: _Saved) -> None:
         n = len(saved.pods)
+        index = self._pod_index
+        if index is not None:  # tell the index of the slots whose pods or node the restore changes
+            pods_changed = list(compress(range(n), map(operator.ne, self._ver, saved.versions)))
+            for i in pods_changed:
+                index.pods_removed(i, self._pods[i])
+            relabelled = (self._active[:n] != saved.active) | (self._class[:n] != saved.classes)
+            nodes_changed = set(np.flatnonzero(relabelled).tolist())
+            nodes_changed.update(compress(range(n), map(operator.is_not, self._views, saved.views)))
         self._owned = set()  # the restored lists may be shared with an outer fork's copy
         self._used[:n] = self._width(saved.used)
         self._active[:n], self._class[:n], self._anti[:n] = saved.active, saved.classes, saved.anti
@@ -333,6 +364,12 @@ class ClusterSnapshot:
         self.constrained_pods = saved.constrained
         self.node_epoch += 1
         self.pods_epoch += 1
+        if index is not None:
+            moved = set(pods_changed)
+            for i in sorted(nodes_changed):
+                index.node_changed(i, () if i in moved else self._pods[i])
+            for i in pods_changed:
+                index.pods_added(i, self._pods[i])
 
     def _record(self, entry: tuple[Any, ...]) -> None:
         if self._marks:
@@ -345,19 +382,24 @@ class ClusterSnapshot:
 
     def _undo(self, entry: tuple[Any, ...], n_keep: int) -> None:
         op, i = entry[0], entry[1]
+        index = self._pod_index
         if op == "each+":
             vec = self._width(entry[2])
             for slot in entry[1]:
                 if slot < n_keep:  # slots at or past n_keep are truncated away
-                    self._own(slot).pop()
+                    popped = self._own(slot).pop()
                     self._used[slot] -= vec
+                    if index is not None:
+                        index.pods_removed(slot, (popped,))
             self.pods_epoch += 1
             return
         if op == "rows+":
             slots, rows = entry[1], self._width(entry[2])
             kept = slots < n_keep  # slots at or past n_keep are truncated away
             for slot in slots[kept].tolist():
-                self._own(slot).pop()
+                popped = self._own(slot).pop()
+                if index is not None:
+                    index.pods_removed(slot, (popped,))
             self._used[slots[kept]] -= rows[kept]
             self.pods_epoch += 1
             return
@@ -366,6 +408,8 @@ class ClusterSnapshot:
             kept = slots < n_keep  # slots at or past n_keep are truncated away
             for slot, count in zip(slots[kept].tolist(), counts[kept].tolist(), strict=True):
                 pods = self._own(slot)
+                if index is not None:
+                    index.pods_removed(slot, pods[len(pods) - count :])
                 del pods[len(pods) - count :]
             self._used[slots[kept]] -= counts[kept, None] * vec
             self.pods_epoch += 1
@@ -373,6 +417,8 @@ class ClusterSnapshot:
         if i >= n_keep and op != "node-":
             return  # the node itself is truncated away
         if op == "clear":
+            if index is not None:
+                index.pods_added(i, entry[2])
             self._pods[i] = entry[2]
             self._ver[i] = next(_versions)
             self._owned.discard(i)  # the list taken may be shared with a fork's copy
@@ -383,6 +429,8 @@ class ClusterSnapshot:
         elif op == "pods+":
             count, total = entry[2], self._width(entry[3])
             pods = self._own(i)
+            if index is not None:
+                index.pods_removed(i, pods[len(pods) - count :])
             del pods[len(pods) - count :]
             self._used[i] -= total
             self._anti[i] -= entry[4]
@@ -391,6 +439,8 @@ class ClusterSnapshot:
         elif op == "pod-":
             pod, pos, vec = entry[2], entry[3], self._width(entry[4])
             self._own(i).insert(pos, pod)
+            if index is not None:
+                index.pods_added(i, (pod,))
             self._used[i] += vec
             self._anti[i] += bool(pod.pod_anti_affinity)
             self.constrained_pods += bool(pod.pod_anti_affinity)
@@ -398,11 +448,17 @@ class ClusterSnapshot:
         elif op == "node-":
             self._active[i] = True
             self.node_epoch += 1
+            if index is not None:
+                index.node_changed(i, ())
         elif op == "view":
             self._views[i], self._own_view[i], self._class[i] = entry[2], entry[3], entry[4]
             self.node_epoch += 1
+            if index is not None:
+                index.node_changed(i, self._pods[i])
 
     def _truncate(self, n: int) -> None:
+        if self._pod_index is not None:
+            self._pod_index.truncating(n)
         for name in self._names[n:]:
             del self._index[name]
         self.constrained_pods -= int(self._anti[n : self._n].sum())
@@ -436,6 +492,7 @@ class ClusterSnapshot:
         self._index = {name: i for i, name in enumerate(self._names)}
         self._n = k
         self._owned = set()  # slots were renumbered: any list may be shared, copy before changing
+        self._pod_index = None  # built again on first use, with the new numbers
         self.constrained_pods = int(self._anti[:k].sum())
         self._log.clear()
         self.node_epoch += 1
@@ -456,6 +513,7 @@ class ClusterSnapshot:
         self.classes = [self.classes[i] for i in order.tolist()]
         self._class_index = {c: i for i, c in enumerate(self.classes)}
         self.node_epoch += 1
+        self._pod_index = None  # its states read class numbers
 
     def unused_classes(self) -> int:
         """How many node classes no slot uses."""
@@ -527,6 +585,8 @@ class ClusterSnapshot:
         self._ver.extend(next(_versions) for _ in range(count))
         self._n = end
         self.node_epoch += 1
+        if self._pod_index is not None:
+            self._pod_index.nodes_added(first, end)
         return first
 
     def replace_node(self, i: int, node: NodeView) -> None:
@@ -539,6 +599,8 @@ class ClusterSnapshot:
         self._own_view[i] = True
         self._class[i] = self._class_of(node)
         self.node_epoch += 1
+        if self._pod_index is not None:
+            self._pod_index.node_changed(i, self._pods[i])
 
     def remove_node(self, i: int) -> None:
         """Take a node (which must hold no pods) out of every answer; its slot stays for a revert."""
@@ -547,6 +609,8 @@ class ClusterSnapshot:
         self._active[i] = False
         self.node_epoch += 1
         self._record(("node-", i))
+        if self._pod_index is not None:
+            self._pod_index.node_changed(i, ())
 
     # ----------------------------------------------------------------- pods
     def add_pod(self, pod: Pod, i: int, vec: Int64Array | None = None) -> None:
@@ -581,6 +645,8 @@ class ClusterSnapshot:
         """Bind ``pods`` (requesting ``total`` together) to slot ``i``, after its pods, in one step."""
         self._own(i).extend(pods)
         self._used[i] += total
+        if self._pod_index is not None:
+            self._pod_index.pods_added(i, pods)
         constrained = sum(1 for p in pods if p.pod_anti_affinity)
         self._anti[i] += constrained
         self.constrained_pods += constrained
@@ -592,9 +658,11 @@ class ClusterSnapshot:
     ) -> None:
         """Bind identical pods without inter-pod constraints: ``counts[k]`` of them (taken from ``pods``
         in order) to ``slots[k]``. Slots must be distinct; the pods must carry no anti-affinity."""
-        start = 0
+        start, index = 0, self._pod_index
         for slot, count in zip(slots.tolist(), counts.tolist(), strict=True):
             self._own(slot).extend(pods[start : start + count])
+            if index is not None:
+                index.pods_added(slot, pods[start : start + count])
             start += count
         self._used[slots] += counts[:, None] * vec
         self.pods_epoch += 1
@@ -623,6 +691,8 @@ class ClusterSnapshot:
                 bound = lists[slot] = list(bound)
                 owned.add(slot)
             bound.append(pod)
+        if self._pod_index is not None:
+            self._pod_index.pods_added_each(slots, pods)
 
     def add_pods_rows(self, slots: NDArray[np.intp], pods: Sequence[Pod], rows: Int64Array) -> None:
         """Bind ``pods[k]`` to ``slots[k]`` requesting ``rows[k]`` (distinct slots; pods without
@@ -637,6 +707,8 @@ class ClusterSnapshot:
         pods = self._pods[i]
         anti = int(self._anti[i])
         self._record(("clear", i, pods, self._used[i].copy(), anti))
+        if self._pod_index is not None:
+            self._pod_index.pods_removed(i, pods)
         self._pods[i] = []
         self._ver[i] = next(_versions)
         self._owned.add(i)
@@ -651,6 +723,8 @@ class ClusterSnapshot:
         pods = self._own(i)
         pos = next(k for k, p in enumerate(pods) if p is pod)
         del pods[pos]
+        if self._pod_index is not None:
+            self._pod_index.pods_removed(i, (pod,))
         v = vec if vec is not None else self.vector(pod.requests)
         self._used[i] -= v
         self._anti[i] -= bool(pod.pod_anti_affinity)

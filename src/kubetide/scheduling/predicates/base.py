@@ -51,8 +51,13 @@ class DynamicFilter(Protocol):
         """False when the filter passes every node for this pod (so it can be skipped)."""
         ...
 
-    def mask(self, pod: Pod, snap: ClusterSnapshot, vec: NDArray[np.int64]) -> BoolArray:
-        """Pass/fail for every slot of the snapshot (``vec`` is the pod's request row)."""
+    def mask(self, pod: Pod, snap: ClusterSnapshot, vec: NDArray[np.int64], start: int = 0) -> BoolArray:
+        """Pass/fail for every slot of the snapshot from ``start`` on (``vec``: the pod's request row)."""
+        ...
+
+    def fits(self, pod: Pod, snap: ClusterSnapshot, slot: int, needs: list[tuple[int, int]]) -> bool:
+        """Pass/fail for one slot (``mask`` of that slot, without building a mask); ``needs``: the pod's
+        request as (column, amount) pairs (``PodFacts.needs``)."""
         ...
 
     def failures(
