@@ -31,7 +31,7 @@ from kubetide.scheduling.limiter import ThresholdLimiter
 from kubetide.scheduling.pod_order import order_groups
 from kubetide.scheduling.snapshot import ClusterSnapshot
 
-__all__ = ["Estimate", "estimate"]
+__all__ = ["Estimate", "estimate", "schedulable_groups"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +56,7 @@ class _Run:
         self.snap = snap
         self.template = template
         self.limiter = limiter
-        self.checker = FitChecker(snap)
+        self.checker = FitChecker.of(snap)
         for name in template.allocatable:  # columns first, so request rows computed later stay valid
             snap.column(name)
         self.base = snap.num_slots  # new nodes occupy slots [base, num_slots)
@@ -75,11 +75,6 @@ class _Run:
         self.received = np.concatenate([self.received, np.zeros(count, np.int64)])
         self.last = first + count - 1
         return first
-
-    def _new_mask(self) -> NDArray[np.bool_]:
-        mask = np.zeros(self.snap.num_slots, np.bool_)
-        mask[self.base :] = True
-        return mask
 
     def _last_is_empty(self) -> bool:
         return self.last is not None and self.received[self.last - self.base] == 0
@@ -146,10 +141,10 @@ class _Run:
         pods = group.pods
         k = 0
         while k < len(pods) and self.snap.num_slots > self.base:
-            ok = self.checker.feasible(facts, self._new_mask())
+            ok = self.checker.feasible_from(facts, self.base)
             if not ok.any():
                 break
-            self._place(pods[k], int(np.argmax(ok)), facts)
+            self._place(pods[k], self.base + int(np.argmax(ok)), facts)
             k += 1
         hostname_spread = any(c.topology_key == HOSTNAME_LABEL for c in facts.pod.topology_spread)
         for index in range(k, len(pods)):
@@ -164,9 +159,7 @@ class _Run:
         """True: placed; False: left out (a fresh node was added but took no pod); None: stop the group."""
         last = self.last
         if last is not None:
-            only_last = np.zeros(self.snap.num_slots, np.bool_)
-            only_last[last] = True
-            if self.checker.feasible(facts, only_last)[last]:
+            if self.checker.fits(facts, last):
                 self._place(pod, last, facts)
                 return True
             if hostname_spread:
@@ -186,9 +179,7 @@ class _Run:
             self.limited = True
             return None
         slot = self._add_nodes(1)
-        only_new = np.zeros(self.snap.num_slots, np.bool_)
-        only_new[slot] = True
-        if self.checker.feasible(facts, only_new)[slot]:
+        if self.checker.fits(facts, slot):
             self._place(pod, slot, facts)
             return True
         return False
@@ -217,5 +208,26 @@ def estimate(
         # retry count too (estimationState.newNodesWithPods is keyed by any node name).
         node_count = int((run.received > 0).sum()) + len(run.existing_with_pods)
         return Estimate(node_count, tuple(run.scheduled), tuple(run.unscheduled), run.limited)
+    finally:
+        snap.revert()
+
+
+def schedulable_groups(
+    snap: ClusterSnapshot, template: NodeView, groups: Sequence[PodGroup]
+) -> list[PodGroup]:
+    """The groups whose first pod fits an empty node of ``template`` added to ``snap``: the groups a
+    node group of that template could help (CA's ``ScaleUpOrchestrator.SchedulablePodGroups``, which
+    checks each group's sample pod on the template node added to the cluster snapshot). ``snap`` is
+    unchanged."""
+    if not groups:
+        return []
+    name = template.name
+    while snap.has_node(name) or name in snap.slot_index:
+        name += "-check"
+    snap.fork()
+    try:
+        slot = snap.add_template_nodes(template, [name])
+        checker = FitChecker.of(snap)
+        return [g for g in groups if checker.fits(checker.facts(g.representative), slot)]
     finally:
         snap.revert()
