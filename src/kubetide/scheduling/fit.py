@@ -15,9 +15,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from kubetide.model.pod import Pod
-from kubetide.scheduling.equivalence import equivalence_key
-from kubetide.scheduling.predicates import DYNAMIC_FILTERS, STATIC_FILTERS
+from kubetide.scheduling.equivalence import EquivalenceKey, equivalence_key
+from kubetide.scheduling.pod_index import PodIndex
+from kubetide.scheduling.predicates import DOMAIN_FILTERS, DYNAMIC_FILTERS, LOCAL_FILTERS, STATIC_FILTERS
 from kubetide.scheduling.predicates.base import name_dependent, uses_inter_pod_constraints
+from kubetide.scheduling.predicates.domains import Rules, RuleState, rules_fit, rules_mask
 from kubetide.scheduling.predicates.node_resources import pods_that_fit
 from kubetide.scheduling.reasons import FilterFailure
 from kubetide.scheduling.snapshot import ClusterSnapshot
@@ -41,6 +43,9 @@ class PodFacts:
         self.class_ok = np.zeros(0, np.bool_)
         self.class_ok_list: list[bool] = []  # class_ok as plain booleans (see FitChecker.class_ok)
         self.node_cache: tuple[int, BoolArray, list[FilterFailure | None]] | None = None
+        # The inter-pod filters' kept states for this template, with the index (and its generation)
+        # they belong to: FitChecker.rules asks them for the rules as the snapshot is now.
+        self.domain_states: tuple[PodIndex, int, dict[str, RuleState]] | None = None
 
     def vector(self, snap: ClusterSnapshot) -> NDArray[np.int64]:
         if self._vec is None or len(self._vec) != len(snap.resources):
@@ -87,7 +92,10 @@ class FitChecker:
         return kept
 
     def facts(self, pod: Pod) -> PodFacts:
-        key = equivalence_key(pod)
+        return self.facts_of(equivalence_key(pod), pod)
+
+    def facts_of(self, key: EquivalenceKey, pod: Pod) -> PodFacts:
+        """:meth:`facts` of ``pod`` whose equivalence key the caller has at hand."""
         facts = self._facts.get(key)
         if facts is None:
             facts = self._facts[key] = PodFacts(pod)
@@ -158,8 +166,6 @@ class FitChecker:
         ok = self.static_mask(facts)
         if within is not None:
             ok = ok & within
-        if not ok.any():
-            return ok
         return self._dynamic(facts, ok, 0)
 
     def feasible_from(self, facts: PodFacts, start: int) -> BoolArray:
@@ -169,30 +175,63 @@ class FitChecker:
             ok = self._per_node_static(facts)[0][start:] & snap.active[start:]
         else:
             ok = self._class_ok(facts)[snap.node_class_ids[start:]] & snap.active[start:]
-        if not ok.any():
-            return ok
         return self._dynamic(facts, ok, start)
 
-    def _dynamic(self, facts: PodFacts, ok: BoolArray, start: int) -> BoolArray:
+    def local_mask(self, facts: PodFacts) -> BoolArray:
+        """The static filters and those that read only a node's own pods (ports, resources), for every
+        slot: what a bind changes on its node alone (see :meth:`local_fits`)."""
+        return self._local(facts, self.static_mask(facts), 0)
+
+    def _local(self, facts: PodFacts, ok: BoolArray, start: int) -> BoolArray:
         snap = self.snap
         vec = facts.vector(snap)
-        for f in DYNAMIC_FILTERS:
+        for f in LOCAL_FILTERS:
+            if not ok.any():
+                break
             if f.applies(facts.pod, snap):
                 ok = ok & f.mask(facts.pod, snap, vec, start)
-                if not ok.any():
-                    break
         return ok
+
+    def _dynamic(self, facts: PodFacts, ok: BoolArray, start: int) -> BoolArray:
+        ok = self._local(facts, ok, start)
+        if ok.any():
+            rules = self.rules(facts)
+            if rules:
+                ok &= rules_mask(rules, self.snap.pod_index(), start)
+        return ok
+
+    def rules(self, facts: PodFacts) -> Rules:
+        """The inter-pod filters' rules for one more pod like ``facts.pod`` (empty: none applies)."""
+        snap, pod = self.snap, facts.pod
+        index = snap.pod_index()
+        kept = facts.domain_states
+        if kept is None or kept[0] is not index or kept[1] != index.generation:
+            kept = facts.domain_states = (index, index.generation, {})
+        states = kept[2]
+        rules: Rules = ()
+        for f in DOMAIN_FILTERS:
+            if f.applies(pod, snap):
+                state = states.get(f.name)
+                if state is None:
+                    state = states[f.name] = f.state(pod, snap)
+                rules += state.current()
+        return rules
 
     def fits(self, facts: PodFacts, slot: int) -> bool:
         """:meth:`feasible` of one slot, without a mask over every node."""
+        if not self.local_fits(facts, slot):
+            return False
+        rules = self.rules(facts)
+        return not rules or rules_fit(rules, self.snap.pod_index(), slot)
+
+    def local_fits(self, facts: PodFacts, slot: int) -> bool:
+        """The static filters and those that read only the node's own pods (ports, resources), for one
+        slot: what a bind on that node alone can change."""
         snap = self.snap
         if not self.static_ok(facts, slot):
             return False
         needs = facts.needs(snap)
-        for f in DYNAMIC_FILTERS:
-            if f.applies(facts.pod, snap) and not f.fits(facts.pod, snap, slot, needs):
-                return False
-        return True
+        return all(f.fits(facts.pod, snap, slot, needs) for f in LOCAL_FILTERS if f.applies(facts.pod, snap))
 
     def capacity(self, facts: PodFacts, within: BoolArray | None = None, start: int = 0) -> NDArray[np.int64]:
         """How many more identical pods fit per node (slots ``start`` on: the estimator asks only about

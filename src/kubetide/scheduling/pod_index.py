@@ -31,7 +31,7 @@ from kubetide.scheduling.equivalence import EquivalenceKey, equivalence_keys
 if TYPE_CHECKING:
     from kubetide.scheduling.snapshot import ClusterSnapshot
 
-__all__ = ["ClassCounts", "LabelClass", "PodIndex", "label_class"]
+__all__ = ["ClassCounts", "LabelClass", "PodIndex", "TopologyKey", "label_class"]
 
 Int64Array = NDArray[np.int64]
 _ATTR = "_kubetide_label_class"  # the pod's LabelClass, cached in its __dict__ like the equivalence key
@@ -97,17 +97,55 @@ class ClassCounts:
         self.version = 0  # changes with every pod bound or unbound
 
 
-class _Key:
-    """One topology key: every slot's domain code, and the present nodes per domain."""
+class TopologyKey:
+    """One topology key: every slot's domain code, the present nodes per domain, and whether every
+    domain is one slot's (as hostnames are, so a domain's verdict is that slot's)."""
 
-    __slots__ = ("codes", "name", "nodes", "presence", "values")
+    __slots__ = ("codes", "holders", "masks", "name", "nodes", "presence", "shared", "unlabelled", "values")
 
     def __init__(self, name: str, capacity: int) -> None:
         self.name = name
         self.values: dict[str, int] = {}
         self.codes = np.full(capacity, -1, np.int32)
-        self.nodes = np.zeros(8, np.int64)
+        self.nodes = np.zeros(8, np.int64)  # present slots per domain
+        self.holders = np.zeros(8, np.int64)  # slots per domain, present or not
         self.presence = 0  # changes whenever a domain gains its first node or loses its last
+        self.shared = 0  # domains held by more than one slot
+        self.unlabelled = 0  # slots numbered so far whose node lacks the key
+        # Verdict tables gathered over every slot (predicates.domains), while the codes are unchanged.
+        self.masks: dict[bytes, NDArray[np.bool_]] = {}
+
+    def assign(self, slot: int, value: str | None) -> int:
+        """Number the new slot ``slot`` by its label ``value``: its code."""
+        code = self.code(value)
+        self.codes[slot] = code
+        self.masks.clear()
+        if code < 0:
+            self.unlabelled += 1
+        else:
+            self.holders[code] += 1
+            self.shared += int(self.holders[code] == 2)
+        return code
+
+    def release(self, slot: int) -> int:
+        """Forget slot ``slot``'s code (the slot goes, or is numbered again): the code it had."""
+        code = int(self.codes[slot])
+        self.codes[slot] = -1
+        self.masks.clear()
+        if code < 0:
+            self.unlabelled -= 1
+        else:
+            self.holders[code] -= 1
+            self.shared -= int(self.holders[code] == 1)
+        return code
+
+    def set_code(self, slot: int, value: str | None) -> tuple[int, int]:
+        """Slot ``slot``'s domain is now that of ``value``: the old code and the new."""
+        old = int(self.codes[slot])
+        if old == self.code(value):
+            return old, old
+        self.release(slot)
+        return old, self.assign(slot, value)
 
     def count_node(self, code: int, delta: int) -> None:
         if code >= 0:
@@ -123,7 +161,8 @@ class _Key:
         if code is None:
             code = self.values[value] = len(self.values)
             if code >= len(self.nodes):
-                self.nodes = np.concatenate([self.nodes, np.zeros(len(self.nodes), np.int64)])
+                self.nodes = _padded(self.nodes, 2 * len(self.nodes))
+                self.holders = _padded(self.holders, 2 * len(self.holders))
         return code
 
     @property
@@ -139,29 +178,63 @@ class PodIndex:
         self._classes: dict[LabelClass, ClassCounts] = {}
         self.classes: list[ClassCounts] = []  # in order of first appearance
         self.anti_classes: list[ClassCounts] = []  # those whose pods carry required anti-affinity
-        self._keys: dict[str, _Key] = {}
+        self._keys: dict[str, TopologyKey] = {}
         self._active = snap.active.copy()
-        self._matches: dict[Hashable, tuple[int, list[ClassCounts]]] = {}
         # Classes by label, and anti-affinity classes by a label their terms require (the first ``In``
         # requirement's values): a selector's candidates, without testing every class.
         self._by_label: dict[tuple[str, str], list[ClassCounts]] = {}
         self._anti_by_label: dict[tuple[str, str], list[ClassCounts]] = {}
         self._anti_anywhere: list[ClassCounts] = []  # anti-affinity classes with a term not indexed so
+        # Live answers to "which classes does this selector (or this class's blockers) match": each kept
+        # up to date as classes appear, registered where a new class would be tested (see _new_class).
+        self._queries: dict[Hashable, _Query] = {}
+        self._selectors_by_label: dict[tuple[str, str], list[_Query]] = {}
+        self._selectors_anywhere: list[_Query] = []
+        self._blockers_by_label: dict[tuple[str, str], list[_Query]] = {}
+        self._blockers: list[_Query] = []
         self.layout = 0  # changes when a present node changes (labels, removed, truncated)
         self.version = 0  # changes with every change at all
         self.cache: dict[Hashable, Any] = {}  # per pod template and filter, the filter's state
+        self.generation = 0  # changes when the kept queries and states are dropped (forget)
+        self._bind_initial()
+
+    def _bind_initial(self) -> None:
+        """Every bound pod, with their classes derived in one pass (templates shared across nodes)."""
+        snap = self.snap
+        slots, pods = [], []
         for i in range(snap.num_slots):
-            pods = snap.pods_on(i)
-            if pods:
-                self.pods_added(i, pods)
+            bound = snap.pods_on(i)
+            if bound:
+                slots.extend([i] * len(bound))
+                pods.extend(bound)
+        if not pods:
+            return
+        classes = label_classes(pods)
+        start = 0
+        while start < len(pods):
+            end, slot = start, slots[start]
+            while end < len(pods) and slots[end] == slot:
+                end += 1
+            self._pods_changed(slot, pods[start:end], 1, classes[start:end])
+            start = end
+
+    def forget(self) -> None:
+        """Drop the kept queries and filter states (bounded memory where pod templates come and go)."""
+        self.generation += 1
+        self.cache.clear()
+        self._queries.clear()
+        self._selectors_by_label.clear()
+        self._selectors_anywhere.clear()
+        self._blockers_by_label.clear()
+        self._blockers.clear()
 
     # ------------------------------------------------------------------ reading
-    def key(self, name: str) -> _Key:
+    def key(self, name: str) -> TopologyKey:
         """The key ``name`` (its codes and node counts), registered on first use."""
         key = self._keys.get(name)
         if key is None:
             snap = self.snap
-            key = self._keys[name] = _Key(name, max(len(self._active), 16))
+            key = self._keys[name] = TopologyKey(name, max(len(self._active), 16))
             self._code_slots(key, 0, snap.num_slots)
         return key
 
@@ -169,51 +242,64 @@ class PodIndex:
         """Every slot's domain code for key ``name`` (-1: no such label), by slot."""
         return self.key(name).codes[: self.snap.num_slots]
 
-    def matching(
-        self,
-        what: Hashable,
-        test: Callable[[LabelClass], bool],
-        candidates: Callable[[], Iterable[ClassCounts]] | None = None,
+    def selected(
+        self, what: Hashable, selector: LabelSelector, test: Callable[[LabelClass], bool]
     ) -> list[ClassCounts]:
-        """The classes ``test`` accepts, ``what`` naming the test (kept, and extended to new classes);
-        ``candidates``: the only classes it could accept, to test at first instead of every class."""
-        kept = self._matches.get(what)
-        if kept is None:
-            pool = self.classes if candidates is None else candidates()
-            found = [c for c in pool if test(c.cls)]
-        else:
-            checked, found = kept
-            if checked == len(self.classes):
-                return found
-            found = found + [c for c in self.classes[checked:] if test(c.cls)]
-        self._matches[what] = (len(self.classes), found)
-        return found
+        """The classes ``test`` accepts, where ``test`` requires ``selector`` to match a class's labels;
+        ``what`` names the test. The list is kept up to date as classes appear (do not change it)."""
+        query = self._queries.get(what)
+        if query is None:
+            pairs = _required_pairs(selector)
+            pool = self.classes if pairs is None else [c for p in pairs for c in self._by_label.get(p, ())]
+            query = self._queries[what] = _Query(test, [c for c in pool if test(c.cls)])
+            if pairs is None:
+                self._selectors_anywhere.append(query)
+            for pair in pairs or ():
+                self._selectors_by_label.setdefault(pair, []).append(query)
+        return query.found
 
-    def selected_by(self, selector: LabelSelector) -> list[ClassCounts]:
-        """The classes ``selector`` could match: those with a value its first ``In`` requirement lists."""
-        for r in selector.requirements:
-            if r.operator == "In":
-                return [c for value in r.values for c in self._by_label.get((r.key, value), ())]
-        return self.classes
+    def blocking(self, own: LabelClass, test: Callable[[LabelClass], bool]) -> list[ClassCounts]:
+        """The anti-affinity classes ``test`` accepts, where ``test`` requires one of their terms to match
+        pods of class ``own``; kept up to date as classes appear (do not change it)."""
+        what = ("blocking", own)
+        query = self._queries.get(what)
+        if query is None:
+            candidates = {id(c): c for p in own.labels.items() for c in self._anti_by_label.get(p, ())}
+            candidates.update((id(c), c) for c in self._anti_anywhere)
+            query = self._queries[what] = _Query(test, [c for c in candidates.values() if test(c.cls)])
+            self._blockers.append(query)
+            for pair in own.labels.items():
+                self._blockers_by_label.setdefault(pair, []).append(query)
+        return query.found
 
-    def anti_candidates(self, cls: LabelClass) -> list[ClassCounts]:
-        """The anti-affinity classes whose terms could match pods of ``cls`` (by the labels they require)."""
-        found = {id(c): c for pair in cls.labels.items() for c in self._anti_by_label.get(pair, ())}
-        found.update((id(c), c) for c in self._anti_anywhere)
-        return list(found.values())
-
-    def domain_counts(self, classes: Iterable[ClassCounts], name: str) -> Int64Array:
-        """Pods of ``classes`` per domain of key ``name`` (length: the key's domains)."""
+    def domain_counts(self, classes: Sequence[ClassCounts], name: str) -> Int64Array:
+        """Pods of ``classes`` per domain of key ``name`` (length: the key's domains; read only)."""
         key = self.key(name)
-        total = np.zeros(key.domains, np.int64)
+        domains = key.domains
+        if len(classes) == 1:
+            return self._class_domains(classes[0], key)[:domains]
+        total = np.zeros(domains, np.int64)
         for c in classes:
-            counts = c.domains.get(name)
-            if counts is None:
-                counts = c.domains[name] = self._class_domains(c, key)
-            elif len(counts) < key.domains:  # domains numbered since: no pods there
-                counts = c.domains[name] = _padded(counts, len(key.nodes))
-            total += counts[: key.domains]
+            total += self._class_domains(c, key)[:domains]
         return total
+
+    def _class_domains(self, c: ClassCounts, key: TopologyKey) -> Int64Array:
+        counts = c.domains.get(key.name)
+        if counts is None:
+            counts = c.domains[key.name] = np.zeros(len(key.nodes), np.int64)
+            for slot, n in c.slots.items():
+                code = key.codes[slot]
+                if code >= 0:
+                    counts[code] += n
+        elif len(counts) < key.domains:  # domains numbered since: no pods there
+            counts = c.domains[key.name] = _padded(counts, len(key.nodes))
+        return counts
+
+    def class_slots(self, classes: Iterable[ClassCounts], name: str) -> NDArray[np.intp]:
+        """The slots holding pods of ``classes`` on nodes with key ``name``, ascending."""
+        slots = sorted({slot for c in classes for slot in c.slots})
+        found = np.array(slots, np.intp)
+        return found[self.key(name).codes[found] >= 0] if len(found) else found
 
     def slot_counts(self, classes: Iterable[ClassCounts]) -> Int64Array:
         """Pods of ``classes`` per slot."""
@@ -224,14 +310,6 @@ class PodIndex:
                     c.slots.values(), np.int64, len(c.slots)
                 )
         return total
-
-    def _class_domains(self, c: ClassCounts, key: _Key) -> Int64Array:
-        counts = np.zeros(len(key.nodes), np.int64)
-        for slot, n in c.slots.items():
-            code = key.codes[slot]
-            if code >= 0:
-                counts[code] += n
-        return counts
 
     # ------------------------------------------------------------------ pods
     def pods_added(self, slot: int, pods: Sequence[Pod]) -> None:
@@ -245,11 +323,14 @@ class PodIndex:
         for slot, pod in zip(slots, pods, strict=True):
             self._pods_changed(slot, (pod,), 1)
 
-    def _pods_changed(self, slot: int, pods: Sequence[Pod], sign: int) -> None:
+    def _pods_changed(
+        self, slot: int, pods: Sequence[Pod], sign: int, classes: list[LabelClass] | None = None
+    ) -> None:
         if not pods:
             return
         self.version += 1
-        classes = label_classes(pods)
+        if classes is None:
+            classes = label_classes(pods)
         counts = Counter(classes).items() if len(classes) > 1 else ((classes[0], 1),)
         keys = self._keys
         for cls, n in counts:
@@ -276,15 +357,24 @@ class PodIndex:
         self.classes.append(data)
         for pair in cls.labels.items():
             self._by_label.setdefault(pair, []).append(data)
+            for query in self._selectors_by_label.get(pair, ()):
+                query.offer(data)
+        for query in self._selectors_anywhere:
+            query.offer(data)
         if cls.anti:
             self.anti_classes.append(data)
+            blockers: dict[int, _Query] = {}
             for term in cls.anti:
-                required = next((r for r in term.selector.requirements if r.operator == "In"), None)
-                if required is None:
+                pairs = _required_pairs(term.selector)
+                if pairs is None:
                     self._anti_anywhere.append(data)
+                    blockers = {id(q): q for q in self._blockers}
                     break
-                for value in required.values:
-                    self._anti_by_label.setdefault((required.key, value), []).append(data)
+                for pair in pairs:
+                    self._anti_by_label.setdefault(pair, []).append(data)
+                    blockers.update((id(q), q) for q in self._blockers_by_label.get(pair, ()))
+            for query in blockers.values():
+                query.offer(data)
         return data
 
     # ------------------------------------------------------------------ nodes
@@ -308,11 +398,9 @@ class PodIndex:
         self._active[slot] = active
         moved = self._classes_of(pods) if pods else ()
         for key in self._keys.values():
-            old = int(key.codes[slot])
-            new = key.code(snap.label_value(slot, key.name))
             if was_active:
-                key.count_node(old, -1)
-            key.codes[slot] = new
+                key.count_node(int(key.codes[slot]), -1)
+            old, new = key.set_code(slot, snap.label_value(slot, key.name))
             if active:
                 key.count_node(new, 1)
             if old != new:
@@ -340,7 +428,7 @@ class PodIndex:
                     key.count_node(int(key.codes[slot]), -1)
             self._active[slot] = False
             for key in self._keys.values():
-                key.codes[slot] = -1
+                key.release(slot)
         self.version += 1
         self.layout += 1
 
@@ -354,16 +442,38 @@ class PodIndex:
             if len(key.codes) < cap:
                 key.codes = np.concatenate([key.codes, np.full(cap - len(key.codes), -1, np.int32)])
 
-    def _code_slots(self, key: _Key, first: int, end: int) -> None:
+    def _code_slots(self, key: TopologyKey, first: int, end: int) -> None:
         """Codes and node counts of the present slots ``first`` .. ``end - 1`` (without pods counted)."""
         if end > len(key.codes):
             key.codes = np.concatenate([key.codes, np.full(end - len(key.codes), -1, np.int32)])
         label_value, active = self.snap.label_value, self._active
         for slot in range(first, end):
-            code = key.code(label_value(slot, key.name))
-            key.codes[slot] = code
+            code = key.assign(slot, label_value(slot, key.name))
             if active[slot]:
                 key.count_node(code, 1)
+
+
+class _Query:
+    """One kept answer of :meth:`PodIndex.selected` or :meth:`PodIndex.blocking`."""
+
+    __slots__ = ("found", "test")
+
+    def __init__(self, test: Callable[[LabelClass], bool], found: list[ClassCounts]) -> None:
+        self.test = test
+        self.found = found
+
+    def offer(self, data: ClassCounts) -> None:
+        if self.test(data.cls):
+            self.found.append(data)
+
+
+def _required_pairs(selector: LabelSelector) -> list[tuple[str, str]] | None:
+    """The labels one of which a class must have to match ``selector`` (its first ``In``
+    requirement's); None when it names none (every class is a candidate)."""
+    for r in selector.requirements:
+        if r.operator == "In":
+            return [(r.key, value) for value in r.values]
+    return None
 
 
 def _padded(array: NDArray[np.generic], length: int) -> NDArray[np.generic]:

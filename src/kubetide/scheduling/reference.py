@@ -13,14 +13,14 @@ round robin are written out again, the slow and obvious way. Not for production 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from kubetide.model.node import HOSTNAME_LABEL, NodeView
 from kubetide.model.pod import Pod
 from kubetide.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from kubetide.model.scheduling_terms import PodAffinityTerm, Taint, TopologySpreadConstraint
 from kubetide.model.selectors import LabelSelector, Requirement
-from kubetide.scheduling.equivalence import group_pods
+from kubetide.scheduling.equivalence import equivalence_key, group_pods
 from kubetide.scheduling.limiter import ThresholdLimiter
 from kubetide.scheduling.pod_order import order_groups
 from kubetide.scheduling.reasons import FilterFailure, Reason, insufficient, untolerated_taint
@@ -30,6 +30,7 @@ __all__ = [
     "ref_estimate",
     "ref_failure",
     "ref_fits",
+    "ref_hinting",
     "ref_inter_pod_failure",
     "ref_remove",
     "ref_spread_failure",
@@ -246,6 +247,41 @@ def ref_estimate(
         return sum(1 for n in received.values() if n > 0), scheduled
     finally:
         snap.revert()
+
+
+def ref_hinting(
+    snap: ClusterSnapshot, pods: Sequence[Pod], hints: Mapping[str, str]
+) -> tuple[list[Pod], dict[str, str]]:
+    """Cluster Autoscaler's ``HintingSimulator.TrySchedulePods``, pod by pod: priority order (stable),
+    each pod on its hinted node if it fits there, else the first node that fits; once a controller's pod
+    fits nowhere, its pods of the same spec are not tried again (ten specs per controller, DaemonSets
+    excepted). Binds into ``snap``; returns the pods bound and where (the new hints)."""
+    placed: list[Pod] = []
+    where: dict[str, str] = {}
+    failed: dict[str, set[object]] = {}
+    for pod in sorted(pods, key=lambda p: -p.priority):
+        key = pod.uid or f"{pod.namespace}/{pod.name}"
+        slot = None
+        hinted = hints.get(key)
+        if hinted is not None and snap.has_node(hinted) and ref_fits(snap, pod, snap.index_of(hinted)):
+            slot = snap.index_of(hinted)
+        controller = pod.controller
+        owner = None if controller is None else controller.uid or f"{controller.kind}/{controller.name}"
+        if slot is None:
+            spec = equivalence_key(pod)
+            if owner is not None and spec in failed.get(owner, ()):
+                continue
+            slot = next((i for i in range(snap.num_slots) if ref_fits(snap, pod, i)), None)
+            if slot is None:
+                if owner is not None and controller is not None and controller.kind != "DaemonSet":
+                    specs = failed.setdefault(owner, set())
+                    if len(specs) < 10:
+                        specs.add(spec)
+                continue
+        snap.add_pod(pod, slot)
+        where[key] = snap.name(slot)
+        placed.append(pod)
+    return placed, where
 
 
 def ref_remove(snap: ClusterSnapshot, candidates: Sequence[str], move: Callable[[Pod], bool]) -> list[str]:

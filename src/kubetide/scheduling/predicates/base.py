@@ -17,10 +17,11 @@ from numpy.typing import NDArray
 from kubetide.model.node import HOSTNAME_LABEL
 from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import Taint
+from kubetide.scheduling.predicates.domains import RuleState
 from kubetide.scheduling.reasons import FilterFailure
 from kubetide.scheduling.snapshot import ClusterSnapshot
 
-__all__ = ["DynamicFilter", "StaticFilter", "name_dependent", "uses_inter_pod_constraints"]
+__all__ = ["DomainFilter", "DynamicFilter", "StaticFilter", "name_dependent", "uses_inter_pod_constraints"]
 
 BoolArray = NDArray[np.bool_]
 
@@ -64,6 +65,14 @@ class DynamicFilter(Protocol):
         self, pod: Pod, snap: ClusterSnapshot, vec: NDArray[np.int64], nodes: NDArray[np.intp]
     ) -> list[FilterFailure | None]:
         """The failure (or None) for each of ``nodes``; used to explain, never on hot paths."""
+        ...
+
+
+class DomainFilter(DynamicFilter, Protocol):
+    """A dynamic filter that decides a node by its topology domains: its state is per-domain rules."""
+
+    def state(self, pod: Pod, snap: ClusterSnapshot) -> RuleState:
+        """The filter's kept state for ``pod``'s template: its rules, in the order it checks them."""
         ...
 
 

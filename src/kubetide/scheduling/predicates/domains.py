@@ -13,75 +13,161 @@ while what they were computed from (class versions, domains, node counts) is unc
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
-from kubetide.scheduling.pod_index import PodIndex
+from kubetide.scheduling.pod_index import ClassCounts, PodIndex, TopologyKey
 from kubetide.scheduling.reasons import FilterFailure
 
-__all__ = ["DomainRule", "Rules", "kept_state", "rules_failure", "rules_fit", "rules_mask"]
+__all__ = [
+    "DenyingRule",
+    "DomainRule",
+    "Rule",
+    "RuleState",
+    "Rules",
+    "kept_state",
+    "rules_failure",
+    "rules_fit",
+    "rules_mask",
+]
 
 BoolArray = NDArray[np.bool_]
 
 
-@dataclass(frozen=True, slots=True)
 class DomainRule:
     """``allowed[code]``: the verdict for a node in domain ``code`` of ``key``; ``fill``: for domains
     numbered after the rule was made (no pods there yet); ``missing``: for a node without the key.
     A node that fails reports ``failure`` (``missing_failure`` when it lacks the key)."""
 
-    key: str
-    allowed: BoolArray
-    fill: bool
-    missing: bool
-    failure: FilterFailure
-    missing_failure: FilterFailure
+    __slots__ = ("_table", "allowed", "failure", "fill", "key", "missing", "missing_failure")
+
+    def __init__(
+        self,
+        key: str,
+        allowed: BoolArray,
+        fill: bool,
+        missing: bool,
+        failure: FilterFailure,
+        missing_failure: FilterFailure,
+    ) -> None:
+        self.key, self.allowed, self.fill, self.missing = key, allowed, fill, missing
+        self.failure, self.missing_failure = failure, missing_failure
+        self._table: BoolArray | None = None
+
+    def valid(self, index: PodIndex) -> bool:
+        return True
 
     def table(self, domains: int) -> BoolArray:
         """The verdict per domain code for ``domains`` codes, then one more for code -1 (no key)."""
-        out = np.empty(domains + 1, np.bool_)
-        known = min(len(self.allowed), domains)
-        out[:known] = self.allowed[:known]
-        out[known:domains] = self.fill
-        out[domains] = self.missing
+        out = self._table
+        if out is None or len(out) != domains + 1:
+            out = np.empty(domains + 1, np.bool_)
+            known = min(len(self.allowed), domains)
+            out[:known] = self.allowed[:known]
+            out[known:domains] = self.fill
+            out[domains] = self.missing
+            self._table = out
         return out
 
-    def verdict(self, code: int) -> bool:
+    def apply(self, ok: BoolArray, index: PodIndex, start: int) -> None:
+        """``ok &=`` the rule's verdict for every slot from ``start`` on."""
+        key = index.key(self.key)
+        n = index.snap.num_slots
+        table = self.table(key.domains)
+        if start or key.domains > _FEW_DOMAINS:
+            ok &= table[key.codes[start:n]]
+            return
+        pattern = table.tobytes()  # few domains: few distinct tables, each gathered once
+        mask = key.masks.get(pattern)
+        if mask is None:
+            if len(key.masks) >= _MASKS_PER_KEY:
+                key.masks.clear()
+            mask = key.masks[pattern] = table[key.codes[:n]]
+        ok &= mask
+
+    def failure_at(self, key: TopologyKey, slot: int) -> FilterFailure | None:
+        code = int(key.codes[slot])
         if code < 0:
-            return self.missing
+            return None if self.missing else self.missing_failure
         if code < len(self.allowed):
-            return bool(self.allowed[code])
-        return self.fill
+            return None if self.allowed[code] else self.failure
+        return None if self.fill else self.failure
 
 
-Rules = tuple[DomainRule, ...]
+class DenyingRule:
+    """Fails the nodes holding a pod of ``classes``, for a key whose every domain is one slot's (as
+    hostnames are): a domain with such a pod is then exactly that pod's node. A node without the key
+    passes. Live: it reads the classes' pods when asked, so it holds while the key keeps one slot per
+    domain (:meth:`valid`), whatever is bound or unbound."""
+
+    __slots__ = ("classes", "failure", "key")
+
+    def __init__(self, key: str, classes: list[ClassCounts], failure: FilterFailure) -> None:
+        self.key, self.classes, self.failure = key, classes, failure
+
+    def valid(self, index: PodIndex) -> bool:
+        return index.key(self.key).shared == 0
+
+    def apply(self, ok: BoolArray, index: PodIndex, start: int) -> None:
+        key = index.key(self.key)
+        for c in self.classes:
+            if c.slots:
+                slots = np.fromiter(c.slots, np.intp, len(c.slots))
+                if start:
+                    slots = slots[slots >= start]
+                if key.unlabelled:  # pods on nodes without the key deny nothing
+                    slots = slots[key.codes[slots] >= 0]
+                ok[slots - start] = False
+
+    def failure_at(self, key: TopologyKey, slot: int) -> FilterFailure | None:
+        if key.codes[slot] >= 0 and any(slot in c.slots for c in self.classes):
+            return self.failure
+        return None
+
+
+_FEW_DOMAINS = 64  # keys with at most this many domains keep their gathered masks per verdict table
+_MASKS_PER_KEY = 64
+
+Rule = DomainRule | DenyingRule
+Rules = tuple[Rule, ...]
 
 
 def rules_mask(rules: Rules, index: PodIndex, start: int = 0) -> BoolArray:
     """Pass/fail of every slot from ``start`` on."""
-    n = index.snap.num_slots
-    ok = np.ones(n - start, np.bool_)
+    ok = np.ones(index.snap.num_slots - start, np.bool_)
+    denied: set[tuple[str, tuple[int, ...]]] = set()
     for rule in rules:
-        key = index.key(rule.key)
-        ok &= rule.table(key.domains)[key.codes[start:n]]
+        if isinstance(rule, DenyingRule):  # a pod's anti-affinity to its own kind denies the same twice
+            ident = (rule.key, tuple(map(id, rule.classes)))
+            if ident in denied:
+                continue
+            denied.add(ident)
+        rule.apply(ok, index, start)
     return ok
 
 
 def rules_fit(rules: Rules, index: PodIndex, slot: int) -> bool:
     """Pass/fail of one slot."""
-    return all(rule.verdict(int(index.key(rule.key).codes[slot])) for rule in rules)
+    return all(rule.failure_at(index.key(rule.key), slot) is None for rule in rules)
 
 
 def rules_failure(rules: Rules, index: PodIndex, slot: int) -> FilterFailure | None:
     """The first rule's failure at ``slot``, in the rules' order (upstream's order of checks)."""
     for rule in rules:
-        code = int(index.key(rule.key).codes[slot])
-        if not rule.verdict(code):
-            return rule.missing_failure if code < 0 else rule.failure
+        failure = rule.failure_at(index.key(rule.key), slot)
+        if failure is not None:
+            return failure
     return None
+
+
+class RuleState(Protocol):
+    """A filter's kept state for one pod template (see :func:`kept_state`)."""
+
+    def current(self) -> Rules:
+        """The rules as the snapshot is now (recomputed only where what they read has changed)."""
+        ...
 
 
 _MAX_KEPT = 8192  # states kept per index; more pod templates than that start the cache afresh
@@ -96,6 +182,6 @@ def kept_state(index: PodIndex, what: Hashable, make: Callable[[], _S]) -> _S:
     state = cache.get(what)
     if state is None:
         if len(cache) >= _MAX_KEPT:
-            cache.clear()
+            index.forget()
         state = cache[what] = make()
     return state  # type: ignore[return-value]

@@ -24,8 +24,11 @@ from kubetide.model.scheduling_terms import PodAffinityTerm
 from kubetide.scheduling.equivalence import equivalence_key
 from kubetide.scheduling.pod_index import ClassCounts, LabelClass, PodIndex, label_class
 from kubetide.scheduling.predicates.domains import (
+    DenyingRule,
     DomainRule,
+    Rule,
     Rules,
+    RuleState,
     kept_state,
     rules_failure,
     rules_fit,
@@ -34,7 +37,7 @@ from kubetide.scheduling.predicates.domains import (
 from kubetide.scheduling.reasons import FilterFailure, Reason
 from kubetide.scheduling.snapshot import ClusterSnapshot
 
-__all__ = ["InterPodAffinity", "affinity_rules", "term_matches"]
+__all__ = ["InterPodAffinity", "affinity_rules", "affinity_state", "term_matches"]
 
 BoolArray = NDArray[np.bool_]
 
@@ -58,62 +61,78 @@ def _blocks(cls: LabelClass, target: LabelClass) -> list[str]:
 
 
 class _AffinityState:
-    """One pod template's rules, and the class versions they were computed from."""
+    """One pod template's rules, and what they were computed from."""
 
-    __slots__ = ("apart", "blocking", "checked", "own", "pod", "rules", "stamp", "together")
+    __slots__ = ("apart", "blocking", "index", "keys_of", "own", "pod", "rules", "stamp", "together")
 
-    def __init__(self, pod: Pod) -> None:
-        self.pod = pod
-        self.own = label_class(pod)
-        self.together: list[ClassCounts] = []
-        self.apart: list[list[ClassCounts]] = []
-        self.blocking: list[ClassCounts] = []
-        self.checked = -1  # how many of the index's classes the lists have seen
-        self.stamp: list[int] | None = None
+    def __init__(self, pod: Pod, index: PodIndex) -> None:
+        self.pod, self.index = pod, index
+        own = self.own = label_class(pod)
+        ns, affinity = pod.namespace, pod.pod_affinity
+        self.together: list[ClassCounts] = (
+            index.selected(
+                ("affinity", ns, affinity),
+                affinity[0].selector,
+                lambda c: all(_term_matches_class(t, ns, c) for t in affinity),
+            )
+            if affinity
+            else []
+        )
+        self.apart = [
+            index.selected(("anti", ns, t), t.selector, lambda c, t=t: _term_matches_class(t, ns, c))
+            for t in pod.pod_anti_affinity
+        ]
+        self.blocking = index.blocking(own, lambda c: bool(_blocks(c, own)))
+        self.keys_of: dict[int, list[str]] = {}  # per blocking class, the keys of its terms that match
+        self.stamp: object = None
         self.rules: Rules = ()
 
-    def current(self, index: PodIndex) -> Rules:
-        if self.checked != len(index.classes):
-            self._match(index)
-            self.checked = len(index.classes)
-        stamp = [c.version for classes in (self.together, *self.apart, self.blocking) for c in classes]
+    def watched(self) -> list[tuple[str, list[ClassCounts], FilterFailure]]:
+        """The anti-affinity rules' keys and classes: the pod's own terms, then existing pods' terms
+        matching it, grouped by key."""
+        out = [
+            (t.topology_key, c, _ANTI) for t, c in zip(self.pod.pod_anti_affinity, self.apart, strict=True)
+        ]
+        by_key: dict[str, list[ClassCounts]] = {}
+        for c in self.blocking:
+            keys = self.keys_of.get(id(c))
+            if keys is None:
+                keys = self.keys_of[id(c)] = list(dict.fromkeys(_blocks(c.cls, self.own)))
+            for key in keys:
+                by_key.setdefault(key, []).append(c)
+        out.extend((key, classes, _EXISTING) for key, classes in by_key.items())
+        return out
+
+    def current(self) -> Rules:
+        index = self.index
+        watched = self.watched()
+        # Live rules (keys with one slot per domain) read the classes' pods when asked: only their class
+        # lists matter; the others are counts, computed from the classes' versions.
+        stamp = (
+            [c.version for c in self.together],
+            [
+                (key, len(classes)) if index.key(key).shared == 0 else (key, [c.version for c in classes])
+                for key, classes, _ in watched
+            ],
+        )
         if stamp != self.stamp:
             pod = self.pod
-            rules = [
-                *_affinity(pod, index, self.together),
-                *_anti(index, pod.pod_anti_affinity, self.apart),
-                *_existing(index, self.own, self.blocking),
-            ]
+            rules: list[Rule] = [*_affinity(pod, index, self.together)]
+            rules.extend(_denying(index, key, classes, failure) for key, classes, failure in watched)
             self.rules = tuple(rules)
             self.stamp = stamp
         return self.rules
 
-    def _match(self, index: PodIndex) -> None:
-        pod, own = self.pod, self.own
-        ns, affinity = pod.namespace, pod.pod_affinity
-        if affinity:
-            self.together = index.matching(
-                ("affinity", ns, affinity),
-                lambda c: all(_term_matches_class(t, ns, c) for t in affinity),
-                lambda: index.selected_by(affinity[0].selector),
-            )
-        self.apart = [
-            index.matching(
-                ("anti", ns, t),
-                lambda c, t=t: _term_matches_class(t, ns, c),
-                lambda t=t: index.selected_by(t.selector),
-            )
-            for t in pod.pod_anti_affinity
-        ]
-        self.blocking = index.matching(
-            ("existing", own), lambda c: bool(_blocks(c, own)), lambda: index.anti_candidates(own)
-        )
+
+def affinity_state(pod: Pod, snap: ClusterSnapshot) -> _AffinityState:
+    """The filter's state for ``pod``'s template, kept in the snapshot's index."""
+    index = snap.pod_index()
+    return kept_state(index, ("affinity", equivalence_key(pod)), lambda: _AffinityState(pod, index))
 
 
 def affinity_rules(pod: Pod, snap: ClusterSnapshot) -> Rules:
-    """The filter's state for ``pod``: affinity rules, then anti-affinity, then existing pods' anti-affinity."""
-    index = snap.pod_index()
-    return kept_state(index, ("affinity", equivalence_key(pod)), lambda: _AffinityState(pod)).current(index)
+    """The filter's rules for ``pod``: affinity, then anti-affinity, then existing pods' anti-affinity."""
+    return affinity_state(pod, snap).current()
 
 
 def _affinity(pod: Pod, index: PodIndex, together: list[ClassCounts]) -> list[DomainRule]:
@@ -131,27 +150,12 @@ def _affinity(pod: Pod, index: PodIndex, together: list[ClassCounts]) -> list[Do
     ]
 
 
-def _anti(
-    index: PodIndex, terms: tuple[PodAffinityTerm, ...], apart: list[list[ClassCounts]]
-) -> list[DomainRule]:
-    rules = []
-    for t, classes in zip(terms, apart, strict=True):
-        counts = index.domain_counts(classes, t.topology_key)
-        rules.append(DomainRule(t.topology_key, counts == 0, True, True, _ANTI, _ANTI))
-    return rules
-
-
-def _existing(index: PodIndex, own: LabelClass, blocking: list[ClassCounts]) -> list[DomainRule]:
-    by_key: dict[str, list[ClassCounts]] = {}
-    for c in blocking:
-        if c.slots:
-            for key in _blocks(c.cls, own):
-                by_key.setdefault(key, []).append(c)
-    rules = []
-    for key, classes in by_key.items():
-        counts = index.domain_counts(classes, key)
-        rules.append(DomainRule(key, counts == 0, True, True, _EXISTING, _EXISTING))
-    return rules
+def _denying(index: PodIndex, key: str, classes: list[ClassCounts], failure: FilterFailure) -> Rule:
+    """Fail the nodes in a domain holding a pod of ``classes``; a node without the key passes."""
+    if index.key(key).shared == 0:  # one slot per domain: the nodes holding such pods
+        return DenyingRule(key, classes, failure)
+    counts = index.domain_counts(classes, key)
+    return DomainRule(key, counts == 0, True, True, failure, failure)
 
 
 class InterPodAffinity:
@@ -159,6 +163,9 @@ class InterPodAffinity:
 
     def applies(self, pod: Pod, snap: ClusterSnapshot) -> bool:
         return bool(pod.pod_affinity or pod.pod_anti_affinity or snap.constrained_pods)
+
+    def state(self, pod: Pod, snap: ClusterSnapshot) -> RuleState:
+        return affinity_state(pod, snap)
 
     def mask(self, pod: Pod, snap: ClusterSnapshot, vec: NDArray[np.int64], start: int = 0) -> BoolArray:
         return rules_mask(affinity_rules(pod, snap), snap.pod_index(), start)

@@ -31,6 +31,7 @@ from kubetide.scheduling.predicates.base import name_dependent
 from kubetide.scheduling.predicates.domains import (
     DomainRule,
     Rules,
+    RuleState,
     kept_state,
     rules_failure,
     rules_fit,
@@ -41,7 +42,7 @@ from kubetide.scheduling.predicates.taint_toleration import first_untolerated_ta
 from kubetide.scheduling.reasons import FilterFailure, Reason
 from kubetide.scheduling.snapshot import ClusterSnapshot
 
-__all__ = ["PodTopologySpread", "hard_constraints", "spread_rules"]
+__all__ = ["PodTopologySpread", "hard_constraints", "spread_rules", "spread_state"]
 
 BoolArray = NDArray[np.bool_]
 
@@ -80,27 +81,38 @@ def _every_keyed_node_eligible(pod: Pod, constraints: tuple[TopologySpreadConstr
 class _SpreadState:
     """One pod template's rules, and what they were computed from (to keep them while it holds)."""
 
-    __slots__ = ("checked", "constraints", "keys", "matched", "pod", "rules", "selectors", "simple", "stamp")
+    __slots__ = (
+        "constraints",
+        "index",
+        "keys",
+        "limits",
+        "matched",
+        "pod",
+        "rules",
+        "selectors",
+        "simple",
+        "stamp",
+    )
 
     def __init__(self, pod: Pod, index: PodIndex) -> None:
-        self.pod = pod
+        self.pod, self.index = pod, index
         self.constraints = hard_constraints(pod)
         self.selectors = [_selector(pod, c) for c in self.constraints]
+        # maxSkew less selfMatch: the domain's count may exceed the global minimum by this much.
+        self.limits = [
+            c.max_skew - int(s.matches(pod.labels))
+            for c, s in zip(self.constraints, self.selectors, strict=True)
+        ]
         self.keys = [index.key(c.topology_key) for c in self.constraints]
         self.simple = _every_keyed_node_eligible(pod, self.constraints)
-        self.matched: list[list[ClassCounts]] = []
-        self.checked = -1  # how many of the index's classes ``matched`` has seen
+        ns = pod.namespace
+        self.matched = [index.selected(("spread", ns, s), s, _counted(ns, s)) for s in self.selectors]
         self.stamp: Hashable = None
         self.rules: Rules = ()
 
-    def current(self, index: PodIndex, snap: ClusterSnapshot) -> Rules:
-        if self.checked != len(index.classes):
-            ns = self.pod.namespace
-            self.matched = [
-                index.matching(("spread", ns, s), _counted(ns, s), lambda s=s: index.selected_by(s))
-                for s in self.selectors
-            ]
-            self.checked = len(index.classes)
+    def current(self) -> Rules:
+        index = self.index
+        snap = index.snap
         versions = [c.version for classes in self.matched for c in classes]
         stamp = (versions, [(k.domains, k.presence) for k in self.keys])
         if not self.simple:
@@ -117,19 +129,27 @@ class _SpreadState:
         else:
             counted = _eligible_counts(pod, snap, index, constraints, self.matched)
         rules = []
-        for c, selector, (counts, present) in zip(constraints, self.selectors, counted, strict=True):
-            domains = int(present.sum())
-            low = int(counts[present].min()) if domains and domains >= (c.min_domains or 1) else 0
-            limit = c.max_skew - int(selector.matches(pod.labels)) + low  # count(domain) must not exceed it
-            rules.append(DomainRule(c.topology_key, counts <= limit, limit >= 0, False, _SKEW, _MISSING))
+        for c, skew, (counts, present) in zip(constraints, self.limits, counted, strict=True):
+            # Plain integers: a handful of domains (zones) is the common case, where numpy's per-call
+            # cost would be most of the work.
+            per_domain, here = counts.tolist(), present.tolist()
+            seen = [n for n, p in zip(per_domain, here, strict=True) if p]
+            low = min(seen) if seen and len(seen) >= (c.min_domains or 1) else 0
+            limit = skew + low  # a domain's count must not exceed it
+            allowed = np.array([n <= limit for n in per_domain], np.bool_)
+            rules.append(DomainRule(c.topology_key, allowed, limit >= 0, False, _SKEW, _MISSING))
         return tuple(rules)
 
 
-def spread_rules(pod: Pod, snap: ClusterSnapshot) -> Rules:
-    """The filter's state for ``pod``: one rule per hard constraint, in the pod's order."""
+def spread_state(pod: Pod, snap: ClusterSnapshot) -> _SpreadState:
+    """The filter's state for ``pod``'s template, kept in the snapshot's index."""
     index = snap.pod_index()
-    state = kept_state(index, ("spread", equivalence_key(pod)), lambda: _SpreadState(pod, index))
-    return state.current(index, snap)
+    return kept_state(index, ("spread", equivalence_key(pod)), lambda: _SpreadState(pod, index))
+
+
+def spread_rules(pod: Pod, snap: ClusterSnapshot) -> Rules:
+    """The filter's rules for ``pod``: one per hard constraint, in the pod's order."""
+    return spread_state(pod, snap).current()
 
 
 def _keyed_counts(
@@ -184,6 +204,9 @@ class PodTopologySpread:
 
     def applies(self, pod: Pod, snap: ClusterSnapshot) -> bool:
         return bool(hard_constraints(pod))
+
+    def state(self, pod: Pod, snap: ClusterSnapshot) -> RuleState:
+        return spread_state(pod, snap)
 
     def mask(self, pod: Pod, snap: ClusterSnapshot, vec: NDArray[np.int64], start: int = 0) -> BoolArray:
         return rules_mask(spread_rules(pod, snap), snap.pod_index(), start)
