@@ -14,7 +14,13 @@ loop), which is what the first loop over a new informer snapshot pays; ``warm_me
 the median of the next loops on the same objects. As in the simulator and the live caches, the pods
 of one Deployment share their template's objects (containers, owner references); labels are one
 mapping per pod. ``cpu_seconds``: this process's CPU time for the first loop (the machine may be
-shared; the wall figure is the one compared with the budget).
+shared; the wall figure is the one compared with the budget; ``warm_cpu_median_seconds`` likewise).
+
+``CA-loop-SU-4``: the same on SU-4's world (``docs/perf-fixtures.md``: 5,000 nodes in 10 groups and 3
+zones running 50,000 pods with hostname anti-affinity; 50,000 pending pods with hostname anti-affinity
+and a zone spread), with its decision: the nodes added per group in the first loop. The next loops are
+the scale-up in flight: the upcoming nodes take the pods they can (zone by zone), and CA scales up again
+for the rest, group after group.
 """
 
 from __future__ import annotations
@@ -24,10 +30,11 @@ import statistics
 import time
 from typing import Any
 
+from kubetide.bench import affinity
 from kubetide.bench.live import _NoWrites
 from kubetide.cloud.fake import RecordingCloud
 from kubetide.cluster.autoscaler import StaticAutoscaler
-from kubetide.cluster.loop.world import World
+from kubetide.cluster.loop.world import LoopResult, World
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Container, OwnerRef, Pod
@@ -104,11 +111,12 @@ def _loop(name: str, nodes: int, target: float) -> dict[str, Any]:
     cpu0, t0 = time.process_time(), time.perf_counter()
     result = autoscaler.run_once(w, NOW)
     cold, cold_cpu = time.perf_counter() - t0, time.process_time() - cpu0
-    warm = []
+    warm, warm_cpu = [], []
     for k in range(WARM_LOOPS):
-        t0 = time.perf_counter()
+        cpu0, t0 = time.process_time(), time.perf_counter()
         autoscaler.run_once(w, NOW + 10.0 * (k + 1))
         warm.append(time.perf_counter() - t0)
+        warm_cpu.append(time.process_time() - cpu0)
     return {
         "workload": name,
         "median_seconds": cold,
@@ -116,6 +124,7 @@ def _loop(name: str, nodes: int, target: float) -> dict[str, Any]:
         "target_seconds": target,
         "cpu_seconds": round(cold_cpu, 3),
         "warm_median_seconds": round(statistics.median(warm), 4),
+        "warm_cpu_median_seconds": round(statistics.median(warm_cpu), 4),
         "warm_runs": WARM_LOOPS,
         "nodes": nodes,
         "pods": len(w.pods),
@@ -126,5 +135,50 @@ def _loop(name: str, nodes: int, target: float) -> dict[str, Any]:
     }
 
 
+def _added(result: LoopResult) -> dict[str, int]:
+    """The nodes a loop's scale-up adds, per group."""
+    plan = result.scale_up.plan if result.scale_up is not None else None
+    return {} if plan is None else {i.group: i.new_size - i.current_size for i in plan.infos}
+
+
+def _loop_su4(target: float) -> dict[str, Any]:
+    su4 = affinity.su4()
+    w = World(nodes=su4.nodes, pods=[*su4.running, *su4.pending])
+    cloud = RecordingCloud()
+    per_group = len(su4.nodes) // len(su4.templates)
+    for group in su4.groups:
+        cloud.with_group(group, min_size=0, max_size=per_group * 2, target=per_group)
+    for node in su4.nodes:
+        cloud.with_node(node.labels[affinity.GROUP_LABEL], node)
+    autoscaler = StaticAutoscaler(cloud, _NoWrites(), AutoscalingOptions(), start_time=NOW - 3600)
+    gc.collect()
+    cpu0, t0 = time.process_time(), time.perf_counter()
+    result = autoscaler.run_once(w, NOW)
+    cold, cold_cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    warm, warm_cpu, later = [], [], []
+    for k in range(WARM_LOOPS):
+        cpu0, t0 = time.process_time(), time.perf_counter()
+        loop = autoscaler.run_once(w, NOW + 10.0 * (k + 1))
+        warm.append(time.perf_counter() - t0)
+        warm_cpu.append(time.process_time() - cpu0)
+        later.append(_added(loop))
+    return {
+        "workload": "CA-loop-SU-4",
+        "median_seconds": cold,
+        "runs": 1,
+        "target_seconds": target,
+        "cpu_seconds": round(cold_cpu, 3),
+        "warm_median_seconds": round(statistics.median(warm), 4),
+        "warm_cpu_median_seconds": round(statistics.median(warm_cpu), 4),
+        "warm_runs": WARM_LOOPS,
+        "nodes": len(su4.nodes),
+        "pods": len(w.pods),
+        "pending": len(su4.pending),
+        "scale_up": result.scale_up_result,
+        "nodes_added_per_group": _added(result),
+        "later_loops_nodes_added": later,
+    }
+
+
 def run() -> list[dict[str, Any]]:
-    return [_loop("CA-loop-1k", 1_000, 0.2), _loop("CA-loop-5k", 5_000, 1.0)]
+    return [_loop("CA-loop-1k", 1_000, 0.2), _loop("CA-loop-5k", 5_000, 1.0), _loop_su4(1.0)]

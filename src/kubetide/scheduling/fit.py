@@ -20,7 +20,7 @@ from kubetide.scheduling.pod_index import PodIndex
 from kubetide.scheduling.predicates import DOMAIN_FILTERS, DYNAMIC_FILTERS, LOCAL_FILTERS, STATIC_FILTERS
 from kubetide.scheduling.predicates.base import name_dependent, uses_inter_pod_constraints
 from kubetide.scheduling.predicates.domains import Rules, RuleState, rules_fit, rules_mask
-from kubetide.scheduling.predicates.node_resources import pods_that_fit
+from kubetide.scheduling.predicates.node_resources import pods_that_fit, room_for_one
 from kubetide.scheduling.reasons import FilterFailure
 from kubetide.scheduling.snapshot import ClusterSnapshot
 
@@ -201,26 +201,31 @@ class FitChecker:
         return ok
 
     def rules(self, facts: PodFacts) -> Rules:
-        """The inter-pod filters' rules for one more pod like ``facts.pod`` (empty: none applies)."""
+        """The inter-pod filters' rules for one more pod like ``facts.pod`` (empty: none applies, and
+        then the snapshot's pod index is not even built)."""
         snap, pod = self.snap, facts.pod
+        applying = [f for f in DOMAIN_FILTERS if f.applies(pod, snap)]
+        if not applying:
+            return ()
         index = snap.pod_index()
         kept = facts.domain_states
         if kept is None or kept[0] is not index or kept[1] != index.generation:
             kept = facts.domain_states = (index, index.generation, {})
         states = kept[2]
         rules: Rules = ()
-        for f in DOMAIN_FILTERS:
-            if f.applies(pod, snap):
-                state = states.get(f.name)
-                if state is None:
-                    state = states[f.name] = f.state(pod, snap)
-                rules += state.current()
+        for f in applying:
+            state = states.get(f.name)
+            if state is None:
+                state = states[f.name] = f.state(pod, snap)
+            rules += state.current()
         return rules
 
     def fits(self, facts: PodFacts, slot: int) -> bool:
         """:meth:`feasible` of one slot, without a mask over every node."""
         if not self.local_fits(facts, slot):
             return False
+        if not facts.inter_pod and not self.snap.constrained_pods:
+            return True  # no inter-pod filter applies
         rules = self.rules(facts)
         return not rules or rules_fit(rules, self.snap.pod_index(), slot)
 
@@ -231,6 +236,8 @@ class FitChecker:
         if not self.static_ok(facts, slot):
             return False
         needs = facts.needs(snap)
+        if not facts.pod.host_ports:  # NodeResourcesFit alone, inline
+            return room_for_one(snap.allocatable[slot].tolist(), snap.requested[slot].tolist(), needs)
         return all(f.fits(facts.pod, snap, slot, needs) for f in LOCAL_FILTERS if f.applies(facts.pod, snap))
 
     def capacity(self, facts: PodFacts, within: BoolArray | None = None, start: int = 0) -> NDArray[np.int64]:

@@ -142,6 +142,8 @@ class HintingSimulator:
         if run is None:
             run = runs[facts] = _Feasible(checker.local_mask(facts), len(bound))
         base = run.refresh(checker, facts, bound)
+        if not facts.inter_pod and not snap.constrained_pods:
+            return base  # no inter-pod filter applies
         rules = checker.rules(facts)  # topology spread, inter-pod affinity: they read every domain
         if not rules:
             return base

@@ -26,7 +26,6 @@ from numpy.typing import NDArray
 from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import PodAffinityTerm
 from kubetide.model.selectors import LabelSelector
-from kubetide.scheduling.equivalence import EquivalenceKey, equivalence_keys
 
 if TYPE_CHECKING:
     from kubetide.scheduling.snapshot import ClusterSnapshot
@@ -42,23 +41,27 @@ class LabelClass:
 
     __slots__ = ("__weakref__", "anti", "labels", "namespace", "terminating")
 
-    def __init__(self, key: EquivalenceKey, terminating: bool) -> None:
-        value = key.value  # see equivalence._signature
-        self.namespace: str = value[1]
-        self.labels: dict[str, str] = dict(value[2])
-        self.anti: tuple[PodAffinityTerm, ...] = value[7]
+    def __init__(
+        self, namespace: str, labels: dict[str, str], terminating: bool, anti: tuple[PodAffinityTerm, ...]
+    ) -> None:
+        self.namespace = namespace
+        self.labels = labels
         self.terminating = terminating
+        self.anti = anti
 
 
-_INTERNED: weakref.WeakValueDictionary[tuple[EquivalenceKey, bool], LabelClass] = (
-    weakref.WeakValueDictionary()
-)
+_Value = tuple[str, tuple[tuple[str, str], ...], bool, tuple[PodAffinityTerm, ...]]
+_INTERNED: weakref.WeakValueDictionary[_Value, LabelClass] = weakref.WeakValueDictionary()
 
 
-def _intern(key: EquivalenceKey, terminating: bool) -> LabelClass:
-    found = _INTERNED.get((key, terminating))
+def _intern(pod: Pod) -> LabelClass:
+    terminating = pod.deletion_time is not None
+    value = (pod.namespace, tuple(sorted(pod.labels.items())), terminating, pod.pod_anti_affinity)
+    found = _INTERNED.get(value)
     if found is None:
-        found = _INTERNED[(key, terminating)] = LabelClass(key, terminating)
+        found = _INTERNED[value] = LabelClass(
+            pod.namespace, dict(pod.labels), terminating, pod.pod_anti_affinity
+        )
     return found
 
 
@@ -66,21 +69,28 @@ def label_class(pod: Pod) -> LabelClass:
     """The pod's label class (derived once, then read from the pod)."""
     found: LabelClass | None = pod.__dict__.get(_ATTR)
     if found is None:
-        found = label_classes([pod])[0]
+        found = pod.__dict__[_ATTR] = _intern(pod)
     return found
 
 
 def label_classes(pods: Sequence[Pod]) -> list[LabelClass]:
-    """Every pod's label class, derived once per equivalence key (and cached on each pod)."""
+    """Every pod's label class, derived once per set of pods with the same labels and the very same
+    anti-affinity terms object (the pods of one template), and cached on each pod."""
     try:
         return [pod.__dict__[_ATTR] for pod in pods]
     except KeyError:
         pass
+    seen: dict[tuple[object, ...], LabelClass] = {}
     out = []
-    for pod, key in zip(pods, equivalence_keys(list(pods)), strict=True):
+    for pod in pods:
         found = pod.__dict__.get(_ATTR)
         if found is None:
-            found = pod.__dict__[_ATTR] = _intern(key, pod.deletion_time is not None)
+            # By identity for the terms (alive while the pods are), by value for the labels.
+            ident = (pod.namespace, id(pod.pod_anti_affinity), pod.deletion_time is None, *pod.labels.items())
+            found = seen.get(ident)
+            if found is None:
+                found = seen[ident] = _intern(pod)
+            pod.__dict__[_ATTR] = found
         out.append(found)
     return out
 
@@ -101,7 +111,18 @@ class TopologyKey:
     """One topology key: every slot's domain code, the present nodes per domain, and whether every
     domain is one slot's (as hostnames are, so a domain's verdict is that slot's)."""
 
-    __slots__ = ("codes", "holders", "masks", "name", "nodes", "presence", "shared", "unlabelled", "values")
+    __slots__ = (
+        "_codes_list",
+        "codes",
+        "holders",
+        "masks",
+        "name",
+        "nodes",
+        "presence",
+        "shared",
+        "unlabelled",
+        "values",
+    )
 
     def __init__(self, name: str, capacity: int) -> None:
         self.name = name
@@ -112,14 +133,24 @@ class TopologyKey:
         self.presence = 0  # changes whenever a domain gains its first node or loses its last
         self.shared = 0  # domains held by more than one slot
         self.unlabelled = 0  # slots numbered so far whose node lacks the key
-        # Verdict tables gathered over every slot (predicates.domains), while the codes are unchanged.
+        # Verdict tables gathered over every slot (predicates.domains), and the codes as plain integers
+        # (for walks over a few nodes), while the codes are unchanged.
         self.masks: dict[bytes, NDArray[np.bool_]] = {}
+        self._codes_list: list[int] | None = None
+
+    def codes_list(self, n: int) -> list[int]:
+        """The codes of slots 0 .. ``n - 1`` as plain integers."""
+        found = self._codes_list
+        if found is None or len(found) != n:
+            found = self._codes_list = self.codes[:n].tolist()
+        return found
 
     def assign(self, slot: int, value: str | None) -> int:
         """Number the new slot ``slot`` by its label ``value``: its code."""
         code = self.code(value)
         self.codes[slot] = code
         self.masks.clear()
+        self._codes_list = None
         if code < 0:
             self.unlabelled += 1
         else:
@@ -132,6 +163,7 @@ class TopologyKey:
         code = int(self.codes[slot])
         self.codes[slot] = -1
         self.masks.clear()
+        self._codes_list = None
         if code < 0:
             self.unlabelled -= 1
         else:
@@ -329,9 +361,11 @@ class PodIndex:
         if not pods:
             return
         self.version += 1
-        if classes is None:
-            classes = label_classes(pods)
-        counts = Counter(classes).items() if len(classes) > 1 else ((classes[0], 1),)
+        if len(pods) == 1:
+            found = pods[0].__dict__.get(_ATTR)
+            counts: Iterable[tuple[LabelClass, int]] = ((found or label_class(pods[0]), 1),)
+        else:
+            counts = Counter(classes if classes is not None else label_classes(pods)).items()
         keys = self._keys
         for cls, n in counts:
             data = self._classes.get(cls)

@@ -34,6 +34,7 @@ from kubetide.scheduling.drainability import BlockReason, NodeDrain
 from kubetide.scheduling.equivalence import group_pods
 from kubetide.scheduling.fit import FitChecker, PodFacts
 from kubetide.scheduling.placement import round_robin_fill
+from kubetide.scheduling.predicates.domains import rules_tests
 from kubetide.scheduling.snapshot import ClusterSnapshot, NodeClass
 
 __all__ = [
@@ -333,11 +334,12 @@ class _Simulation:
                 moves.extend(_moves(snap, group.pods, slots, counts))
                 continue
             near_only = False
-            if within is None:
-                within = self._within(i)
             for pod in group.pods:
-                ok = self.checker.feasible(facts, within)
-                pick = _next_true(ok, cursor)
+                pick = self._walk_one(facts, i, cursor)
+                if pick is None:  # none in the nodes just after the cursor: every node
+                    if within is None:
+                        within = self._within(i)
+                    pick = _next_true(self.checker.feasible(facts, within), cursor)
                 if pick is None:
                     return self._failed(name, [*touched, i], pod.key)
                 snap.add_pod(pod, pick, vec)
@@ -482,6 +484,40 @@ class _Simulation:
                 taken.append(i)
                 if len(taken) == pods:
                     return sorted(taken), (i + 1) % n
+        return None
+
+    def _walk_one(self, facts: PodFacts, skip: int, cursor: int) -> int | None:
+        """The first node at or after the cursor (among the few just after it) that takes one pod of a
+        template the full filters decide (inter-pod rules, ports), walked with plain integers as
+        :meth:`_fill_near` walks; None: none of those nodes (ask every node)."""
+        snap, checker = self.snap, self.checker
+        n = snap.num_slots
+        if n <= _NEAR:
+            return None
+        tests = rules_tests(checker.rules(facts), n)
+        need = facts.needs(snap)
+        by_node = checker.static_ok if facts.name_dependent else None
+        classes_ok = checker.class_ok(facts) if by_node is None else []
+        ports = bool(facts.pod.host_ports)
+        dest, alloc, used, classes = self._dest, self._alloc, self._used, self._classes
+        for k in range(_NEAR):
+            i = cursor + k if cursor + k < n else cursor + k - n
+            if not dest[i] or i == skip:
+                continue
+            if not (by_node(facts, i) if by_node is not None else classes_ok[classes[i]]):
+                continue
+            room, spent = alloc[i], used[i]
+            for c, v in need:  # room_for_one, inline
+                if room[c] - spent[c] < v:
+                    break
+            else:
+                if ports and not checker.local_fits(facts, i):
+                    continue
+                for test in tests:
+                    if not test(i):
+                        break
+                else:
+                    return i
         return None
 
 

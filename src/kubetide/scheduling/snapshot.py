@@ -74,6 +74,18 @@ class _Saved:
     constrained: int
 
 
+def _unbound_since(index: PodIndex, i: int, now: list[Pod], then: list[Pod]) -> Sequence[Pod]:
+    """Tell ``index`` that slot ``i``'s pods go from ``now`` back to ``then``, as far as unbinding goes:
+    when one list is the other with pods appended (binds, or unbinds from the end, since), only those;
+    otherwise all of ``now``. Returns the pods to bind back (``then`` itself when all were unbound)."""
+    k = min(len(now), len(then))
+    if all(map(operator.is_, now[:k], then[:k])):
+        index.pods_removed(i, now[k:])
+        return then[k:]
+    index.pods_removed(i, now)
+    return then
+
+
 class ClusterSnapshot:
     """Nodes (by slot index), their pods and free resources, with an undo log for forks."""
 
@@ -351,8 +363,7 @@ class ClusterSnapshot:
         index = self._pod_index
         if index is not None:  # tell the index of the slots whose pods or node the restore changes
             pods_changed = list(compress(range(n), map(operator.ne, self._ver, saved.versions)))
-            for i in pods_changed:
-                index.pods_removed(i, self._pods[i])
+            regained = [_unbound_since(index, i, self._pods[i], saved.pods[i]) for i in pods_changed]
             relabelled = (self._active[:n] != saved.active) | (self._class[:n] != saved.classes)
             nodes_changed = set(np.flatnonzero(relabelled).tolist())
             nodes_changed.update(compress(range(n), map(operator.is_not, self._views, saved.views)))
@@ -365,11 +376,15 @@ class ClusterSnapshot:
         self.node_epoch += 1
         self.pods_epoch += 1
         if index is not None:
-            moved = set(pods_changed)
+            # The index counts each slot's pods but those still to bind back: they move with the labels.
+            counted = {
+                i: len(self._pods[i]) - len(back) for i, back in zip(pods_changed, regained, strict=True)
+            }
             for i in sorted(nodes_changed):
-                index.node_changed(i, () if i in moved else self._pods[i])
-            for i in pods_changed:
-                index.pods_added(i, self._pods[i])
+                pods = self._pods[i]
+                index.node_changed(i, pods[: counted.get(i, len(pods))])
+            for i, back in zip(pods_changed, regained, strict=True):
+                index.pods_added(i, back)
 
     def _record(self, entry: tuple[Any, ...]) -> None:
         if self._marks:
@@ -614,8 +629,9 @@ class ClusterSnapshot:
 
     # ----------------------------------------------------------------- pods
     def add_pod(self, pod: Pod, i: int, vec: Int64Array | None = None) -> None:
-        """Bind one pod to slot ``i`` (no fit check: the caller decided)."""
-        self.add_pods([pod], i, vec if vec is not None else self.vector(pod.requests))
+        """Bind one pod to slot ``i`` (no fit check: the caller decided; ``vec``, its request row, is
+        kept as given: it must not change)."""
+        self._add_total((pod,), i, vec if vec is not None else self.vector(pod.requests))
 
     def add_pods_in_order(self, pods: Sequence[Pod], i: int) -> None:
         """Bind ``pods``, each with its own request, to slot ``i`` in that order: what :meth:`add_pod`
@@ -648,8 +664,9 @@ class ClusterSnapshot:
         if self._pod_index is not None:
             self._pod_index.pods_added(i, pods)
         constrained = sum(1 for p in pods if p.pod_anti_affinity)
-        self._anti[i] += constrained
-        self.constrained_pods += constrained
+        if constrained:
+            self._anti[i] += constrained
+            self.constrained_pods += constrained
         self.pods_epoch += 1
         self._record(("pods+", i, len(pods), total, constrained))
 

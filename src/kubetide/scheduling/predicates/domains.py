@@ -31,49 +31,84 @@ __all__ = [
     "rules_failure",
     "rules_fit",
     "rules_mask",
+    "rules_tests",
 ]
 
 BoolArray = NDArray[np.bool_]
 
 
 class DomainRule:
-    """``allowed[code]``: the verdict for a node in domain ``code`` of ``key``; ``fill``: for domains
+    """``allowed[code]``: the verdict for a node in domain ``code`` of ``topology``; ``fill``: for domains
     numbered after the rule was made (no pods there yet); ``missing``: for a node without the key.
-    A node that fails reports ``failure`` (``missing_failure`` when it lacks the key)."""
+    A node that fails reports ``failure`` (``missing_failure`` when it lacks the key). ``allowed`` may
+    be plain booleans (few domains: numpy's per-call cost would be most of the work)."""
 
-    __slots__ = ("_table", "allowed", "failure", "fill", "key", "missing", "missing_failure")
+    __slots__ = (
+        "_list",
+        "_table",
+        "_test",
+        "allowed",
+        "failure",
+        "fill",
+        "missing",
+        "missing_failure",
+        "topology",
+    )
 
     def __init__(
         self,
-        key: str,
-        allowed: BoolArray,
+        topology: TopologyKey,
+        allowed: BoolArray | list[bool],
         fill: bool,
         missing: bool,
         failure: FilterFailure,
         missing_failure: FilterFailure,
     ) -> None:
-        self.key, self.allowed, self.fill, self.missing = key, allowed, fill, missing
+        self.topology, self.allowed, self.fill, self.missing = topology, allowed, fill, missing
         self.failure, self.missing_failure = failure, missing_failure
         self._table: BoolArray | None = None
+        self._list: list[bool] | None = None
+        self._test: tuple[list[int], Callable[[int], bool]] | None = None
 
-    def valid(self, index: PodIndex) -> bool:
-        return True
+    @property
+    def key(self) -> str:
+        return self.topology.name
+
+    def test(self, n: int) -> Callable[[int], bool]:
+        """The verdict for one of the first ``n`` slots, with plain integers (kept while the codes are)."""
+        codes = self.topology.codes_list(n)
+        kept = self._test
+        if kept is None or kept[0] is not codes:
+            table = self.table_list(self.topology.domains)  # its last entry, index -1: no key
+            kept = self._test = (codes, lambda slot: table[codes[slot]])
+        return kept[1]
+
+    def table_list(self, domains: int) -> list[bool]:
+        """:meth:`table` as plain booleans (its last entry, index -1, is the missing key's)."""
+        out = self._list
+        if out is None or len(out) != domains + 1:
+            allowed = self.allowed if isinstance(self.allowed, list) else self.allowed.tolist()
+            out = self._list = [*allowed[:domains], *[self.fill] * (domains - len(allowed)), self.missing]
+        return out
 
     def table(self, domains: int) -> BoolArray:
         """The verdict per domain code for ``domains`` codes, then one more for code -1 (no key)."""
         out = self._table
         if out is None or len(out) != domains + 1:
-            out = np.empty(domains + 1, np.bool_)
-            known = min(len(self.allowed), domains)
-            out[:known] = self.allowed[:known]
-            out[known:domains] = self.fill
-            out[domains] = self.missing
+            if isinstance(self.allowed, list):
+                out = np.array(self.table_list(domains), np.bool_)
+            else:
+                out = np.empty(domains + 1, np.bool_)
+                known = min(len(self.allowed), domains)
+                out[:known] = self.allowed[:known]
+                out[known:domains] = self.fill
+                out[domains] = self.missing
             self._table = out
         return out
 
     def apply(self, ok: BoolArray, index: PodIndex, start: int) -> None:
         """``ok &=`` the rule's verdict for every slot from ``start`` on."""
-        key = index.key(self.key)
+        key = self.topology
         n = index.snap.num_slots
         table = self.table(key.domains)
         if start or key.domains > _FEW_DOMAINS:
@@ -100,18 +135,37 @@ class DenyingRule:
     """Fails the nodes holding a pod of ``classes``, for a key whose every domain is one slot's (as
     hostnames are): a domain with such a pod is then exactly that pod's node. A node without the key
     passes. Live: it reads the classes' pods when asked, so it holds while the key keeps one slot per
-    domain (:meth:`valid`), whatever is bound or unbound."""
+    domain (``topology.shared == 0``), whatever is bound or unbound."""
 
-    __slots__ = ("classes", "failure", "key")
+    __slots__ = ("_test", "classes", "failure", "topology")
 
-    def __init__(self, key: str, classes: list[ClassCounts], failure: FilterFailure) -> None:
-        self.key, self.classes, self.failure = key, classes, failure
+    def __init__(self, topology: TopologyKey, classes: list[ClassCounts], failure: FilterFailure) -> None:
+        self.topology, self.classes, self.failure = topology, classes, failure
+        self._test: tuple[list[int] | None, Callable[[int], bool]] | None = None
 
-    def valid(self, index: PodIndex) -> bool:
-        return index.key(self.key).shared == 0
+    def test(self, n: int) -> Callable[[int], bool]:
+        """The verdict for one of the first ``n`` slots, with plain integers."""
+        key = self.topology
+        codes = key.codes_list(n) if key.unlabelled else None
+        kept = self._test
+        if kept is None or kept[0] is not codes:
+            held = [c.slots for c in self.classes]
+            if codes is not None:
+                kept = (codes, lambda slot: codes[slot] < 0 or all(slot not in h for h in held))
+            elif len(held) == 1:
+                only = held[0]
+                kept = (None, lambda slot: slot not in only)
+            else:
+                kept = (None, lambda slot: all(slot not in h for h in held))
+            self._test = kept
+        return kept[1]
+
+    @property
+    def key(self) -> str:
+        return self.topology.name
 
     def apply(self, ok: BoolArray, index: PodIndex, start: int) -> None:
-        key = index.key(self.key)
+        key = self.topology
         for c in self.classes:
             if c.slots:
                 slots = np.fromiter(c.slots, np.intp, len(c.slots))
@@ -150,13 +204,19 @@ def rules_mask(rules: Rules, index: PodIndex, start: int = 0) -> BoolArray:
 
 def rules_fit(rules: Rules, index: PodIndex, slot: int) -> bool:
     """Pass/fail of one slot."""
-    return all(rule.failure_at(index.key(rule.key), slot) is None for rule in rules)
+    return all(rule.failure_at(rule.topology, slot) is None for rule in rules)
+
+
+def rules_tests(rules: Rules, n: int) -> list[Callable[[int], bool]]:
+    """Per rule, its verdict for one of the first ``n`` slots as a plain-integer test: for walks over a
+    few nodes, where numpy's per-call cost would be most of the work."""
+    return [rule.test(n) for rule in rules]
 
 
 def rules_failure(rules: Rules, index: PodIndex, slot: int) -> FilterFailure | None:
     """The first rule's failure at ``slot``, in the rules' order (upstream's order of checks)."""
     for rule in rules:
-        failure = rule.failure_at(index.key(rule.key), slot)
+        failure = rule.failure_at(rule.topology, slot)
         if failure is not None:
             return failure
     return None

@@ -22,7 +22,7 @@ from numpy.typing import NDArray
 from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import PodAffinityTerm
 from kubetide.scheduling.equivalence import equivalence_key
-from kubetide.scheduling.pod_index import ClassCounts, LabelClass, PodIndex, label_class
+from kubetide.scheduling.pod_index import ClassCounts, LabelClass, PodIndex, TopologyKey, label_class
 from kubetide.scheduling.predicates.domains import (
     DenyingRule,
     DomainRule,
@@ -63,7 +63,18 @@ def _blocks(cls: LabelClass, target: LabelClass) -> list[str]:
 class _AffinityState:
     """One pod template's rules, and what they were computed from."""
 
-    __slots__ = ("apart", "blocking", "index", "keys_of", "own", "pod", "rules", "stamp", "together")
+    __slots__ = (
+        "_watched",
+        "apart",
+        "blocking",
+        "index",
+        "keys_of",
+        "own",
+        "pod",
+        "rules",
+        "stamp",
+        "together",
+    )
 
     def __init__(self, pod: Pod, index: PodIndex) -> None:
         self.pod, self.index = pod, index
@@ -84,14 +95,20 @@ class _AffinityState:
         ]
         self.blocking = index.blocking(own, lambda c: bool(_blocks(c, own)))
         self.keys_of: dict[int, list[str]] = {}  # per blocking class, the keys of its terms that match
+        self._watched: tuple[int, list[tuple[TopologyKey, list[ClassCounts], FilterFailure]]] = (-1, [])
         self.stamp: object = None
         self.rules: Rules = ()
 
-    def watched(self) -> list[tuple[str, list[ClassCounts], FilterFailure]]:
+    def watched(self) -> list[tuple[TopologyKey, list[ClassCounts], FilterFailure]]:
         """The anti-affinity rules' keys and classes: the pod's own terms, then existing pods' terms
-        matching it, grouped by key."""
+        matching it, grouped by key (kept while no class joins the lists)."""
+        size = len(self.blocking) + sum(len(c) for c in self.apart)
+        if self._watched[0] == size:
+            return self._watched[1]
+        index = self.index
         out = [
-            (t.topology_key, c, _ANTI) for t, c in zip(self.pod.pod_anti_affinity, self.apart, strict=True)
+            (index.key(t.topology_key), c, _ANTI)
+            for t, c in zip(self.pod.pod_anti_affinity, self.apart, strict=True)
         ]
         by_key: dict[str, list[ClassCounts]] = {}
         for c in self.blocking:
@@ -100,7 +117,8 @@ class _AffinityState:
                 keys = self.keys_of[id(c)] = list(dict.fromkeys(_blocks(c.cls, self.own)))
             for key in keys:
                 by_key.setdefault(key, []).append(c)
-        out.extend((key, classes, _EXISTING) for key, classes in by_key.items())
+        out.extend((index.key(key), classes, _EXISTING) for key, classes in by_key.items())
+        self._watched = (size, out)
         return out
 
     def current(self) -> Rules:
@@ -111,7 +129,7 @@ class _AffinityState:
         stamp = (
             [c.version for c in self.together],
             [
-                (key, len(classes)) if index.key(key).shared == 0 else (key, [c.version for c in classes])
+                len(classes) if key.shared == 0 else [c.version for c in classes]  # (live: the list only)
                 for key, classes, _ in watched
             ],
         )
@@ -142,19 +160,20 @@ def _affinity(pod: Pod, index: PodIndex, together: list[ClassCounts]) -> list[Do
     if not anywhere and all(term_matches(t, pod.namespace, pod) for t in terms):
         # The first pod of a set: any node with every term's key.
         return [
-            DomainRule(t.topology_key, np.ones(0, np.bool_), True, False, _AFFINITY, _AFFINITY) for t in terms
+            DomainRule(index.key(t.topology_key), np.ones(0, np.bool_), True, False, _AFFINITY, _AFFINITY)
+            for t in terms
         ]
     return [
-        DomainRule(t.topology_key, c > 0, False, False, _AFFINITY, _AFFINITY)
+        DomainRule(index.key(t.topology_key), c > 0, False, False, _AFFINITY, _AFFINITY)
         for t, c in zip(terms, counts, strict=True)
     ]
 
 
-def _denying(index: PodIndex, key: str, classes: list[ClassCounts], failure: FilterFailure) -> Rule:
+def _denying(index: PodIndex, key: TopologyKey, classes: list[ClassCounts], failure: FilterFailure) -> Rule:
     """Fail the nodes in a domain holding a pod of ``classes``; a node without the key passes."""
-    if index.key(key).shared == 0:  # one slot per domain: the nodes holding such pods
+    if key.shared == 0:  # one slot per domain: the nodes holding such pods
         return DenyingRule(key, classes, failure)
-    counts = index.domain_counts(classes, key)
+    counts = index.domain_counts(classes, key.name)
     return DomainRule(key, counts == 0, True, True, failure, failure)
 
 

@@ -82,6 +82,7 @@ class _SpreadState:
     """One pod template's rules, and what they were computed from (to keep them while it holds)."""
 
     __slots__ = (
+        "_by_counts",
         "constraints",
         "index",
         "keys",
@@ -109,36 +110,52 @@ class _SpreadState:
         self.matched = [index.selected(("spread", ns, s), s, _counted(ns, s)) for s in self.selectors]
         self.stamp: Hashable = None
         self.rules: Rules = ()
+        # Rules by the counts they were made from: a template's counts come back to the same few
+        # (a pod moved out of a domain and back), and so its rules and their kept tests.
+        self._by_counts: dict[Hashable, Rules] = {}
 
     def current(self) -> Rules:
         index = self.index
-        snap = index.snap
         versions = [c.version for classes in self.matched for c in classes]
         stamp = (versions, [(k.domains, k.presence) for k in self.keys])
         if not self.simple:
-            stamp = (stamp, index.layout, snap.num_slots)
+            stamp = (stamp, index.layout, index.snap.num_slots)
         if stamp != self.stamp:
-            self.rules = self._compute(index, snap)
+            self.rules = self._compute(index, index.snap)
             self.stamp = stamp
         return self.rules
 
     def _compute(self, index: PodIndex, snap: ClusterSnapshot) -> Rules:
         pod, constraints = self.pod, self.constraints
         if self.simple:
-            counted = [_keyed_counts(index, c, m) for c, m in zip(constraints, self.matched, strict=True)]
+            counted = [
+                (index.domain_counts(m, c.topology_key).tolist(), (key.nodes[: key.domains] > 0).tolist())
+                for c, m, key in zip(constraints, self.matched, self.keys, strict=True)
+            ]
         else:
-            counted = _eligible_counts(pod, snap, index, constraints, self.matched)
-        rules = []
-        for c, skew, (counts, present) in zip(constraints, self.limits, counted, strict=True):
+            counted = [
+                (n.tolist(), p.tolist())
+                for n, p in _eligible_counts(pod, snap, index, constraints, self.matched)
+            ]
+        seen_before = tuple((tuple(n), tuple(p)) for n, p in counted)
+        rules = self._by_counts.get(seen_before)
+        if rules is not None:
+            return rules
+        made = []
+        for key, c, skew, (per_domain, present) in zip(
+            self.keys, constraints, self.limits, counted, strict=True
+        ):
             # Plain integers: a handful of domains (zones) is the common case, where numpy's per-call
             # cost would be most of the work.
-            per_domain, here = counts.tolist(), present.tolist()
-            seen = [n for n, p in zip(per_domain, here, strict=True) if p]
+            seen = [n for n, p in zip(per_domain, present, strict=True) if p]
             low = min(seen) if seen and len(seen) >= (c.min_domains or 1) else 0
             limit = skew + low  # a domain's count must not exceed it
-            allowed = np.array([n <= limit for n in per_domain], np.bool_)
-            rules.append(DomainRule(c.topology_key, allowed, limit >= 0, False, _SKEW, _MISSING))
-        return tuple(rules)
+            allowed = [n <= limit for n in per_domain]
+            made.append(DomainRule(key, allowed, limit >= 0, False, _SKEW, _MISSING))
+        if len(self._by_counts) >= 16:
+            self._by_counts.clear()
+        rules = self._by_counts[seen_before] = tuple(made)
+        return rules
 
 
 def spread_state(pod: Pod, snap: ClusterSnapshot) -> _SpreadState:
@@ -150,14 +167,6 @@ def spread_state(pod: Pod, snap: ClusterSnapshot) -> _SpreadState:
 def spread_rules(pod: Pod, snap: ClusterSnapshot) -> Rules:
     """The filter's rules for ``pod``: one per hard constraint, in the pod's order."""
     return spread_state(pod, snap).current()
-
-
-def _keyed_counts(
-    index: PodIndex, c: TopologySpreadConstraint, classes: list[ClassCounts]
-) -> tuple[NDArray[np.int64], BoolArray]:
-    key = index.key(c.topology_key)
-    present: BoolArray = key.nodes[: key.domains] > 0
-    return index.domain_counts(classes, c.topology_key), present
 
 
 def _eligible_counts(
@@ -203,7 +212,7 @@ class PodTopologySpread:
     name = "PodTopologySpread"
 
     def applies(self, pod: Pod, snap: ClusterSnapshot) -> bool:
-        return bool(hard_constraints(pod))
+        return any(c.when_unsatisfiable == "DoNotSchedule" for c in pod.topology_spread)
 
     def state(self, pod: Pod, snap: ClusterSnapshot) -> RuleState:
         return spread_state(pod, snap)
