@@ -11,6 +11,9 @@ carries anti-affinity, needs nothing but the vectorized resource check; for such
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -18,7 +21,7 @@ from kubetide.model.pod import Pod
 from kubetide.scheduling.equivalence import EquivalenceKey, equivalence_key
 from kubetide.scheduling.pod_index import PodIndex
 from kubetide.scheduling.predicates import DOMAIN_FILTERS, DYNAMIC_FILTERS, LOCAL_FILTERS, STATIC_FILTERS
-from kubetide.scheduling.predicates.base import name_dependent, uses_inter_pod_constraints
+from kubetide.scheduling.predicates.base import DomainFilter, name_dependent, uses_inter_pod_constraints
 from kubetide.scheduling.predicates.domains import Rules, RuleState, rules_fit, rules_mask
 from kubetide.scheduling.predicates.node_resources import pods_that_fit, room_for_one
 from kubetide.scheduling.reasons import FilterFailure
@@ -46,6 +49,9 @@ class PodFacts:
         # The inter-pod filters' kept states for this template, with the index (and its generation)
         # they belong to: FitChecker.rules asks them for the rules as the snapshot is now.
         self.domain_states: tuple[PodIndex, int, dict[str, RuleState]] | None = None
+        self.domain_filters: list[DomainFilter] | None = None
+        self.walk_tests: tuple[Rules, int, list[Callable[[int], bool]]] | None = None  # scaledown's
+        self.joined_rules: tuple[list[Rules], Rules] | None = None  # the last parts and their join
 
     def vector(self, snap: ClusterSnapshot) -> NDArray[np.int64]:
         if self._vec is None or len(self._vec) != len(snap.resources):
@@ -204,7 +210,9 @@ class FitChecker:
         """The inter-pod filters' rules for one more pod like ``facts.pod`` (empty: none applies, and
         then the snapshot's pod index is not even built)."""
         snap, pod = self.snap, facts.pod
-        applying = [f for f in DOMAIN_FILTERS if f.applies(pod, snap)]
+        if facts.domain_filters is None:  # those that could apply to this template, once
+            facts.domain_filters = [f for f in DOMAIN_FILTERS if f.may_apply(pod)]
+        applying = [f for f in facts.domain_filters if f.applies(pod, snap)]
         if not applying:
             return ()
         index = snap.pod_index()
@@ -212,12 +220,19 @@ class FitChecker:
         if kept is None or kept[0] is not index or kept[1] != index.generation:
             kept = facts.domain_states = (index, index.generation, {})
         states = kept[2]
-        rules: Rules = ()
+        parts = []
         for f in applying:
             state = states.get(f.name)
             if state is None:
                 state = states[f.name] = f.state(pod, snap)
-            rules += state.current()
+            parts.append(state.current())
+        if len(parts) == 1:
+            return parts[0]  # the state's own tuple: the same object while its rules hold
+        joined = facts.joined_rules
+        if joined is not None and len(joined[0]) == len(parts) and all(map(operator.is_, joined[0], parts)):
+            return joined[1]
+        rules = tuple(rule for part in parts for rule in part)
+        facts.joined_rules = (parts, rules)
         return rules
 
     def fits(self, facts: PodFacts, slot: int) -> bool:

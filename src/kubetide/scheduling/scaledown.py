@@ -494,7 +494,13 @@ class _Simulation:
         n = snap.num_slots
         if n <= _NEAR:
             return None
-        tests = rules_tests(checker.rules(facts), n)
+        rules = checker.rules(facts)
+        kept = facts.walk_tests  # the rules come back as the same objects while they hold
+        if kept is not None and kept[0] is rules and kept[1] == n:
+            tests = kept[2]
+        else:
+            tests = rules_tests(rules, n)
+            facts.walk_tests = (rules, n, tests)
         need = facts.needs(snap)
         by_node = checker.static_ok if facts.name_dependent else None
         classes_ok = checker.class_ok(facts) if by_node is None else []

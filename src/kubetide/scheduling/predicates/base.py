@@ -71,6 +71,10 @@ class DynamicFilter(Protocol):
 class DomainFilter(DynamicFilter, Protocol):
     """A dynamic filter that decides a node by its topology domains: its state is per-domain rules."""
 
+    def may_apply(self, pod: Pod) -> bool:
+        """False when :meth:`applies` is False for this pod whatever the snapshot."""
+        ...
+
     def state(self, pod: Pod, snap: ClusterSnapshot) -> RuleState:
         """The filter's kept state for ``pod``'s template: its rules, in the order it checks them."""
         ...

@@ -183,6 +183,9 @@ class InterPodAffinity:
     def applies(self, pod: Pod, snap: ClusterSnapshot) -> bool:
         return bool(pod.pod_affinity or pod.pod_anti_affinity or snap.constrained_pods)
 
+    def may_apply(self, pod: Pod) -> bool:
+        return True  # existing pods' anti-affinity may reject any pod
+
     def state(self, pod: Pod, snap: ClusterSnapshot) -> RuleState:
         return affinity_state(pod, snap)
 

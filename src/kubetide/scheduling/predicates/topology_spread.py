@@ -212,6 +212,9 @@ class PodTopologySpread:
     name = "PodTopologySpread"
 
     def applies(self, pod: Pod, snap: ClusterSnapshot) -> bool:
+        return bool(pod.topology_spread) and self.may_apply(pod)
+
+    def may_apply(self, pod: Pod) -> bool:
         return any(c.when_unsatisfiable == "DoNotSchedule" for c in pod.topology_spread)
 
     def state(self, pod: Pod, snap: ClusterSnapshot) -> RuleState:
