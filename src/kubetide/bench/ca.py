@@ -20,7 +20,10 @@ shared; the wall figure is the one compared with the budget; ``warm_cpu_median_s
 zones running 50,000 pods with hostname anti-affinity; 50,000 pending pods with hostname anti-affinity
 and a zone spread), with its decision: the nodes added per group in the first loop. The next loops are
 the scale-up in flight: the upcoming nodes take the pods they can (zone by zone), and CA scales up again
-for the rest, group after group.
+for the rest, group after group. ``CA-loop-SD-4``: SD-4's world (5,000 nodes in 10 groups, 232,000 pods
+with hostname anti-affinity and a zone spread, nothing pending): each loop's scale-down pass, whose
+removal simulation stops at upstream's limit of unneeded nodes per loop; its decision is the nodes found
+unneeded (the removal simulation of all 1,500 candidates at once is the ``scheduling`` suite's SD-4).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from __future__ import annotations
 import gc
 import statistics
 import time
+from dataclasses import replace
 from typing import Any
 
 from kubetide.bench import affinity
@@ -180,5 +184,56 @@ def _loop_su4(target: float) -> dict[str, Any]:
     }
 
 
+def _loop_sd4(target: float) -> dict[str, Any]:
+    nodes, pods, _ = affinity.sd4()
+    per_group = len(nodes) // 10
+    views = [
+        replace(
+            n,
+            labels={**n.labels, affinity.GROUP_LABEL: f"group-{i // per_group}"},
+            provider_id=f"fake://{n.name}",
+        )
+        for i, n in enumerate(nodes)
+    ]
+    w = World(nodes=views, pods=pods)
+    cloud = RecordingCloud()
+    for g in range(10):
+        cloud.with_group(f"group-{g}", min_size=0, max_size=per_group * 2, target=per_group)
+    for node in views:
+        cloud.with_node(node.labels[affinity.GROUP_LABEL], node)
+    autoscaler = StaticAutoscaler(cloud, _NoWrites(), AutoscalingOptions(), start_time=NOW - 3600)
+    gc.collect()
+    cpu0, t0 = time.process_time(), time.perf_counter()
+    result = autoscaler.run_once(w, NOW)
+    cold, cold_cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    warm, warm_cpu, unneeded = [], [], []
+    for k in range(WARM_LOOPS):
+        cpu0, t0 = time.process_time(), time.perf_counter()
+        loop = autoscaler.run_once(w, NOW + 10.0 * (k + 1))
+        warm.append(time.perf_counter() - t0)
+        warm_cpu.append(time.process_time() - cpu0)
+        unneeded.append(len(loop.unneeded))
+    return {
+        "workload": "CA-loop-SD-4",
+        "median_seconds": cold,
+        "runs": 1,
+        "target_seconds": target,
+        "cpu_seconds": round(cold_cpu, 3),
+        "warm_median_seconds": round(statistics.median(warm), 4),
+        "warm_cpu_median_seconds": round(statistics.median(warm_cpu), 4),
+        "warm_runs": WARM_LOOPS,
+        "nodes": len(nodes),
+        "pods": len(pods),
+        "scale_down": result.scale_down_result,
+        "unneeded_first_loop": len(result.unneeded),
+        "unneeded_later_loops": unneeded,
+    }
+
+
 def run() -> list[dict[str, Any]]:
-    return [_loop("CA-loop-1k", 1_000, 0.2), _loop("CA-loop-5k", 5_000, 1.0), _loop_su4(1.0)]
+    return [
+        _loop("CA-loop-1k", 1_000, 0.2),
+        _loop("CA-loop-5k", 5_000, 1.0),
+        _loop_su4(1.0),
+        _loop_sd4(1.0),
+    ]

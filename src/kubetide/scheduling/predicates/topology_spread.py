@@ -116,34 +116,43 @@ class _SpreadState:
 
     def current(self) -> Rules:
         index = self.index
+        if self.simple:
+            # The rules are a function of the counts per domain and which domains have a node: kept by
+            # those (a template's counts come back to the same few as its pods move out and back).
+            seen: Hashable = tuple(
+                (index.domain_counts(m, k.name).tobytes(), k.presence)
+                for m, k in zip(self.matched, self.keys, strict=True)
+            )
+            rules = self._by_counts.get(seen)
+            if rules is None:
+                rules = self._made(seen, self._counts_as_stated(index))
+            return rules
         versions = [c.version for classes in self.matched for c in classes]
-        stamp = (versions, [(k.domains, k.presence) for k in self.keys])
-        if not self.simple:
-            stamp = (stamp, index.layout, index.snap.num_slots)
+        stamp = (versions, [(k.domains, k.presence) for k in self.keys], index.layout, index.snap.num_slots)
         if stamp != self.stamp:
-            self.rules = self._compute(index, index.snap)
+            counted = _eligible_counts(self.pod, index.snap, index, self.constraints, self.matched)
+            self.rules = self._rules([(n.tolist(), p.tolist()) for n, p in counted])
             self.stamp = stamp
         return self.rules
 
-    def _compute(self, index: PodIndex, snap: ClusterSnapshot) -> Rules:
-        pod, constraints = self.pod, self.constraints
-        if self.simple:
-            counted = [
-                (index.domain_counts(m, c.topology_key).tolist(), (key.nodes[: key.domains] > 0).tolist())
-                for c, m, key in zip(constraints, self.matched, self.keys, strict=True)
-            ]
-        else:
-            counted = [
-                (n.tolist(), p.tolist())
-                for n, p in _eligible_counts(pod, snap, index, constraints, self.matched)
-            ]
-        seen_before = tuple((tuple(n), tuple(p)) for n, p in counted)
-        rules = self._by_counts.get(seen_before)
-        if rules is not None:
-            return rules
+    def _counts_as_stated(self, index: PodIndex) -> list[tuple[list[int], list[bool]]]:
+        """Per constraint, the pods per domain and which domains have a node (every node with the key
+        is eligible)."""
+        return [
+            (index.domain_counts(m, k.name).tolist(), (k.nodes[: k.domains] > 0).tolist())
+            for m, k in zip(self.matched, self.keys, strict=True)
+        ]
+
+    def _made(self, seen: Hashable, counted: list[tuple[list[int], list[bool]]]) -> Rules:
+        if len(self._by_counts) >= 16:
+            self._by_counts.clear()
+        rules = self._by_counts[seen] = self._rules(counted)
+        return rules
+
+    def _rules(self, counted: list[tuple[list[int], list[bool]]]) -> Rules:
         made = []
         for key, c, skew, (per_domain, present) in zip(
-            self.keys, constraints, self.limits, counted, strict=True
+            self.keys, self.constraints, self.limits, counted, strict=True
         ):
             # Plain integers: a handful of domains (zones) is the common case, where numpy's per-call
             # cost would be most of the work.
@@ -152,10 +161,7 @@ class _SpreadState:
             limit = skew + low  # a domain's count must not exceed it
             allowed = [n <= limit for n in per_domain]
             made.append(DomainRule(key, allowed, limit >= 0, False, _SKEW, _MISSING))
-        if len(self._by_counts) >= 16:
-            self._by_counts.clear()
-        rules = self._by_counts[seen_before] = tuple(made)
-        return rules
+        return tuple(made)
 
 
 def spread_state(pod: Pod, snap: ClusterSnapshot) -> _SpreadState:
