@@ -63,6 +63,7 @@ class _Run:
         self.received = np.zeros(0, np.int64)  # pods placed per new node
         self.existing_with_pods: set[int] = set()  # cluster nodes the hostname-spread retry used
         self.last: int | None = None
+        self._none_fit: tuple[PodFacts, int, int] | None = None
         self.limited = False
         self.scheduled: list[Pod] = []
         self.unscheduled: list[Pod] = []
@@ -143,6 +144,7 @@ class _Run:
         while k < len(pods) and self.snap.num_slots > self.base:
             ok = self.checker.feasible_from(facts, self.base)
             if not ok.any():
+                self._fits_none(facts)
                 break
             self._place(pods[k], self.base + int(np.argmax(ok)), facts)
             k += 1
@@ -159,7 +161,7 @@ class _Run:
         """True: placed; False: left out (a fresh node was added but took no pod); None: stop the group."""
         last = self.last
         if last is not None:
-            if self.checker.fits(facts, last):
+            if not self._known_to_fit_none(facts) and self.checker.fits(facts, last):
                 self._place(pod, last, facts)
                 return True
             if hostname_spread:
@@ -178,11 +180,24 @@ class _Run:
         if not self.limiter.permission_to_add_node():
             self.limited = True
             return None
+        known = self._known_to_fit_none(facts)
         slot = self._add_nodes(1)
         if self.checker.fits(facts, slot):
             self._place(pod, slot, facts)
             return True
+        if known:  # the other new nodes took none, and nothing was bound since
+            self._fits_none(facts)
         return False
+
+    def _fits_none(self, facts: PodFacts) -> None:
+        """Note that no new node takes a pod like ``facts.pod`` as the snapshot is now."""
+        self._none_fit = (facts, self.snap.node_epoch, self.snap.pods_epoch)
+
+    def _known_to_fit_none(self, facts: PodFacts) -> bool:
+        """True when, as noted and nothing changed since, no new node takes a pod like ``facts.pod``:
+        the last node need not be asked again (upstream asks, and gets the same no)."""
+        snap = self.snap
+        return self._none_fit == (facts, snap.node_epoch, snap.pods_epoch)
 
 
 def estimate(

@@ -18,6 +18,7 @@ from __future__ import annotations
 import weakref
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -411,6 +412,49 @@ class PodIndex:
                 query.offer(data)
         return data
 
+    # ------------------------------------------------------------------ saved states
+    def save(self) -> IndexState:
+        """What :meth:`restore` needs to bring the index back to now (for a snapshot's copy fork, whose
+        revert would otherwise tell the index of every pod bound or unbound since, one by one)."""
+        classes = [(c, dict(c.slots), {k: a.copy() for k, a in c.domains.items()}) for c in self.classes]
+        keys = {
+            name: (k.codes.copy(), k.nodes.copy(), k.holders.copy(), k.shared, k.unlabelled)
+            for name, k in self._keys.items()
+        }
+        return IndexState(classes, keys, self._active.copy())
+
+    def restore(self, state: IndexState) -> None:
+        """Back to the state saved (the snapshot's slots and pods are back to theirs too). Classes and
+        keys that appeared since stay, empty or recomputed: the filters' kept states refer to them."""
+        self.version += 1
+        self.layout += 1
+        saved = {id(c): (slots, domains) for c, slots, domains in state.classes}
+        for c in self.classes:
+            slots, domains = saved.get(id(c), ({}, {}))
+            c.slots.clear()  # in place: live rules hold these dicts
+            c.slots.update(slots)
+            for name in list(c.domains):
+                if name in domains:
+                    c.domains[name] = domains[name]
+                else:
+                    del c.domains[name]  # of a key registered since: counted again when asked
+            c.version += 1
+        self._active = state.active.copy()
+        for name, key in list(self._keys.items()):
+            kept = state.keys.get(name)
+            if kept is None:  # registered since: numbered again from the snapshot
+                del self._keys[name]
+                self.key(name)
+                continue
+            codes, nodes, holders, shared, unlabelled = kept
+            key.codes = codes.copy()
+            key.nodes = _padded(nodes, len(key.nodes))
+            key.holders = _padded(holders, len(key.holders))
+            key.shared, key.unlabelled = shared, unlabelled
+            key.presence += 1  # which domains have a node may have changed
+            key.masks.clear()
+            key._codes_list = None
+
     # ------------------------------------------------------------------ nodes
     def nodes_added(self, first: int, end: int) -> None:
         """Slots ``first`` .. ``end - 1`` were added (present, without pods)."""
@@ -485,6 +529,15 @@ class PodIndex:
             code = key.assign(slot, label_value(slot, key.name))
             if active[slot]:
                 key.count_node(code, 1)
+
+
+@dataclass(frozen=True, slots=True)
+class IndexState:
+    """A :class:`PodIndex` as it was (see :meth:`PodIndex.save`)."""
+
+    classes: list[tuple[ClassCounts, dict[int, int], dict[str, Int64Array]]]
+    keys: dict[str, tuple[NDArray[np.int32], Int64Array, Int64Array, int, int]]
+    active: NDArray[np.bool_]
 
 
 class _Query:

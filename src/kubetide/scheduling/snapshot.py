@@ -31,7 +31,7 @@ from kubetide.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, Resou
 from kubetide.model.scheduling_terms import Taint
 
 if TYPE_CHECKING:
-    from kubetide.scheduling.pod_index import PodIndex
+    from kubetide.scheduling.pod_index import IndexState, PodIndex
 
 __all__ = ["BASE_RESOURCES", "ClusterSnapshot", "NodeClass"]
 
@@ -72,6 +72,7 @@ class _Saved:
     views: list[NodeView]
     own_view: list[bool]
     constrained: int
+    index: tuple[PodIndex, IndexState] | None  # the pod index as it was, if there was one
 
 
 def _unbound_since(index: PodIndex, i: int, now: list[Pod], then: list[Pod]) -> Sequence[Pod]:
@@ -313,6 +314,10 @@ class ClusterSnapshot:
         self._marks.pop()
         if not self._marks:
             self._log.clear()
+        elif self._marks[-1][2] is not None:
+            # The enclosing fork reverts by restoring its copy: it needs no log (and the entries kept
+            # alive would only lengthen the garbage collector's full passes).
+            del self._log[self._marks[-1][0] :]
 
     def revert(self) -> None:
         """Undo every change since the innermost :meth:`fork`."""
@@ -340,6 +345,7 @@ class ClusterSnapshot:
             list(self._views),
             list(self._own_view),
             self.constrained_pods,
+            None if self._pod_index is None else (self._pod_index, self._pod_index.save()),
         )
 
     def _share(self) -> list[list[Pod]]:
@@ -361,7 +367,9 @@ class ClusterSnapshot:
     def _restore(self, saved: _Saved) -> None:
         n = len(saved.pods)
         index = self._pod_index
-        if index is not None:  # tell the index of the slots whose pods or node the restore changes
+        if saved.index is not None and saved.index[0] is index:
+            index = None  # restored wholesale below
+        if index is not None:  # made since the save: tell it of the slots whose pods or node change
             pods_changed = list(compress(range(n), map(operator.ne, self._ver, saved.versions)))
             regained = [_unbound_since(index, i, self._pods[i], saved.pods[i]) for i in pods_changed]
             relabelled = (self._active[:n] != saved.active) | (self._class[:n] != saved.classes)
@@ -385,6 +393,8 @@ class ClusterSnapshot:
                 index.node_changed(i, pods[: counted.get(i, len(pods))])
             for i, back in zip(pods_changed, regained, strict=True):
                 index.pods_added(i, back)
+        elif saved.index is not None and saved.index[0] is self._pod_index:
+            saved.index[0].restore(saved.index[1])
 
     def _record(self, entry: tuple[Any, ...]) -> None:
         if self._marks:

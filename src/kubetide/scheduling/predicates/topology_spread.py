@@ -119,10 +119,14 @@ class _SpreadState:
         if self.simple:
             # The rules are a function of the counts per domain and which domains have a node: kept by
             # those (a template's counts come back to the same few as its pods move out and back).
-            seen: Hashable = tuple(
-                (index.domain_counts(m, k.name).tobytes(), k.presence)
-                for m, k in zip(self.matched, self.keys, strict=True)
-            )
+            if len(self.keys) == 1:
+                key = self.keys[0]
+                seen: Hashable = (index.domain_counts(self.matched[0], key.name).tobytes(), key.presence)
+            else:
+                seen = tuple(
+                    (index.domain_counts(m, k.name).tobytes(), k.presence)
+                    for m, k in zip(self.matched, self.keys, strict=True)
+                )
             rules = self._by_counts.get(seen)
             if rules is None:
                 rules = self._made(seen, self._counts_as_stated(index))
@@ -156,7 +160,9 @@ class _SpreadState:
         ):
             # Plain integers: a handful of domains (zones) is the common case, where numpy's per-call
             # cost would be most of the work.
-            seen = [n for n, p in zip(per_domain, present, strict=True) if p]
+            seen = (
+                [n for n, p in zip(per_domain, present, strict=True) if p] if False in present else per_domain
+            )
             low = min(seen) if seen and len(seen) >= (c.min_domains or 1) else 0
             limit = skew + low  # a domain's count must not exceed it
             allowed = [n <= limit for n in per_domain]
