@@ -19,7 +19,7 @@ import weakref
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -234,7 +234,8 @@ class PodIndex:
     def _bind_initial(self) -> None:
         """Every bound pod, with their classes derived in one pass (templates shared across nodes)."""
         snap = self.snap
-        slots, pods = [], []
+        slots: list[int] = []
+        pods: list[Pod] = []
         for i in range(snap.num_slots):
             bound = snap.pods_on(i)
             if bound:
@@ -563,7 +564,11 @@ def _required_pairs(selector: LabelSelector) -> list[tuple[str, str]] | None:
     return None
 
 
-def _padded(array: NDArray[np.generic], length: int) -> NDArray[np.generic]:
-    out = np.zeros(length, array.dtype)
+_G = TypeVar("_G", bound=np.generic)
+
+
+def _padded(array: NDArray[_G], length: int) -> NDArray[_G]:
+    """``array`` followed by zeros up to ``length``."""
+    out: NDArray[_G] = np.zeros(length, array.dtype)
     out[: len(array)] = array
     return out

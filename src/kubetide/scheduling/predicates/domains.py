@@ -244,4 +244,5 @@ def kept_state(index: PodIndex, what: Hashable, make: Callable[[], _S]) -> _S:
         if len(cache) >= _MAX_KEPT:
             index.forget()
         state = cache[what] = make()
-    return state  # type: ignore[return-value]
+    found: _S = state
+    return found

@@ -16,6 +16,8 @@ term matches, their pods per domain of the term's key.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -90,7 +92,7 @@ class _AffinityState:
             else []
         )
         self.apart = [
-            index.selected(("anti", ns, t), t.selector, lambda c, t=t: _term_matches_class(t, ns, c))
+            index.selected(("anti", ns, t), t.selector, partial(_term_matches_class, t, ns))
             for t in pod.pod_anti_affinity
         ]
         self.blocking = index.blocking(own, lambda c: bool(_blocks(c, own)))
