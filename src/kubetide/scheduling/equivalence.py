@@ -24,7 +24,14 @@ import numpy as np
 
 from kubetide.model.pod import Pod
 
-__all__ = ["EquivalenceKey", "PodGroup", "equivalence_key", "equivalence_keys", "group_pods"]
+__all__ = [
+    "EquivalenceKey",
+    "PodGroup",
+    "equivalence_key",
+    "equivalence_keys",
+    "group_pods",
+    "has_equivalence_key",
+]
 
 _CACHE_ATTR = "_kubetide_equivalence_key"  # kept in the (frozen) pod's __dict__, like cached_property
 
@@ -69,6 +76,11 @@ def _signature(pod: Pod) -> tuple[Any, ...]:
         pod.priority,
         pod.scheduler_name,
     )
+
+
+def has_equivalence_key(pod: Pod) -> bool:
+    """True when the pod's key is derived already."""
+    return _CACHE_ATTR in pod.__dict__
 
 
 def equivalence_key(pod: Pod) -> EquivalenceKey:

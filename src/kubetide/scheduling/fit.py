@@ -203,7 +203,7 @@ class FitChecker:
         if ok.any():
             rules = self.rules(facts)
             if rules:
-                ok &= rules_mask(rules, self.snap.pod_index(), start)
+                ok = rules_mask(rules, self.snap.pod_index(), start, within=ok)
         return ok
 
     def rules(self, facts: PodFacts) -> Rules:

@@ -147,9 +147,7 @@ class HintingSimulator:
         rules = checker.rules(facts)  # topology spread, inter-pod affinity: they read every domain
         if not rules:
             return base
-        ok = rules_mask(rules, snap.pod_index())
-        ok &= base
-        return ok
+        return rules_mask(rules, snap.pod_index(), within=base)
 
 
 def _minus_priority(pod: Pod) -> int:

@@ -31,7 +31,7 @@ from numpy.typing import NDArray
 
 from kubetide.model.pod import Pod
 from kubetide.scheduling.drainability import BlockReason, NodeDrain
-from kubetide.scheduling.equivalence import group_pods
+from kubetide.scheduling.equivalence import equivalence_keys, group_pods, has_equivalence_key
 from kubetide.scheduling.fit import FitChecker, PodFacts
 from kubetide.scheduling.placement import round_robin_fill
 from kubetide.scheduling.predicates.domains import rules_tests
@@ -572,6 +572,15 @@ def _moves(
     return out
 
 
+def _derive_keys(snap: ClusterSnapshot, candidates: Sequence[str]) -> None:
+    """The equivalence keys of every candidate's pods, derived in one pass: pods of one template on
+    different nodes then share one derivation (an attempt groups one node's pods at a time)."""
+    slots = snap.slots_of(candidates).tolist()
+    first = next((snap.pods_on(i) for i in slots if snap.pods_on(i)), ())
+    if first and not all(map(has_equivalence_key, first)):  # derived already (a later loop): skip
+        equivalence_keys([pod for i in slots for pod in snap.pods_on(i)])
+
+
 def simulate_removals(
     snap: ClusterSnapshot,
     candidates: Sequence[str],
@@ -602,6 +611,7 @@ def simulate_removals(
         if memo is not None:
             memo._begin(snap)
         sim = _Simulation(snap, destinations, memo)
+        _derive_keys(snap, candidates)
         found: list[RemovalResult] = []
         removable = 0
         for name in candidates:

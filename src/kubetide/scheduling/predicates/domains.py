@@ -188,9 +188,9 @@ Rule = DomainRule | DenyingRule
 Rules = tuple[Rule, ...]
 
 
-def rules_mask(rules: Rules, index: PodIndex, start: int = 0) -> BoolArray:
-    """Pass/fail of every slot from ``start`` on."""
-    ok = np.ones(index.snap.num_slots - start, np.bool_)
+def rules_mask(rules: Rules, index: PodIndex, start: int = 0, within: BoolArray | None = None) -> BoolArray:
+    """Pass/fail of every slot from ``start`` on (and, if given, in ``within``: a copy is changed)."""
+    ok = np.ones(index.snap.num_slots - start, np.bool_) if within is None else within.copy()
     denied: set[tuple[str, tuple[int, ...]]] = set()
     for rule in rules:
         if isinstance(rule, DenyingRule):  # a pod's anti-affinity to its own kind denies the same twice
