@@ -11,8 +11,10 @@ received a pod). Otherwise only new nodes that received a pod are counted.
 
 Groups whose pods depend only on resources and static filters are placed in bulk: per-node capacity by
 one vectorized division, the first-fit fill by a cumulative sum, and the new nodes by a ceiling
-division, which gives the same answer as placing pod by pod. The snapshot is forked and reverted, so
-the estimate leaves it unchanged.
+division, which gives the same answer as placing pod by pod. The others are placed pod by pod, asking
+only about the new nodes (and, where no new node took the pod and nothing changed since, not asking
+again). The snapshot is forked and reverted, so the estimate leaves it unchanged; the snapshot is the
+cluster's (CA estimates on its cluster snapshot), so running pods count for the inter-pod filters.
 """
 
 from __future__ import annotations

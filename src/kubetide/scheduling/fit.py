@@ -6,7 +6,10 @@ change while pods are placed: the request row and the static filters' answer per
 node, for pods whose node selection names nodes). Dynamic filters run only when they apply: a pod
 without host ports, inter-pod (anti-)affinity or hard topology spread, in a snapshot where no bound pod
 carries anti-affinity, needs nothing but the vectorized resource check; for such *simple* pods
-:meth:`FitChecker.capacity` answers "how many more of these fit on each node" in one division.
+:meth:`FitChecker.capacity` answers "how many more of these fit on each node" in one division. The
+inter-pod filters answer as per-domain rules (:meth:`FitChecker.rules`, from the snapshot's pod index),
+so one node (:meth:`FitChecker.fits`) or a range of nodes (:meth:`FitChecker.feasible_from`, the
+estimator's new nodes) is asked about without a mask over every node.
 """
 
 from __future__ import annotations

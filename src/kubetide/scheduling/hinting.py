@@ -11,8 +11,10 @@ ten such specs per controller). Each pod placed is bound in the snapshot.
 The first fit is taken in the snapshot's node order. Upstream walks a node list that its delta snapshot
 rebuilds from a Go map after every binding, from a rotating index, so which fitting node it takes is
 unspecified; the first fit packs as tightly, and is reproducible. Pods of identical templates keep
-their feasibility between bindings (only the nodes bound since are checked again), so a call costs one
-vectorized pass per template plus a scan per pod.
+their static and node-local feasibility (ports, resources) between bindings (only the nodes bound
+since are checked again), so a call costs one vectorized pass per template plus a scan per pod; for
+pods that topology spread or inter-pod (anti-)affinity decide, the filters' per-domain rules (kept
+from the snapshot's pod index) are applied to that mask per pod.
 """
 
 from __future__ import annotations

@@ -11,7 +11,9 @@ at or after a cursor that starts at slot 0 and moves past every node that receiv
 from the last success), pods taken equivalence group by equivalence group in order of first
 appearance. Groups of simple pods are placed in bulk: a walk over the few nodes after the cursor
 when those take the whole group one pod each (the usual case), else :func:`round_robin_fill` over
-every node; both give the same moves (property-tested). The whole check runs in a fork that is
+every node; both give the same moves (property-tested). Pods that the inter-pod filters or host ports
+decide are placed one by one, walking the few nodes after the cursor with the filters' per-domain
+rules as plain-integer tests, else asking every node. The whole check runs in a fork that is
 reverted at the end unless ``keep`` is set.
 
 A :class:`RemovalMemo` carried from one call to the next (one loop to the next) lets an attempt reuse

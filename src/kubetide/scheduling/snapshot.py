@@ -11,6 +11,10 @@ column too) so filters can compare one request vector against every node at once
 labels (apart from the hostname), taints and ``unschedulable`` share a *node class*; static filters are
 evaluated once per class. Node copies made from a template (Cluster Autoscaler's ``<template>-e-<i>``
 nodes) keep the template's view and get their own name and hostname label.
+
+Once an inter-pod filter asks for it, the snapshot keeps a :class:`~kubetide.scheduling.pod_index.PodIndex`
+(its bound pods by label class and topology domain) in step: every bind, unbind and node change,
+undo and revert included, is told to it; a copy fork saves it and its revert restores it.
 """
 
 from __future__ import annotations
