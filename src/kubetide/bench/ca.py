@@ -35,6 +35,7 @@ from dataclasses import replace
 from typing import Any
 
 from kubetide.bench import affinity
+from kubetide.bench.affinity import GROUP_LABEL
 from kubetide.bench.live import _NoWrites
 from kubetide.cloud.fake import RecordingCloud
 from kubetide.cluster.autoscaler import StaticAutoscaler
@@ -100,35 +101,51 @@ def world(nodes: int, pods_per_node: int = 30) -> tuple[World, RecordingCloud]:
                 unschedulable_message=UNSCHEDULABLE if pending else "",
             )
         )
+    return World(nodes=node_views, pods=pods), _grouped_cloud(node_views, GROUPS)
+
+
+def _grouped_cloud(nodes: list[NodeView], groups: int) -> RecordingCloud:
+    """``groups`` groups of the nodes (by their group label), each at its size, free to double."""
+    per_group = len(nodes) // groups
     cloud = RecordingCloud()
-    for g in range(GROUPS):
+    for g in range(groups):
         cloud.with_group(f"group-{g}", min_size=0, max_size=per_group * 2, target=per_group)
-    for node in node_views:
-        cloud.with_node(node.labels["kubetide.io/node-group"], node)
-    return World(nodes=node_views, pods=pods), cloud
+    for node in nodes:
+        cloud.with_node(node.labels[GROUP_LABEL], node)
+    return cloud
+
+
+def _loops(w: World, cloud: RecordingCloud) -> tuple[dict[str, float], LoopResult, list[LoopResult]]:
+    """A new autoscaler's first loop on ``w`` (fresh objects) and the next ones: the figures (wall
+    and CPU, first and median of the next), the first loop's result and the next ones'."""
+    autoscaler = StaticAutoscaler(cloud, _NoWrites(), AutoscalingOptions(), start_time=NOW - 3600)
+    gc.collect()
+    cpu0, t0 = time.process_time(), time.perf_counter()
+    first = autoscaler.run_once(w, NOW)
+    cold, cold_cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    warm, warm_cpu, later = [], [], []
+    for k in range(WARM_LOOPS):
+        cpu0, t0 = time.process_time(), time.perf_counter()
+        later.append(autoscaler.run_once(w, NOW + 10.0 * (k + 1)))
+        warm.append(time.perf_counter() - t0)
+        warm_cpu.append(time.process_time() - cpu0)
+    figures = {
+        "median_seconds": cold,
+        "cpu_seconds": round(cold_cpu, 3),
+        "warm_median_seconds": round(statistics.median(warm), 4),
+        "warm_cpu_median_seconds": round(statistics.median(warm_cpu), 4),
+    }
+    return figures, first, later
 
 
 def _loop(name: str, nodes: int, target: float) -> dict[str, Any]:
     w, cloud = world(nodes)
-    autoscaler = StaticAutoscaler(cloud, _NoWrites(), AutoscalingOptions(), start_time=NOW - 3600)
-    gc.collect()
-    cpu0, t0 = time.process_time(), time.perf_counter()
-    result = autoscaler.run_once(w, NOW)
-    cold, cold_cpu = time.perf_counter() - t0, time.process_time() - cpu0
-    warm, warm_cpu = [], []
-    for k in range(WARM_LOOPS):
-        cpu0, t0 = time.process_time(), time.perf_counter()
-        autoscaler.run_once(w, NOW + 10.0 * (k + 1))
-        warm.append(time.perf_counter() - t0)
-        warm_cpu.append(time.process_time() - cpu0)
+    figures, result, _ = _loops(w, cloud)
     return {
         "workload": name,
-        "median_seconds": cold,
+        **figures,
         "runs": 1,
         "target_seconds": target,
-        "cpu_seconds": round(cold_cpu, 3),
-        "warm_median_seconds": round(statistics.median(warm), 4),
-        "warm_cpu_median_seconds": round(statistics.median(warm_cpu), 4),
         "warm_runs": WARM_LOOPS,
         "nodes": nodes,
         "pods": len(w.pods),
@@ -148,39 +165,19 @@ def _added(result: LoopResult) -> dict[str, int]:
 def _loop_su4(target: float) -> dict[str, Any]:
     su4 = affinity.su4()
     w = World(nodes=su4.nodes, pods=[*su4.running, *su4.pending])
-    cloud = RecordingCloud()
-    per_group = len(su4.nodes) // len(su4.templates)
-    for group in su4.groups:
-        cloud.with_group(group, min_size=0, max_size=per_group * 2, target=per_group)
-    for node in su4.nodes:
-        cloud.with_node(node.labels[affinity.GROUP_LABEL], node)
-    autoscaler = StaticAutoscaler(cloud, _NoWrites(), AutoscalingOptions(), start_time=NOW - 3600)
-    gc.collect()
-    cpu0, t0 = time.process_time(), time.perf_counter()
-    result = autoscaler.run_once(w, NOW)
-    cold, cold_cpu = time.perf_counter() - t0, time.process_time() - cpu0
-    warm, warm_cpu, later = [], [], []
-    for k in range(WARM_LOOPS):
-        cpu0, t0 = time.process_time(), time.perf_counter()
-        loop = autoscaler.run_once(w, NOW + 10.0 * (k + 1))
-        warm.append(time.perf_counter() - t0)
-        warm_cpu.append(time.process_time() - cpu0)
-        later.append(_added(loop))
+    figures, result, later = _loops(w, _grouped_cloud(su4.nodes, len(su4.templates)))
     return {
         "workload": "CA-loop-SU-4",
-        "median_seconds": cold,
+        **figures,
         "runs": 1,
         "target_seconds": target,
-        "cpu_seconds": round(cold_cpu, 3),
-        "warm_median_seconds": round(statistics.median(warm), 4),
-        "warm_cpu_median_seconds": round(statistics.median(warm_cpu), 4),
         "warm_runs": WARM_LOOPS,
         "nodes": len(su4.nodes),
         "pods": len(w.pods),
         "pending": len(su4.pending),
         "scale_up": result.scale_up_result,
         "nodes_added_per_group": _added(result),
-        "later_loops_nodes_added": later,
+        "later_loops_nodes_added": [_added(r) for r in later],
     }
 
 
@@ -189,44 +186,22 @@ def _loop_sd4(target: float) -> dict[str, Any]:
     per_group = len(nodes) // 10
     views = [
         replace(
-            n,
-            labels={**n.labels, affinity.GROUP_LABEL: f"group-{i // per_group}"},
-            provider_id=f"fake://{n.name}",
+            n, labels={**n.labels, GROUP_LABEL: f"group-{i // per_group}"}, provider_id=f"fake://{n.name}"
         )
         for i, n in enumerate(nodes)
     ]
-    w = World(nodes=views, pods=pods)
-    cloud = RecordingCloud()
-    for g in range(10):
-        cloud.with_group(f"group-{g}", min_size=0, max_size=per_group * 2, target=per_group)
-    for node in views:
-        cloud.with_node(node.labels[affinity.GROUP_LABEL], node)
-    autoscaler = StaticAutoscaler(cloud, _NoWrites(), AutoscalingOptions(), start_time=NOW - 3600)
-    gc.collect()
-    cpu0, t0 = time.process_time(), time.perf_counter()
-    result = autoscaler.run_once(w, NOW)
-    cold, cold_cpu = time.perf_counter() - t0, time.process_time() - cpu0
-    warm, warm_cpu, unneeded = [], [], []
-    for k in range(WARM_LOOPS):
-        cpu0, t0 = time.process_time(), time.perf_counter()
-        loop = autoscaler.run_once(w, NOW + 10.0 * (k + 1))
-        warm.append(time.perf_counter() - t0)
-        warm_cpu.append(time.process_time() - cpu0)
-        unneeded.append(len(loop.unneeded))
+    figures, result, later = _loops(World(nodes=views, pods=pods), _grouped_cloud(views, 10))
     return {
         "workload": "CA-loop-SD-4",
-        "median_seconds": cold,
+        **figures,
         "runs": 1,
         "target_seconds": target,
-        "cpu_seconds": round(cold_cpu, 3),
-        "warm_median_seconds": round(statistics.median(warm), 4),
-        "warm_cpu_median_seconds": round(statistics.median(warm_cpu), 4),
         "warm_runs": WARM_LOOPS,
         "nodes": len(nodes),
         "pods": len(pods),
         "scale_down": result.scale_down_result,
         "unneeded_first_loop": len(result.unneeded),
-        "unneeded_later_loops": unneeded,
+        "unneeded_later_loops": [len(r.unneeded) for r in later],
     }
 
 

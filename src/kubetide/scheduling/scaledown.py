@@ -23,7 +23,7 @@ its last result instead of walking again: see :class:`RemovalMemo` for when that
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TypeVar
@@ -466,26 +466,11 @@ class _Simulation:
         width = _near_width(pods)
         if width >= n:
             return None
-        dest, alloc, used = self._dest, self._alloc, self._used
-        # Pods whose node selection names nodes are judged per node; the others per node class.
-        by_node = self.checker.static_ok if facts.name_dependent else None
-        classes_ok = self.checker.class_ok(facts) if by_node is None else []
-        classes = self._classes
         taken: list[int] = []
-        for k in range(width):
-            i = cursor + k if cursor + k < n else cursor + k - n
-            if not dest[i] or i == skip:
-                continue
-            if not (by_node(facts, i) if by_node is not None else classes_ok[classes[i]]):
-                continue
-            room, spent = alloc[i], used[i]
-            for c, v in need:  # room_for_one, inline: this is the walk's innermost step
-                if room[c] - spent[c] < v:
-                    break
-            else:
-                taken.append(i)
-                if len(taken) == pods:
-                    return sorted(taken), (i + 1) % n
+        for i in self._roomy(facts, need, skip, cursor, width):
+            taken.append(i)
+            if len(taken) == pods:
+                return sorted(taken), (i + 1) % n
         return None
 
     def _walk_one(self, facts: PodFacts, skip: int, cursor: int) -> int | None:
@@ -503,30 +488,40 @@ class _Simulation:
         else:
             tests = rules_tests(rules, n)
             facts.walk_tests = (rules, n, tests)
-        need = facts.needs(snap)
-        by_node = checker.static_ok if facts.name_dependent else None
-        classes_ok = checker.class_ok(facts) if by_node is None else []
         ports = bool(facts.pod.host_ports)
+        for i in self._roomy(facts, facts.needs(snap), skip, cursor, _NEAR):
+            if ports and not checker.local_fits(facts, i):
+                continue
+            for test in tests:
+                if not test(i):
+                    break
+            else:
+                return i
+        return None
+
+    def _roomy(
+        self, facts: PodFacts, need: list[tuple[int, int]], skip: int, cursor: int, width: int
+    ) -> Iterator[int]:
+        """The destinations among the ``width`` nodes from the cursor on (wrapping), node ``skip``
+        (the one being removed) left out, that pass the static filters and have room for one pod
+        requesting ``need`` (``PodFacts.needs``), in that order, from the plain-integer rows."""
+        n = self.snap.num_slots
         dest, alloc, used, classes = self._dest, self._alloc, self._used, self._classes
-        for k in range(_NEAR):
+        # Pods whose node selection names nodes are judged per node; the others per node class.
+        by_node = self.checker.static_ok if facts.name_dependent else None
+        classes_ok = self.checker.class_ok(facts) if by_node is None else []
+        for k in range(width):
             i = cursor + k if cursor + k < n else cursor + k - n
             if not dest[i] or i == skip:
                 continue
             if not (by_node(facts, i) if by_node is not None else classes_ok[classes[i]]):
                 continue
             room, spent = alloc[i], used[i]
-            for c, v in need:  # room_for_one, inline
+            for c, v in need:  # room_for_one, inline: this is the walk's innermost step
                 if room[c] - spent[c] < v:
                     break
             else:
-                if ports and not checker.local_fits(facts, i):
-                    continue
-                for test in tests:
-                    if not test(i):
-                        break
-                else:
-                    return i
-        return None
+                yield i
 
 
 def _span(rows: list[_T], start: int, length: int) -> list[_T]:

@@ -13,13 +13,17 @@ while what they were computed from (class versions, domains, node counts) is unc
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
+from kubetide.model.pod import Pod
 from kubetide.scheduling.pod_index import ClassCounts, PodIndex, TopologyKey
 from kubetide.scheduling.reasons import FilterFailure
+
+if TYPE_CHECKING:
+    from kubetide.scheduling.snapshot import ClusterSnapshot
 
 __all__ = [
     "DenyingRule",
@@ -27,6 +31,7 @@ __all__ = [
     "Rule",
     "RuleState",
     "Rules",
+    "RulesFilter",
     "kept_state",
     "rules_failure",
     "rules_fit",
@@ -220,6 +225,26 @@ def rules_failure(rules: Rules, index: PodIndex, slot: int) -> FilterFailure | N
         if failure is not None:
             return failure
     return None
+
+
+class RulesFilter:
+    """The dynamic-filter methods of a filter whose state is rules (see ``predicates.base``): the
+    subclass gives ``state``."""
+
+    def state(self, pod: Pod, snap: ClusterSnapshot) -> RuleState:
+        raise NotImplementedError
+
+    def mask(self, pod: Pod, snap: ClusterSnapshot, vec: NDArray[np.int64], start: int = 0) -> BoolArray:
+        return rules_mask(self.state(pod, snap).current(), snap.pod_index(), start)
+
+    def fits(self, pod: Pod, snap: ClusterSnapshot, slot: int, needs: list[tuple[int, int]]) -> bool:
+        return rules_fit(self.state(pod, snap).current(), snap.pod_index(), slot)
+
+    def failures(
+        self, pod: Pod, snap: ClusterSnapshot, vec: NDArray[np.int64], nodes: NDArray[np.intp]
+    ) -> list[FilterFailure | None]:
+        rules, index = self.state(pod, snap).current(), snap.pod_index()
+        return [rules_failure(rules, index, int(i)) for i in nodes]
 
 
 class RuleState(Protocol):

@@ -30,11 +30,9 @@ from kubetide.scheduling.predicates.domains import (
     DomainRule,
     Rule,
     Rules,
+    RulesFilter,
     RuleState,
     kept_state,
-    rules_failure,
-    rules_fit,
-    rules_mask,
 )
 from kubetide.scheduling.reasons import FilterFailure, Reason
 from kubetide.scheduling.snapshot import ClusterSnapshot
@@ -179,7 +177,7 @@ def _denying(index: PodIndex, key: TopologyKey, classes: list[ClassCounts], fail
     return DomainRule(key, counts == 0, True, True, failure, failure)
 
 
-class InterPodAffinity:
+class InterPodAffinity(RulesFilter):
     name = "InterPodAffinity"
 
     def applies(self, pod: Pod, snap: ClusterSnapshot) -> bool:
@@ -190,15 +188,3 @@ class InterPodAffinity:
 
     def state(self, pod: Pod, snap: ClusterSnapshot) -> RuleState:
         return affinity_state(pod, snap)
-
-    def mask(self, pod: Pod, snap: ClusterSnapshot, vec: NDArray[np.int64], start: int = 0) -> BoolArray:
-        return rules_mask(affinity_rules(pod, snap), snap.pod_index(), start)
-
-    def fits(self, pod: Pod, snap: ClusterSnapshot, slot: int, needs: list[tuple[int, int]]) -> bool:
-        return rules_fit(affinity_rules(pod, snap), snap.pod_index(), slot)
-
-    def failures(
-        self, pod: Pod, snap: ClusterSnapshot, vec: NDArray[np.int64], nodes: NDArray[np.intp]
-    ) -> list[FilterFailure | None]:
-        rules, index = affinity_rules(pod, snap), snap.pod_index()
-        return [rules_failure(rules, index, int(i)) for i in nodes]

@@ -31,11 +31,9 @@ from kubetide.scheduling.predicates.base import name_dependent
 from kubetide.scheduling.predicates.domains import (
     DomainRule,
     Rules,
+    RulesFilter,
     RuleState,
     kept_state,
-    rules_failure,
-    rules_fit,
-    rules_mask,
 )
 from kubetide.scheduling.predicates.node_affinity import matches_node_selection
 from kubetide.scheduling.predicates.taint_toleration import first_untolerated_taint
@@ -220,7 +218,7 @@ def _eligible_counts(
     return out
 
 
-class PodTopologySpread:
+class PodTopologySpread(RulesFilter):
     name = "PodTopologySpread"
 
     def applies(self, pod: Pod, snap: ClusterSnapshot) -> bool:
@@ -231,15 +229,3 @@ class PodTopologySpread:
 
     def state(self, pod: Pod, snap: ClusterSnapshot) -> RuleState:
         return spread_state(pod, snap)
-
-    def mask(self, pod: Pod, snap: ClusterSnapshot, vec: NDArray[np.int64], start: int = 0) -> BoolArray:
-        return rules_mask(spread_rules(pod, snap), snap.pod_index(), start)
-
-    def fits(self, pod: Pod, snap: ClusterSnapshot, slot: int, needs: list[tuple[int, int]]) -> bool:
-        return rules_fit(spread_rules(pod, snap), snap.pod_index(), slot)
-
-    def failures(
-        self, pod: Pod, snap: ClusterSnapshot, vec: NDArray[np.int64], nodes: NDArray[np.intp]
-    ) -> list[FilterFailure | None]:
-        rules, index = spread_rules(pod, snap), snap.pod_index()
-        return [rules_failure(rules, index, int(i)) for i in nodes]
