@@ -336,6 +336,7 @@ class _Simulation:
                 moves.extend(_moves(snap, group.pods, slots, counts))
                 continue
             near_only = False
+            need, one = facts.needs(snap), [1]
             for pod in group.pods:
                 pick = self._walk_one(facts, i, cursor)
                 if pick is None:  # none in the nodes just after the cursor: every node
@@ -345,10 +346,10 @@ class _Simulation:
                 if pick is None:
                     return self._failed(name, [*touched, i], pod.key)
                 snap.add_pod(pod, pick, vec)
-                self._bound([pick], [1], facts.needs(snap))
+                self._bound((pick,), one, need)
                 touched.append(pick)
-                moves.append((snap.name(pick), (pod,)))
-                cursor = (pick + 1) % snap.num_slots
+                moves.append((names[pick], (pod,)))
+                cursor = pick + 1 if pick + 1 < snap.num_slots else 0
         self._removed(i, cursor)
         result = RemovalResult(name, RemovalOutcome.REMOVABLE, tuple(moves))
         if near_only and walked < snap.num_slots:
