@@ -78,9 +78,23 @@ class RemovalResult:
 
     node: str
     outcome: RemovalOutcome
-    moves: tuple[tuple[str, tuple[Pod, ...]], ...] = ()  # (destination node, pods moved there)
+    # The moves, flat (a removal simulation of thousands of nodes would otherwise leave two tuples per
+    # moved pod for the garbage collector's full passes to walk): destination node and pod count per
+    # move, and the pods moved, move after move. :attr:`moves` pairs them.
+    moved_to: tuple[str, ...] = ()
+    moved_counts: tuple[int, ...] = ()
+    moved_pods: tuple[Pod, ...] = ()
     unplaced_pod: str | None = None
     blocking: tuple[str, str] | None = None  # (pod namespace/name, drainability reason)
+
+    @property
+    def moves(self) -> tuple[tuple[str, tuple[Pod, ...]], ...]:
+        """(destination node, pods moved there) per move."""
+        out, start = [], 0
+        for dest, count in zip(self.moved_to, self.moved_counts, strict=True):
+            out.append((dest, self.moved_pods[start : start + count]))
+            start += count
+        return tuple(out)
 
     @property
     def removable(self) -> bool:
@@ -294,7 +308,9 @@ class _Simulation:
         groups: list[_Group] = []
         walked = widest = 0
         within: NDArray[np.bool_] | None = None  # the destinations but this node, for the full checks
-        moves: list[tuple[str, tuple[Pod, ...]]] = []
+        moved_to: list[str] = []  # the moves, flat (see RemovalResult)
+        moved_counts: list[int] = []
+        moved_pods: list[Pod] = []
         touched: list[int] = []  # slots bound to in this attempt: their rows are re-read if it fails
         checker, names = self.checker, snap.slot_names
         for group in group_pods(pods):
@@ -311,7 +327,9 @@ class _Simulation:
                     snap.add_pods_each(taken, group.pods, vec)
                     self._bound(taken, [1] * len(taken), need)
                     touched.extend(taken)
-                    moves.extend(zip(map(names.__getitem__, taken), zip(group.pods), strict=True))
+                    moved_to.extend(map(names.__getitem__, taken))
+                    moved_counts.extend([1] * len(taken))
+                    moved_pods.extend(group.pods)
                     if near_only:
                         n = snap.num_slots
                         offsets = tuple(_offset(s, start, n) for s in taken)
@@ -333,7 +351,9 @@ class _Simulation:
                 snap.add_pods_bulk(slots, counts, group.pods, vec)
                 self._bound(slots.tolist(), counts.tolist(), facts.needs(snap))
                 touched.extend(slots.tolist())
-                moves.extend(_moves(snap, group.pods, slots, counts))
+                moved_to.extend(map(names.__getitem__, slots.tolist()))
+                moved_counts.extend(counts.tolist())
+                moved_pods.extend(group.pods[: int(counts.sum())])
                 continue
             near_only = False
             need, one = facts.needs(snap), [1]
@@ -348,10 +368,14 @@ class _Simulation:
                 snap.add_pod(pod, pick, vec)
                 self._bound((pick,), one, need)
                 touched.append(pick)
-                moves.append((names[pick], (pod,)))
+                moved_to.append(names[pick])
+                moved_counts.append(1)
+                moved_pods.append(pod)
                 cursor = pick + 1 if pick + 1 < snap.num_slots else 0
         self._removed(i, cursor)
-        result = RemovalResult(name, RemovalOutcome.REMOVABLE, tuple(moves))
+        result = RemovalResult(
+            name, RemovalOutcome.REMOVABLE, tuple(moved_to), tuple(moved_counts), tuple(moved_pods)
+        )
         if near_only and walked < snap.num_slots:
             self.made[name] = self._record(pods, start, walked, groups, widest, (i, was_dest), result)
         return result
@@ -557,17 +581,6 @@ def _next_true(mask: NDArray[np.bool_], cursor: int) -> int | None:
         return None
     k = int(np.searchsorted(hits, cursor))
     return int(hits[k]) if k < len(hits) else int(hits[0])
-
-
-def _moves(
-    snap: ClusterSnapshot, pods: Sequence[Pod], slots: NDArray[np.intp], counts: NDArray[np.int64]
-) -> list[tuple[str, tuple[Pod, ...]]]:
-    out: list[tuple[str, tuple[Pod, ...]]] = []
-    start = 0
-    for slot, count in zip(slots.tolist(), counts.tolist(), strict=True):
-        out.append((snap.name(slot), tuple(pods[start : start + count])))
-        start += count
-    return out
 
 
 def _derive_keys(snap: ClusterSnapshot, candidates: Sequence[str]) -> None:
