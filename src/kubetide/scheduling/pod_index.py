@@ -15,85 +15,25 @@ removed, truncated) and drops the index where slots are renumbered; the index is
 
 from __future__ import annotations
 
-import weakref
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from kubetide.model.pod import Pod
-from kubetide.model.scheduling_terms import PodAffinityTerm
 from kubetide.model.selectors import LabelSelector
+from kubetide.scheduling.label_class import LabelClass, label_class, label_classes
+from kubetide.scheduling.topology_key import TopologyKey, padded
 
 if TYPE_CHECKING:
     from kubetide.scheduling.snapshot import ClusterSnapshot
 
-__all__ = ["ClassCounts", "LabelClass", "PodIndex", "TopologyKey", "label_class"]
+__all__ = ["ClassCounts", "IndexState", "PodIndex"]
 
 Int64Array = NDArray[np.int64]
-_ATTR = "_kubetide_label_class"  # the pod's LabelClass, cached in its __dict__ like the equivalence key
-
-
-class LabelClass:
-    """What selectors and anti-affinity terms read of a pod; interned, so equal classes are one object."""
-
-    __slots__ = ("__weakref__", "anti", "labels", "namespace", "terminating")
-
-    def __init__(
-        self, namespace: str, labels: dict[str, str], terminating: bool, anti: tuple[PodAffinityTerm, ...]
-    ) -> None:
-        self.namespace = namespace
-        self.labels = labels
-        self.terminating = terminating
-        self.anti = anti
-
-
-_Value = tuple[str, tuple[tuple[str, str], ...], bool, tuple[PodAffinityTerm, ...]]
-_INTERNED: weakref.WeakValueDictionary[_Value, LabelClass] = weakref.WeakValueDictionary()
-
-
-def _intern(pod: Pod) -> LabelClass:
-    terminating = pod.deletion_time is not None
-    value = (pod.namespace, tuple(sorted(pod.labels.items())), terminating, pod.pod_anti_affinity)
-    found = _INTERNED.get(value)
-    if found is None:
-        found = _INTERNED[value] = LabelClass(
-            pod.namespace, dict(pod.labels), terminating, pod.pod_anti_affinity
-        )
-    return found
-
-
-def label_class(pod: Pod) -> LabelClass:
-    """The pod's label class (derived once, then read from the pod)."""
-    found: LabelClass | None = pod.__dict__.get(_ATTR)
-    if found is None:
-        found = pod.__dict__[_ATTR] = _intern(pod)
-    return found
-
-
-def label_classes(pods: Sequence[Pod]) -> list[LabelClass]:
-    """Every pod's label class, derived once per set of pods with the same labels and the very same
-    anti-affinity terms object (the pods of one template), and cached on each pod."""
-    try:
-        return [pod.__dict__[_ATTR] for pod in pods]
-    except KeyError:
-        pass
-    seen: dict[tuple[object, ...], LabelClass] = {}
-    out = []
-    for pod in pods:
-        found = pod.__dict__.get(_ATTR)
-        if found is None:
-            # By identity for the terms (alive while the pods are), by value for the labels.
-            ident = (pod.namespace, id(pod.pod_anti_affinity), pod.deletion_time is None, *pod.labels.items())
-            found = seen.get(ident)
-            if found is None:
-                found = seen[ident] = _intern(pod)
-            pod.__dict__[_ATTR] = found
-        out.append(found)
-    return out
 
 
 class ClassCounts:
@@ -106,101 +46,6 @@ class ClassCounts:
         self.slots: dict[int, int] = {}
         self.domains: dict[str, Int64Array] = {}
         self.version = 0  # changes with every pod bound or unbound
-
-
-class TopologyKey:
-    """One topology key: every slot's domain code, the present nodes per domain, and whether every
-    domain is one slot's (as hostnames are, so a domain's verdict is that slot's)."""
-
-    __slots__ = (
-        "_codes_list",
-        "codes",
-        "holders",
-        "masks",
-        "name",
-        "nodes",
-        "presence",
-        "shared",
-        "unlabelled",
-        "values",
-    )
-
-    def __init__(self, name: str, capacity: int) -> None:
-        self.name = name
-        self.values: dict[str, int] = {}
-        self.codes = np.full(capacity, -1, np.int32)
-        self.nodes = np.zeros(8, np.int64)  # present slots per domain
-        self.holders = np.zeros(8, np.int64)  # slots per domain, present or not
-        self.presence = 0  # changes whenever a domain gains its first node or loses its last
-        self.shared = 0  # domains held by more than one slot
-        self.unlabelled = 0  # slots numbered so far whose node lacks the key
-        # Verdict tables gathered over every slot (predicates.domains), and the codes as plain integers
-        # (for walks over a few nodes), while the codes are unchanged.
-        self.masks: dict[bytes, NDArray[np.bool_]] = {}
-        self._codes_list: list[int] | None = None
-
-    def codes_list(self, n: int) -> list[int]:
-        """The codes of slots 0 .. ``n - 1`` as plain integers."""
-        found = self._codes_list
-        if found is None or len(found) != n:
-            found = self._codes_list = self.codes[:n].tolist()
-        return found
-
-    def assign(self, slot: int, value: str | None) -> int:
-        """Number the new slot ``slot`` by its label ``value``: its code."""
-        code = self.code(value)
-        self.codes[slot] = code
-        self.masks.clear()
-        self._codes_list = None
-        if code < 0:
-            self.unlabelled += 1
-        else:
-            self.holders[code] += 1
-            self.shared += int(self.holders[code] == 2)
-        return code
-
-    def release(self, slot: int) -> int:
-        """Forget slot ``slot``'s code (the slot goes, or is numbered again): the code it had."""
-        code = int(self.codes[slot])
-        self.codes[slot] = -1
-        self.masks.clear()
-        self._codes_list = None
-        if code < 0:
-            self.unlabelled -= 1
-        else:
-            self.holders[code] -= 1
-            self.shared -= int(self.holders[code] == 1)
-        return code
-
-    def set_code(self, slot: int, value: str | None) -> tuple[int, int]:
-        """Slot ``slot``'s domain is now that of ``value``: the old code and the new."""
-        old = int(self.codes[slot])
-        if old == self.code(value):
-            return old, old
-        self.release(slot)
-        return old, self.assign(slot, value)
-
-    def count_node(self, code: int, delta: int) -> None:
-        if code >= 0:
-            before = self.nodes[code]
-            self.nodes[code] = before + delta
-            if not before or before + delta == 0:
-                self.presence += 1
-
-    def code(self, value: str | None) -> int:
-        if value is None:
-            return -1
-        code = self.values.get(value)
-        if code is None:
-            code = self.values[value] = len(self.values)
-            if code >= len(self.nodes):
-                self.nodes = _padded(self.nodes, 2 * len(self.nodes))
-                self.holders = _padded(self.holders, 2 * len(self.holders))
-        return code
-
-    @property
-    def domains(self) -> int:
-        return len(self.values)
 
 
 class PodIndex:
@@ -326,7 +171,7 @@ class PodIndex:
                 if code >= 0:
                     counts[code] += n
         elif len(counts) < key.domains:  # domains numbered since: no pods there
-            counts = c.domains[key.name] = _padded(counts, len(key.nodes))
+            counts = c.domains[key.name] = padded(counts, len(key.nodes))
         return counts
 
     def class_slots(self, classes: Iterable[ClassCounts], name: str) -> NDArray[np.intp]:
@@ -364,8 +209,7 @@ class PodIndex:
             return
         self.version += 1
         if len(pods) == 1:
-            found = pods[0].__dict__.get(_ATTR)
-            counts: Iterable[tuple[LabelClass, int]] = ((found or label_class(pods[0]), 1),)
+            counts: Iterable[tuple[LabelClass, int]] = ((label_class(pods[0]), 1),)
         else:
             counts = Counter(classes if classes is not None else label_classes(pods)).items()
         keys = self._keys
@@ -385,7 +229,7 @@ class PodIndex:
                 code = key.codes[slot]
                 if code >= 0:
                     if code >= len(domains):
-                        domains = data.domains[name] = _padded(domains, len(key.nodes))
+                        domains = data.domains[name] = padded(domains, len(key.nodes))
                     domains[code] += delta
 
     def _new_class(self, cls: LabelClass) -> ClassCounts:
@@ -449,8 +293,8 @@ class PodIndex:
                 continue
             codes, nodes, holders, shared, unlabelled = kept
             key.codes = codes.copy()
-            key.nodes = _padded(nodes, len(key.nodes))
-            key.holders = _padded(holders, len(key.holders))
+            key.nodes = padded(nodes, len(key.nodes))
+            key.holders = padded(holders, len(key.holders))
             key.shared, key.unlabelled = shared, unlabelled
             key.presence += 1  # which domains have a node may have changed
             key.masks.clear()
@@ -489,7 +333,7 @@ class PodIndex:
                     if domains is None:
                         continue
                     if len(domains) < len(key.nodes):
-                        domains = data.domains[key.name] = _padded(domains, len(key.nodes))
+                        domains = data.domains[key.name] = padded(domains, len(key.nodes))
                     if old >= 0:
                         domains[old] -= n
                     if new >= 0:
@@ -516,7 +360,7 @@ class PodIndex:
 
     def _grow(self, need: int) -> None:
         cap = max(need, 2 * len(self._active))
-        self._active = _padded(self._active, cap)
+        self._active = padded(self._active, cap)
         for key in self._keys.values():
             if len(key.codes) < cap:
                 key.codes = np.concatenate([key.codes, np.full(cap - len(key.codes), -1, np.int32)])
@@ -562,13 +406,3 @@ def _required_pairs(selector: LabelSelector) -> list[tuple[str, str]] | None:
         if r.operator == "In":
             return [(r.key, value) for value in r.values]
     return None
-
-
-_G = TypeVar("_G", bound=np.generic)
-
-
-def _padded(array: NDArray[_G], length: int) -> NDArray[_G]:
-    """``array`` followed by zeros up to ``length``."""
-    out: NDArray[_G] = np.zeros(length, array.dtype)
-    out[: len(array)] = array
-    return out

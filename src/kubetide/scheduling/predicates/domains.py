@@ -19,8 +19,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from kubetide.model.pod import Pod
-from kubetide.scheduling.pod_index import ClassCounts, PodIndex, TopologyKey
+from kubetide.scheduling.pod_index import ClassCounts, PodIndex
 from kubetide.scheduling.reasons import FilterFailure
+from kubetide.scheduling.topology_key import TopologyKey
 
 if TYPE_CHECKING:
     from kubetide.scheduling.snapshot import ClusterSnapshot

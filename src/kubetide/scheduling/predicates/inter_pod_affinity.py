@@ -24,7 +24,8 @@ from numpy.typing import NDArray
 from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import PodAffinityTerm
 from kubetide.scheduling.equivalence import equivalence_key
-from kubetide.scheduling.pod_index import ClassCounts, LabelClass, PodIndex, TopologyKey, label_class
+from kubetide.scheduling.label_class import LabelClass, label_class
+from kubetide.scheduling.pod_index import ClassCounts, PodIndex
 from kubetide.scheduling.predicates.domains import (
     DenyingRule,
     DomainRule,
@@ -36,6 +37,7 @@ from kubetide.scheduling.predicates.domains import (
 )
 from kubetide.scheduling.reasons import FilterFailure, Reason
 from kubetide.scheduling.snapshot import ClusterSnapshot
+from kubetide.scheduling.topology_key import TopologyKey
 
 __all__ = ["InterPodAffinity", "affinity_rules", "affinity_state", "term_matches"]
 

@@ -26,7 +26,8 @@ from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import TopologySpreadConstraint
 from kubetide.model.selectors import LabelSelector, Requirement
 from kubetide.scheduling.equivalence import equivalence_key
-from kubetide.scheduling.pod_index import ClassCounts, LabelClass, PodIndex
+from kubetide.scheduling.label_class import LabelClass
+from kubetide.scheduling.pod_index import ClassCounts, PodIndex
 from kubetide.scheduling.predicates.base import name_dependent
 from kubetide.scheduling.predicates.domains import (
     DomainRule,
