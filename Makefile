@@ -4,9 +4,13 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test lint typecheck unit browser demo bench clean cluster-up cluster-down e2e
+# The package's version, written once in src/kubetide/__init__.py (pyproject.toml reads it there).
+VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"$$/\1/p' src/kubetide/__init__.py)
 
-$(STAMP): pyproject.toml
+.PHONY: install test lint typecheck unit browser demo bench image clean cluster-up cluster-down e2e
+
+# Reinstalled when the version changes too, so the installed metadata says the same.
+$(STAMP): pyproject.toml src/kubetide/__init__.py
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
@@ -38,6 +42,10 @@ demo: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m kubetide.bench all
+
+# The image deploy/ runs, tagged with the package's version.
+image:
+	docker build -t kubetide:$(VERSION) .
 
 # The end-to-end tier: a real control plane (README, "End-to-end tests"). KUBETIDE_E2E_NO_AGENT=1
 # leaves out `kubetide node-agent`. `e2e` always brings the cluster down and returns pytest's status.

@@ -9,9 +9,9 @@ from kubetide.bench import affinity
 from kubetide.model.node import HOSTNAME_LABEL, ZONE_LABEL
 from kubetide.scheduling.equivalence import group_pods
 from kubetide.scheduling.estimator import estimate
-from kubetide.scheduling.reference import ref_estimate, ref_remove
-from kubetide.scheduling.scaledown import must_move, simulate_removals
+from kubetide.scheduling.removal_simulation import must_move, simulate_removals
 from kubetide.scheduling.snapshot import ClusterSnapshot
+from scheduling.reference import ref_estimate, ref_remove
 
 
 def test_su4_world_is_as_described() -> None:

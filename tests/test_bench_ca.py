@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from kubetide.bench import ca
-from kubetide.bench.live import _NoWrites
 from kubetide.cluster.autoscaler import StaticAutoscaler
 from kubetide.cluster.options import AutoscalingOptions
+from kubetide.testing.cluster import RecordingClusterPort
 
 
 def test_world_is_ca_scalability_scenario_at_small_scale() -> None:
@@ -14,6 +14,8 @@ def test_world_is_ca_scalability_scenario_at_small_scale() -> None:
     pending = [p for p in world.pods if not p.node_name]
     assert len(pending) == 100 and all(p.unschedulable_message for p in pending)
     assert sorted(cloud.groups) == [f"group-{g}" for g in range(ca.GROUPS)]
-    autoscaler = StaticAutoscaler(cloud, _NoWrites(), AutoscalingOptions(), start_time=ca.NOW - 3600)
+    autoscaler = StaticAutoscaler(
+        cloud, RecordingClusterPort.discarding(), AutoscalingOptions(), start_time=ca.NOW - 3600
+    )
     result = autoscaler.run_once(world, ca.NOW)
     assert result.scale_up_result == "Successful"

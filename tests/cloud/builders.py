@@ -6,19 +6,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubetide.clock import VirtualClock
 from kubetide.model.node import NodeView
 from kubetide.sim.cloud.listener import NodeAddress
 from kubetide.sim.cloud.simulated import SimulatedCloud
-from kubetide.sim.engine import Engine
 from kubetide.sim.rng import RngFactory
-from kubetide.sim.scenario import BUILTIN_CATALOG, NodeGroup
+from kubetide.sim.scenario import BUILTIN_CATALOG, NodeGroupSpec
 
 
-def group(name: str = "ng", **fields: Any) -> NodeGroup:
+def group(name: str = "ng", **fields: Any) -> NodeGroupSpec:
     """A scenario node group (m5.large, 0..10, delays 60/15/10s) with ``fields`` on top."""
     doc: dict[str, Any] = {"name": name, "instanceType": "m5.large", "minSize": 0, "maxSize": 10}
     doc.update(fields)
-    return NodeGroup.model_validate(doc)
+    return NodeGroupSpec.model_validate(doc)
 
 
 @dataclass
@@ -81,7 +81,7 @@ class Listener:
 
 @dataclass
 class World:
-    engine: Engine
+    engine: VirtualClock
     cloud: SimulatedCloud
     listener: Listener
 
@@ -92,8 +92,10 @@ class World:
         return self.cloud.node_group(name)
 
 
-def world(*groups: NodeGroup, seed: int = 0, termination_delay: float = 30.0, start: bool = True) -> World:
-    engine = Engine()
+def world(
+    *groups: NodeGroupSpec, seed: int = 0, termination_delay: float = 30.0, start: bool = True
+) -> World:
+    engine = VirtualClock()
     listener = Listener()
     cloud = SimulatedCloud.from_scenario(
         engine,

@@ -1,14 +1,11 @@
 """A tiny in-memory cluster for StaticAutoscaler tests: nodes and pods the loop reads as its World,
-the recording fake ClusterPort (:mod:`fake_api`) that applies taints and evictions to them, and a
+the recording ClusterPort (:mod:`kubetide.testing.cluster`) that applies taints and evictions to them, and a
 RecordingCloud behind it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from fake_api import FakeClusterApi
-
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.cloud.instance import NodeTemplate
 from kubetide.cluster.autoscaler import StaticAutoscaler
 from kubetide.cluster.loop.world import CAEvent, LoopResult, World
@@ -18,6 +15,8 @@ from kubetide.model.pod import Container, OwnerRef, Pod
 from kubetide.model.resources import Resources
 from kubetide.model.scheduling_terms import Taint
 from kubetide.scheduling.drainability import PDB
+from kubetide.testing.cloud import RecordingCloud
+from kubetide.testing.cluster import RecordingClusterPort
 
 GIB = 2**30
 
@@ -78,10 +77,10 @@ class Harness:
     events: list[CAEvent] = field(default_factory=list)
     ca: StaticAutoscaler | None = None
     deletion_passes: list[float] = field(default_factory=list)  # when run() ran deletions between loops
-    api: FakeClusterApi = field(init=False)
+    api: RecordingClusterPort = field(init=False)
 
     def __post_init__(self) -> None:
-        self.api = FakeClusterApi(self.nodes, self.pods)
+        self.api = RecordingClusterPort(self.nodes, self.pods)
         self.cloud.on_scale_down(lambda group, name: self.nodes.pop(name, None))
         self.ca = StaticAutoscaler(self.cloud, self.api, self.options)
 

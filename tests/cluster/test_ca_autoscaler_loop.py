@@ -6,7 +6,6 @@ from dataclasses import replace
 
 from ca_loop_harness import Harness, node, pod, template
 
-from kubetide.cloud.fake import Call, RecordingCloud
 from kubetide.cloud.instance import ErrorClass, Instance, InstanceErrorInfo, InstanceState, InstanceStatus
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.cluster.scaledown.taints import TO_BE_DELETED_TAINT
@@ -14,6 +13,7 @@ from kubetide.model.fields import Node
 from kubetide.model.scheduling_terms import Taint
 from kubetide.model.selectors import LabelSelector
 from kubetide.scheduling.drainability import PDB
+from kubetide.testing.cloud import Call, RecordingCloud
 
 PRIORITIES = {
     "kube-system/cluster-autoscaler-priority-expander": {"priorities": "10:\n  - spot\n1:\n  - general\n"}
@@ -84,6 +84,10 @@ def test_stockout_backs_the_group_off_and_fails_over_at_once() -> None:
     )
     backoff = next(e for e in result.events if e.reason == "NodeGroupBackoff")
     assert backoff.data == {"group": "spot", "until": 310.0}
+    # A duration as CA prints them, not the time as seconds (live: since the epoch, 1.79582e+09s).
+    assert backoff.message == (
+        "node group spot backed off for 5m0s after failed scale-up (OutOfResource.STOCKOUT)"
+    )
     assert h.cloud.calls_to("delete_nodes") == [Call("delete_nodes", "spot", ("i-1",))]
     # The same loop scales the next group by priority instead of waiting for the provision timeout.
     assert h.cloud.calls_to("increase_size")[-1] == Call("increase_size", "general", (1,))

@@ -9,13 +9,12 @@ from collections.abc import Sequence
 
 from ca_loop_harness import Harness, node, pod, template
 
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.cloud.instance import CloudProviderError
 from kubetide.cloud.provider import bulk_lookup
 from kubetide.cluster.loop.world import LoopResult
-from kubetide.kube.dryrun import DryRunCloud
-from kubetide.kube.guard import LeaderGuardedCloud
+from kubetide.live.guard import GuardedCloud, WriteGate
 from kubetide.model.node import NodeView
+from kubetide.testing.cloud import RecordingCloud
 
 
 class BulkCloud(RecordingCloud):
@@ -72,12 +71,13 @@ def test_a_failing_bulk_lookup_falls_back_to_node_by_node() -> None:
     assert failing.bulk_calls >= 8
 
 
-def test_a_wrapper_that_forwards_attributes_is_asked_node_by_node() -> None:
-    # The leader guard and the dry run forward what they do not wrap to the cloud inside; a bulk
-    # answer through them would skip their own per-node methods, so they get none.
+def test_the_guarded_cloud_is_asked_node_by_node() -> None:
+    # The guard (leader check, dry run) offers its protocol's methods only: a bulk answer through it
+    # would skip its own per-node methods, so it has none.
     inner = BulkCloud(failing=False)
-    for wrapped in (DryRunCloud(inner, "cluster-autoscaler"), LeaderGuardedCloud(inner, lambda: True)):
-        assert hasattr(wrapped, "node_group_ids") and bulk_lookup(wrapped) is None
+    for dry_run in (True, False):
+        wrapped = GuardedCloud(inner, WriteGate("cluster-autoscaler", lambda: True, dry_run=dry_run))
+        assert not hasattr(wrapped, "node_group_ids") and bulk_lookup(wrapped) is None
 
 
 def test_unremovable_reasons_are_plain_strings() -> None:

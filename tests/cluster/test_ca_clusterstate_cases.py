@@ -7,9 +7,8 @@ from typing import Any
 
 import pytest
 from ca_builders import cnode
-from ca_cases import by_id, cases
+from ca_cases import by_id, case_version, cases
 
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.cloud.instance import Instance, InstanceState, InstanceStatus
 from kubetide.cluster.clusterstate.incorrect import IncorrectSize, incorrect_size
 from kubetide.cluster.clusterstate.ranges import acceptable_range
@@ -18,6 +17,7 @@ from kubetide.cluster.clusterstate.registry import ClusterStateRegistry
 from kubetide.cluster.clusterstate.requests import register_scale_up
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.model.scheduling_terms import Taint
+from kubetide.testing.cloud import RecordingCloud
 
 NOT_READY = Taint("node.kubernetes.io/not-ready", "", "NoSchedule")
 NOW = 0.0
@@ -237,38 +237,40 @@ def test_scale_up_request_updates() -> None:
             )
 
 
-def test_expired_scale_up_reverts_the_full_increase() -> None:
-    # 1.36+ behaviour (the case's "version"), kubetide's --revert-timed-out-scale-ups: the registry decides
-    # the revert; the loop executes DecreaseTargetSize. CA 1.31 (the default) keeps the target: see
-    # test_ca_autoscaler_loop.py::test_scale_up_times_out_keeps_the_target_and_the_size_is_fixed_a_loop_later.
-    case = by_id("ca-expired-scaleup-reverts-full-increase")
+def _expired_scale_up(case: dict[str, Any], version: str) -> tuple[ClusterStateRegistry, Any]:
     inp = case["input"]
-    assert inp["version"] == "1.36+"
     ng = inp["node_group"]
     cloud = RecordingCloud().with_group(ng["id"], 0, 10, ng["target"])
     nodes = [cnode(f"ng1-{i}") for i in range(ng["registered_ready"])]
     for n in nodes:
         cloud.with_node("ng1", n)
-    csr = ClusterStateRegistry(
-        cloud,
-        AutoscalingOptions(
-            max_node_provision_time=inp["max_node_provision_time_s"], revert_timed_out_scale_ups=True
-        ),
+    options = AutoscalingOptions(
+        ca_compatibility_version=version, max_node_provision_time=inp["max_node_provision_time_s"]
     )
+    csr = ClusterStateRegistry(cloud, options)
     csr.register_scale_up("ng1", inp["scale_up"]["delta"], NOW - inp["scale_up"]["registered_s_ago"])
-    result = csr.update_nodes(nodes, NOW)
+    return csr, csr.update_nodes(nodes, NOW)
+
+
+def test_expired_scale_up_reverts_the_full_increase() -> None:
+    # A 1.36+ case: under --ca-compatibility-version=1.36, --revert-timed-out-scale-ups defaults to true;
+    # the registry decides the revert, the loop executes DecreaseTargetSize.
+    case = by_id("ca-expired-scaleup-reverts-full-increase")
+    assert case_version(case) == "1.36"
+    csr, result = _expired_scale_up(case, case_version(case))
     assert [(r.group, r.delta) for r in result.reverts] == [
         ("ng1", case["expected"]["decrease_target_size_called_with"])
     ]
     assert ("ng1" not in csr.scale_up_requests) == case["expected"]["request_removed"]
-    # CA 1.31 (kubetide's default): the same request times out with no revert.
-    default = ClusterStateRegistry(
-        cloud, AutoscalingOptions(max_node_provision_time=inp["max_node_provision_time_s"])
-    )
-    default.register_scale_up("ng1", inp["scale_up"]["delta"], NOW - inp["scale_up"]["registered_s_ago"])
-    result = default.update_nodes(nodes, NOW)
+
+
+def test_with_ca_1_31_an_expired_scale_up_keeps_its_target() -> None:
+    """CA 1.31 clusterstate.go, updateScaleRequests: the timed-out request is dropped and the group
+    backed off, with no DecreaseTargetSize (fixNodeGroupSize lowers it a loop later: see
+    test_ca_autoscaler_loop.py::test_scale_up_times_out_keeps_the_target_and_the_size_is_fixed_a_loop_later)."""
+    csr, result = _expired_scale_up(by_id("ca-expired-scaleup-reverts-full-increase"), "1.31")
     assert result.reverts == () and [f.group for f in result.failed_scale_ups] == ["ng1"]
-    assert "ng1" not in default.scale_up_requests
+    assert "ng1" not in csr.scale_up_requests
 
 
 def test_scale_up_timeout_backs_off() -> None:

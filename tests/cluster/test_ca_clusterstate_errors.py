@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from ca_builders import cnode
 
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.cloud.instance import ErrorClass, Instance, InstanceErrorInfo, InstanceState, InstanceStatus
 from kubetide.cluster.clusterstate.incorrect import IncorrectSize, size_fix_delta
 from kubetide.cluster.clusterstate.registry import ClusterStateRegistry
 from kubetide.cluster.clusterstate.unregistered import UnregisteredNode, unregistered_to_delete
 from kubetide.cluster.options import AutoscalingOptions
+from kubetide.testing.cloud import RecordingCloud
 
 NOW = 0.0
 STOCKOUT = InstanceErrorInfo(ErrorClass.OutOfResources, "STOCKOUT", "zone is out of capacity")

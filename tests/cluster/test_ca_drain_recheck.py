@@ -7,9 +7,9 @@ from dataclasses import replace
 
 from ca_loop_harness import Harness, node, pod, template
 
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.cluster.scaledown.taints import TO_BE_DELETED_TAINT
+from kubetide.testing.cloud import RecordingCloud
 
 
 def draining() -> Harness:

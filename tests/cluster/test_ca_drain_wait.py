@@ -15,7 +15,6 @@ from dataclasses import replace
 import pytest
 from ca_loop_harness import Harness, node, pod, template
 
-from kubetide.cloud.fake import Call, RecordingCloud
 from kubetide.cloud.instance import InstanceState
 from kubetide.cluster.autoscaler import StaticAutoscaler
 from kubetide.cluster.loop.drain import (
@@ -29,6 +28,7 @@ from kubetide.cluster.loop.drain import (
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.cluster.scaledown.taints import TO_BE_DELETED_TAINT
 from kubetide.model.pod import Pod
+from kubetide.testing.cloud import Call, RecordingCloud
 
 TAINTED = 610.0  # the loop that taints n2 (unneeded since 0, --scale-down-unneeded-time 10m)
 DRAIN = TAINTED + 5.0  # --node-delete-delay-after-taint (5s): the evictions, and the first look
@@ -187,6 +187,54 @@ def test_refused_evictions_are_tried_at_each_retry_time_before_the_limit(
     failed = [e for e in h.events if e.reason == "ScaleDownFailed" and e.object == "Node/n2"]
     assert len(failed) == 1 and failed[0].message.startswith("failed to drain and delete node")
     assert not any(t.key == TO_BE_DELETED_TAINT for t in h.nodes["n2"].taints)
+
+
+def test_the_eviction_clock_starts_when_the_drain_does_not_at_the_taint() -> None:
+    """actuator.go deleteNodesAsync sleeps --node-delete-delay-after-taint, then drain.go initiateEviction
+    sets ``retryUntil := time.Now().Add(MaxPodEvictionTime)``: with a 30 s delay the attempts run from
+    taint + 30 s and the drain fails at taint + 30 s + the limit (not at taint + the limit)."""
+    h = draining(**{"node-delete-delay-after-taint": 30.0, "max-pod-eviction-time": 60.0})
+    h.refuse_evictions = True
+    run_to(h, TAINTED + 80.0)
+    assert evicted_at(h, "small") == [TAINTED + 30.0 + k * EVICTION_RETRY_S for k in range(6)]
+    assert not any(e.reason == "ScaleDownFailed" for e in h.events)
+    h.run(TAINTED + 90.0)  # 30 + 60: the deadline
+    assert [e.object for e in h.events if e.reason == "ScaleDownFailed"][-1] == "Node/n2"
+    assert len(evicted_at(h, "small")) == 6
+
+
+def test_no_eviction_is_attempted_once_the_deadline_has_passed() -> None:
+    """drain.go evictPod: ``for first := true; first || time.Now().Before(retryUntil); ...``: after the
+    first attempt, none at or after the deadline. A pod that lands on the draining node after the drain's
+    deadline (kubetide evicts newcomers, CA would not see them) is not evicted: the drain fails naming it,
+    as the node must not go with a pod kubetide has not moved."""
+    h = draining(grace=300)  # "small" terminates for 5 minutes: the drain is still waiting at 740
+    run_to(h, 730.0)
+    assert evicted_at(h, "small") == [DRAIN]
+    h.add_pod(replace(pod("late", 100, node_name="n2"), labels={"app": "late"}))
+    h.run(740.0)  # DRAIN + 120 (--max-pod-eviction-time) is 735: past the deadline
+    assert evicted_at(h, "late") == []
+    failed = [e for e in h.events if e.reason == "ScaleDownFailed"]
+    assert [e.object for e in failed] == ["Pod/default/late", "Node/n2"]
+    assert (
+        failed[-1].message
+        == "failed to drain and delete node: failed to evict pods from node n2: default/late"
+    )
+    assert deletions(h) == []
+
+
+def test_a_drain_resumed_after_a_restart_runs_its_own_eviction_clock() -> None:
+    """A restarted process's drain is a new drain (upstream's goroutine died with the process): its
+    evictions run from its first round for --max-pod-eviction-time, as initiateEviction's retryUntil."""
+    h = draining()
+    h.refuse_evictions = True
+    run_to(h, 700.0)  # the old drain tried at 615 ... 705 (its deadline would be 735)
+    h.restart()
+    run_to(h, 830.0, 710.0)
+    tries = evicted_at(h, "small")
+    assert tries == [DRAIN + k * EVICTION_RETRY_S for k in range(10)] + [710.0 + k * 10.0 for k in range(12)]
+    failed = [e for e in h.events if e.reason == "ScaleDownFailed" and e.object == "Node/n2"]
+    assert len(failed) == 1  # at 830 = 710 + 120, not at 735
 
 
 # -- item 3: a pod is evicted once per drain --------------------------------------------------------------

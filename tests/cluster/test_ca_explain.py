@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from ca_loop_harness import Harness, node, pod, template
 
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.cluster.explain import explain_loop, render_text
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.model.fields import Node
 from kubetide.model.selectors import LabelSelector
 from kubetide.scheduling.drainability import PDB
+from kubetide.testing.cloud import RecordingCloud
 
 
 def test_a_pdb_blocked_node_and_a_pod_no_group_can_take() -> None:

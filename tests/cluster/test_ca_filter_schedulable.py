@@ -12,8 +12,6 @@ from __future__ import annotations
 from ca_loop_harness import Harness, node, pod, template
 
 from kubetide.bench import ca
-from kubetide.bench.live import _NoWrites
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.cluster.autoscaler import StaticAutoscaler
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.model.node import NodeView
@@ -21,6 +19,8 @@ from kubetide.model.pod import Container, OwnerRef, Pod
 from kubetide.model.resources import Resources
 from kubetide.scheduling.hinting import HintingSimulator
 from kubetide.scheduling.snapshot import ClusterSnapshot
+from kubetide.testing.cloud import RecordingCloud
+from kubetide.testing.cluster import RecordingClusterPort
 
 
 def _node(name: str, cpu: int) -> NodeView:
@@ -85,7 +85,9 @@ def test_similar_pods_of_a_controller_are_not_tried_again() -> None:
 def _added_per_loop(nodes: int, loops: int) -> list[int]:
     """The nodes each loop adds on the benchmark world of ``nodes`` nodes (nodes never arrive)."""
     world, cloud = ca.world(nodes)
-    autoscaler = StaticAutoscaler(cloud, _NoWrites(), AutoscalingOptions(), start_time=ca.NOW - 3600)
+    autoscaler = StaticAutoscaler(
+        cloud, RecordingClusterPort.discarding(), AutoscalingOptions(), start_time=ca.NOW - 3600
+    )
     added = []
     for k in range(loops):
         autoscaler.run_once(world, ca.NOW + 10.0 * k)

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from ca_loop_harness import Harness, node, pod, template
 
-from kubetide.cloud.fake import Call, RecordingCloud
 from kubetide.cloud.instance import Instance, InstanceState, InstanceStatus
 from kubetide.cluster.clusterstate.persisted import STATE_CONFIG_MAP, decode_state, encode_state
 from kubetide.cluster.options import AutoscalingOptions
+from kubetide.testing.cloud import Call, RecordingCloud
 
 RUNNING = InstanceStatus(InstanceState.Running)
 

@@ -8,11 +8,11 @@ from dataclasses import replace
 
 from ca_loop_harness import GIB, Harness, node, pod, template
 
-from kubetide.cloud.fake import Call, RecordingCloud
 from kubetide.cluster.gpu import gpu_resource, with_unready_gpus_unready
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.model.pod import Container
 from kubetide.model.resources import Resources
+from kubetide.testing.cloud import Call, RecordingCloud
 
 LABEL = "example.com/accelerator"
 
@@ -88,3 +88,58 @@ def test_without_the_label_the_node_has_no_gpu_and_one_is_added() -> None:
     h = _gpus_not_yet_allocatable(labelled=False)
     h.run(0.0)
     assert h.cloud.calls_to("increase_size") == [Call("increase_size", "gpu", (1,))]
+
+
+# -- --gpu-total: GPUs counted by type (core/scaledown/resource/limits.go, core/scaleup/resource/manager.go,
+# processors/customresources/gpu_processor.go GetNodeGpuTarget) -------------------------------------------
+
+
+def _gpu_template(gpus: int = 1) -> object:
+    t = template("gpu", cpu=4000)
+    alloc = Resources({"cpu": 4000, "memory": 4 * GIB, "pods": 110, "nvidia.com/gpu": gpus})
+    labels = {**t.node.labels, LABEL: "tesla"}
+    return replace(t, node=replace(t.node, allocatable=alloc, capacity=alloc, labels=labels))
+
+
+def _gpu_cluster(gpu_total: str, nodes: int) -> Harness:
+    cloud = RecordingCloud().with_group("gpu", 0, 10, target=nodes, template=_gpu_template())
+    cloud.gpu_label_key = LABEL
+    h = Harness(cloud, AutoscalingOptions.from_flags({"gpu-total": [gpu_total]}))
+    for i in range(nodes):
+        h.add_node(gpu_node(f"g{i}", labelled=True), "gpu")
+    return h
+
+
+def test_a_gpu_minimum_keeps_the_gpu_nodes_it_needs() -> None:
+    """LimitsLeft: the "tesla" total (3 nodes x 1 GPU, from the label and allocatable) less the minimum 2
+    leaves 1; TryDecrementBy takes 1 GPU per node: one node may go, the next is
+    MinimalResourceLimitExceeded. (kubetide looked "tesla" up as a node resource, so never counted GPUs.)"""
+    h = _gpu_cluster("tesla:2:10", 3)
+    h.run(0.0)
+    result = h.run(601.0)
+    reasons = sorted(result.unremovable.get(f"g{i}", "") for i in range(3))
+    assert reasons.count("MinimalResourceLimitExceeded") == 2
+    assert len(h.cloud.calls_to("delete_nodes")) == 1
+
+
+def test_no_gpu_minimum_no_gpu_limit() -> None:
+    h = _gpu_cluster("tesla:0:10", 3)
+    h.run(0.0)
+    h.run(601.0)
+    assert len(h.cloud.calls_to("delete_nodes")) == 3
+
+
+def test_a_gpu_maximum_stops_a_scale_up_of_gpu_nodes() -> None:
+    """ResourcesLeft: each group's target times its template's GPU target ("tesla": 1); a group whose
+    template would take more GPUs than left is skipped, with 1.31's reason ``max cluster tesla limit
+    reached`` (skippedreasons.go NewMaxResourceLimitReached)."""
+    for gpu_max, scaled in ((2, False), (3, True)):
+        h = _gpu_cluster(f"tesla:0:{gpu_max}", 2)
+        for i in range(2):
+            h.add_pod(gpu_pod(f"busy{i}", 100, 1, node_name=f"g{i}"))
+        h.add_pod(gpu_pod("trainer", 100, 1).evolve(creation_time=-100.0))
+        result = h.run(0.0)
+        assert bool(h.cloud.calls_to("increase_size")) is scaled, gpu_max
+        if not scaled:
+            (event,) = [e for e in result.events if e.reason == "NotTriggerScaleUp"]
+            assert "max cluster tesla limit reached" in event.message

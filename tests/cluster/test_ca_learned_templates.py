@@ -8,7 +8,6 @@ from dataclasses import replace
 
 from ca_loop_harness import Harness, node, pod, template
 
-from kubetide.cloud.fake import Call, RecordingCloud
 from kubetide.cloud.instance import NodeTemplate
 from kubetide.cluster.clusterstate.learned_templates import (
     TEMPLATES_CONFIG_MAP,
@@ -22,6 +21,7 @@ from kubetide.model.node import NodeView
 from kubetide.model.pod import Container, HostPort, OwnerRef, Pod
 from kubetide.model.resources import Resources
 from kubetide.model.scheduling_terms import Taint
+from kubetide.testing.cloud import Call, RecordingCloud
 
 
 def test_a_template_round_trips_with_what_scheduling_reads() -> None:
@@ -128,6 +128,22 @@ def test_mismatches_name_the_label_or_taint_and_both_values() -> None:
         "label tier differs: the provider's template has web, its nodes have batch"
         in found["label tier"].message
     )
+
+
+def test_labels_kubetide_puts_on_nodes_are_not_a_mismatch() -> None:
+    # The node agent labels the Nodes it registers for a test cloud's instances kubetide.io/node-group;
+    # the cloud's template (an ASG's) knows nothing of it: no NodeTemplateMismatch at every start.
+    claimed = replace(template("ng").node, labels={"group": "ng"}, taints=())
+    cloud = RecordingCloud().with_group("ng", 0, 5, target=1, template=NodeTemplate(claimed))
+    h = Harness(cloud, AutoscalingOptions.from_flags({"scale-down-enabled": False}))
+    real = replace(
+        node("n1", "ng"),
+        labels={"group": "ng", "kubernetes.io/hostname": "n1", "kubetide.io/node-group": "ng", "extra": "x"},
+        taints=(),
+    )
+    h.add_node(real, "ng")
+    found = [e.data["resource"] for e in h.run(0.0).events if e.reason == "NodeTemplateMismatch"]
+    assert found == ["label extra"]  # a user's label still is
 
 
 def test_a_template_is_made_again_from_a_new_view_or_new_pods_only() -> None:

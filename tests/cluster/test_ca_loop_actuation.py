@@ -6,14 +6,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ca_loop_harness import Harness, node, pod, template
-from fake_api import ApiCall, FakeClusterApi
 
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.cluster.driver import ClusterAutoscalerDriver
 from kubetide.cluster.loop.world import World
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.cluster.scaledown.taints import DELETION_CANDIDATE_TAINT, TO_BE_DELETED_TAINT
 from kubetide.model.scheduling_terms import Taint
+from kubetide.testing.cloud import RecordingCloud
+from kubetide.testing.cluster import PortCall, RecordingClusterPort
 
 
 def drain_setup(**flags: object) -> Harness:
@@ -65,7 +65,7 @@ def test_taints_are_single_adds_and_removes_that_keep_other_taints() -> None:
     assert {c.target for c in adds} == {"n2", "n3"}
     assert all(isinstance(c.args[0], Taint) and c.args[0].key == DELETION_CANDIDATE_TAINT for c in adds)
     h.run(610.0)
-    assert ApiCall("add_node_taint", "n3", (Taint(TO_BE_DELETED_TAINT, "610", "NoSchedule"),)) in h.api.calls
+    assert PortCall("add_node_taint", "n3", (Taint(TO_BE_DELETED_TAINT, "610", "NoSchedule"),)) in h.api.calls
     # The foreign taint survived every write CA made to n3 (until the cloud deleted the node).
     assert all(foreign in taints for name, taints in h.taint_calls if name == "n3")
 
@@ -73,7 +73,7 @@ def test_taints_are_single_adds_and_removes_that_keep_other_taints() -> None:
 def test_a_to_be_deleted_taint_the_api_refuses_means_no_drain_and_no_delete() -> None:
     h = drain_setup(**{"max-drain-parallelism": 0})
     h.run(0.0)
-    h.api.fail("add_node_taint", node="n3", times=1)
+    h.api.with_failure("add_node_taint", "n3", times=1)
     result = h.run(610.0)
     failed = [e for e in result.events if e.reason == "ScaleDownFailed"]
     assert failed and failed[0].type == "Warning" and failed[0].object == "Node/n3"
@@ -91,7 +91,7 @@ def test_an_eviction_the_api_fails_waits_like_a_pdb_and_the_loop_goes_on() -> No
     h.cloud.groups["ng"].instances.pop("n3")
     h.cloud.groups["ng"].target = 2
     h.run(0.0)
-    h.api.fail("evict", times=1)
+    h.api.with_failure("evict", times=1)
     h.run(610.0)  # taints n2; its drain (5 s later, --node-delete-delay-after-taint) meets the API error
     assert h.deletion_passes == [615.0]
     assert h.cloud.calls_to("delete_nodes") == []  # not deleted with a pod of unknown fate
@@ -127,7 +127,7 @@ class _Source:
 
 def test_the_driver_runs_the_loop_emits_every_event_through_the_port_and_counts() -> None:
     h = drain_setup(**{"max-drain-parallelism": 0})
-    api: FakeClusterApi = h.api
+    api: RecordingClusterPort = h.api
     driver = ClusterAutoscalerDriver(_Source(h), h.cloud, api, h.options)
     driver.tick(0.0)
     result = driver.tick(610.0)
@@ -199,14 +199,49 @@ def test_each_eviction_is_announced_on_its_pod_once_and_a_give_up_too() -> None:
 def test_a_deletion_goes_on_when_the_world_does_not_show_its_taint_yet() -> None:
     """A dry run drops the taint write (and a watch may lag): the deletion this process started still
     goes on at the next loop once --node-delete-delay-after-taint has passed."""
-    from kubetide.bench.live import _NoWrites
     from kubetide.cluster.autoscaler import StaticAutoscaler
 
     h = drain_setup()
-    ca = StaticAutoscaler(h.cloud, _NoWrites(), h.options)  # writes dropped: the taint never shows
+    ca = StaticAutoscaler(
+        h.cloud, RecordingClusterPort.discarding(), h.options
+    )  # writes dropped: the taint never shows
     ca.run_once(h.world(), 0.0)
     first = ca.run_once(h.world(), 610.0)
     assert "marked the node as toBeDeleted/unschedulable" in [e.message for e in first.events]
     assert h.cloud.calls_to("delete_nodes") == []  # waiting out the 5 s delay
     ca.run_once(h.world(), 620.0)
     assert sorted(c.args for c in h.cloud.calls_to("delete_nodes")) == [("n2",), ("n3",)]
+
+
+def _cordons(h: Harness) -> list[tuple[str, object]]:
+    return [(c.target, c.args[0]) for c in h.api.calls_to("set_node_unschedulable")]
+
+
+def test_cordon_node_before_terminating_cordons_with_the_taint_and_uncordons_a_failed_drain() -> None:
+    """utils/taints MarkToBeDeleted(node, client, cordonNode) sets ``Spec.Unschedulable = true`` with the
+    taint; CleanToBeDeleted(..., cordonNode) sets it back to false. The default is CA 1.31's false
+    (main.go) and 1.36's true (config/flags/flags.go), so it follows --ca-compatibility-version."""
+    for version, cordoned in (("1.31", False), ("1.36", True)):
+        h = drain_setup(**{"ca-compatibility-version": version, "max-pod-eviction-time": 0.0})
+        h.nodes.pop("n3")
+        h.cloud.groups["ng"].instances.pop("n3")
+        h.cloud.groups["ng"].target = 2
+        h.refuse_evictions = True
+        h.run(0.0)
+        h.run(610.0)  # n2 tainted, its eviction refused at 615
+        h.run(620.0)  # the drain fails at 625
+        assert any(e.reason == "ScaleDownFailed" for e in h.events)
+        assert _cordons(h) == ([("n2", True), ("n2", False)] if cordoned else []), version
+        assert not h.nodes["n2"].unschedulable
+
+
+def test_a_refused_cordon_is_a_refused_taint() -> None:
+    """MarkToBeDeleted writes the taint and Spec.Unschedulable in one update: either failing fails the
+    taint (taintNodesSync), and the node is left as it was."""
+    h = drain_setup(**{"cordon-node-before-terminating": True, "max-drain-parallelism": 0})
+    h.run(0.0)
+    h.api.with_failure("set_node_unschedulable", "n3", times=1)
+    result = h.run(610.0)
+    assert result.scale_down_result == "Error"
+    assert not any(t.key == TO_BE_DELETED_TAINT for t in h.nodes["n3"].taints)
+    assert h.cloud.calls_to("delete_nodes") == []

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from ca_loop_harness import Harness, node, pod, template
 
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.cluster.scaledown.taints import DELETION_CANDIDATE_TAINT
+from kubetide.testing.cloud import RecordingCloud
 
 
 def _world(**flags: object) -> Harness:

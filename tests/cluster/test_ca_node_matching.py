@@ -48,9 +48,9 @@ def test_an_instance_claimed_by_providerid_is_not_matched_again() -> None:
 def test_a_ready_node_matching_no_instance_keeps_long_unregistered_instances() -> None:
     from ca_loop_harness import Harness, node, pod, template
 
-    from kubetide.cloud.fake import RecordingCloud
     from kubetide.cloud.instance import InstanceState, InstanceStatus
     from kubetide.cluster.options import AutoscalingOptions
+    from kubetide.testing.cloud import RecordingCloud
 
     cloud = RecordingCloud().with_group("g", 1, 10, target=2, template=template("g"))
     h = Harness(cloud, AutoscalingOptions.from_flags({"delete-unregistered-foreign-instances": True}))

@@ -9,12 +9,12 @@ from ca_loop_harness import Harness, node, pod, template
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.cluster.scaledown.pdb import RemainingPdbs
 from kubetide.model.pod import Pod
 from kubetide.model.selectors import LabelSelector, Node
 from kubetide.scheduling.drainability import PDB
+from kubetide.testing.cloud import RecordingCloud
 
 WEB = LabelSelector.parse(Node({"matchLabels": {"app": "web"}}))
 

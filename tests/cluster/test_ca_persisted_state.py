@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from ca_loop_harness import Harness, node, pod, template
 
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.cloud.instance import ErrorClass, Instance, InstanceErrorInfo, InstanceState, InstanceStatus
 from kubetide.cluster.backoff import BackoffEntry
 from kubetide.cluster.clusterstate.incorrect import IncorrectSize
@@ -17,6 +16,7 @@ from kubetide.cluster.clusterstate.persisted import (
 )
 from kubetide.cluster.clusterstate.requests import ScaleUpRequest
 from kubetide.cluster.clusterstate.unregistered import UnregisteredNode
+from kubetide.testing.cloud import RecordingCloud
 
 
 def test_the_state_round_trips_through_the_config_map_data() -> None:

@@ -9,11 +9,11 @@ from ca_builders import cnode
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.cluster.clusterstate.readiness import SUSPENDED_CONDITION_ANNOTATION
 from kubetide.cluster.clusterstate.registry import ClusterStateRegistry
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.model.scheduling_terms import Taint
+from kubetide.testing.cloud import RecordingCloud
 
 NOW = 10_000.0
 _NAMES = ("a", "b", "c")

@@ -9,10 +9,10 @@ from dataclasses import replace
 from ca_builders import cnode
 from ca_loop_harness import GIB, Harness, node, pod, template
 
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.cloud.instance import NodeGroupAutoscalingOptions
+from kubetide.cluster.compat import Compatibility, compatibility
 from kubetide.cluster.flags import parse_flags
-from kubetide.cluster.loop.scaledown_step import ScaleDownPlanner
+from kubetide.cluster.loop.scaledown_plan import ScaleDownPlanner
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.cluster.scaledown.budgets import Budget, crop_nodes, group_nodes
 from kubetide.cluster.scaledown.cooldown import ScaleDownTimes, scale_down_in_cooldown
@@ -26,10 +26,12 @@ from kubetide.model.pod import Container, OwnerRef, Pod
 from kubetide.model.resources import Resources
 from kubetide.model.scheduling_terms import Taint
 from kubetide.scheduling.drainability import DrainContext, DrainOptions, drain_node
+from kubetide.testing.cloud import RecordingCloud
 
 NOW = 1_700_000_000.0
 TICK = 0.001  # well above float resolution at NOW (2.4e-7 s)
 DEFAULTS = AutoscalingOptions().node_group_defaults()
+CA_1_31, CA_1_36 = compatibility("1.31"), compatibility("1.36")
 
 
 def _pod(name: str, node_name: str, cpu: int, *, kind: str = "ReplicaSet", gpus: int = 0) -> Pod:
@@ -53,6 +55,7 @@ def _judge(
     recently: dict[str, float] | None = None,
     unready_enabled: bool = True,
     gpu_label: str = "",
+    compat: Compatibility = CA_1_31,
 ) -> str | None:
     """The node's unremovable reason in FilterOutUnremovable (None: a candidate)."""
     result = filter_out_unremovable(
@@ -64,6 +67,7 @@ def _judge(
             scale_down_unready_enabled=unready_enabled,
             gpu_label=gpu_label,
             recently_unremovable=recently or {},
+            compat=compat,
         ),
         now,
     )
@@ -137,10 +141,38 @@ def test_nan_utilization_is_underutilized_as_go_compares_it() -> None:
 
 def test_utilization_that_cannot_be_computed_is_judged_as_zero() -> None:
     """CA 1.31 eligibility.go, unremovableReasonAndNodeUtilization: a failed utilization.Calculate is
-    only logged and the zero Info judged (CA 1.32 made it UnexpectedError)."""
+    only logged and the zero Info judged (CA 1.32 made it UnexpectedError). The public case
+    ca-eligibility-broken-utilization's input (a 0-CPU node with a 100m pod) under 1.31."""
     n = cnode("n", cpu=0, mem=0)
     assert _judge(n, [_pod("p", "n", 100)]) is None
     assert _judge(n, [], opts=replace(DEFAULTS, scale_down_utilization_threshold=0.0)) == "NotUnderutilized"
+
+
+def test_with_ca_1_36_utilization_that_cannot_be_computed_is_an_unexpected_error() -> None:
+    """CA 1.32+ eligibility.go, unremovableReasonAndNodeUtilization: ``if err != nil {...; return
+    simulator.UnexpectedError, nil}`` after utilization.Calculate, whatever the threshold."""
+    n = cnode("n", cpu=0, mem=0)
+    assert _judge(n, [_pod("p", "n", 100)], compat=CA_1_36) == "UnexpectedError"
+    assert _judge(n, [], compat=CA_1_36) == "UnexpectedError"
+    assert _judge(cnode("ok", cpu=1000, mem=GIB), [], compat=CA_1_36) is None
+
+
+def test_with_ca_1_36_utilization_at_the_threshold_is_underutilized() -> None:
+    """CA 1.35+ eligibility.go, isNodeAtOrBelowUtilizationThreshold: ``utilization > threshold`` is
+    NotUnderutilized, so exactly at the threshold passes; the GPU threshold the same way. With a zero
+    threshold an empty node (or one with only ignored DaemonSet pods: ca-eligibility-only-ds-threshold-zero)
+    is underutilized, where 1.31 keeps it."""
+    n = cnode("n", cpu=2000, mem=10 * GIB)
+    assert _judge(n, [_pod("p", "n", 1000)], compat=CA_1_36) is None  # 0.5 at 0.5
+    assert _judge(n, [_pod("p", "n", 1001)], compat=CA_1_36) == "NotUnderutilized"
+    zero = replace(DEFAULTS, scale_down_utilization_threshold=0.0, ignore_daemon_sets_utilization=True)
+    ds = _pod("ds", "n", 500, kind="DaemonSet")
+    assert _judge(n, [ds], opts=zero, compat=CA_1_36) is None
+    assert _judge(n, [ds], opts=zero, compat=CA_1_31) == "NotUnderutilized"
+    assert _judge(n, [_pod("p", "n", 1)], opts=zero, compat=CA_1_36) == "NotUnderutilized"
+    labelled = replace(cnode("u"), labels={"accel": "t"})
+    gpu_zero = replace(DEFAULTS, scale_down_gpu_utilization_threshold=0.0)
+    assert _judge(labelled, [], opts=gpu_zero, gpu_label="accel", compat=CA_1_36) is None  # 0 <= 0
 
 
 def test_unready_nodes_only_when_scale_down_of_unready_nodes_is_enabled() -> None:
@@ -191,9 +223,20 @@ def test_recently_unremovable_until_its_recheck_time_strictly() -> None:
 
 
 def _removable(
-    u: UnneededNode, now: float, opts: NodeGroupAutoscalingOptions = DEFAULTS, sizes: GroupSizes | None = None
+    u: UnneededNode,
+    now: float,
+    opts: NodeGroupAutoscalingOptions = DEFAULTS,
+    sizes: GroupSizes | None = None,
+    compat: Compatibility = CA_1_31,
 ) -> str | None:
-    result = removable_at([u], now, lambda node: "ng", lambda g: opts, {"ng": sizes or GroupSizes(5, 0)})
+    result = removable_at(
+        [u],
+        now,
+        lambda node: "ng",
+        lambda g: opts,
+        {"ng": sizes or GroupSizes(5, 0)},
+        zero_time_immediate=compat.zero_removal_time_immediate,
+    )
     return result.unremovable.get(u.node.name)
 
 
@@ -216,6 +259,17 @@ def test_a_zero_unneeded_time_still_waits_one_loop() -> None:
     unready = UnneededNode(cnode("u", ready=False), NOW, True)
     assert _removable(unready, NOW, zero) == "NotUnreadyLongEnough"
     assert _removable(unready, NOW + TICK, zero) is None
+
+
+def test_with_ca_1_36_a_zero_unneeded_time_is_met_at_once() -> None:
+    """CA 1.35+ nodes.go, unremovableReason: ``v.removalThreshold > 0 && !since.Add(threshold).Before(ts)``:
+    a zero unneeded (unready) time never holds a node; any other keeps its strict boundary."""
+    zero = replace(DEFAULTS, scale_down_unneeded_time=0.0, scale_down_unready_time=0.0)
+    assert _removable(UnneededNode(cnode("n"), NOW, True), NOW, zero, compat=CA_1_36) is None
+    assert _removable(UnneededNode(cnode("u", ready=False), NOW, True), NOW, zero, compat=CA_1_36) is None
+    u = UnneededNode(cnode("n"), NOW - 600, True)
+    assert _removable(u, NOW, compat=CA_1_36) == "NotUnneededLongEnough"
+    assert _removable(u, NOW + TICK, compat=CA_1_36) is None
 
 
 def test_unready_nodes_wait_the_unready_time_strictly() -> None:
@@ -407,6 +461,20 @@ def test_an_empty_node_with_a_zero_unneeded_time_is_deleted_one_loop_later() -> 
     assert sorted(c.args[0] for c in h.cloud.calls_to("delete_nodes")) == ["n1", "n2"]
 
 
+def test_with_ca_1_36_an_empty_node_with_a_zero_unneeded_time_goes_in_the_loop_that_finds_it() -> None:
+    """CA 1.35+ nodes.go (``removalThreshold > 0 &&``) under --ca-compatibility-version=1.36."""
+    h = _setup(
+        {
+            "scale-down-unneeded-time": 0.0,
+            "scale-down-delay-after-add": 0.0,
+            "ca-compatibility-version": "1.36",
+        }
+    )
+    first = h.run(0.0)
+    assert "n1" not in first.unremovable
+    assert sorted(c.args[0] for c in h.cloud.calls_to("delete_nodes")) == ["n1", "n2"]
+
+
 def test_a_node_at_exactly_the_threshold_is_never_drained() -> None:
     """Issue 23 item 1 in the loop: one 1000m pod on a 2-CPU node (0.50) stays, CA 1.31's
     isNodeBelowUtilizationThreshold; at 999m it is drained after the unneeded time."""
@@ -521,6 +589,20 @@ def test_kube_system_pods_without_a_pdb_always_block_by_default() -> None:
     assert drain_node([local], DrainContext(NOW + TICK, hour)).pods_to_move == (local,)
 
 
+def test_with_ca_1_36_kube_system_pods_block_for_an_hour_by_default() -> None:
+    """CA 1.33+ config/flags/flags.go: --blocking-system-pod-distruption-timeout defaults to time.Hour;
+    the loop's drainability rules get it from --ca-compatibility-version=1.36 when the flag is not given."""
+    assert (
+        AutoscalingOptions(ca_compatibility_version="1.36").blocking_system_pod_distruption_timeout == 3600.0
+    )
+    for version, drained in (("1.31", False), ("1.36", True)):
+        h = _setup({"ca-compatibility-version": version})
+        h.add_pod(pod("coredns", 100, node_name="n1").evolve(namespace="kube-system", creation_time=-7200.0))
+        h.run(0.0)
+        h.run(601.0)
+        assert ("coredns" in h.evicted) is drained, version
+
+
 def test_an_atomic_group_scales_down_only_whole() -> None:
     """processors/nodes/scale_down_set_processor.go, AtomicResizeFilteringProcessor: a ZeroOrMax group's
     removable nodes go only when they are as many as its target size (one node kept by a busy pod keeps
@@ -541,4 +623,5 @@ def test_an_atomic_group_scales_down_only_whole() -> None:
             h.add_pod(pod("heavy", 1500, node_name="a1", labels={"app": "heavy"}))  # 0.75: not underutilized
         h.run(0.0)
         h.run(601.0)
-        assert sorted(c.args[0] for c in h.cloud.calls_to("delete_nodes")) == deleted, busy
+        # actuation/group_deletion_scheduler.go addToBatcher: the group's nodes in one DeleteNodes call.
+        assert [sorted(c.args) for c in h.cloud.calls_to("delete_nodes")] == ([deleted] if deleted else [])

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 from ca_builders import cnode
-from ca_cases import cases
+from ca_cases import case_version, cases
 
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.cluster.scaledown.budgets import Budget, crop_nodes, group_nodes
@@ -32,28 +32,12 @@ def _pod(spec: dict[str, Any]) -> Pod:
     )
 
 
-# Two public cases come from upstream tests newer than CA 1.31, the release kubetide decides as (issue
-# 23: "behave as CA 1.31"); CA 1.31's answer is asserted for them instead, the case kept unchanged.
-_CA_1_31: dict[str, dict[str, Any]] = {
-    # CA 1.31 core/scaledown/eligibility/eligibility.go, isNodeBelowUtilizationThreshold:
-    # ``utilization >= threshold`` is NotUnderutilized, so 0.0 at a 0.0 threshold is not underutilized.
-    # The case's "at or below the threshold" is commit 8704d355ab (CA 1.36.0).
-    "ca-eligibility-only-ds-threshold-zero": {
-        "unneeded": [],
-        "unremovable": {"regular": "NotUnderutilized"},
-        "utilization": 0.0,
-    },
-    # CA 1.31 unremovableReasonAndNodeUtilization only logs a failed utilization.Calculate and judges
-    # the zero Info (utilization 0 < 0.5: a candidate); CA 1.32 made it UnexpectedError.
-    "ca-eligibility-broken-utilization": {"unneeded": ["regular"], "unremovable": {}, "utilization": 0.0},
-}
-
-
 @pytest.mark.parametrize("case", cases("scale_down_eligibility"))
 def test_eligibility(case: dict[str, Any]) -> None:
-    inp, want = case["input"], _CA_1_31.get(case["id"], case["expected"])
+    inp, want = case["input"], case["expected"]
     o = inp["options"]
     options = AutoscalingOptions(
+        ca_compatibility_version=case_version(case),
         scale_down_utilization_threshold=o["scale_down_utilization_threshold"],
         scale_down_unready_enabled=o["scale_down_unready_enabled"],
         ignore_daemonsets_utilization=o["ignore_daemonsets_utilization"],
@@ -82,6 +66,7 @@ def test_eligibility(case: dict[str, Any]) -> None:
             group_of=dict.fromkeys((n.name for n in nodes), "ng1"),
             group_options=lambda group: defaults,
             scale_down_unready_enabled=options.scale_down_unready_enabled,
+            compat=options.compat,
         ),
         NOW,
     )

@@ -4,11 +4,12 @@ each is tested at the boundary itself and one tick either side. A Go ``a.Before(
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from ca_builders import cnode
 from ca_loop_harness import Harness, node, pod, template
 
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.cloud.instance import NodeGroupAutoscalingOptions
 from kubetide.cluster.backoff import ExponentialBackoff
 from kubetide.cluster.clusterstate.health import is_cluster_healthy, is_node_group_healthy
@@ -28,6 +29,7 @@ from kubetide.model.scheduling_terms import Taint
 from kubetide.scheduling.estimator import estimate
 from kubetide.scheduling.limiter import ClusterCapacityThreshold, StaticThreshold, ThresholdLimiter
 from kubetide.scheduling.snapshot import ClusterSnapshot
+from kubetide.testing.cloud import RecordingCloud
 
 TICK = 0.001
 P = 900.0  # --max-node-provision-time
@@ -243,6 +245,25 @@ def test_resource_limit_allows_a_delta_equal_to_what_is_left(left: int, allowed:
     assert over.allowed == 0
 
 
+@pytest.mark.parametrize(
+    ("version", "reason"),
+    [("1.31", "max cluster cpu limit reached"), ("1.36", 'exceeded quota: "cluster-wide", resources: cpu')],
+)
+def test_an_atomic_group_whose_whole_size_exceeds_a_limit_is_skipped(version: str, reason: str) -> None:
+    """orchestrator.go IsNodeGroupResourceExceeded: the delta times ``numNodes`` (a ZeroOrMax group's
+    ``max - target``) exceeding any limit skips the group, even if fewer nodes would fit; the reason is
+    1.31's NewMaxResourceLimitReached (sorted resources) or 1.36's quota message."""
+    atomic = replace(AutoscalingOptions().node_group_defaults(), zero_or_max_node_scaling=True)
+    cloud = RecordingCloud().with_group("slice", 0, 4, target=0, template=template("slice"), options=atomic)
+    flags = {"cores-total": "0:6", "ca-compatibility-version": version}  # 2-core nodes: 3 fit, not 4
+    h = Harness(cloud, AutoscalingOptions.from_flags(flags))
+    h.add_pod(pod("p", 1500))
+    result = h.run(0.0)
+    assert h.cloud.calls_to("increase_size") == []
+    (event,) = [e for e in result.events if e.reason == "NotTriggerScaleUp"]
+    assert reason in event.message
+
+
 def _not_ready(name: str, cpu: int) -> NodeView:
     alloc = Resources({"cpu": cpu, "memory": 2**32, "pods": 110})
     return NodeView(
@@ -297,6 +318,31 @@ def test_max_nodes_total_counts_ready_nodes_only(max_total: int, scaled: bool) -
     h = _max_total_world(max_total, not_ready=1)
     h.run(0.0)
     assert bool(h.cloud.calls_to("increase_size")) is scaled
+
+
+@pytest.mark.parametrize(
+    ("version", "result", "events"),
+    [
+        ("1.31", "NoOptionsAvailable", []),
+        ("1.36", "LimitedByMaxNodesTotal", ["MaxNodesTotalReached", "NotTriggerScaleUp"]),
+    ],
+)
+def test_max_nodes_total_reached_by_the_ready_nodes(version: str, result: str, events: list[str]) -> None:
+    """static_autoscaler.go RunOnce with ``len(readyNodes) >= MaxNodesTotal``: CA 1.31 sets
+    ``ScaleUpNoOptionsAvailable`` and only logs; CA 1.33+ sets ``ScaleUpLimitedByMaxNodesTotal``, records
+    the Warning MaxNodesTotalReached and puts every pod in PodsRemainUnschedulable (NotTriggerScaleUp
+    "max total nodes in cluster reached", eventing_scale_up_processor.go)."""
+    cloud = RecordingCloud().with_group("g", 0, 10, target=2, template=template("g"))
+    flags = {"max-nodes-total": 2, "ca-compatibility-version": version}
+    h = Harness(cloud, AutoscalingOptions.from_flags(flags))
+    for i in range(2):
+        h.add_node(node(f"g-{i}", "g"), "g")
+        h.add_pod(pod(f"busy-{i}", 1800, node_name=f"g-{i}"))
+    h.add_pod(pod("p", 1500))
+    loop = h.run(0.0)
+    assert loop.scale_up_result == result
+    assert sorted({e.reason for e in loop.events} & {"MaxNodesTotalReached", "NotTriggerScaleUp"}) == events
+    assert h.cloud.calls_to("increase_size") == []
 
 
 def test_max_nodes_total_counts_upcoming_nodes() -> None:

@@ -12,7 +12,6 @@ from dataclasses import replace
 
 from ca_loop_harness import Harness
 
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.cloud.instance import NodeTemplate
 from kubetide.cluster.expander import build_strategy
 from kubetide.cluster.expander.option import ExpansionContext
@@ -28,6 +27,7 @@ from kubetide.model.resources import Resources
 from kubetide.model.scheduling_terms import PodAffinityTerm, TopologySpreadConstraint
 from kubetide.model.selectors import LabelSelector, Requirement
 from kubetide.scheduling.snapshot import ClusterSnapshot
+from kubetide.testing.cloud import RecordingCloud
 
 GIB = 2**30
 WEB = LabelSelector((Requirement("app", "In", ("web",)),))

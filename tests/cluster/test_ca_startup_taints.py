@@ -8,12 +8,12 @@ from dataclasses import replace
 
 from ca_loop_harness import Harness, node, pod, template
 
-from kubetide.cloud.fake import Call, RecordingCloud
 from kubetide.cluster.flags import parse_flags
 from kubetide.cluster.loop.templates import sanitize
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.cluster.taintconfig import TaintConfig, with_startup_tainted_unready
 from kubetide.model.scheduling_terms import Taint
+from kubetide.testing.cloud import Call, RecordingCloud
 
 CILIUM = "node.cilium.io/agent-not-ready"
 

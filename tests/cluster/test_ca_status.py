@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from ca_loop_harness import Harness, node, pod, template
 
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.cluster.status import (
     ClusterAutoscalerStatus,
@@ -16,6 +15,7 @@ from kubetide.cluster.status import (
     format_rfc3339,
     render_status_yaml,
 )
+from kubetide.testing.cloud import RecordingCloud
 
 T0 = 1_700_000_000.0  # 2023-11-14T22:13:20Z
 

@@ -42,3 +42,14 @@ def test_aws_flags_are_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     assert code == 2
     assert "--node-group-auto-discovery: 'asg:nope': must be asg:tag=KEY[=VALUE],..." in err
     assert "--aws-region: no AWS region" in err
+
+
+def test_the_endpoint_in_the_environment_with_groups_means_aws(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As the README's moto walkthrough runs it: $AWS_ENDPOINT_URL exported, no --aws-endpoint-url.
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:1")
+    monkeypatch.delenv("AWS_REGION", raising=False)
+    monkeypatch.delenv("AWS_DEFAULT_REGION", raising=False)
+    code, err = run(tmp_path, "--aws-group=g")
+    assert code == 2 and "--aws-region: no AWS region" in err  # the aws registrar was built

@@ -127,3 +127,12 @@ def test_a_flag_kubetide_does_not_implement_is_refused_unless_default() -> None:
     assert "--salvo-scale-up: not implemented by kubetide yet: only its default (False) is accepted" in err
     code, _, err = run("cluster-autoscaler", "--cloud-provider=kwok", "--salvo-scale-up=false")
     assert "salvo-scale-up" not in err
+
+
+@pytest.mark.parametrize("component", ["cluster-autoscaler", "hpa", "escalator"])
+def test_unicode_digits_in_verbosity_and_port_are_refused_not_a_traceback(component: str) -> None:
+    """Go's strconv reads ASCII digits only: ``--v=４`` and a port of ``８０８５`` are not numbers
+    (Python's ``str.isdigit`` takes them, and ``int()`` then either reads or raises)."""
+    code, _, err = run(component, "--v=\uff14", "--address=127.0.0.1:\uff18\uff10\uff18\uff15")
+    assert code == 2, err
+    assert "--v" in err and "--address" in err, err

@@ -55,3 +55,23 @@ def test_deployment_args_are_valid_command_lines() -> None:
         (deployment,) = _docs(DEPLOY / f"{name}.yaml")
         args = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
         assert parse_line(args, module.REGISTRY).problems == [], name
+
+
+def test_the_cluster_autoscaler_writes_its_status_where_cas_tooling_looks() -> None:
+    """kube-system/cluster-autoscaler-status, CA's --namespace and --status-config-map-name defaults;
+    the Role that lets it write there is bound in that namespace."""
+    from kubetide.commands.run import cluster_autoscaler
+    from kubetide.commands.run.settings import parse_line
+
+    (deployment,) = _docs(DEPLOY / "cluster-autoscaler.yaml")
+    args = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+    values = parse_line(args, cluster_autoscaler.REGISTRY).values
+    assert (values["namespace"], values["status-config-map-name"]) == (
+        "kube-system",
+        "cluster-autoscaler-status",
+    )
+    rbac = _docs(DEPLOY / "rbac" / "cluster-autoscaler.yaml")
+    (role,) = [d for d in rbac if d["kind"] == "Role"]
+    (binding,) = [d for d in rbac if d["kind"] == "RoleBinding"]
+    assert role["metadata"]["namespace"] == binding["metadata"]["namespace"] == "kube-system"
+    assert any("configmaps" in r["resources"] and "update" in r["verbs"] for r in role["rules"])

@@ -9,6 +9,7 @@ import shlex
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def read_env_file(path: Path) -> dict[str, str]:
@@ -137,3 +139,13 @@ class KubetideProcess:
                 self.proc.wait(10)
         self._log.close()
         return int(self.proc.returncode)
+
+
+def restart_apiserver(down_for: float) -> None:
+    """Stop the test cluster's kube-apiserver, wait ``down_for`` seconds, start it again (the same
+    flags) and return once it answers: ``hack/e2e_cluster.py restart``."""
+    subprocess.run(
+        [sys.executable, str(REPO_ROOT / "hack" / "e2e_cluster.py"), "restart", "kube-apiserver",
+         f"--down-for={down_for}"],
+        check=True, timeout=180,
+    )  # fmt: skip

@@ -1,6 +1,6 @@
 """The cluster autoscaler with ``--cloud-provider=aws`` against the real control plane and moto's ASGs.
 
-moto's server runs in this process behind the tests' fault proxy (tests/cloud/aws/conftest.py); a
+moto's server runs in this process behind the tests' fault proxy (tests/live/providers/aws/conftest.py); a
 second ``kubetide node-agent --aws-endpoint-url`` registers a Node per moto instance (providerID as AWS
 writes it) and the cluster's own node agent makes them Ready and runs their pods. Pending pods bring up
 instances; a stockout the first group reports in its scaling activities fails over to the second group
@@ -11,6 +11,7 @@ terminated only once its evicted pod is gone (issue 23 item 2: it used to be 11 
 from __future__ import annotations
 
 import contextlib
+import re
 import subprocess
 import sys
 import uuid
@@ -23,12 +24,12 @@ import boto3
 import pytest
 from moto.server import ThreadedMotoServer
 
-from cloud.aws.awsproxy import AwsProxy, activity
+from live.providers.aws.awsproxy import AwsProxy, activity
 
 from .support import Kubectl, KubetideProcess, free_port
 from .test_ca_drain_wait import graceful
 from .test_ca_restart import tainted
-from .test_cluster_autoscaler import FAST, deployment, running_pods
+from .test_cluster_autoscaler import CA_NAMESPACE, FAST, deployment, running_pods
 
 REGION = "us-east-1"
 INSUFFICIENT = (
@@ -142,11 +143,16 @@ def test_aws_scale_up_fails_over_on_a_stockout_and_scale_down_terminates_the_dra
     priorities = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": {"name": "cluster-autoscaler-priority-expander", "namespace": "kubetide"},
+        "metadata": {"name": "cluster-autoscaler-priority-expander", "namespace": CA_NAMESPACE},
         "data": {"priorities": "10:\n  - ^spot-.*\n1:\n  - .*\n"},
     }
     kubectl(
-        "-n", "kubetide", "delete", "configmap", "cluster-autoscaler-priority-expander", "--ignore-not-found"
+        "-n",
+        CA_NAMESPACE,
+        "delete",
+        "configmap",
+        "cluster-autoscaler-priority-expander",
+        "--ignore-not-found",
     )
     kubectl.create(priorities)
     try:
@@ -177,6 +183,10 @@ def test_aws_scale_up_fails_over_on_a_stockout_and_scale_down_terminates_the_dra
                 message="an instance of the general group",
             )
             assert aws_proxy.stocked_out[spot] == 0, ca.log()
+            # The backoff's Event prints a duration, as CA prints times, not epoch seconds (1.79582e+09s).
+            # It is logged when the loop that scaled the general group ends, after that instance shows.
+            backoff = rf"NodeGroupBackoff NodeGroup/{spot}: node group {spot} backed off for \d+m\d+s"
+            wait_for(lambda: re.search(backoff, ca.log()), 30, message="the backoff Event, with a duration")
             (instance,) = _instances(autoscaling, general)
             wait_for(
                 lambda: len(running_pods(kubectl, namespace, "web")) == 1, 120, message="the web pod running"
@@ -202,7 +212,7 @@ def test_aws_scale_up_fails_over_on_a_stockout_and_scale_down_terminates_the_dra
         kubectl("delete", "nodes", "-l", f"pool={pool}", "--wait=false")
         kubectl(
             "-n",
-            "kubetide",
+            CA_NAMESPACE,
             "delete",
             "configmap",
             "cluster-autoscaler-priority-expander",

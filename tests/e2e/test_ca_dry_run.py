@@ -1,9 +1,10 @@
 """`--dry-run`: the cluster autoscaler decides as usual but changes nothing a user owns.
 
 A pending pod needs a new node (it selects `pool`, which the group's template has and the existing node
-lacks), and the group's one node is empty, so unneeded. A dry-run CA runs several loops; the nodes, the
-workloads, the pods and the kwok provider's targets are the same afterwards, and its /metrics and log say
-what it would have done (its own Lease, Events and status ConfigMap are its business).
+lacks): the dry run would scale up, every loop, since its node never comes. Once the pods are gone the
+group's one node is empty, so unneeded, and the dry run would delete it. A dry-run CA runs several loops;
+the nodes and the kwok provider's targets are the same afterwards, and its /metrics and log say what it
+would have done (its own Lease, Events and status ConfigMap are its business).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 from .support import Kubectl, KubetideProcess
 from .test_cluster_autoscaler import (
+    CA_NAMESPACE,
     cloud_config,
     deployment,
     group_nodes,
@@ -43,7 +45,7 @@ def snapshot(kubectl: Kubectl, group: str, namespace: str) -> dict[str, Any]:
         for d in kubectl.json("-n", namespace, "get", "deployments")["items"]
     }
     pods = sorted(p["metadata"]["name"] for p in kubectl.json("-n", namespace, "get", "pods")["items"])
-    state = kubectl.json("-n", "kubetide", "get", "configmap", "kubetide-kwok-state", "--ignore-not-found")
+    state = kubectl.json("-n", CA_NAMESPACE, "get", "configmap", "kubetide-kwok-state", "--ignore-not-found")
     return {
         "nodes": nodes,
         "deployments": deployments,
@@ -100,6 +102,15 @@ def test_dry_run_changes_nothing_and_says_what_it_would_do(
         return ca.metric("kubetide_dry_run_actions_total", component="cluster-autoscaler", action=action) or 0
 
     wait_for(lambda: actions("increase_size") > 0, 60, message="a scale-up it would have made")
+    # A loop that scales up ends before scale-down (CA's RunOnce returns after postScaleUp), and a dry
+    # run's scale-up never delivers its node, so it is asked for again every loop while the pods wait.
+    # Without them, the empty node is unneeded and its deletion is what the dry run would do next.
+    assert actions("delete_nodes") == 0
+    kubectl("-n", namespace, "delete", "deployment", "web")
+    wait_for(
+        lambda: not kubectl.json("-n", namespace, "get", "pods")["items"], 60, message="the web pods gone"
+    )
+    before["deployments"], before["pods"] = {}, []
     wait_for(lambda: actions("delete_nodes") > 0, 60, message="a scale-down it would have made")
     first = ca.metric("cluster_autoscaler_last_activity", activity="main") or 0
     wait_for(

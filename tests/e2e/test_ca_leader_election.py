@@ -19,6 +19,7 @@ import pytest
 
 from .support import Kubectl, KubetideProcess
 from .test_cluster_autoscaler import (
+    CA_NAMESPACE,
     cloud_config,
     deployment,
     group_nodes,
@@ -37,7 +38,7 @@ def lease(kubectl: Kubectl, group: str) -> Iterator[str]:
     """A Lease of the test's own, deleted afterwards."""
     name = f"ca-{group}"
     yield name
-    kubectl("-n", "kubetide", "delete", "lease", name, "--ignore-not-found")
+    kubectl("-n", CA_NAMESPACE, "delete", "lease", name, "--ignore-not-found")
 
 
 def identity(ca: KubetideProcess) -> str:
@@ -46,8 +47,9 @@ def identity(ca: KubetideProcess) -> str:
     return match.group(1)
 
 
-def holder(kubectl: Kubectl, lease: str) -> str:
-    return str(kubectl.json("-n", "kubetide", "get", "lease", lease)["spec"].get("holderIdentity") or "")
+def holder(kubectl: Kubectl, lease: str, namespace: str = CA_NAMESPACE) -> str:
+    """The Lease's holder; CA's Lease is in its --namespace, the HPA's and Escalator's in kubetide."""
+    return str(kubectl.json("-n", namespace, "get", "lease", lease)["spec"].get("holderIdentity") or "")
 
 
 Acting = Callable[[KubetideProcess], Any]  # what shows a replica acted (a metric), None while it has not
@@ -60,13 +62,17 @@ def elect(
     b: KubetideProcess,
     wait_for: Callable[..., Any],
     acting: Acting,
+    *,
+    lease_namespace: str = CA_NAMESPACE,
 ) -> tuple[dict[str, KubetideProcess], str, KubetideProcess, KubetideProcess]:
     """Both replicas started: (replicas by identity, the leader's identity, the leader, the standby),
     once the Lease names one of them and it has acted."""
     ids = {wait_for(lambda: identity(a), 60, message="a's identity"): a}
     ids[wait_for(lambda: identity(b), 60, message="b's identity")] = b
     leader_id = wait_for(
-        lambda: holder(kubectl, lease) in ids and holder(kubectl, lease), 60, message="a leader"
+        lambda: holder(kubectl, lease, lease_namespace) in ids and holder(kubectl, lease, lease_namespace),
+        60,
+        message="a leader",
     )
     leader = ids[leader_id]
     standby = b if leader is a else a
@@ -82,15 +88,17 @@ def sigterm_hand_over(
     standby: KubetideProcess,
     wait_for: Callable[..., Any],
     acting: Acting,
+    *,
+    lease_namespace: str = CA_NAMESPACE,
 ) -> None:
     """SIGTERM the leader: it exits 0 and releases the Lease; the standby leads and acts within 5 s."""
     leader_id = next(i for i, p in ids.items() if p is leader)
     assert leader.stop(signal.SIGTERM) == 0
     exited = time.monotonic()
-    assert holder(kubectl, lease) != leader_id, "the Lease still names the stopped leader"
+    assert holder(kubectl, lease, lease_namespace) != leader_id, "the Lease still names the stopped leader"
     standby_id = next(i for i, p in ids.items() if p is standby)
     wait_for(
-        lambda: holder(kubectl, lease) == standby_id and acting(standby),
+        lambda: holder(kubectl, lease, lease_namespace) == standby_id and acting(standby),
         10,
         interval=0.1,
         message="the standby leading and acting",

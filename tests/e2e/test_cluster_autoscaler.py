@@ -17,6 +17,9 @@ import yaml
 
 from .support import Kubectl, KubetideProcess
 
+# CA's --namespace as deploy/ runs it (CA's default): its Lease, status ConfigMap (where CA's tooling
+# looks: kube-system/cluster-autoscaler-status), state ConfigMaps and the kwok provider's state.
+CA_NAMESPACE = "kube-system"
 # Shortened timings (CA's defaults are minutes; the README lists these).
 FAST = [
     "--scan-interval=2s",
@@ -26,7 +29,7 @@ FAST = [
     "--scale-down-delay-after-failure=5s",
     "--unremovable-node-recheck-timeout=5s",
     "--max-pod-eviction-time=5m",
-    "--namespace=kubetide",
+    f"--namespace={CA_NAMESPACE}",
     "--v=4",  # the loop's reasons in the log, for a failing test's reader
 ]
 
@@ -82,7 +85,7 @@ def group_nodes(kubectl: Kubectl, group: str) -> list[dict[str, Any]]:
 
 def kwok_target(kubectl: Kubectl, group: str) -> int | None:
     """The group's target size in the kwok provider's state ConfigMap (None before it knows the group)."""
-    cm = kubectl.json("-n", "kubetide", "get", "configmap", "kubetide-kwok-state")
+    cm = kubectl.json("-n", CA_NAMESPACE, "get", "configmap", "kubetide-kwok-state")
     groups = json.loads((cm.get("data") or {}).get("state") or "{}").get("groups", {})
     return int(groups[group]["target"]) if group in groups else None
 
@@ -195,7 +198,7 @@ def test_scale_up_then_drain_through_a_pdb_and_delete(
     assert (ca.metric("cluster_autoscaler_scaled_down_nodes_total", reason="underutilized") or 0) >= 1
 
     def status() -> dict[str, Any] | None:
-        cm = kubectl.json("-n", "kubetide", "get", "configmap", "cluster-autoscaler-status")
+        cm = kubectl.json("-n", CA_NAMESPACE, "get", "configmap", "cluster-autoscaler-status")
         assert "cluster-autoscaler.kubernetes.io/last-updated" in cm["metadata"]["annotations"]
         doc: dict[str, Any] = yaml.safe_load(cm["data"]["status"])
         groups = {g["name"]: g for g in doc["nodeGroups"]}
@@ -208,7 +211,7 @@ def test_scale_up_then_drain_through_a_pdb_and_delete(
     def learned() -> dict[str, Any] | None:
         cm = kubectl.json(
             "-n",
-            "kubetide",
+            CA_NAMESPACE,
             "get",
             "configmap",
             "kubetide-cluster-autoscaler-templates",

@@ -58,7 +58,7 @@ def test_one_batch_autoscaler_acts_and_hands_over(
         )
 
     a, b = start(), start()
-    ids, leader_id, leader, standby = elect(kubectl, lease, a, b, wait_for, runs)
+    ids, leader_id, leader, standby = elect(kubectl, lease, a, b, wait_for, runs, lease_namespace="kubetide")
 
     # 2 x 900m against an empty group: the leader grows it; the standby never runs.
     kubectl.create(deployment("work", namespace, group, replicas=2))
@@ -66,10 +66,10 @@ def test_one_batch_autoscaler_acts_and_hands_over(
     grown = len(nodes(kubectl, group))
     assert grown >= 1
     assert runs(standby) is None, "the standby ran"
-    assert holder(kubectl, lease) == leader_id
+    assert holder(kubectl, lease, "kubetide") == leader_id
 
     # SIGTERM: exit 0, the Lease released, the standby leads and runs within 5 s.
-    sigterm_hand_over(kubectl, lease, ids, leader, standby, wait_for, runs)
+    sigterm_hand_over(kubectl, lease, ids, leader, standby, wait_for, runs, lease_namespace="kubetide")
 
     # The new leader grows the group for more load than it holds (6 x 900m needs at least 4 nodes
     # under the 70% threshold), and every pod runs.

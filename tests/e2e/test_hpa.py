@@ -14,8 +14,6 @@ which pods carry which usage is known at every step.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -24,9 +22,8 @@ from typing import Any
 
 import pytest
 
-from .support import Kubectl, KubetideProcess
+from .support import Kubectl, KubetideProcess, restart_apiserver
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 USAGE = "kubetide.io/usage"
 REQUEST = "100m"  # per pod; the HPA's target is 50% of it
 BASELINE = "50m"  # the template's usage: exactly on target, so one pod stays one pod
@@ -336,14 +333,6 @@ def test_a_malformed_hpa_never_stops_the_others(
     assert hpa.alive(), hpa.log()[-3000:]
 
 
-def restart_apiserver(down_for: float) -> None:
-    subprocess.run(
-        [sys.executable, str(REPO_ROOT / "hack" / "e2e_cluster.py"), "restart", "kube-apiserver",
-         f"--down-for={down_for}"],
-        check=True, timeout=180,
-    )  # fmt: skip
-
-
 def test_the_loops_survive_an_api_server_restart(
     kubectl: Kubectl,
     kubetide: Callable[..., KubetideProcess],
@@ -354,7 +343,8 @@ def test_the_loops_survive_an_api_server_restart(
     group: str,
 ) -> None:
     """The API server goes away for ~15 s and comes back: the same kubetide process (never restarted)
-    counts the failures in `kubetide_api_errors_total` and scales the Deployment on the next load."""
+    counts the failures in `kubetide_api_errors_total`, skips its loops until its pod cache has listed
+    again, and scales the Deployment on the next load."""
     kubectl.create(deployment("web", namespace, group))
     wait_replicas(kubectl, wait_for, namespace, "web", 1, 60)
     kubectl.create(kubetide_hpa("web", namespace, "web"))
@@ -366,6 +356,8 @@ def test_the_loops_survive_an_api_server_restart(
 
     assert hpa.alive(), hpa.log()[-3000:]
     assert total(hpa, "kubetide_api_errors_total") > errors_before
+    # The loops during the outage were skipped (the pod cache had to list again), not run on it.
+    assert total(hpa, "kubetide_loops_skipped_total") > 0
     set_usage(kubectl, namespace, "web", "200m")
     wait_replicas(kubectl, wait_for, namespace, "web", 3, 180)
     web = wait_status(kubectl, wait_for, namespace, "web", 3)

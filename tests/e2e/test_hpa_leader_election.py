@@ -63,17 +63,19 @@ def test_one_hpa_controller_acts_and_hands_over(
         )
 
     a, b = start(), start()
-    ids, leader_id, leader, standby = elect(kubectl, lease, a, b, wait_for, reconciled)
+    ids, leader_id, leader, standby = elect(
+        kubectl, lease, a, b, wait_for, reconciled, lease_namespace="kubetide"
+    )
 
     # minReplicas 2: the leader scales the Deployment; the standby reconciles nothing.
     kubectl("-n", namespace, "patch", "khpa", "web", "--type=merge", "-p", '{"spec":{"minReplicas":2}}')
     wait_replicas(kubectl, wait_for, namespace, "web", 2, 60)
     assert reconciled(standby) is None, "the standby reconciled"
     assert "SuccessfulRescale" not in standby.log()
-    assert holder(kubectl, lease) == leader_id
+    assert holder(kubectl, lease, "kubetide") == leader_id
 
     # SIGTERM: exit 0, the Lease released, the standby leads and reconciles within 5 s.
-    sigterm_hand_over(kubectl, lease, ids, leader, standby, wait_for, reconciled)
+    sigterm_hand_over(kubectl, lease, ids, leader, standby, wait_for, reconciled, lease_namespace="kubetide")
 
     # The new leader acts on the same HPA.
     kubectl("-n", namespace, "patch", "khpa", "web", "--type=merge", "-p", '{"spec":{"minReplicas":3}}')

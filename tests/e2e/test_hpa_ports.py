@@ -17,10 +17,10 @@ import pytest
 
 from kubetide.hpa.ports import Scale
 from kubetide.kube.client import make_http_client
-from kubetide.kube.hpa.api import KubeApi
-from kubetide.kube.hpa.hpas import HPASource
-from kubetide.kube.hpa.scale import ApiScaleTargets
 from kubetide.kube.rest import Rest
+from kubetide.live.hpa.api import KubeApi
+from kubetide.live.hpa.hpas import ApiHPAObjects
+from kubetide.live.hpa.scale import ApiScaleTargets
 from kubetide.model.hpa import CrossVersionObjectReference
 
 # A minimal CRD for kubetide's HPA (the deploy/ manifest may not be on this branch): the status
@@ -62,8 +62,10 @@ class NoStore:
 
 
 @pytest.fixture
-def api(kubeconfig_path: Path) -> KubeApi:
-    return KubeApi(Rest(make_http_client(str(kubeconfig_path))))
+def api(kubeconfig_path: Path) -> Iterator[KubeApi]:
+    http = make_http_client(str(kubeconfig_path))
+    yield KubeApi(Rest(http))
+    http.close()  # its connections too: an unclosed socket is a ResourceWarning, and warnings fail tests
 
 
 @pytest.fixture
@@ -158,7 +160,7 @@ def test_crd_and_v2beta2_hpas_listed_paired_and_status_written(api: KubeApi, nam
     api.rest.http.post(ours, json=_hpa("autoscaling.kubetide.io/v1", "mine", "web")).raise_for_status()
     api.rest.http.post(standard, json=_hpa("autoscaling/v2beta2", "std", "web")).raise_for_status()
 
-    source = HPASource(api, namespace=namespace)
+    source = ApiHPAObjects(api, namespace=namespace)
     listing = source.list_hpas()
     assert [e.hpa.key for e in listing.entries] == [f"{namespace}/mine"] and not listing.problems
     assert [(c.kubetide.name, c.standard.name) for c in listing.conflicts] == [("mine", "std")]
@@ -181,7 +183,7 @@ def test_crd_and_v2beta2_hpas_listed_paired_and_status_written(api: KubeApi, nam
     )  # resourceVersion moved: retried
     assert api.get(f"{ours}/mine")["status"]["desiredReplicas"] == 3
 
-    std_source = HPASource(api, standard=True, namespace=namespace)
+    std_source = ApiHPAObjects(api, standard=True, namespace=namespace)
     std_listing = std_source.list_hpas()
     assert std_source.api_version == "autoscaling/v2beta2"
     assert [e.hpa.key for e in std_listing.entries] == [f"{namespace}/std"]

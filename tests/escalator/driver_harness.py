@@ -1,20 +1,20 @@
-"""Builders for driver tests: a group with the docs' thresholds, a fake cluster and a recording cloud
-holding the given nodes, wired so one log shows API and cloud writes in order."""
+"""Builders for driver tests: a group with the docs' thresholds, a recording cluster port and a recording
+cloud holding the given nodes, wired so one log shows API and cloud writes in order."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.escalator.config import NodeGroupOptions
 from kubetide.escalator.driver import EscalatorDriver
 from kubetide.escalator.result import TickResult
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
+from kubetide.testing.cloud import RecordingCloud
+from kubetide.testing.cluster import RecordingClusterPort
 
 from .builders import group
-from .fake_cluster import FakeCluster, wire_cloud
 
 SOFT, HARD, COOL_DOWN = 60.0, 600.0, 120.0
 
@@ -43,13 +43,13 @@ def setup(
     max_size: int = 10,
     dry_run: bool = False,
     **group_kw: Any,
-) -> tuple[EscalatorDriver, FakeCluster, RecordingCloud]:
-    cluster = FakeCluster(list(listed), list(listed_pods))
+) -> tuple[EscalatorDriver, RecordingClusterPort, RecordingCloud]:
+    cluster = RecordingClusterPort(listed, listed_pods)
     cloud = RecordingCloud().with_group("asg", min_size, max_size, len(listed))
     for n in listed:
         cloud.with_node("asg", n)
-    wire_cloud(cluster, cloud)
-    driver = EscalatorDriver([esc_group(**group_kw)], cluster, cluster, cloud, dry_run=dry_run)
+    cluster.logging_cloud(cloud)
+    driver = EscalatorDriver([esc_group(**group_kw)], cluster.listing(), cluster, cloud, dry_run=dry_run)
     return driver, cluster, cloud
 
 

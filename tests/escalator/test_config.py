@@ -7,6 +7,7 @@ import pytest
 from kubetide.escalator.config import (
     DurationError,
     node_group_from_yaml,
+    node_groups_from_entries,
     parse_go_duration,
     validate_node_group,
 )
@@ -68,3 +69,56 @@ def test_go_durations(text: str, seconds: float) -> None:
 def test_bad_go_durations(text: str) -> None:
     with pytest.raises(DurationError):
         parse_go_duration(text)
+
+
+def _problems(**changes: object) -> list[tuple[object, str]]:
+    return node_groups_from_entries([dict(DOC_EXAMPLE, **changes)])[1]
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("slow_node_removal_rate", -3), ("slow_node_removal_rate", 0), ("fast_node_removal_rate", 0)],
+)
+def test_removal_rates_escalators_docs_rule_out_are_refused_at_load(key: str, value: int) -> None:
+    """Upstream's ValidateNodeGroup only checks slow <= fast: a negative slow rate passed, and made
+    scaleNodeGroup's delta positive below the taint threshold (a scale-up to the cloud group's max)."""
+    bad = (
+        {key: value, "slow_node_removal_rate": min(value, 2)}
+        if key == "fast_node_removal_rate"
+        else {key: value}
+    )
+    problems = _problems(**bad)
+    assert ((0, key), f"{key} must be larger than 0 (the number of nodes to taint), got {value}") in problems
+
+
+def test_a_negative_max_node_age_is_refused() -> None:
+    assert ((0, "max_node_age"), "max_node_age must not be negative, got '-1h'") in _problems(
+        max_node_age="-1h"
+    )
+
+
+def test_every_problem_of_every_entry_at_once_with_unknown_keys_and_wrong_types() -> None:
+    entries = [
+        dict(DOC_EXAMPLE, min_nodes="1", max_nodez=3, aws={"lifecycle": 5, "resource_taging": True}),
+        dict(DOC_EXAMPLE, name="other", scale_up_threshold_percent=2**64, dry_mode="yes"),
+    ]
+    _, problems = node_groups_from_entries(entries)
+    assert problems == [
+        ((0, "max_nodez"), "unknown Escalator node group key (did you mean 'max_nodes'?)"),
+        ((0, "aws", "resource_taging"), "unknown Escalator aws key (did you mean 'resource_tagging'?)"),
+        ((0, "min_nodes"), "must be an integer, got '1'"),
+        ((0, "aws", "lifecycle"), "must be a string, got 5"),
+        (
+            (1, "scale_up_threshold_percent"),
+            f"must be an integer between {-(2**63)} and {2**63 - 1}, got {2**64}",
+        ),
+        ((1, "dry_mode"), "must be a boolean, got 'yes'"),
+    ]
+
+
+@pytest.mark.parametrize("text", ["١m", "１0s", " 1m", "1m ", "2562048h"])
+def test_durations_go_would_refuse(text: str) -> None:
+    """Go's time.ParseDuration: ASCII digits, no spaces, at most int64 nanoseconds."""
+    with pytest.raises(DurationError):
+        parse_go_duration(text)
+    assert any(loc == (0, "soft_delete_grace_period") for loc, _ in _problems(soft_delete_grace_period=text))

@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.escalator.driver import EscalatorDriver
 from kubetide.escalator.executor import ActionKind
 from kubetide.escalator.reasons import EventReason
@@ -15,14 +14,15 @@ from kubetide.model.api import ApiError, ClusterPort
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import Taint
+from kubetide.testing.cloud import RecordingCloud
+from kubetide.testing.cluster import RecordingClusterPort
 
 from .builders import T0, node, nodes, pod, pods
 from .driver_harness import COOL_DOWN, HARD, SOFT, esc_group, metric, setup
-from .fake_cluster import FakeCluster
 
 
-def _reasons(cluster: FakeCluster) -> list[str]:
-    return [str(c.args[1]) for c in cluster.events]
+def _reasons(cluster: RecordingClusterPort) -> list[str]:
+    return [e.reason for e in cluster.events]
 
 
 # --- scale-up
@@ -85,7 +85,7 @@ def test_slow_removal_taints_the_oldest_node_keeping_its_other_taints() -> None:
     result = driver.tick(T0)
     assert result.decisions[0].delta == -1
     assert cluster.log == [("add_node_taint", "n0", Taint(TAINT_KEY, str(math.floor(T0)), "NoExecute"))]
-    assert cluster.node("n0").taints == (dedicated, Taint(TAINT_KEY, "1700000000", "NoExecute"))
+    assert cluster.nodes["n0"].taints == (dedicated, Taint(TAINT_KEY, "1700000000", "NoExecute"))
     assert metric(result, "escalator_node_group_taint_event", node_group="default") == 1.0
 
 
@@ -93,7 +93,7 @@ def test_fast_removal_taints_the_fast_rate_of_oldest_nodes() -> None:
     driver, cluster, _ = setup(nodes(4))  # no pods: 0%
     driver.tick(T0)
     assert [c.target for c in cluster.calls_to("add_node_taint")] == ["n0", "n1"]
-    assert [taint_time(cluster.node(n)) for n in ("n0", "n1")] == [1_700_000_000.0] * 2
+    assert [taint_time(cluster.nodes[n]) for n in ("n0", "n1")] == [1_700_000_000.0] * 2
 
 
 # --- reaping
@@ -128,7 +128,7 @@ def test_reaping_deletes_empty_nodes_after_the_soft_grace_and_any_after_the_hard
         ("cloud_delete", "asg", "old"),
         ("delete_node", "old"),
     ]
-    assert {n.name for n in cluster.node_list} == {"n0", "n1", "n2", "busy", "fresh"}
+    assert set(cluster.nodes) == {"n0", "n1", "n2", "busy", "fresh"}
     assert cloud.groups["asg"].target == 5
     assert cluster.calls_to("evict") == []  # Escalator never evicts: the hard period kills what runs
     assert metric(result, "escalator_node_group_pods_evicted", node_group="default") == 1.0
@@ -158,19 +158,22 @@ def test_an_unreadable_taint_time_is_never_a_reason_to_delete() -> None:
 def test_dry_mode_calls_nothing_and_reports_what_it_would_do() -> None:
     driver, cluster, cloud = setup(nodes(4), dry_mode=True)
     result = driver.tick(T0)
-    assert cluster.calls == [] and cloud.calls_to("delete_nodes") == cloud.calls_to("increase_size") == []
+    assert (
+        cluster.calls == cluster.events == []
+        and cloud.calls_to("delete_nodes") == cloud.calls_to("increase_size") == []
+    )
     assert [(a.kind, a.target, a.dry_run) for a in result.actions] == [
         (ActionKind.TAINT, "n0", True),
         (ActionKind.TAINT, "n1", True),
     ]
     assert driver.memory("default").taint_tracker == ("n0", "n1")
-    assert all(not n.taints for n in cluster.node_list)
+    assert all(not n.taints for n in cluster.nodes.values())
 
 
 def test_driver_dry_run_reports_a_scale_up_without_calling_the_cloud() -> None:
     driver, cluster, cloud = setup(nodes(2), pods(20, 200, 0), dry_run=True)
     result = driver.tick(T0)
-    assert cloud.calls_to("increase_size") == [] and cluster.calls == []
+    assert cloud.calls_to("increase_size") == [] and cluster.calls == cluster.events == []
     assert [(a.kind, a.count, a.dry_run) for a in result.actions] == [(ActionKind.INCREASE, 4, True)]
     assert driver.memory("default").lock.is_locked  # upstream's dry mode takes the lock too
 
@@ -180,13 +183,13 @@ def test_driver_dry_run_reports_a_scale_up_without_calling_the_cloud() -> None:
 
 def test_a_failed_taint_does_not_stop_the_others_and_that_node_is_never_deleted() -> None:
     driver, cluster, _ = setup(nodes(4))
-    cluster.fail("add_node_taint", "n0")
+    cluster.with_failure("add_node_taint", "n0")
     result = driver.tick(T0)
     assert [entry[1] for entry in cluster.log] == ["n1"]
     assert [a.target for a in result.groups[0].execution.errors] == ["n0"]
     assert any("n0" in e for e in result.errors)
-    warning = [c for c in cluster.events if c.args[0] == "Warning"]
-    assert [(w.target, w.args[1]) for w in warning] == [("Node/n0", "EscalatorTaintFailed")]
+    warning = [e for e in cluster.events if e.type == "Warning"]
+    assert [(w.object, w.reason) for w in warning] == [("Node/n0", "EscalatorTaintFailed")]
     driver.tick(T0 + HARD + 1)
     deleted = [c.target for c in cluster.calls_to("delete_node")]
     assert "n1" in deleted and "n0" not in deleted
@@ -195,7 +198,7 @@ def test_a_failed_taint_does_not_stop_the_others_and_that_node_is_never_deleted(
 def test_a_failed_node_delete_does_not_stop_the_next_one() -> None:
     listed, listed_pods = _reap_world()
     driver, cluster, _ = setup(listed, listed_pods)
-    cluster.fail("delete_node", "empty")
+    cluster.with_failure("delete_node", "empty")
     result = driver.tick(T0)
     assert ("delete_node", "old") in cluster.log
     labels = {"node_group": "default", "node": "empty"}
@@ -212,21 +215,21 @@ def test_a_cloud_refusal_keeps_the_node_object() -> None:
 
 
 def test_a_group_that_cannot_run_does_not_stop_the_next() -> None:
-    cluster = FakeCluster(nodes(4))
+    cluster = RecordingClusterPort(nodes(4))
     cloud = RecordingCloud().with_group("asg", 1, 10, 4)
-    for n in cluster.node_list:
+    for n in cluster.nodes.values():
         cloud.with_node("asg", n)
     groups = [esc_group(name="gone", cloud_provider_group_name="missing"), esc_group()]
-    result = EscalatorDriver(groups, cluster, cluster, cloud).tick(T0)
+    result = EscalatorDriver(groups, cluster.listing(), cluster, cloud).tick(T0)
     assert result.groups[0].error == "could not find node group" and result.groups[0].decision is None
     assert [c.target for c in cluster.calls_to("add_node_taint")] == ["n0", "n1"]
-    assert ("NodeGroup/gone", "EscalatorRunFailed") in [(c.target, c.args[1]) for c in cluster.events]
+    assert ("NodeGroup/gone", "EscalatorRunFailed") in [(e.object, e.reason) for e in cluster.events]
 
 
 def test_an_api_error_on_untaint_still_grows_the_cloud() -> None:
     listed = nodes(2) + nodes(1, prefix="t", created=T0 - 100, tainted_at=T0 - 30)
     driver, cluster, _ = setup(listed, pods(20, 200, 0))
-    cluster.fail("remove_node_taint", error=ApiError("conflict"))
+    cluster.with_failure("remove_node_taint", error=ApiError("conflict"))
     result = driver.tick(T0)
     assert ("increase_size", "asg", 3) in cluster.log
     assert [a.kind for a in result.groups[0].execution.errors] == [ActionKind.UNTAINT]
@@ -238,12 +241,12 @@ def test_an_api_error_on_untaint_still_grows_the_cloud() -> None:
 def test_a_restarted_driver_reads_its_taints_back_neither_repeating_nor_forgetting_them() -> None:
     driver, cluster, cloud = setup(nodes(4))
     driver.tick(T0)  # fast removal: n0 and n1 tainted at T0
-    tainted = {n: taint_time(cluster.node(n)) for n in ("n0", "n1")}
-    restarted = EscalatorDriver(driver.groups, cluster, cluster, cloud)
+    tainted = {n: taint_time(cluster.nodes[n]) for n in ("n0", "n1")}
+    restarted = EscalatorDriver(driver.groups, cluster.listing(), cluster, cloud)
     restarted.tick(T0 + 30)
     retainted = [c.target for c in cluster.calls_to("add_node_taint")]
     assert retainted == ["n0", "n1", "n2"]  # only the remaining untainted node above the minimum
-    assert {n: taint_time(cluster.node(n)) for n in ("n0", "n1")} == tainted
+    assert {n: taint_time(cluster.nodes[n]) for n in ("n0", "n1")} == tainted
     restarted.tick(T0 + SOFT + 1)  # empty, past the soft grace counted from T0
     assert [c.target for c in cluster.calls_to("delete_node")] == ["n0", "n1"]
 
@@ -259,9 +262,9 @@ def test_restart_forgets_the_scale_lock_as_escalator_does() -> None:
     assert len(cloud.calls_to("increase_size")) == 2
 
 
-def test_the_fake_cluster_implements_every_cluster_port_method() -> None:
+def test_the_recording_port_implements_every_cluster_port_method() -> None:
     wanted = {name for name in vars(ClusterPort) if not name.startswith("_")}
-    assert wanted and wanted <= set(dir(FakeCluster))
+    assert wanted and wanted <= set(dir(RecordingClusterPort))
 
 
 def test_the_tick_result_reads_as_escalator_logs() -> None:
@@ -304,6 +307,7 @@ def test_upstream_order_unhealthy_taints_then_force_deletes_then_untaint_then_th
         listed,
         pods(20, 400, 0),  # 8000m on 5000m untainted: 160% -> 7 nodes
         max_size=20,
+        max_nodes=20,  # room for all 7 (max_nodes is a hard limit: see the test below)
         unhealthy_node_grace_period="5m",
         health_check_newest_nodes_percent=100,
         max_unhealthy_nodes_percent=50,
@@ -318,3 +322,22 @@ def test_upstream_order_unhealthy_taints_then_force_deletes_then_untaint_then_th
         ("remove_node_taint", "t0", TAINT_KEY),
         ("increase_size", "asg", 6),
     ]
+
+
+def test_max_nodes_bounds_untaint_and_increase_even_below_the_cloud_groups_maximum() -> None:
+    """Escalator's docs: ``max_nodes`` is a hard limit, a scale-up is clamped to it. Upstream's
+    ``calculateNodesToAdd`` clamps to the cloud group's MaxSize only; kubetide clamps to both."""
+    listed = [*nodes(5), node("t0", created=T0 - 100, tainted_at=T0 - 30)]
+    # 8000m on 5000m untainted: 160% -> 7 nodes wanted; the cloud group could take 14 more.
+    driver, cluster, _ = setup(listed, pods(20, 400, 0), max_size=20, max_nodes=8)
+    result = driver.tick(T0)
+    assert result.decisions[0].delta == 7  # the decided delta, as upstream returns it
+    assert cluster.log == [("remove_node_taint", "t0", TAINT_KEY), ("increase_size", "asg", 2)]
+
+
+def test_instances_on_their_way_count_toward_max_nodes() -> None:
+    # The cloud group already wants 9 (3 instances not registered yet): 6 untainted + 3 = max_nodes 9.
+    driver, cluster, cloud = setup(nodes(6), pods(30, 400, 0), max_size=20, max_nodes=9)
+    cloud.groups["asg"].target = 9
+    driver.tick(T0)
+    assert cluster.log == []

@@ -14,17 +14,17 @@ from dataclasses import replace
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.escalator.driver import EscalatorDriver
 from kubetide.escalator.taints import FORCE_TAINT_KEY, TAINT_KEY, has_force_taint, taint_time
 from kubetide.model.api import ApiError
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import Taint
+from kubetide.testing.cloud import RecordingCloud
+from kubetide.testing.cluster import RecordingClusterPort
 
 from .builders import KEY, T0, node, pod
 from .driver_harness import esc_group
-from .fake_cluster import FakeCluster, wire_cloud
 
 TAINTS = st.sampled_from(["none", "none", "tainted", "tainted", "garbage", "force"])
 WRITES = ("add_node_taint", "remove_node_taint", "delete_node")
@@ -77,21 +77,21 @@ def test_nothing_is_deleted_on_a_guess_and_nothing_outside_the_group_is_touched(
     world: tuple[list[NodeView], list[Pod], set[tuple[str, str]], bool], steps: list[int], min_nodes: int
 ) -> None:
     listed, listed_pods, failures, cloud_refuses = world
-    cluster = FakeCluster(list(listed), list(listed_pods))
+    cluster = RecordingClusterPort(listed, listed_pods)
     for method, name in failures:
-        cluster.fail(method, name)
+        cluster.with_failure(method, name)
     mine = [n for n in listed if n.labels[KEY] == "default"]
     cloud = RecordingCloud().with_group("asg", min(min_nodes, len(mine)), 12, len(mine))
     for n in mine:
         cloud.with_node("asg", n)
     if cloud_refuses:
         cloud.with_failure("delete_nodes", group="asg")
-    wire_cloud(cluster, cloud)
-    driver = EscalatorDriver([esc_group(min_nodes=min_nodes, max_nodes=8)], cluster, cluster, cloud)
+    cluster.logging_cloud(cloud)
+    driver = EscalatorDriver([esc_group(min_nodes=min_nodes, max_nodes=8)], cluster.listing(), cluster, cloud)
 
     now = T0
     for step in steps:
-        before = {n.name: n for n in cluster.node_list if n.labels[KEY] == "default"}
+        before = {n.name: n for n in cluster.nodes.values() if n.labels[KEY] == "default"}
         deletable = {name for name, n in before.items() if has_force_taint(n) or taint_time(n) is not None}
         start = len(cluster.log)
         driver.tick(now)
@@ -109,12 +109,12 @@ def test_nothing_is_deleted_on_a_guess_and_nothing_outside_the_group_is_touched(
         event(f"nodes terminated: {bool(terminated)}")
         now += step
     assert cluster.calls_to("evict") == []
-    assert not any(c.target.startswith("Node/x") for c in cluster.events)
+    assert not any(e.object.startswith("Node/x") for e in cluster.events)
 
 
 def test_an_api_error_is_reported_not_raised() -> None:
-    cluster = FakeCluster([node("n0"), node("n1"), node("n2")])
-    cluster.fail("add_node_taint", error=ApiError("forbidden"))
-    cloud = wire_cloud(cluster, RecordingCloud().with_group("asg", 0, 5, 3))
-    result = EscalatorDriver([esc_group()], cluster, cluster, cloud).tick(T0)
+    cluster = RecordingClusterPort([node("n0"), node("n1"), node("n2")])
+    cluster.with_failure("add_node_taint", error=ApiError("forbidden"))
+    cloud = cluster.logging_cloud(RecordingCloud().with_group("asg", 0, 5, 3))
+    result = EscalatorDriver([esc_group()], cluster.listing(), cluster, cloud).tick(T0)
     assert len(result.errors) == 2 and all("forbidden" in e for e in result.errors)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from kubetide.hpa.config import HPAConfig
 from kubetide.hpa.controller import HorizontalController
 from kubetide.hpa.ports import ScaleError
-from kubetide.model.hpa import CrossVersionObjectReference
+from kubetide.model.hpa import HPA, CrossVersionObjectReference
 
 from .world import World, hpa
 
@@ -117,3 +117,54 @@ def test_two_hpas_on_the_same_pods_are_ambiguous() -> None:
     result = controller.reconcile(a, 0.0)
     assert conditions(result)["ScalingActive"] == ("False", "AmbiguousSelector")
     assert not result.scaled
+
+
+def kubetide_hpa(min_replicas: int, metrics: list[dict[str, object]] | None = None) -> HPA:
+    spec: dict[str, object] = {
+        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+        "minReplicas": min_replicas,
+        "maxReplicas": 20,
+        "behavior": {"scaleDown": {"stabilizationWindowSeconds": 0}},
+        "metrics": metrics
+        or [
+            {
+                "type": "Resource",
+                "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}},
+            }
+        ],
+    }
+    return HPA.from_manifest(
+        {
+            "apiVersion": "autoscaling.kubetide.io/v1",
+            "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": "web", "namespace": "default"},
+            "spec": spec,
+        }
+    )
+
+
+def test_a_kubetide_hpa_has_upstreams_condition_types_unless_it_scales_to_zero() -> None:
+    """kubectl describe khpa reads as kubectl describe hpa: AbleToScale, ScalingActive, ScalingLimited;
+    ScaledToZero only on an HPA that uses scale to zero (minReplicas 0), whatever the gate."""
+    world = World(replicas=2, usage_per_pod=900)
+    result = HorizontalController(world, world).reconcile(kubetide_hpa(1), 0.0)
+    assert result.scaled
+    assert set(conditions(result)) == {"AbleToScale", "ScalingActive", "ScalingLimited"}
+    # An External metric of 0 against a target of 10 with minReplicas 0: scaled to zero, and said so.
+    world = Zeroing(replicas=2, usage_per_pod=900)
+    external = [
+        {
+            "type": "External",
+            "external": {"metric": {"name": "queue"}, "target": {"type": "Value", "value": "10"}},
+        }
+    ]
+    result = HorizontalController(world, world).reconcile(kubetide_hpa(0, external), 0.0)
+    assert result.scaled and world.replicas == 0
+    assert conditions(result)["ScaledToZero"] == ("True", "ScaledToZero")
+
+
+class Zeroing(World):
+    """A world whose external metric (a queue) is empty."""
+
+    def external_metric(self, *args: object) -> list[int]:
+        return [0]

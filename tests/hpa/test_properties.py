@@ -7,7 +7,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubetide.hpa import behavior
+from kubetide.hpa import with_behavior
 from kubetide.hpa.config import HPAConfig
 from kubetide.hpa.controller import HorizontalController
 from kubetide.hpa.podgroups import PodGroups
@@ -71,7 +71,7 @@ def test_scale_down_never_goes_below_a_recommendation_in_the_window(
 ) -> None:
     now = 10_000.0
     stored = [Recommendation(r, now - age) for r, age in recs]
-    stabilized, _, _ = behavior.stabilize(stored, current, proposal, now, up_window, down_window)
+    stabilized, _, _ = with_behavior.stabilize(stored, current, proposal, now, up_window, down_window)
     if stabilized < current:
         in_window = [r for r, age in recs if age < down_window]
         assert stabilized >= max([proposal, *in_window])
@@ -85,7 +85,7 @@ def test_scale_down_never_goes_below_a_recommendation_in_the_window(
 def test_default_stabilization_keeps_the_highest_recent_recommendation(
     recs: list[tuple[int, int]], proposal: int, window: int
 ) -> None:
-    from kubetide.hpa.normalize import stabilize_scale_down
+    from kubetide.hpa.without_behavior import stabilize_scale_down
 
     now = 10_000.0
     stored = [Recommendation(r, now - age) for r, age in recs]

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import httpx2
+import pytest
 
 from kubetide.kube.cache import Informer
 from kubetide.kube.discovery import ResourceKind
 from kubetide.kube.rest import Backoff
-
-from .fake_apiserver import FakeApi, obj, status
+from kubetide.testing.apiserver import FakeApi, obj, status
 
 NODES = ResourceKind("", "v1", "Node", "nodes", namespaced=False)
 PATH = "/api/v1/nodes"
@@ -62,9 +63,9 @@ def test_lists_in_pages_then_applies_watch_events_from_the_lists_version() -> No
     assert api.requests[1].url.params["continue"] == "tok"
 
 
-def test_410_gone_lists_again_and_failures_reconnect_from_the_last_version() -> None:
+def test_410_gone_lists_again_and_failures_list_again() -> None:
     api = FakeApi()
-    api.add("GET", PATH, _list("10", obj("a", "1")), _list("30", obj("z", "29")))
+    api.add("GET", PATH, _list("10", obj("a", "1")), _list("20", obj("y", "19")), _list("30", obj("z", "29")))
     inf = _informer(api)
     gone = {"type": "ERROR", "object": {"kind": "Status", "code": 410, "reason": "Expired"}}
     api.add(
@@ -72,15 +73,54 @@ def test_410_gone_lists_again_and_failures_reconnect_from_the_last_version() -> 
         PATH,
         [{"type": "ADDED", "object": obj("b", "11")}],
         httpx2.ReadError("connection reset"),
-        status(500, "InternalError"),
         [gone],
         _stop_after(inf),
     )
     inf.run()
     watches = [r.url.params["resourceVersion"] for r in api.requests if r.url.params.get("watch") == "true"]
-    # after the stream ended: from 11; after the reset and the 500: still 11; after 410: a new list at 30
-    assert watches == ["10", "11", "11", "11", "30"]
+    # After the stream ended: from 11. After the reset, a new list (what the outage changed is known
+    # only from one; client-go's reflector relists after a failed watch too) at 20; after 410, at 30.
+    assert watches == ["10", "11", "20", "30"]
     assert inf.views() == ["z"]
+    assert inf.has_synced()
+
+
+def test_a_failure_unsyncs_the_cache_until_it_has_listed_again(caplog: pytest.LogCaptureFixture) -> None:
+    """An outage: the watch breaks, lists fail twice, then one succeeds. The cache is unsynced from
+    the first failure until that list; the outage is logged once when it starts (one line, no
+    traceback at info level) and once when it ends."""
+    api = FakeApi()
+    inf = _informer(api)
+    seen: list[bool] = []
+
+    def synced_now(answer: Any) -> Any:
+        def respond(request: httpx2.Request) -> Any:
+            seen.append(inf.has_synced())
+            if isinstance(answer, Exception):
+                raise answer
+            return answer
+
+        return respond
+
+    api.add(
+        "GET",
+        PATH,
+        _list("10", obj("a", "1")),
+        synced_now(httpx2.ConnectError("connection refused")),
+        synced_now(status(503, "ServiceUnavailable")),
+        synced_now(_list("40", obj("b", "39"))),
+    )
+    api.add("WATCH", PATH, synced_now(httpx2.ReadError("connection reset")), _stop_after(inf))
+    with caplog.at_level(logging.INFO, logger="kubetide.kube.cache"):
+        inf.run()
+    assert seen == [True, False, False, False]  # synced while watching; unsynced until the list answered
+    assert inf.has_synced() and inf.views() == ["b"]
+    lines = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert [r.getMessage() for r in lines] == [
+        "nodes: watch broken, listing again in 0.0s: 0 ReadError: connection reset"
+    ]
+    assert all(r.exc_info is None for r in caplog.records)
+    assert any(r.getMessage().startswith("nodes: synced again after") for r in caplog.records)
 
 
 def test_views_are_memoized_per_resource_version_and_bad_objects_skipped() -> None:

@@ -6,8 +6,7 @@ import pytest
 
 from kubetide.kube.discovery import DiscoveryError, ResourceKind, ServedVersions, discover, resource_kinds
 from kubetide.kube.rest import Backoff, KubeStatusError, resource_of, retrying
-
-from .fake_apiserver import FakeApi, status
+from kubetide.testing.apiserver import FakeApi, status
 
 
 def _apis(*groups: tuple[str, tuple[str, ...]]) -> tuple[int, dict[str, object]]:

@@ -22,10 +22,10 @@ from kubetide.scheduling.limiter import (
     min_limit,
 )
 from kubetide.scheduling.pod_order import fastpath_group, order_groups
-from kubetide.scheduling.reference import ref_estimate
 from kubetide.scheduling.snapshot import ClusterSnapshot
 
 from .builders import node, owner, pod, spread
+from .reference import ref_estimate
 
 CASES = json.loads((Path(__file__).parent / "data" / "ca_cases.json").read_text())
 

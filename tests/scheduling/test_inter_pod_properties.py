@@ -2,7 +2,7 @@
 snapshot equals one built afresh, whatever happened to the snapshot (binds, unbinds, forks, reverts,
 copies, nodes added, relabelled, removed, truncated, renumbered), and every decision made from it
 (filters per node, masks, the estimate, the removal simulation, the filter of schedulable pods) is the
-plain reference's (``scheduling/reference.py``: upstream's PreFilter and Filter written out pod by pod).
+plain reference's (``tests/scheduling/reference.py``: upstream's PreFilter and Filter written out pod by pod).
 
 Worlds are small and dense in the cases that matter: 2 namespaces, labels from a few values, terms
 with In / NotIn / Exists selectors over hostname, zone and region keys, several terms per pod,
@@ -29,11 +29,11 @@ from kubetide.scheduling.estimator import estimate
 from kubetide.scheduling.fit import FitChecker
 from kubetide.scheduling.hinting import HintingSimulator
 from kubetide.scheduling.pod_index import ClassCounts, PodIndex
-from kubetide.scheduling.reference import ref_estimate, ref_failure, ref_fits, ref_hinting, ref_remove
-from kubetide.scheduling.scaledown import must_move, simulate_removals
+from kubetide.scheduling.removal_simulation import must_move, simulate_removals
 from kubetide.scheduling.snapshot import ClusterSnapshot
 
 from .builders import GI, MI, node, owner, pod
+from .reference import ref_estimate, ref_failure, ref_fits, ref_hinting, ref_remove
 
 SETTINGS = settings(
     max_examples=int(os.environ.get("KT_EXAMPLES", "150")),

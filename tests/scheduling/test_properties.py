@@ -13,15 +13,15 @@ from hypothesis import strategies as st
 from kubetide.model.node import HOSTNAME_LABEL, ZONE_LABEL, NodeView
 from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import PodAffinityTerm, Taint, Toleration
-from kubetide.scheduling import scaledown
+from kubetide.scheduling import removal_simulation
 from kubetide.scheduling.estimator import estimate
 from kubetide.scheduling.fit import FitChecker
-from kubetide.scheduling.reference import ref_estimate, ref_failure, ref_fits, ref_remove
-from kubetide.scheduling.scaledown import must_move, simulate_removals
+from kubetide.scheduling.removal_simulation import must_move, simulate_removals
 from kubetide.scheduling.scheduler import Scheduler
 from kubetide.scheduling.snapshot import ClusterSnapshot
 
 from .builders import GI, MI, node, owner, pod, selector, spread
+from .reference import ref_estimate, ref_failure, ref_fits, ref_remove
 
 SETTINGS = settings(
     max_examples=int(__import__("os").environ.get("KT_EXAMPLES", "120")),
@@ -174,14 +174,20 @@ def test_removal_fill_near_the_cursor_is_the_full_fill(snap: ClusterSnapshot, da
     # tried, and declines, often) must give the very moves of the fill over every node.
     names = [snap.name(i) for i in range(snap.num_slots)]
     candidates = data.draw(st.lists(st.sampled_from(names), unique=True, max_size=len(names)))
-    saved = scaledown._NEAR, scaledown._NEAR_PER_POD
+    saved = removal_simulation._NEAR, removal_simulation._NEAR_PER_POD
     try:
-        scaledown._NEAR, scaledown._NEAR_PER_POD = 1, data.draw(st.sampled_from([1, 2, 3, 5]))
+        removal_simulation._NEAR, removal_simulation._NEAR_PER_POD = (
+            1,
+            data.draw(st.sampled_from([1, 2, 3, 5])),
+        )
         near = simulate_removals(snap, candidates)
-        scaledown._NEAR, scaledown._NEAR_PER_POD = 10**9, 1  # never near: always the full fill
+        removal_simulation._NEAR, removal_simulation._NEAR_PER_POD = (
+            10**9,
+            1,
+        )  # never near: always the full fill
         full = simulate_removals(snap, candidates)
     finally:
-        scaledown._NEAR, scaledown._NEAR_PER_POD = saved
+        removal_simulation._NEAR, removal_simulation._NEAR_PER_POD = saved
     assert near == full
 
 

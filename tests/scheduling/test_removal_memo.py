@@ -15,13 +15,13 @@ from hypothesis import strategies as st
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import Taint, Toleration
-from kubetide.scheduling import scaledown
+from kubetide.scheduling import removal_simulation
 from kubetide.scheduling.kept import SnapshotKeeper
-from kubetide.scheduling.reference import ref_fits
-from kubetide.scheduling.scaledown import RemovalMemo, simulate_removals
+from kubetide.scheduling.removal_simulation import RemovalMemo, simulate_removals
 from kubetide.scheduling.snapshot import ClusterSnapshot
 
 from .builders import GI, MI, ZONE_LABEL, node, owner, pod
+from .reference import ref_fits
 from .test_properties import SETTINGS
 
 _SHAPES = [(100, 128 * MI), (250, 512 * MI), (500, 1 * GI)]
@@ -31,12 +31,12 @@ _TAINT = Taint("dedicated", "batch", "NoSchedule")
 @contextmanager
 def _near(first: int, per_pod: int) -> Iterator[None]:
     """Small near-walk windows, so that small clusters take the walk (and the memo records it)."""
-    saved = scaledown._NEAR, scaledown._NEAR_PER_POD
-    scaledown._NEAR, scaledown._NEAR_PER_POD = first, per_pod
+    saved = removal_simulation._NEAR, removal_simulation._NEAR_PER_POD
+    removal_simulation._NEAR, removal_simulation._NEAR_PER_POD = first, per_pod
     try:
         yield
     finally:
-        scaledown._NEAR, scaledown._NEAR_PER_POD = saved
+        removal_simulation._NEAR, removal_simulation._NEAR_PER_POD = saved
 
 
 class _Cluster:

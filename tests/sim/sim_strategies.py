@@ -28,7 +28,7 @@ INSTANCE_TYPES = [
     "t3.medium",
 ]
 CPU_REQUESTS = ["0", "1m", "50m", "100m", "250m", "500m", "1", "1500m", "3", "100000"]
-MEMORY_REQUESTS = ["0", "64Mi", "256Mi", "1Gi", "3Gi", "1Ei"]
+MEMORY_REQUESTS = ["0", "64Mi", "256Mi", "1Gi", "3Gi", "8Pi"]  # 8Pi: fits no node, and int64 milli-units
 SCALABLE = ("Deployment", "ReplicaSet", "StatefulSet")
 
 Draw = Any  # hypothesis' draw function
@@ -149,7 +149,9 @@ def _template(draw: Draw, labels: dict[str, str], *, job: bool = False) -> dict[
     if draw(st.booleans()):
         container["readinessProbe"] = {"initialDelaySeconds": draw(st.integers(0, 60))}
     if draw(st.integers(0, 6)) == 0:
+        # An extended resource's limit is required and equal to its request (API validation).
         container["resources"]["requests"]["nvidia.com/gpu"] = "1"
+        container["resources"]["limits"] = {"nvidia.com/gpu": "1"}
     spec: dict[str, Any] = {"containers": [container]}
     if draw(st.integers(0, 5)) == 0:
         spec["initContainers"] = [

@@ -8,6 +8,7 @@ import pytest
 from scenario_builders import doc, load, problems
 
 from kubetide.cluster.flags import parse_flags
+from kubetide.sim.simulation import Simulation
 
 
 def with_flags(**flags: Any) -> dict[str, Any]:
@@ -29,6 +30,9 @@ def with_flags(**flags: Any) -> dict[str, Any]:
         ("expander", "random,priority", "random must be the last"),
         ("expander", "priority,priority", "multiple times"),
         ("expander", "grpc", "gRPC"),
+        ("ca-compatibility-version", "1.35", "must be 1.31 or 1.36"),
+        ("ca-compatibility-version", 1.3, "must be 1.31 or 1.36"),
+        ("frequent-loops-enabled", True, "not implemented"),
     ],
 )
 def test_a_flag_a_scenario_cannot_honour_is_an_error_naming_it(flag: str, value: Any, message: str) -> None:
@@ -47,6 +51,13 @@ def test_valid_values_pass_and_zero_needs_no_unit() -> None:
         "scale-up-progress-timeout": "3m",
     }
     load(with_flags(**flags))
+
+
+def test_the_scenario_takes_the_compatibility_version_as_text_or_number() -> None:
+    for value in ("1.36", 1.36):
+        sim = Simulation(load(with_flags(**{"ca-compatibility-version": value})))
+        assert sim.ca is not None
+        assert sim.ca.options.ca_compatibility_version == "1.36" and sim.ca.options.expander == "least-waste"
 
 
 def test_the_live_command_line_still_takes_the_cloud_flags() -> None:

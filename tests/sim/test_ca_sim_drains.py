@@ -124,3 +124,56 @@ def test_expendable_pods_are_not_evicted_nor_waited_for_and_go_with_the_node() -
     assert removed.t == evicted_at + 30  # the web pod's 30 s, not the batch pod's 600
     assert all(p.deleted for p in on_node)  # garbage-collected with the Node
     assert len(sim.cluster.workloads["Deployment/default/batch"].pods) == 2  # and replaced
+
+
+def _agent(tolerate_all: bool = False) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "terminationGracePeriodSeconds": 60,
+        "containers": [{"name": "a", "image": "agent", "resources": {"requests": {"cpu": "50m"}}}],
+    }
+    if tolerate_all:
+        spec["tolerations"] = [{"operator": "Exists"}]
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "agent", "namespace": "default"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "agent"}},
+            "template": {"metadata": {"labels": {"app": "agent"}}, "spec": spec},
+        },
+    }
+
+
+def test_a_drained_nodes_daemonset_pod_is_evicted_terminates_and_is_not_replaced() -> None:
+    """--daemonset-eviction-for-occupied-nodes (default true): drain.go DrainNode evicts the node's
+    DaemonSet pod best-effort with the others; it terminates for its grace period (60 s), the node goes
+    once the web pod is gone (30 s) without waiting for it, and the DaemonSet controller does not put a
+    new pod on the node (its ToBeDeletedByClusterAutoscaler:NoSchedule taint is not tolerated)."""
+    sim = _sim(grace=30, extra=[_agent()])
+    asked = _evictions(sim)
+    sim.run_until(0.0)
+    while not asked and sim.engine.now < sim.duration:
+        sim.engine.run(sim.engine.now + 10.0)
+    (marked,) = _ca(sim, "marked the node as toBeDeleted/unschedulable")
+    node = marked.data["node"]
+    drain = marked.t + 5.0
+    sim.engine.run(drain + 29.0)
+    agents = sim.cluster.workloads["DaemonSet/default/agent"].pods.values()
+    (on_node,) = [p for p in agents if p.pinned == node]  # the evicted one, still terminating
+    assert on_node.terminating_until == drain + 60.0
+    sim.engine.run(sim.duration)
+    assert sorted((t, name.split("-")[0], grace) for t, name, grace in asked) == [
+        (drain, "agent", 60),
+        (drain, "web", 30),
+    ]
+    (removed,) = _ca(sim, "nodes removed by cluster autoscaler")
+    assert removed.t == drain + 30.0 and removed.data["node"] == node
+    assert on_node.deleted and [p.pinned for p in agents] == list(sim.cluster.nodes)
+
+
+def test_without_the_flag_the_daemonset_pod_goes_with_the_node() -> None:
+    sim = _sim(grace=30, extra=[_agent()], **{"daemonset-eviction-for-occupied-nodes": False})
+    asked = _evictions(sim)
+    sim.run()
+    assert [name.split("-")[0] for _, name, _ in asked] == ["web"]
+    assert len(_ca(sim, "nodes removed by cluster autoscaler")) == 1

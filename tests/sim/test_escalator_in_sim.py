@@ -300,7 +300,7 @@ def test_no_delete_annotation_keeps_a_tainted_node_and_taint_effect_is_used() ->
         for name in list(sim.cluster.nodes):
             port.annotate_node(name, {NO_DELETE_ANNOTATION: "true"})
 
-    sim.engine.schedule_at(1.0, protect)
+    sim.engine.at(1.0, protect)
     result = sim.run()
     events = _events(result)
     assert any(e["reason"] == "EscalatorTaint" for e in events)
@@ -365,7 +365,7 @@ waves = st.lists(
 @given(
     waves=waves,
     min_nodes=st.integers(1, 3),
-    rates=st.tuples(st.integers(0, 2), st.integers(0, 3)).map(sorted),
+    rates=st.tuples(st.integers(1, 2), st.integers(1, 3)).map(sorted),  # rates > 0 (documented_limits)
     hard=st.sampled_from(["6m", "30m"]),
 )
 def test_batch_days_never_go_below_the_minimum_never_evict_and_respect_the_rates(

@@ -9,13 +9,18 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
+from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sim_strategies import DATA_DIR, scenarios
 
+from kubetide.cli import main
 from kubetide.model.errors import ManifestError
 from kubetide.sim.scenario import Scenario, load_scenario, parse_document, parse_scenario
+from kubetide.sim.scenario.bounds import MAX_DURATION_S
+from mutations import HOSTILE, places
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "scenario-minimal.yaml"
 VALID: dict[str, Any] = yaml.safe_load(EXAMPLE.read_text())
@@ -48,18 +53,7 @@ def outcome(data: Any) -> Scenario | ManifestError:
         return exc
 
 
-def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [prefix]
-    if isinstance(node, dict):
-        for key, value in node.items():
-            out += _paths(value, (*prefix, key))
-    elif isinstance(node, list):
-        for i, value in enumerate(node):
-            out += _paths(value, (*prefix, i))
-    return out
-
-
-_ALL_PATHS = _paths(VALID)[1:]
+_ALL_PATHS = places(VALID)[1:]
 
 
 def _mutate(doc: dict[str, Any], path: tuple[Any, ...], action: str, value: Any) -> dict[str, Any]:
@@ -165,3 +159,59 @@ def parse_or_problems(document: dict[str, Any]) -> Scenario | ManifestError:
         return parse_scenario(document, base_dir=DATA_DIR)
     except ManifestError as exc:
         return exc
+
+
+# Values the loader must refuse cleanly wherever they land (tests/mutations.py's HOSTILE, and more):
+# durations past Go's or the simulator's bound, a scan interval too short, names Kubernetes refuses.
+_hostile = st.one_of(
+    HOSTILE,
+    st.sampled_from([-float("inf"), -(2**63) - 1, 2**31, "1e-999999999", "١h", "100000000h", "2000000h"]),
+    st.sampled_from(["1ms", "Web_App", "x" * 300, ""]),
+    _values,
+)
+
+
+def _mutated(mutations: list[tuple[tuple[Any, ...], str, Any]]) -> dict[str, Any]:
+    doc = VALID
+    for path, action, value in mutations:
+        try:
+            doc = _mutate(doc, path, action, value)
+        except (KeyError, IndexError, TypeError):
+            continue  # an earlier mutation removed the path
+    return doc
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(_ALL_PATHS), st.sampled_from(["replace", "add"]), _hostile),
+        min_size=1,
+        max_size=3,
+    )
+)
+def test_hostile_values_anywhere_load_or_are_refused(
+    mutations: list[tuple[tuple[Any, ...], str, Any]],
+) -> None:
+    result = outcome(_mutated(mutations))
+    if isinstance(result, Scenario):
+        # Whatever loads is within the bounds a run needs to end (sim/scenario/bounds.py).
+        assert result.spec.duration <= MAX_DURATION_S
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(_ALL_PATHS), st.sampled_from(["delete", "replace"]), _hostile),
+        min_size=1,
+        max_size=2,
+    )
+)
+def test_the_validate_command_exits_0_or_2_never_a_traceback(
+    tmp_path_factory: pytest.TempPathFactory, mutations: list[tuple[tuple[Any, ...], str, Any]]
+) -> None:
+    path = tmp_path_factory.mktemp("fuzz") / "scenario.yaml"
+    path.write_text(yaml.safe_dump(_mutated(mutations), allow_unicode=True))
+    result = CliRunner().invoke(main, ["validate", str(path)])
+    assert result.exit_code in (0, 2), result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert "Traceback" not in result.stderr

@@ -21,7 +21,7 @@ def run() -> list[dict[str, Any]]:
     import boto3
     from moto.server import ThreadedMotoServer
 
-    from kubetide.cloud.providers.aws import AwsApi, AwsCloudProvider
+    from kubetide.live.providers.aws import AwsApi, AwsCloudProvider
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's server logs every request
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)

@@ -36,14 +36,14 @@ from typing import Any
 
 from kubetide.bench import affinity
 from kubetide.bench.affinity import GROUP_LABEL
-from kubetide.bench.live import _NoWrites
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.cluster.autoscaler import StaticAutoscaler
 from kubetide.cluster.loop.world import LoopResult, World
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Container, OwnerRef, Pod
 from kubetide.model.resources import Resources
+from kubetide.testing.cloud import RecordingCloud
+from kubetide.testing.cluster import RecordingClusterPort
 
 MI = 1024 * 1024
 GI = 1024 * MI
@@ -118,7 +118,9 @@ def _grouped_cloud(nodes: list[NodeView], groups: int) -> RecordingCloud:
 def _loops(w: World, cloud: RecordingCloud) -> tuple[dict[str, float], LoopResult, list[LoopResult]]:
     """A new autoscaler's first loop on ``w`` (fresh objects) and the next ones: the figures (wall
     and CPU, first and median of the next), the first loop's result and the next ones'."""
-    autoscaler = StaticAutoscaler(cloud, _NoWrites(), AutoscalingOptions(), start_time=NOW - 3600)
+    autoscaler = StaticAutoscaler(
+        cloud, RecordingClusterPort.discarding(), AutoscalingOptions(), start_time=NOW - 3600
+    )
     gc.collect()
     cpu0, t0 = time.process_time(), time.perf_counter()
     first = autoscaler.run_once(w, NOW)

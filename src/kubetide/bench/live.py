@@ -2,7 +2,7 @@
 
 30,000 realistic pods (:mod:`kubetide.bench.live_objects`, ~8.8 KB of JSON each) and 1,000 nodes are
 served page by page (``limit=500``, as the caches list) by an httpx MockTransport, and go through the
-real path: :class:`~kubetide.kube.world.CAWorldSource`'s caches list, decode, trim and store them,
+real path: :class:`~kubetide.live.cluster_autoscaler.world.CAWorldSource`'s caches list, decode, trim and store them,
 then ``world()`` converts them to views. Figures:
 
 - ``LIVE-cold-30kpods-1knodes``: list + decode + trim + convert + World (budget 10 s), with the
@@ -33,17 +33,15 @@ import httpx2
 import msgspec
 
 from kubetide.bench.live_objects import node_list, pod_list
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.cluster.autoscaler import StaticAutoscaler
 from kubetide.cluster.loop.world import World
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.kube.discovery import ServedVersions
 from kubetide.kube.rest import Rest
 from kubetide.kube.schema import list_decoder
-from kubetide.kube.world import CAWorldSource
-from kubetide.model.api import EvictionOutcome
-from kubetide.model.pod import Pod
-from kubetide.model.scheduling_terms import Taint
+from kubetide.live.cluster_autoscaler.world import CAWorldSource
+from kubetide.testing.cloud import RecordingCloud
+from kubetide.testing.cluster import RecordingClusterPort
 
 PODS, NODES = 30_000, 1_000
 COLD_TARGET_S = 10.0
@@ -155,25 +153,6 @@ def run() -> list[dict[str, Any]]:
     return records + _ca_loop_figures(warm_world) + _decode_figures(pages["pods"])
 
 
-class _NoWrites:
-    """The ClusterPort of the loop bench: writes are accepted and dropped (the loop's cost is measured)."""
-
-    def add_node_taint(self, node: str, taint: Taint) -> None: ...
-
-    def remove_node_taint(self, node: str, key: str) -> None: ...
-
-    def set_node_unschedulable(self, node: str, unschedulable: bool) -> None: ...
-
-    def annotate_node(self, node: str, annotations: Any) -> None: ...
-
-    def delete_node(self, node: str) -> None: ...
-
-    def evict(self, pod: Pod, grace_period_s: int | None = None) -> EvictionOutcome:
-        return EvictionOutcome.GONE  # dropped: as if gone at once, so a drain goes on to its deletion
-
-    def emit_event(self, type_: str, reason: str, obj: str, message: str) -> None: ...
-
-
 def _ca_loop_figures(world: World, loops: int = 5) -> list[dict[str, Any]]:
     cloud = RecordingCloud()
     for g in range(GROUPS):
@@ -181,7 +160,9 @@ def _ca_loop_figures(world: World, loops: int = 5) -> list[dict[str, Any]]:
     for node in world.nodes:
         cloud.with_node(node.labels["kubetide.io/node-group"], node)
     now = 1_800_000_000.0
-    autoscaler = StaticAutoscaler(cloud, _NoWrites(), AutoscalingOptions(), start_time=now - 3600)
+    autoscaler = StaticAutoscaler(
+        cloud, RecordingClusterPort.discarding(), AutoscalingOptions(), start_time=now - 3600
+    )
     cold_s, result = _timed(lambda: autoscaler.run_once(world, now))
     warm: list[float] = []
     for k in range(loops):

@@ -17,14 +17,14 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from kubetide.bench.live import _NoWrites
-from kubetide.cloud.fake import RecordingCloud
 from kubetide.cluster.autoscaler import StaticAutoscaler
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.kube.client import make_http_client
 from kubetide.kube.discovery import discover
 from kubetide.kube.rest import KubeStatusError, Rest
-from kubetide.kube.world import CAWorldSource
+from kubetide.live.cluster_autoscaler.world import CAWorldSource
+from kubetide.testing.cloud import RecordingCloud
+from kubetide.testing.cluster import RecordingClusterPort
 
 NODES = 1_000
 LABEL = "kubetide-bench"
@@ -67,7 +67,9 @@ def run() -> list[dict[str, Any]]:
             if LABEL in node.labels:
                 cloud.with_node(node.labels[LABEL], node)
         now = time.time()
-        autoscaler = StaticAutoscaler(cloud, _NoWrites(), AutoscalingOptions(), start_time=now - 3600)
+        autoscaler = StaticAutoscaler(
+            cloud, RecordingClusterPort.discarding(), AutoscalingOptions(), start_time=now - 3600
+        )
         loop_started = time.perf_counter()
         autoscaler.run_once(world, now)
         loop_s = time.perf_counter() - loop_started

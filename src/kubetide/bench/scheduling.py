@@ -40,7 +40,7 @@ from kubetide.model.resources import Resources
 from kubetide.scheduling.equivalence import group_pods
 from kubetide.scheduling.estimator import estimate
 from kubetide.scheduling.limiter import StaticThreshold, ThresholdLimiter
-from kubetide.scheduling.scaledown import simulate_removals
+from kubetide.scheduling.removal_simulation import simulate_removals
 from kubetide.scheduling.snapshot import ClusterSnapshot
 
 MI = 1024 * 1024

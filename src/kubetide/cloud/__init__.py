@@ -1,8 +1,9 @@
-"""The cloud behind the autoscalers: the provider port, its recording fake, and the real providers.
+"""The cloud behind the autoscalers: the cloud-provider port.
 
 The port (:mod:`kubetide.cloud.provider`, :mod:`kubetide.cloud.instance`) is pure types that the
-decision cores depend on; :mod:`kubetide.cloud.fake` records calls for unit tests; real providers live in
-:mod:`kubetide.cloud.providers`. The simulated cloud is the simulator's (:mod:`kubetide.sim.cloud`).
+decision cores depend on; its recording fake is :mod:`kubetide.testing.cloud`. The real providers
+are live adapters (:mod:`kubetide.live.providers`); the simulated cloud is the simulator's
+(:mod:`kubetide.sim.cloud`).
 """
 
 from kubetide.cloud.provider import (

@@ -2,7 +2,7 @@
 
 Cluster Autoscaler's ``CloudProvider`` / ``NodeGroup`` interfaces (CA spec §9) in Python naming. The core
 depends on these protocols only; the simulator passes :class:`~kubetide.sim.cloud.simulated.SimulatedCloud`,
-tests pass :class:`~kubetide.cloud.fake.RecordingCloud`, a live adapter would wrap a real cloud's API.
+tests pass :class:`~kubetide.testing.cloud.RecordingCloud`, a live adapter would wrap a real cloud's API.
 
 Error contract, for every method: :class:`CloudProviderError` means the call failed and changed nothing
 the caller can rely on (CA logs it, backs the group off after a failed ``increase_size``, emits
@@ -229,8 +229,8 @@ class BulkNodeLookup(Protocol):
 
 def bulk_lookup(cloud: object) -> BulkNodeLookup | None:
     """``cloud`` as a :class:`BulkNodeLookup` when its class implements both methods; None otherwise.
-    Read on the class, so a wrapper that forwards attributes to the cloud it wraps (leader guard, dry
-    run) is asked node by node, through its own methods."""
+    Read on the class, so a wrapper that forwarded attributes to the cloud it wraps would still be asked
+    node by node, through its own methods."""
     kind = type(cloud)
     if callable(getattr(kind, "node_group_ids", None)) and callable(getattr(kind, "has_instances", None)):
         return cast(BulkNodeLookup, cloud)

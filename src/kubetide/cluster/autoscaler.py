@@ -7,8 +7,8 @@ through the cloud (``IncreaseSize``, ``DeleteNodes``, ``DecreaseTargetSize``) an
 I/O; the events, counters, metrics and status of the loop are returned in a :class:`LoopResult`.
 
 This module only orders the stages; each lives in :mod:`kubetide.cluster.loop`: ``housekeeping``
-(startup cleanup, unregistered and failed instances, group sizes), ``scaleup_step`` (decides a
-:class:`ScaleUpDecision`) and ``scaleup_actuator`` (executes it), ``scaledown_step`` (decides a
+(startup cleanup, unregistered and failed instances, group sizes), ``scaleup_decision`` (decides a
+:class:`ScaleUpDecision`) and ``scaleup_actuator`` (executes it), ``scaledown_plan`` (decides a
 :class:`ScaleDownPlan`) and ``scaledown_actuator`` / ``deletions`` (execute it and resume drains).
 
 The order is upstream's: refresh the cloud, build the snapshot, templates, cluster state, remove
@@ -38,9 +38,10 @@ CA's grace periods, the wait for the evicted pods to go before ``DeleteNodes``),
 and the deletion wake-ups between loops (:meth:`StaticAutoscaler.run_deletions` at
 ``LoopResult.deletions_due_at``).
 
-Simplifications: GPU utilization, startup / status taints, cordoning
-(``--cordon-node-before-terminating``), the pods of nodes being drained in scale-up, and salvo /
-graceful-degradation modes are not implemented.
+Decisions that changed after CA 1.31 follow ``--ca-compatibility-version`` (:mod:`kubetide.cluster.compat`).
+
+Simplifications: frequent loops (``--frequent-loops-enabled``), the pods of nodes being drained in
+scale-up, and salvo / graceful-degradation modes are not implemented.
 """
 
 from __future__ import annotations
@@ -76,11 +77,12 @@ from kubetide.cluster.loop.deletions import (
 )
 from kubetide.cluster.loop.report import candidates_by_group, loop_metrics
 from kubetide.cluster.loop.scaledown_actuator import execute_scale_down
-from kubetide.cluster.loop.scaledown_step import ScaleDownPlan, ScaleDownPlanner
+from kubetide.cluster.loop.scaledown_plan import ScaleDownPlan, ScaleDownPlanner
 from kubetide.cluster.loop.scaleup_actuator import execute_scale_up
-from kubetide.cluster.loop.scaleup_step import ScaleUpDecision, decide_scale_up
+from kubetide.cluster.loop.scaleup_decision import ScaleUpDecision, decide_scale_up
 from kubetide.cluster.loop.snapshot import build_snapshot
 from kubetide.cluster.loop.templates import TemplateProvider, daemonset_exemplars
+from kubetide.cluster.loop.timing import FunctionLabel, FunctionTimer, Stopwatch
 from kubetide.cluster.loop.world import CAEvent, LoopMetrics, LoopResult, LoopStats, World
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.cluster.reasons import (
@@ -141,8 +143,11 @@ class StaticAutoscaler:
         *,
         start_time: float = 0.0,
         seed: int = 0,
+        stopwatch: Stopwatch | None = None,
     ) -> None:
+        """``stopwatch``: read only to time CA's functions (``cluster.loop.timing``); None: not timed."""
         self.cloud = cloud
+        self.stopwatch = stopwatch
         self.port = port
         self.options = options or AutoscalingOptions()
         o = self.options
@@ -196,6 +201,7 @@ class StaticAutoscaler:
             ),
             limits=self.limits,
             failover_to_untried_groups=o.failover_to_untried_groups,
+            compat=o.compat,
         )
         self.drain_options = DrainOptions(
             skip_nodes_with_system_pods=o.skip_nodes_with_system_pods,
@@ -247,9 +253,10 @@ class StaticAutoscaler:
             pods = [p for p in world.pods if p.scheduler_name in kept]
             world = replace(world, pods=pods, pods_by_node=None, unbound_pods=None)
         result = LoopResult()
+        timer = FunctionTimer(self.stopwatch, result.function_durations)  # updateClusterState starts here
         self._world = world
         try:
-            loop = self._context(world, now, result)
+            loop = self._context(world, now, result, timer)
             if loop is None:
                 return result
             # Deferred to the end of the loop whatever happens, as upstream writes its status (§1 step 15).
@@ -259,13 +266,19 @@ class StaticAutoscaler:
         finally:
             self._world = None  # read during the loop only; a source may then reuse what it showed
 
-    def _context(self, world: World, now: float, result: LoopResult) -> LoopContext | None:
+    def _context(
+        self, world: World, now: float, result: LoopResult, timer: FunctionTimer | None = None
+    ) -> LoopContext | None:
+        timer = timer or FunctionTimer()
+        refreshed = timer.start()
         try:
             self.cloud.refresh()
             groups = {g.id(): g for g in self.cloud.node_groups()}
         except CloudProviderError as exc:
             result.error = f"failed to refresh cloud provider: {exc}"
             return None
+        finally:
+            timer.observe(FunctionLabel.CLOUD_PROVIDER_REFRESH, refreshed)
         if all(map(_provider_id, world.nodes)):
             matching = NodeMatching(tuple(world.nodes))  # the usual case: no cloud call
         else:
@@ -314,6 +327,7 @@ class StaticAutoscaler:
             unidentified=unidentified,
             gpu_label=gpu_label,
             groups_known=not lookups_failed,
+            timer=timer,
         )
         self._report_nodes_without_provider_id(loop, matching)
         return loop
@@ -400,6 +414,7 @@ class StaticAutoscaler:
             result.error = f"failed to update cluster state: {exc}"
             return 0
         housekeeping.apply_cluster_state_update(loop, update, self.registry, self.recorder)
+        loop.timer.observe(FunctionLabel.UPDATE_STATE, loop.timer.loop_started)
         self.first_loop = False
         housekeeping.remove_old_unregistered(loop, self.registry, o, self.recorder)
         if not self.registry.is_cluster_healthy():
@@ -436,6 +451,7 @@ class StaticAutoscaler:
         snapshot, all_nodes, to_help = view.snapshot, list(view.all_nodes), list(view.to_help)
 
         # -- scale-up: decide, then act ----------------------------------------------------------------
+        scale_up_started = loop.timer.start()
         decision = decide_scale_up(
             loop,
             to_help,
@@ -450,6 +466,8 @@ class StaticAutoscaler:
         result.scale_up = decision
         if execute_scale_up(loop, decision, self.registry, self.recorder):
             self.times = replace(self.times, last_scale_up=now)
+        if decision.plan is not None:  # CA times the orchestrator only in a loop that asks it
+            loop.timer.observe(FunctionLabel.SCALE_UP, scale_up_started)
         if decision.plan is not None and result.scale_up_result in _ENDS_LOOP:
             # static_autoscaler.go RunOnce, postScaleUp: a scale-up that succeeded (or failed with an
             # error) ends the loop: no unneeded nodes, no soft taints, no scale-down, no min sizes.
@@ -460,6 +478,7 @@ class StaticAutoscaler:
 
         # -- scale-down: decide, then act --------------------------------------------------------------
         if o.scale_down_enabled:
+            unneeded_started = loop.timer.start()
             plan = self.planner.plan(
                 loop,
                 self.registry,
@@ -470,6 +489,8 @@ class StaticAutoscaler:
                 self.times,
                 decision.disables_scale_down,
             )
+            loop.timer.observe(FunctionLabel.FIND_UNNEEDED, unneeded_started)
+            scale_down_started = loop.timer.start()
             started = execute_scale_down(
                 loop,
                 plan,
@@ -480,13 +501,21 @@ class StaticAutoscaler:
                 drains=self._drains,
                 register_scale_down=lambda gid, node: self.registry.register_scale_down(gid, node, now),
             )
+            if plan.result is not ScaleDownResult.IN_COOLDOWN:
+                loop.timer.observe(FunctionLabel.SCALE_DOWN, scale_down_started)
             self.planner.forget([item.node.name for item in started])
             for item in started:
                 self._tainted_at[item.node.name] = now
-            if started:
+            if result.scale_down_result == ScaleDownResult.NODE_DELETE_STARTED:
                 self.times = replace(self.times, last_scale_down_delete=now)
-            if len(started) < len(plan.delete):
+            elif result.scale_down_result == ScaleDownResult.ERROR:
+                # RunOnce: StartDeletion's error (a taint refused) sets lastScaleDownFailTime and ends
+                # the loop with it, before --enforce-node-group-min-size.
                 self.times = replace(self.times, last_scale_down_fail=now)
+                result.error = "failed to scale down: couldn't taint a node with ToBeDeleted"
+                self._report_unremovable(loop)
+                self._back_off_failed_deletions(loop)
+                return len(to_help)
         self._report_unremovable(loop)
         self._back_off_failed_deletions(loop)
         if o.enforce_node_group_min_size and housekeeping.enforce_min_sizes(
@@ -617,7 +646,9 @@ class StaticAutoscaler:
                 continue
             if exact is not None and int(exact) == int(since):
                 since = exact
-            out.append(Deletion(node, loop.groups[gid], since))
+            drain = self.planner.started_as_drain(node.name, loop.pods_by_node.get(node.name, ()))
+            atomic = self.registry.group_options(gid).zero_or_max_node_scaling
+            out.append(Deletion(node, loop.groups[gid], since, drain, atomic))
         if self._tainted_at or self._deleted:
             present = set(map(_NAME, loop.nodes))
             for name in [n for n in self._tainted_at if n not in present]:

@@ -3,8 +3,9 @@
 It holds the :class:`~kubetide.cluster.autoscaler.StaticAutoscaler` and, on each :meth:`tick`, reads the
 world from a :class:`WorldSource`, runs one loop, hands every event of the result to
 :meth:`ClusterPort.emit_event <kubetide.model.api.ClusterPort.emit_event>` and adds the loop's counters to
-its totals. It never reads a clock: the simulator calls ``tick`` from ``engine.every(scan_interval)``,
-live mode from its wall-clock loop, each with its own ``now``. What differs between the two is only
+its totals. It never reads a clock: its runner (:mod:`kubetide.runners.cluster_autoscaler`) calls
+``tick`` every ``--scan-interval`` on the simulator's or live mode's clock, each with its own ``now``,
+and ``deletions`` when a drain's next step is due. What differs between the two is only
 the ports passed in (the world source, the cloud provider, the cluster port). Events go to the API on
 pods, nodes, or the status ConfigMap (group-level ones too, as upstream); a port that records the
 structured data as well (:class:`EventDataPort`, the simulator's) gets every event as the loop made it.
@@ -20,6 +21,7 @@ from kubetide.cluster.autoscaler import StaticAutoscaler
 from kubetide.cluster.clusterstate.learned_templates import TEMPLATES_CONFIG_MAP
 from kubetide.cluster.clusterstate.persisted import STATE_CONFIG_MAP
 from kubetide.cluster.loop.context import CA_EVENT_OBJECT
+from kubetide.cluster.loop.timing import Stopwatch
 from kubetide.cluster.loop.world import CAEvent, LoopResult, LoopStats, World
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.model.api import ApiError, ClusterPort
@@ -70,8 +72,12 @@ class ClusterAutoscalerDriver:
         *,
         now: float = 0.0,
         seed: int = 0,
+        stopwatch: Stopwatch | None = None,
     ) -> None:
+        """``stopwatch``: live mode's, to time CA's functions (``cluster.loop.timing``); None in the
+        simulator."""
         self.source = source
+        self.stopwatch = stopwatch
         self.cloud = cloud
         self.port = port
         self.options = options
@@ -83,7 +89,9 @@ class ClusterAutoscalerDriver:
         self.autoscaler = self._new(now)
 
     def _new(self, now: float) -> StaticAutoscaler:
-        return StaticAutoscaler(self.cloud, self.port, self.options, start_time=now, seed=self.seed)
+        return StaticAutoscaler(
+            self.cloud, self.port, self.options, start_time=now, seed=self.seed, stopwatch=self.stopwatch
+        )
 
     def restart(self, now: float) -> None:
         """A new CA process: in-memory state is gone; the cluster and the cloud keep theirs."""

@@ -11,7 +11,8 @@ __all__ = ["FLAG_HELP"]
 
 FLAG_HELP: dict[str, str] = {
     # Loop and liveness.
-    "frequent-loops-enabled": "run the next loop early when a scale-up or new pending pods call for it",
+    "frequent-loops-enabled": "run the next loop early when a scale-up or new pending pods call for it "
+    "(not implemented: only false, CA 1.31's default, is accepted)",
     "max-inactivity": "longest time without a loop before /health-check fails (the pod is restarted)",
     "max-failing-time": "longest time without a successful loop before /health-check fails",
     "max-startup-time": "longest time from start to the first successful loop before /health-check fails",
@@ -85,16 +86,19 @@ FLAG_HELP: dict[str, str] = {
     "node-deletion-delay-timeout": "longest wait for delay-deletion.cluster-autoscaler.kubernetes.io/ "
     "annotations to go before a node is deleted",
     "node-deletion-batcher-interval": "collect node deletions of one group for this long, then delete together",
-    "cordon-node-before-terminating": "cordon a node before its drain",
-    "daemonset-eviction-for-empty-nodes": "evict DaemonSet pods of empty nodes before deletion",
-    "daemonset-eviction-for-occupied-nodes": "evict DaemonSet pods of drained nodes before deletion",
+    "cordon-node-before-terminating": "cordon a node with its ToBeDeleted taint (uncordoned if the deletion "
+    "fails); default: the --ca-compatibility-version's (1.31: false, 1.36: true)",
+    "daemonset-eviction-for-empty-nodes": "evict DaemonSet pods of empty nodes before deletion (best-effort, "
+    "not waited for; the pod annotation cluster-autoscaler.kubernetes.io/enable-ds-eviction overrides it)",
+    "daemonset-eviction-for-occupied-nodes": "evict DaemonSet pods of drained nodes before deletion (best-effort, "
+    "not waited for; the pod annotation cluster-autoscaler.kubernetes.io/enable-ds-eviction overrides it)",
     "skip-nodes-with-system-pods": "never remove a node running kube-system pods (other than DaemonSet/mirror)",
     "skip-nodes-with-local-storage": "never remove a node running pods with local storage (emptyDir, hostPath)",
     "skip-nodes-with-custom-controller-pods": "never remove a node running pods of non-built-in controllers",
     "min-replica-count": "never remove a node whose drain would leave a workload below this many replicas",
     "blocking-system-pod-distruption-timeout": "kube-system pods without a PDB block scale-down until they "
-    "are this old; 0 (default, as CA 1.31, which has no such flag): always (CA 1.33's flag, its default "
-    "1h; name spelt as upstream's)",
+    "are this old (0: always); default: the --ca-compatibility-version's, 1.31: 0 (CA 1.31 has no such "
+    "flag), 1.36: 1h (CA 1.33's flag; name spelt as upstream's)",
     "ignore-daemonsets-utilization": "leave DaemonSet pods out of a node's utilization",
     "ignore-mirror-pods-utilization": "leave mirror (static) pods out of a node's utilization",
     "max-bulk-soft-taint-count": "most nodes given or cleared the soft DeletionCandidate taint per loop "

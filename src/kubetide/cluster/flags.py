@@ -17,10 +17,19 @@ from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 from kubetide.cloud.provider import PricingModel
+from kubetide.cluster.compat import CA_VERSIONS
 from kubetide.cluster.expander import ExpanderDependencies, ExpanderError, build_strategy
 from kubetide.cluster.options import EXPANDER_NAMES, FLAGS
 from kubetide.cluster.scaleup.limits import parse_min_max
 from kubetide.model.durations import DurationError, parse_duration
+from kubetide.model.numbers import (
+    INT64_MAX,
+    INT64_MIN,
+    NumberError,
+    finite_float,
+    parse_ascii_float,
+    parse_ascii_int,
+)
 
 __all__ = [
     "CA_FLAGS",
@@ -102,6 +111,16 @@ def _expander_chain(value: Any) -> str | None:
 
 _PRICED = object()
 
+
+def _ca_version(value: Any) -> str | None:
+    if value in CA_VERSIONS:
+        return None
+    return f"must be {' or '.join(CA_VERSIONS)} (the Cluster Autoscaler release kubetide decides as)"
+
+
+# String flags whose values read as YAML numbers (``ca-compatibility-version: 1.36``): taken as the text.
+_NUMBER_AS_TEXT = frozenset({"ca-compatibility-version"})
+
 # The flag list itself is :data:`kubetide.cluster.options.FLAGS` (the one source of truth for names,
 # kinds and defaults); this registry adds what only the scenario checks: choices and value ranges.
 _CHOICES: dict[str, tuple[str, ...]] = {"expander": EXPANDERS}
@@ -125,6 +144,7 @@ _CHECKS: dict[str, Callable[[Any], str | None]] = {
     "max-nodes-per-scaleup": _non_negative,
     "max-bulk-soft-taint-count": _non_negative,
     "drain-priority-config": _drain_priorities,
+    "ca-compatibility-version": _ca_version,
 }
 _UPSTREAM = tuple(
     FlagSpec(f.name, f.kind, f.default, f.help, _CHOICES.get(f.name, ()), _CHECKS.get(f.name)) for f in FLAGS
@@ -156,10 +176,11 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset(
         "enable-graceful-degradation",
         "force-ds",
         "drain-priority-config",
-        "daemonset-eviction-for-empty-nodes",
-        "daemonset-eviction-for-occupied-nodes",
         "node-deletion-delay-timeout",
         "node-deletion-batcher-interval",
+        # The loop runs every --scan-interval, as CA 1.31's default (false) does; CA 1.36's default
+        # (true: the next loop at once after a scale-up or a new unschedulable pod) is not modelled.
+        "frequent-loops-enabled",
         # CA 1.31's ScaleDownCandidatesDelayProcessor (per-group delays fed by the scale-state
         # observers) is not modelled: the global cooldown would otherwise be skipped with no delay.
         "scale-down-delay-type-local",
@@ -168,7 +189,7 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset(
 
 
 def parse_flags(
-    raw: Mapping[str, Any], registry: Mapping[str, FlagSpec] | None = None, *, scenario: bool = False
+    raw: Mapping[Any, Any], registry: Mapping[str, FlagSpec] | None = None, *, scenario: bool = False
 ) -> tuple[dict[str, Any], list[tuple[str, str]]]:
     """Typed values for ``raw`` (durations in seconds) and the problems as ``(flag, message)``.
 
@@ -181,6 +202,9 @@ def parse_flags(
     values: dict[str, Any] = {}
     problems: list[tuple[str, str]] = []
     for name, value in raw.items():
+        if not isinstance(name, str):  # a YAML key such as 0 or true: no flag is named so
+            problems.append((str(name), "unknown Cluster Autoscaler flag (a flag name is text)"))
+            continue
         if scenario and name in SCENARIO_UNSUPPORTED:
             problems.append((name, f"not supported in a scenario: {SCENARIO_UNSUPPORTED[name]}"))
             continue
@@ -233,6 +257,8 @@ def _parse(spec: FlagSpec, value: Any) -> Any:
     elif spec.kind == "int":
         if isinstance(value, bool) or not isinstance(value, int):
             raise ValueError(f"must be an integer, got {value!r}")
+        if not INT64_MIN <= value <= INT64_MAX:  # Go's int: strconv refuses more ("value out of range")
+            raise ValueError(f"out of range: must be between {INT64_MIN} and {INT64_MAX}, got {value}")
         parsed = value
     elif spec.kind in ("list", "multi"):
         # CA's repeatable flags: a YAML list of strings, or one comma-separated string ("multi": one item).
@@ -243,8 +269,10 @@ def _parse(spec: FlagSpec, value: Any) -> Any:
     elif spec.kind == "float":
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ValueError(f"must be a number, got {value!r}")
-        parsed = float(value)
+        parsed = finite_float(value)  # NaN and the infinities compare false with every bound
     else:
+        if spec.name in _NUMBER_AS_TEXT and isinstance(value, int | float) and not isinstance(value, bool):
+            value = str(value)
         if not isinstance(value, str):
             raise ValueError(f"must be a string, got {value!r}")
         parsed = value
@@ -262,7 +290,9 @@ def _bare_number(value: Any) -> bool:
         return False
     if isinstance(value, int | float):
         return value != 0
-    return isinstance(value, str) and bool(re.fullmatch(r"\s*\d+(\.\d*)?\s*", value)) and float(value) != 0
+    return (
+        isinstance(value, str) and bool(re.fullmatch(r"\s*[0-9]+(\.[0-9]*)?\s*", value)) and float(value) != 0
+    )
 
 
 _TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})  # Go's strconv.ParseBool
@@ -288,14 +318,15 @@ def value_from_text(spec: FlagSpec, text: str | list[str]) -> Any:
         if text in _FALSE:
             return False
         return text  # parse_flags reports it
+    # Go's spellings only (ASCII digits): Python's int() and float() also take "١٠" and "1_0".
     if spec.kind == "int":
         try:
-            return int(text)
-        except ValueError:
+            return parse_ascii_int(text, low=None, high=None)
+        except NumberError:
             return text
     if spec.kind == "float":
         try:
-            return float(text)
-        except ValueError:
+            return parse_ascii_float(text)
+        except NumberError:
             return text
     return text

@@ -6,6 +6,11 @@ help in its metadata; :data:`FLAGS` is derived from the fields, and the scenario
 accepted by scenario files with its default. Durations are float seconds (CA's Go durations), memory
 limits are GiB as on CA's command line. Per-node-group overrides are the cloud port's
 :class:`~kubetide.cloud.instance.NodeGroupAutoscalingOptions`, resolved by :func:`node_group_options`.
+
+A few defaults changed between CA releases (:data:`kubetide.cluster.compat.FLAG_DEFAULTS`): those fields
+default to ``None`` and are given the default of ``--ca-compatibility-version`` at construction, so
+``AutoscalingOptions(ca_compatibility_version="1.36")`` has CA 1.36's defaults; a value given is kept.
+(``dataclasses.replace`` passes the values already resolved: it keeps the old version's defaults.)
 """
 
 from __future__ import annotations
@@ -17,6 +22,13 @@ from typing import Any, Literal
 
 from kubetide.cloud.instance import NodeGroupAutoscalingOptions, NotImplementedByProvider
 from kubetide.cloud.provider import NodeGroup
+from kubetide.cluster.compat import (
+    CA_VERSIONS,
+    DEFAULT_CA_VERSION,
+    FLAG_DEFAULTS,
+    Compatibility,
+    compatibility,
+)
 from kubetide.cluster.flag_help import FLAG_HELP
 
 __all__ = [
@@ -53,13 +65,29 @@ def _f(name: str, kind: FlagKind, default: Any, help: str = "") -> Any:
     return field(default=default, metadata=meta)
 
 
+def _versioned(name: str, kind: FlagKind, help: str = "") -> Any:
+    """A flag whose default is the ``--ca-compatibility-version``'s (None until ``__post_init__``)."""
+    return field(default=None, metadata={"flag": name, "kind": kind, "help": help, "versioned": True})
+
+
 @dataclass(frozen=True, slots=True)
 class AutoscalingOptions:
     """CA's flags as typed values (``config.AutoscalingOptions``); build with :meth:`from_flags`."""
 
+    # kubetide's own: the CA release whose decisions and defaults kubetide follows (kubetide.cluster.compat).
+    ca_compatibility_version: str = _f(
+        "ca-compatibility-version",
+        "string",
+        DEFAULT_CA_VERSION,
+        f"kubetide: decide as this Cluster Autoscaler release ({' or '.join(CA_VERSIONS)}): the "
+        "utilization threshold and zero unneeded-time boundaries, broken utilizations, --max-nodes-total's "
+        "result, and the defaults of --expander, --blocking-system-pod-distruption-timeout, "
+        "--cordon-node-before-terminating and --revert-timed-out-scale-ups",
+    )
     # Loop and liveness.
     scan_interval: float = _f("scan-interval", "duration", 10.0, "how often the cluster is reevaluated")
-    frequent_loops_enabled: bool = _f("frequent-loops-enabled", "bool", True)
+    # CA 1.31's default (1.36: true). kubetide's loop runs every --scan-interval: true is not implemented.
+    frequent_loops_enabled: bool = _f("frequent-loops-enabled", "bool", False)
     max_inactivity: float = _f("max-inactivity", "duration", 600.0)
     max_failing_time: float = _f("max-failing-time", "duration", 900.0)
     max_startup_time: float = _f("max-startup-time", "duration", 1200.0)
@@ -90,13 +118,12 @@ class AutoscalingOptions:
         0.0,
         "kubetide: a scale-up that produced no new instance within this fails as a stockout (0: off)",
     )
-    revert_timed_out_scale_ups: bool = _f(
+    revert_timed_out_scale_ups: bool = _versioned(
         "revert-timed-out-scale-ups",
         "bool",
-        False,
         "kubetide: as CA 1.36, a scale-up that timed out gives its increase back at once and only groups "
         "with a scale-up in flight and no backoff count upcoming nodes (false: CA 1.31, the target stays "
-        "until the wrong size is fixed)",
+        "until the wrong size is fixed); default: the --ca-compatibility-version's (1.31: false, 1.36: true)",
     )
     failover_to_untried_groups: bool = _f(
         "failover-to-untried-groups",
@@ -114,7 +141,12 @@ class AutoscalingOptions:
     )
     # Scale-up.
     estimator: str = _f("estimator", "string", "binpacking")
-    expander: str = _f("expander", "string", "least-waste", "node group choice for scale-up (1.33+ default)")
+    expander: str = _versioned(
+        "expander",
+        "string",
+        "node group choice for scale-up; default: random (CA 1.31), least-waste with "
+        "--ca-compatibility-version=1.36 (CA 1.33+)",
+    )
     grpc_expander_url: str = _f("grpc-expander-url", "string", "")
     grpc_expander_cert: str = _f("grpc-expander-cert", "string", "")
     max_nodes_per_scaleup: int = _f("max-nodes-per-scaleup", "int", 1000)
@@ -182,7 +214,7 @@ class AutoscalingOptions:
     )
     node_deletion_delay_timeout: float = _f("node-deletion-delay-timeout", "duration", 120.0)
     node_deletion_batcher_interval: float = _f("node-deletion-batcher-interval", "duration", 0.0)
-    cordon_node_before_terminating: bool = _f("cordon-node-before-terminating", "bool", True)
+    cordon_node_before_terminating: bool = _versioned("cordon-node-before-terminating", "bool")
     daemonset_eviction_for_empty_nodes: bool = _f("daemonset-eviction-for-empty-nodes", "bool", False)
     daemonset_eviction_for_occupied_nodes: bool = _f("daemonset-eviction-for-occupied-nodes", "bool", True)
     skip_nodes_with_system_pods: bool = _f("skip-nodes-with-system-pods", "bool", True)
@@ -190,9 +222,9 @@ class AutoscalingOptions:
     skip_nodes_with_custom_controller_pods: bool = _f("skip-nodes-with-custom-controller-pods", "bool", True)
     min_replica_count: int = _f("min-replica-count", "int", 0)
     # (sic): CA's flag name misspells "disruption". CA 1.33's flag: CA 1.31 has none (a kube-system pod
-    # without a PDB always blocks its node), which its default here, 0 (never), keeps.
-    blocking_system_pod_distruption_timeout: float = _f(
-        "blocking-system-pod-distruption-timeout", "duration", 0.0
+    # without a PDB always blocks its node), which its 1.31 default here, 0 (never), keeps.
+    blocking_system_pod_distruption_timeout: float = _versioned(
+        "blocking-system-pod-distruption-timeout", "duration"
     )
     ignore_daemonsets_utilization: bool = _f("ignore-daemonsets-utilization", "bool", False)
     ignore_mirror_pods_utilization: bool = _f("ignore-mirror-pods-utilization", "bool", False)
@@ -205,6 +237,18 @@ class AutoscalingOptions:
     kube_client_qps: float = _f("kube-client-qps", "float", 5.0)
     kube_client_burst: int = _f("kube-client-burst", "int", 10)
     record_duplicated_events: bool = _f("record-duplicated-events", "bool", False)
+
+    def __post_init__(self) -> None:
+        compatibility(self.ca_compatibility_version)  # ValueError for a release kubetide does not know
+        defaults = FLAG_DEFAULTS[self.ca_compatibility_version]
+        for attr, flag in _VERSIONED:
+            if getattr(self, attr) is None:
+                object.__setattr__(self, attr, defaults[flag])
+
+    @property
+    def compat(self) -> Compatibility:
+        """The decisions of ``--ca-compatibility-version``."""
+        return compatibility(self.ca_compatibility_version)
 
     @classmethod
     def from_flags(cls, values: Mapping[str, Any]) -> AutoscalingOptions:
@@ -248,12 +292,18 @@ class AutoscalingOptions:
         )
 
 
+_VERSIONED = tuple(
+    (f.name, f.metadata["flag"])
+    for f in dataclasses.fields(AutoscalingOptions)
+    if f.metadata.get("versioned")
+)
+# Flag.default of a versioned flag: the default release's.
 FLAGS: tuple[Flag, ...] = tuple(
     Flag(
         f.metadata["flag"],
         f.name,
         f.metadata["kind"],
-        f.default,
+        FLAG_DEFAULTS[DEFAULT_CA_VERSION][f.metadata["flag"]] if f.metadata.get("versioned") else f.default,
         f.metadata["help"] or FLAG_HELP.get(f.metadata["flag"], ""),
     )
     for f in dataclasses.fields(AutoscalingOptions)

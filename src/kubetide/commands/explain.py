@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Mapping
 from pathlib import Path
 
 import click
@@ -21,14 +20,12 @@ from kubetide.cluster.autoscaler import StaticAutoscaler
 from kubetide.cluster.explain import Explanation, explain_loop, render_text
 from kubetide.commands.explain_snapshot import parse_snapshot
 from kubetide.model import yamldoc
-from kubetide.model.api import EvictionOutcome
 from kubetide.model.durations import DurationError, parse_duration
 from kubetide.model.errors import ManifestError
-from kubetide.model.pod import Pod
-from kubetide.model.scheduling_terms import Taint
 from kubetide.sim.scenario import load_scenario
 from kubetide.sim.scenario.checks import unimplemented_autoscalers
 from kubetide.sim.simulation import IMPLEMENTED_AUTOSCALERS, Simulation
+from kubetide.testing.cluster import RecordingClusterPort
 
 EXIT_INVALID = 2
 
@@ -135,30 +132,13 @@ def _explain_snapshot(path: str, pods: tuple[str, ...], nodes: tuple[str, ...], 
         return
     for note in snap.notes:
         click.echo(f"note: {path}: {note}", err=True)
-    autoscaler = StaticAutoscaler(snap.cloud, _NoWrites(), snap.options, start_time=snap.time - 3600)
+    autoscaler = StaticAutoscaler(
+        snap.cloud, RecordingClusterPort.discarding(), snap.options, start_time=snap.time - 3600
+    )
     result = autoscaler.run_once(snap.world, snap.time)
     if result.error is not None:
         _invalid(path, [f"the loop could not run: {result.error}"])
     _show(path, explain_loop(result, snap.time, snap.world), "the snapshot's time", pods, nodes, as_json)
-
-
-class _NoWrites:
-    """The cluster port of an explanation: every write is accepted and dropped."""
-
-    def add_node_taint(self, node: str, taint: Taint) -> None: ...
-
-    def remove_node_taint(self, node: str, key: str) -> None: ...
-
-    def set_node_unschedulable(self, node: str, unschedulable: bool) -> None: ...
-
-    def annotate_node(self, node: str, annotations: Mapping[str, str | None]) -> None: ...
-
-    def delete_node(self, node: str) -> None: ...
-
-    def evict(self, pod: Pod, grace_period_s: int | None = None) -> EvictionOutcome:
-        return EvictionOutcome.GONE  # dropped: as if gone at once, so a drain goes on to its deletion
-
-    def emit_event(self, type_: str, reason: str, obj: str, message: str) -> None: ...
 
 
 def _show(

@@ -20,22 +20,24 @@ Every problem is reported with its path, all at once (:class:`~kubetide.model.er
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from kubetide.cloud.instance import NodeTemplate
-from kubetide.cloud.providers.snapshot import SnapshotCloud, SnapshotGroup
 from kubetide.cluster.flags import parse_flags
 from kubetide.cluster.loop.world import World
 from kubetide.cluster.options import AutoscalingOptions
-from kubetide.kube.world import controller_replicas, daemonset_view, pdb_from_manifest
+from kubetide.live.cluster_autoscaler.world import controller_replicas, daemonset_view, pdb_from_manifest
+from kubetide.live.providers.snapshot import SnapshotCloud, SnapshotGroup
 from kubetide.model.errors import FieldError, ManifestError
 from kubetide.model.fields import parse_time
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
+from kubetide.model.validation import read_validated
 
-__all__ = ["Snapshot", "parse_snapshot"]
+__all__ = ["ClusterAutoscalerSnapshot", "parse_snapshot"]
 
 _KEYS = {"apiVersion", "kind", "time", "flags", "nodeGroups", "objects"}
 _GROUP_KEYS = {"name", "minSize", "maxSize", "targetSize", "nodeSelector", "nodes", "template"}
@@ -44,7 +46,9 @@ _KINDS = ("Node", "Pod", "PodDisruptionBudget", "ConfigMap", "DaemonSet", *_CONT
 
 
 @dataclass(frozen=True)
-class Snapshot:
+class ClusterAutoscalerSnapshot:
+    """The file's ``kind: ClusterAutoscalerSnapshot``, read: the loop's inputs at ``time``."""
+
     time: float
     options: AutoscalingOptions
     cloud: SnapshotCloud
@@ -77,19 +81,43 @@ def _objects(raw: Any, problems: list[FieldError]) -> list[tuple[str, Mapping[st
     return out
 
 
-def parse_snapshot(doc: Any) -> Snapshot:
+# The views of the objects the loop reads, as read_validated takes them (manifest, path).
+def _pdb(obj: Any, _: str) -> Any:
+    return pdb_from_manifest(dict(obj), empty_selector_matches_all=True)
+
+
+def _controller(obj: Any, _: str) -> tuple[tuple[str, str, str], int]:
+    return controller_replicas(str(obj.get("kind")))(dict(obj))
+
+
+def _daemonset(obj: Any, _: str) -> Any:
+    return daemonset_view(dict(obj))
+
+
+def _nothing(obj: Any, _: str) -> None:
+    return None
+
+
+_MAX_EPOCH = 253_402_300_799
+
+
+def parse_snapshot(doc: Any) -> ClusterAutoscalerSnapshot:
     problems: list[FieldError] = []
     notes: list[str] = []
     if not isinstance(doc, Mapping):
         raise ManifestError.at("", "must be a mapping (apiVersion, kind, time, nodeGroups, objects)")
-    for key in sorted(set(doc) - _KEYS):
+    for key in sorted(set(doc) - _KEYS, key=str):  # YAML keys may be numbers
         problems.append(FieldError(str(key), f"unknown field (known: {', '.join(sorted(_KEYS))})"))
     if doc.get("kind") != "ClusterAutoscalerSnapshot":
         problems.append(FieldError("kind", f"must be ClusterAutoscalerSnapshot, got {doc.get('kind')!r}"))
     now = 0.0
     raw_time = doc.get("time")
     if isinstance(raw_time, int | float) and not isinstance(raw_time, bool):
-        now = float(raw_time)
+        # Seconds since the epoch, up to RFC 3339's last second (9999-12-31T23:59:59Z).
+        if (isinstance(raw_time, float) and not math.isfinite(raw_time)) or not 0 <= raw_time <= _MAX_EPOCH:
+            problems.append(FieldError("time", f"must be seconds since the epoch in 0..{_MAX_EPOCH}"))
+        else:
+            now = float(raw_time)
     else:
         try:
             now = parse_time(str(raw_time)) if raw_time is not None else 0.0
@@ -117,21 +145,22 @@ def parse_snapshot(doc: Any) -> Snapshot:
         kind = str(obj.get("kind", ""))
         try:
             if kind == "Node":
-                nodes.append(NodeView.from_manifest(obj, where))
+                nodes.append(read_validated(obj, where, NodeView.from_manifest))
             elif kind == "Pod":
-                pods.append(Pod.from_manifest(obj, where))
+                pods.append(read_validated(obj, where, Pod.from_manifest))
             elif kind == "PodDisruptionBudget":
-                pdbs.append(pdb_from_manifest(dict(obj), empty_selector_matches_all=True))
+                pdbs.append(read_validated(obj, where, _pdb))
             elif kind == "ConfigMap":
+                read_validated(obj, where, _nothing)
                 meta = obj.get("metadata") or {}
                 key = f"{meta.get('namespace', 'default')}/{meta.get('name', '')}"
                 config_maps[key] = {str(k): str(v) for k, v in (obj.get("data") or {}).items()}
             elif kind in _CONTROLLERS:
-                key3, replicas = controller_replicas(kind)(dict(obj))
+                key3, replicas = read_validated(obj, where, _controller)
                 controllers[key3] = replicas
                 have_controllers = True
             elif kind == "DaemonSet":
-                key3, replicas, exemplar = daemonset_view(dict(obj))
+                key3, replicas, exemplar = read_validated(obj, where, _daemonset)
                 controllers[key3] = replicas
                 if exemplar is not None:
                     daemonsets.append(exemplar)
@@ -156,7 +185,7 @@ def parse_snapshot(doc: Any) -> Snapshot:
         if not isinstance(g, Mapping):
             problems.append(FieldError(where, "must be a mapping"))
             continue
-        for key in sorted(set(g) - _GROUP_KEYS):
+        for key in sorted(set(g) - _GROUP_KEYS, key=str):
             problems.append(
                 FieldError(f"{where}.{key}", f"unknown field (known: {', '.join(sorted(_GROUP_KEYS))})")
             )
@@ -194,11 +223,13 @@ def parse_snapshot(doc: Any) -> Snapshot:
         template = None
         if g.get("template") is not None:
             try:
-                template = NodeTemplate(NodeView.from_manifest(g["template"], f"{where}.template"))
+                template = NodeTemplate(
+                    read_validated(g["template"], f"{where}.template", NodeView.from_manifest)
+                )
             except ManifestError as exc:
                 problems += exc.errors
         groups.append(SnapshotGroup(name, lo, hi, target, tuple(members), template))
     if problems:
         raise ManifestError(problems)
     world = World(nodes, pods, pdbs, config_maps, controllers if have_controllers else None, daemonsets)
-    return Snapshot(now, options, SnapshotCloud(groups), world, tuple(notes))
+    return ClusterAutoscalerSnapshot(now, options, SnapshotCloud(groups), world, tuple(notes))

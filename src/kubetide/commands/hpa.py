@@ -171,8 +171,9 @@ def _explain_real(
     flags: tuple[float, str, str, str],
 ) -> dict[str, Any]:
     # Imported here: the live adapter (and its client library) only for the commands that need it.
-    from kubetide.kube.hpa.explain_inputs import ExplainInputs, from_recorded, read_state
-    from kubetide.kube.hpa.recorded import split_objects
+    from kubetide.live.hpa.explain_inputs import ExplainInputs, from_recorded, read_state
+    from kubetide.live.hpa.prometheus.client import url_problem
+    from kubetide.live.hpa.recorded import split_objects
 
     problems: list[str] = []
     config = _config(*flags, problems)
@@ -197,6 +198,8 @@ def _explain_real(
             problems += [str(p) for p in exc.errors]
     if live and not hpa_name:
         problems.append("--hpa: required with --cluster (NAMESPACE/NAME)")
+    if prometheus_url and (problem := url_problem(prometheus_url)):
+        problems.append(f"--prometheus-url: {problem}, got {prometheus_url!r}")
     if prometheus_url and not live:
         problems.append("--prometheus-url: only with --cluster (-f reads the metrics from the files)")
     inputs: ExplainInputs | None = None
@@ -220,11 +223,13 @@ def _explain_real(
 
 
 def _from_cluster(kubeconfig: str | None, name: str, now: float | None, prometheus: tuple[str, float]) -> Any:
+    from kubetide.commands.run.logs import configure_quiet_logging
     from kubetide.kube.client import KubeAccessError, make_http_client
-    from kubetide.kube.hpa.api import ApiFailure
-    from kubetide.kube.hpa.explain_inputs import from_cluster
     from kubetide.kube.rest import Rest
+    from kubetide.live.hpa.api import ApiFailure
+    from kubetide.live.hpa.explain_inputs import from_cluster
 
+    configure_quiet_logging()  # a library's warning never carries a credential
     namespace, _, short = name.rpartition("/")
     try:
         rest = Rest(make_http_client(kubeconfig))

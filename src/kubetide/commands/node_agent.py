@@ -2,7 +2,7 @@
 
 With ``--aws-endpoint-url`` (a test endpoint such as moto) it also registers a Node for each instance of
 the Auto Scaling groups it is told about (``--aws-group``, ``--node-group-auto-discovery``) and deletes
-the Nodes of terminated ones (:mod:`kubetide.cloud.providers.aws.nodes`).
+the Nodes of terminated ones (:mod:`kubetide.live.providers.aws.nodes`).
 
 Exit codes: 0 after SIGTERM or SIGINT; 2 for bad flags or no usable cluster configuration.
 """
@@ -20,11 +20,12 @@ from types import FrameType
 import click
 from lightkube import Client
 
-from kubetide.kube.agent.agent import DEFAULT_NODE_SELECTOR, AgentOptions, NodeAgent
-from kubetide.kube.agent.api import LightkubeAgentApi
-from kubetide.kube.agent.logs import configure_logging
-from kubetide.kube.agent.server import MetricsServer, parse_address
+from kubetide.commands.run.logs import LIBRARY_LEVELS, own_level
 from kubetide.kube.client import KubeAccessError, make_client
+from kubetide.live.agent.agent import DEFAULT_NODE_SELECTOR, AgentOptions, NodeAgent
+from kubetide.live.agent.api import LightkubeAgentApi
+from kubetide.live.agent.logs import configure_logging
+from kubetide.live.agent.server import MetricsServer, parse_address
 
 EXIT_INVALID = 2
 log = logging.getLogger("kubetide.node_agent")
@@ -50,11 +51,29 @@ log = logging.getLogger("kubetide.node_agent")
 )
 @click.option("--logging-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option(
+    "-v",
+    "--v",
+    "verbosity",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="The agent's own verbosity, as klog's -v (4 and up: debug).",
+)
+@click.option(
+    "--library-log-level",
+    type=click.Choice(list(LIBRARY_LEVELS)),
+    default="warning",
+    show_default=True,
+    help="Log level of the libraries underneath (httpx, lightkube, botocore), independent of -v; "
+    "secrets are redacted at every level.",
+)
+@click.option(
     "--cloud-provider",
     type=click.Choice(["kwok", "aws"]),
     default=None,
     help="aws: also register Nodes for the instances of a test AWS endpoint (default: aws when "
-    "--aws-endpoint-url is given, else kwok).",
+    "--aws-endpoint-url is given, or $AWS_ENDPOINT_URL with --aws-group or --node-group-auto-discovery; "
+    "else kwok).",
 )
 @click.option("--aws-endpoint-url", default="", help="The test AWS endpoint (moto); else $AWS_ENDPOINT_URL.")
 @click.option("--aws-region", default="", help="AWS region (else $AWS_REGION).")
@@ -72,6 +91,8 @@ def node_agent(
     node_selector: str,
     address: str,
     logging_format: str,
+    verbosity: int,
+    library_log_level: str,
     cloud_provider: str | None,
     aws_endpoint_url: str,
     aws_region: str,
@@ -92,11 +113,14 @@ def node_agent(
     except KubeAccessError as exc:
         click.echo(f"error: --kubeconfig: {exc}", err=True)
         sys.exit(EXIT_INVALID)
+    # Flag errors go plainly to stderr (click.echo); what the AWS check logs goes through the handler.
+    configure_logging(logging_format, own_level(verbosity), LIBRARY_LEVELS[library_log_level])
     endpoint = aws_endpoint_url or os.environ.get("AWS_ENDPOINT_URL", "")
     aws_sync = None
-    if (cloud_provider or ("aws" if aws_endpoint_url else "kwok")) == "aws":
+    # $AWS_ENDPOINT_URL alone may be set for other tools: with groups to watch, it means aws too.
+    implied = bool(aws_endpoint_url or (endpoint and (aws_group or node_group_auto_discovery)))
+    if (cloud_provider or ("aws" if implied else "kwok")) == "aws":
         aws_sync = _aws_registrar(client, endpoint, aws_region, aws_group, node_group_auto_discovery)
-    configure_logging(logging_format)  # after the flag checks: their errors go plainly to stderr
     agent = NodeAgent(LightkubeAgentApi(client), AgentOptions(node_selector=node_selector))
     try:
         server = MetricsServer(host_port, agent.ledger.render)
@@ -137,9 +161,9 @@ def _aws_registrar(
         )
         sys.exit(EXIT_INVALID)
     try:
-        from kubetide.cloud.providers.aws import AwsConfigError, build_aws_provider
-        from kubetide.cloud.providers.aws.nodes import register_instances
-        from kubetide.cloud.providers.kwok.api import LightkubeKwokApi
+        from kubetide.live.providers.aws import AwsConfigError, build_aws_provider
+        from kubetide.live.providers.aws.nodes import register_instances
+        from kubetide.live.providers.kwok.api import LightkubeKwokApi
     except ImportError:
         click.echo("error: --cloud-provider=aws needs boto3: pip install 'kubetide[aws]'", err=True)
         sys.exit(EXIT_INVALID)
@@ -149,6 +173,13 @@ def _aws_registrar(
         for flag, problem in exc.errors:
             flag = {"nodes": "aws-group"}.get(flag, flag)
             click.echo(f"error: --{flag}: {problem}", err=True)
+        sys.exit(EXIT_INVALID)
+    check = provider.startup_check()  # credentials, region, endpoint and the named groups, in one call
+    problems = [("aws-endpoint-url", check.failure)] if check.failure else []
+    problems += [("aws-group", m.reason) for m in check.missing]
+    for flag, problem in problems:
+        click.echo(f"error: --{flag}: {problem}", err=True)
+    if problems:
         sys.exit(EXIT_INVALID)
     api = LightkubeKwokApi(client)
 

@@ -4,8 +4,9 @@ This decides what a ``node_groups:`` entry of Escalator's ``nodegroups_config.ya
 YAML key names, the (few) defaults and the start-up validation messages of Escalator's
 ``ValidateNodeGroup``, because a config written for Escalator must behave the same here. The code has
 almost no defaults: a missing number is 0 and a missing duration is "" (which parses to 0), exactly
-what Go's zero values give. Unknown keys are ignored, as Go's JSON decoding ignores them (the
-documented ``scale_up_cool_down_timeout`` is one of them).
+what Go's zero values give. Stricter than Escalator, as the README says: unknown keys are errors (Go's
+decoder ignores them; the documented ``scale_up_cool_down_timeout`` is accepted and ignored), and so
+are values its documentation rules out that its code lets through (:func:`documented_limits`).
 
 :func:`node_groups_from_entries` reads a whole ``node_groups`` list and reports every problem with its
 location (entry index, key); live mode's ``--nodegroups`` file and the simulator's scenario section
@@ -14,19 +15,24 @@ both go through it, so one config is valid in both or in neither, with the same 
 
 from __future__ import annotations
 
-import re
+import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from kubetide.model.durations import DurationError, parse_go_duration
+from kubetide.model.numbers import INT64_MAX, INT64_MIN
+
 __all__ = [
     "DEFAULT_NODE_GROUP",
+    "IGNORED_KEYS",
     "KNOWN_KEYS",
     "TAINT_EFFECTS",
     "AwsOptions",
     "DurationError",
     "Location",
     "NodeGroupOptions",
+    "documented_limits",
     "escalator_dry_mode",
     "node_group_from_yaml",
     "node_groups_from_entries",
@@ -39,35 +45,6 @@ __all__ = [
 DEFAULT_NODE_GROUP = "default"
 TAINT_EFFECTS = ("NoSchedule", "NoExecute", "PreferNoSchedule")
 AWS_LIFECYCLES = ("on-demand", "spot")
-
-
-class DurationError(ValueError):
-    """A string Go's ``time.ParseDuration`` rejects."""
-
-
-_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-_PART = re.compile(r"(\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
-
-
-def parse_go_duration(text: str) -> float:
-    """Seconds of a Go duration (``90s``, ``1h30m``, ``1.5h``, ``-2m``, ``0``), as ``time.ParseDuration``."""
-    s = text.strip() if isinstance(text, str) else text
-    if not isinstance(s, str) or not s:
-        raise DurationError(f"time: invalid duration {text!r}")
-    sign = -1.0 if s[0] == "-" else 1.0
-    body = s[1:] if s[0] in "+-" else s
-    if body == "0":
-        return 0.0
-    total, pos = 0.0, 0
-    while pos < len(body):
-        match = _PART.match(body, pos)
-        if match is None:
-            raise DurationError(f"time: invalid duration {text!r}")
-        total += float(match.group(1)) * _UNITS[match.group(2)]
-        pos = match.end()
-    if pos == 0:
-        raise DurationError(f"time: invalid duration {text!r}")
-    return sign * total
 
 
 def _duration_or_zero(text: str) -> float:
@@ -189,37 +166,73 @@ _STR_KEYS = (
 _BOOL_KEYS = ("dry_mode", "scale_on_starve")
 
 
-def _typed(key: str, value: Any, kind: type) -> Any:
-    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
-        raise ValueError(f"{key}: must be an integer, got {value!r}")
+def _type_problem(value: Any, kind: type) -> str | None:
+    """Why Go's decoder refuses ``value`` for a field of ``kind`` (Go's int is int64), or None."""
+    if kind is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            return f"must be an integer, got {value!r}"
+        if not INT64_MIN <= value <= INT64_MAX:
+            return f"must be an integer between {INT64_MIN} and {INT64_MAX}, got {value}"
     if kind is str and not isinstance(value, str):
-        raise ValueError(f"{key}: must be a string, got {value!r}")
+        return f"must be a string, got {value!r}"
     if kind is bool and not isinstance(value, bool):
-        raise ValueError(f"{key}: must be a boolean, got {value!r}")
-    return value
+        return f"must be a boolean, got {value!r}"
+    return None
+
+
+_AWS_TYPES: dict[str, type[Any]] = {
+    "launch_template_id": str,
+    "launch_template_version": str,
+    "fleet_instance_ready_timeout": str,
+    "lifecycle": str,
+    "instance_type_overrides": list,
+    "resource_tagging": bool,
+}
+
+
+def _decode(entry: Mapping[str, Any]) -> tuple[NodeGroupOptions, list[tuple[str, str]]]:
+    """The options of one entry and every value of the wrong type, as ``(key, message)`` (``aws.x``
+    for the aws block); a wrong value is left at its zero value."""
+    values: dict[str, Any] = {}
+    problems: list[tuple[str, str]] = []
+    for keys, kind in ((_INT_KEYS, int), (_STR_KEYS, str), (_BOOL_KEYS, bool)):
+        for key in keys:
+            if entry.get(key) is not None:
+                problem = _type_problem(entry[key], kind)
+                if problem:
+                    problems.append((key, problem))
+                else:
+                    values[key] = entry[key]
+    aws = entry.get("aws") or {}
+    if not isinstance(aws, Mapping):
+        problems.append(("aws", f"must be a mapping, got {aws!r}"))
+        aws = {}
+    typed: dict[str, Any] = {}
+    for key, kind in _AWS_TYPES.items():
+        value = aws.get(key)
+        if value is None:
+            continue
+        if kind is list:
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                problems.append((f"aws.{key}", f"must be a list of strings, got {value!r}"))
+                continue
+            value = tuple(value)
+        elif (problem := _type_problem(value, kind)) is not None:
+            problems.append((f"aws.{key}", problem))
+            continue
+        typed[key] = value
+    values["aws"] = AwsOptions(**typed)
+    return NodeGroupOptions(**values), problems
 
 
 def node_group_from_yaml(entry: Mapping[str, Any]) -> NodeGroupOptions:
     """One decoded ``node_groups`` entry. Unknown keys are ignored; a value of the wrong type is a
     ``ValueError`` (Go's decoder fails the whole file on one)."""
-    values: dict[str, Any] = {}
-    for keys, kind in ((_INT_KEYS, int), (_STR_KEYS, str), (_BOOL_KEYS, bool)):
-        for key in keys:
-            if entry.get(key) is not None:
-                values[key] = _typed(key, entry[key], kind)
-    aws = entry.get("aws") or {}
-    if not isinstance(aws, Mapping):
-        raise ValueError(f"aws: must be a mapping, got {aws!r}")
-    overrides = aws.get("instance_type_overrides") or ()
-    values["aws"] = AwsOptions(
-        launch_template_id=str(aws.get("launch_template_id", "")),
-        launch_template_version=str(aws.get("launch_template_version", "")),
-        fleet_instance_ready_timeout=str(aws.get("fleet_instance_ready_timeout", "")),
-        lifecycle=str(aws.get("lifecycle", "")),
-        instance_type_overrides=tuple(str(o) for o in overrides),
-        resource_tagging=bool(aws.get("resource_tagging", False)),
-    )
-    return NodeGroupOptions(**values)
+    group, problems = _decode(entry)
+    if problems:
+        key, message = problems[0]
+        raise ValueError(f"{key}: {message}")
+    return group
 
 
 def _parses(text: str) -> bool:
@@ -320,17 +333,12 @@ def validate_node_group_fields(group: NodeGroupOptions) -> tuple[tuple[str, str]
     return tuple(problems)
 
 
-# Every key a node_groups entry may have (upstream's JSON tags); anything else is ignored, as Go ignores
-# it. ``scale_up_cool_down_timeout`` is documented upstream but read by nothing.
+# Every key a node_groups entry may have (upstream's JSON tags); Go ignores anything else, kubetide
+# refuses it (a typo'd threshold would run another experiment). ``scale_up_cool_down_timeout`` is
+# documented upstream but read by nothing: accepted so a documented config loads, and ignored.
 KNOWN_KEYS = (*_INT_KEYS, *_STR_KEYS, *_BOOL_KEYS, "aws")
-_AWS_KEYS = (
-    "launch_template_id",
-    "launch_template_version",
-    "fleet_instance_ready_timeout",
-    "lifecycle",
-    "instance_type_overrides",
-    "resource_tagging",
-)
+IGNORED_KEYS = ("scale_up_cool_down_timeout",)
+_AWS_KEYS = tuple(_AWS_TYPES)
 _MESSAGE_KEYS = (*KNOWN_KEYS, *(f"aws.{k}" for k in _AWS_KEYS))
 
 Location = tuple[int | str, ...]  # (entry index, key, ...) in a node_groups list
@@ -341,12 +349,50 @@ def _location_of(key: str) -> tuple[str, ...]:
     return tuple(key.split(".")) if key in _MESSAGE_KEYS else ()
 
 
+def documented_limits(group: NodeGroupOptions) -> tuple[tuple[str, str], ...]:
+    """Values Escalator's documentation rules out but its ``ValidateNodeGroup`` lets through, as
+    ``(key, message)``. Removal rates are "the amount of nodes to taint" (docs/configuration/
+    nodegroup.md): one of 0 never removes a node, a negative one turns scale-down into a scale-up to
+    the cloud group's maximum. A negative ``max_node_age`` is no age."""
+    problems: list[tuple[str, str]] = []
+    for key in ("slow_node_removal_rate", "fast_node_removal_rate"):
+        if getattr(group, key) <= 0:
+            problems.append(
+                (
+                    key,
+                    f"{key} must be larger than 0 (the number of nodes to taint), got {getattr(group, key)}",
+                )
+            )
+    if group.max_node_age and _parses(group.max_node_age) and group.max_node_age_s < 0:
+        problems.append(("max_node_age", f"max_node_age must not be negative, got {group.max_node_age!r}"))
+    return tuple(problems)
+
+
+def _unknown_keys(entry: Mapping[str, Any]) -> list[tuple[tuple[str, ...], str]]:
+    problems: list[tuple[tuple[str, ...], str]] = []
+    known = (*KNOWN_KEYS, *IGNORED_KEYS)
+    for key in entry:
+        if key not in known:
+            close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]!r}?" if close else f"known: {', '.join(known)}"
+            problems.append(((str(key),), f"unknown Escalator node group key ({hint})"))
+    aws = entry.get("aws")
+    for key in aws if isinstance(aws, Mapping) else ():
+        if key not in _AWS_KEYS:
+            close = difflib.get_close_matches(str(key), _AWS_KEYS, n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]!r}?" if close else f"known: {', '.join(_AWS_KEYS)}"
+            problems.append((("aws", str(key)), f"unknown Escalator aws key ({hint})"))
+    return problems
+
+
 def node_groups_from_entries(
     entries: Any,
 ) -> tuple[list[NodeGroupOptions], list[tuple[Location, str]]]:
     """Every entry of a ``node_groups`` list decoded and validated: the groups that decoded, and every
-    problem as ``((index, key...), message)`` (a location of ``()`` is the list itself), in entry order,
-    Escalator's messages first, then a name used twice. Any problem is fatal, as at upstream start-up.
+    problem as ``((index, key...), message)`` (a location of ``()`` is the list itself), in entry order:
+    unknown keys and values of the wrong type, then Escalator's messages, then the limits its
+    documentation sets (:func:`documented_limits`), then a name used twice. Any problem is fatal, as at
+    upstream start-up.
     """
     if not isinstance(entries, list) or not entries:
         return [], [((), "must be a non-empty list of node groups")]
@@ -357,13 +403,13 @@ def node_groups_from_entries(
         if not isinstance(entry, Mapping):
             problems.append(((i,), f"must be a mapping, got {entry!r}"))
             continue
-        try:
-            group = node_group_from_yaml(entry)
-        except ValueError as exc:
-            key, _, what = str(exc).partition(": ")
-            problems.append(((i, *key.split(".")), what))
+        problems += [((i, *where), message) for where, message in _unknown_keys(entry)]
+        group, wrong = _decode(entry)
+        if wrong:
+            problems += [((i, *key.split(".")), message) for key, message in wrong]
             continue
         problems += [((i, *_location_of(k)), m) for k, m in validate_node_group_fields(group)]
+        problems += [((i, k), m) for k, m in documented_limits(group)]
         if group.name and group.name in names:
             problems.append(((i, "name"), f"{group.name!r} is also node_groups[{names[group.name]}]"))
         names.setdefault(group.name, i)

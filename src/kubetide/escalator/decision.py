@@ -3,7 +3,9 @@
 The run buckets the group's nodes, measures requests against untainted capacity, and picks a delta:
 fast or slow removal below the taint thresholds, ``calcScaleUpDelta`` above the scale-up threshold,
 raised to 1 for a starved pod or an over-age node at the minimum, lowered to bring untainted nodes
-back to ``max_nodes``, zeroed while the group is unhealthy. The result is a frozen
+back to ``max_nodes``, zeroed while the group is unhealthy. A scale-up never takes the untainted
+nodes (with those on their way) past ``max_nodes`` (:mod:`kubetide.escalator.scale`), so a group above
+its maximum with pending work settles instead of tainting and untainting the same nodes every run. The result is a frozen
 :class:`EscalatorDecision`: which nodes to taint, untaint and delete, how many nodes to ask the cloud
 for, and the group's next in-memory state; an adapter executes it. Like upstream, the returned
 ``delta`` is the *decided* one, not the number of nodes actually changed.
@@ -31,6 +33,7 @@ from kubetide.escalator.requests import (
 from kubetide.escalator.scale import (
     AsgSnapshot,
     ScaleUpPlan,
+    escalator_max_nodes_headroom,
     escalator_scale_down_count,
     escalator_scale_up_plan,
 )
@@ -173,14 +176,15 @@ def escalator_scale_node_group(
     skip = unhealthy if opts.health_check_enabled else set()
 
     def scale_up(n: int) -> tuple[ScaleUpPlan, dict[str, Any]]:
-        plan = escalator_scale_up_plan(n, buckets.tainted, asg, opts.max_nodes, skip)
+        headroom = escalator_max_nodes_headroom(opts.max_nodes, len(buckets.untainted), len(all_nodes), asg)
+        plan = escalator_scale_up_plan(n, buckets.tainted, asg, opts.max_nodes, skip, headroom)
         nonlocal mem
         if dry:
             mem = replace(mem, taint_tracker=tuple(t for t in mem.taint_tracker if t not in plan.untaint))
         changes: dict[str, Any] = {
             "untaint": () if dry else plan.untaint,
             "increase": 0 if dry else plan.add,
-            "notes": (plan.error,) if plan.error else (),
+            "notes": _unique(m for m in (plan.note, plan.error) if m),
         }
         return plan, changes
 

@@ -106,6 +106,14 @@ class Message:
         )
 
     @staticmethod
+    def at_max_nodes(requested: int, allowed: int, max_nodes: int) -> str:
+        # kubetide's: upstream has no such clamp (see scale.escalator_max_nodes_headroom).
+        return (
+            f"scale up of {requested} node(s) clamped to {allowed}: the untainted nodes and those on "
+            f"their way may not pass max_nodes ({max_nodes})"
+        )
+
+    @staticmethod
     def refusing_scale_up(target_size: int, max_nodes: int) -> str:
         # Upstream's typo ("scaleup up") and its use of max_nodes (not the ASG max) in the text.
         return (

@@ -1,9 +1,12 @@
 """How many nodes a scale-up adds and a scale-down taints, given the cloud group's sizes (spec §5.1, §5.2).
 
 Scale-up untaints the newest tainted nodes first (free, instant capacity) and asks the cloud only for
-the rest, clamped to the cloud group's *max size* (not ``max_nodes``). Scale-down taints at most as
-many nodes as keep ``min_nodes`` untainted and the cloud group at or above its min size. The cloud
-sizes are the snapshot read at the start of the run, as Escalator reads the ASG once per loop.
+the rest, clamped to the cloud group's *max size* as upstream, and first to ``max_nodes``: the
+untainted nodes plus the instances still on their way never pass it, as Escalator's documentation
+promises ("hard limits ... Escalator will clamp") but its code does not do (it clamps to the cloud
+group's maximum only, and untaints without a bound). Scale-down taints at most as many nodes as keep
+``min_nodes`` untainted and the cloud group at or above its min size. The cloud sizes are the snapshot
+read at the start of the run, as Escalator reads the ASG once per loop.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from kubetide.model.node import NodeView
 __all__ = [
     "AsgSnapshot",
     "ScaleUpPlan",
+    "escalator_max_nodes_headroom",
     "escalator_nodes_to_add",
     "escalator_scale_down_count",
     "escalator_scale_up_plan",
@@ -62,6 +66,15 @@ class ScaleUpPlan:
     add: int = 0  # cloud increase; also the scale lock's requested nodes
     error: str | None = None
     result: int = 0  # what ScaleUp returns: untainted + added, or 0 when the cloud step fails
+    note: str | None = None  # the request was clamped to max_nodes (kubetide's; upstream has no clamp)
+
+
+def escalator_max_nodes_headroom(max_nodes: int, untainted: int, registered: int, asg: AsgSnapshot) -> int:
+    """How many more nodes may become untainted before the group reaches ``max_nodes``: the untainted
+    nodes count, and so do the instances the cloud group is still bringing up (its target size above
+    the registered nodes), since they join untainted. Never negative."""
+    in_flight = max(asg.target_size - registered, 0)
+    return max(max_nodes - untainted - in_flight, 0)
 
 
 def escalator_scale_up_plan(
@@ -70,14 +83,22 @@ def escalator_scale_up_plan(
     asg: AsgSnapshot,
     max_nodes: int,
     unhealthy: Collection[str] = (),
+    headroom: int | None = None,
 ) -> ScaleUpPlan:
-    """Untaint up to ``n`` newest tainted nodes (skipping ``unhealthy``), then add the rest."""
+    """Untaint up to ``n`` newest tainted nodes (skipping ``unhealthy``), then add the rest; ``n`` is
+    first clamped to ``headroom`` (:func:`escalator_max_nodes_headroom`; None: no clamp)."""
+    note = None
+    if headroom is not None and n > headroom:
+        note = Message.at_max_nodes(n, headroom, max_nodes)
+        if headroom <= 0:
+            return ScaleUpPlan((), 0, note, 0)
+        n = headroom
     untaint = tuple(tainted[i].name for i in untaint_newest(tainted, n, unhealthy))
     remaining = n - len(untaint)
     if remaining <= 0:
-        return ScaleUpPlan(untaint, 0, None, len(untaint))
+        return ScaleUpPlan(untaint, 0, None, len(untaint), note)
     add = escalator_nodes_to_add(remaining, asg.target_size, asg.max_size)
     if add <= 0:
         # The untainted nodes stay untainted; ScaleUp reports 0 and the error (only logged).
-        return ScaleUpPlan(untaint, 0, Message.refusing_scale_up(asg.target_size, max_nodes), 0)
-    return ScaleUpPlan(untaint, add, None, len(untaint) + add)
+        return ScaleUpPlan(untaint, 0, Message.refusing_scale_up(asg.target_size, max_nodes), 0, note)
+    return ScaleUpPlan(untaint, add, None, len(untaint) + add, note)

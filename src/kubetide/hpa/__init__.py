@@ -6,7 +6,8 @@ passed in, metrics and the scale target behind the ports in :mod:`kubetide.hpa.p
 :class:`kubetide.hpa.driver.HPADriver`, the loop that acts on the decisions for every HPA. The stages:
 ``podgroups``/``podindex`` (which pods count), ``replicas`` (the replica calculator), ``sources``
 (one module per metric source type), ``combine`` (the selector check, then the metrics combined),
-``normalization`` with ``normalize`` (no behavior) and ``behavior`` (stabilization windows, rate-limit
-policies), ``conditions`` and ``decision`` (what a sync decides and returns), ``driver`` (the loop),
+``normalization`` (from the proposal to the desired count, AbleToScale and ScalingLimited) with
+``without_behavior`` (the downscale window and the scale-up cap) or ``with_behavior`` (stabilization
+windows, rate-limit policies), ``conditions`` and ``decision`` (what a sync decides and returns), ``driver`` (the loop),
 ``explain`` (the same, for people).
 """

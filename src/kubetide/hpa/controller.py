@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kubetide.hpa.behavior import store_scale_event
 from kubetide.hpa.combine import MetricInputs, combine_metrics
 from kubetide.hpa.conditions import (
     ConditionReason,
@@ -43,6 +42,7 @@ from kubetide.hpa.ports import MetricsSource, ScaleError, ScaleTargetPort
 from kubetide.hpa.selectors import SelectorRegistry
 from kubetide.hpa.state import HPAState, Recommendation
 from kubetide.hpa.tolerances import tolerances_for
+from kubetide.hpa.with_behavior import store_scale_event
 from kubetide.model.hpa import HPA, Condition, HPAStatus
 from kubetide.model.pod import Pod
 
@@ -450,8 +450,16 @@ class HorizontalController:
         return sync.result(decision, decision.desired_replicas, scaled=False, error=problem)
 
     def _scale_to_zero(self, hpa: HPA) -> bool:
-        """HPAScaleToZero: the gate, always on for the kubetide CRD (whose minReplicas may be 0)."""
-        return self.config.gates.hpa_scale_to_zero or hpa.is_kubetide
+        """HPAScaleToZero for this HPA. A standard HPA: the gate. A kubetide HorizontalPodAutoscaler
+        (whose minReplicas may be 0 whatever the gate): on when it uses scale to zero, that is
+        minReplicas 0, or it was scaled to zero and has not been brought back yet; otherwise its status
+        carries upstream's condition types only (no ScaledToZero), as ``kubectl describe hpa`` shows."""
+        if not hpa.is_kubetide:
+            return self.config.gates.hpa_scale_to_zero
+        if hpa.min_replicas == 0:
+            return True
+        zero = hpa.status.condition(ConditionType.SCALED_TO_ZERO)
+        return zero is not None and zero.status == "True"
 
     # --- bookkeeping -----------------------------------------------------------------------------
 

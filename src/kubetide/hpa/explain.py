@@ -14,7 +14,7 @@ from kubetide.hpa.config import HPAConfig
 from kubetide.hpa.controller import HorizontalController
 from kubetide.hpa.decision import RESCALED, MetricOutcome, SyncResult
 from kubetide.hpa.ports import MetricsSource, ScaleTargetPort
-from kubetide.hpa.snapshot import Snapshot
+from kubetide.hpa.snapshot import HPASnapshot
 from kubetide.hpa.state import HPAState
 from kubetide.model.hpa import HPA, MetricTarget
 
@@ -28,7 +28,7 @@ _OUTCOME_TEXT = {
 }
 
 
-def explain(snapshot: Snapshot) -> dict[str, Any]:
+def explain(snapshot: HPASnapshot) -> dict[str, Any]:
     before = _remembered(snapshot.state, snapshot.now)  # the controller updates the state it is given
     controller = HorizontalController(snapshot.metrics, snapshot.targets, snapshot.config)
     controller.restore(snapshot.hpa.key, snapshot.state)

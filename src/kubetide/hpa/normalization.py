@@ -1,16 +1,17 @@
-"""From the metrics' proposal to the desired count: the no-behavior path (§6 of the spec) or the
-behavior path (§7), setting AbleToScale and ScalingLimited as upstream does."""
+"""From the metrics' proposal to the desired count (upstream's ``normalizeDesiredReplicas`` and its
+``WithBehaviors`` twin): the no-behavior path (§6 of the spec, :mod:`.without_behavior`) or the behavior
+path (§7, :mod:`.with_behavior`), setting AbleToScale and ScalingLimited as upstream does."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from kubetide.hpa import behavior as with_behavior
+from kubetide.hpa import with_behavior
 from kubetide.hpa.conditions import ConditionType
 from kubetide.hpa.config import HPAConfig
 from kubetide.hpa.decision import Normalization
-from kubetide.hpa.normalize import apply_limits, stabilize_scale_down
 from kubetide.hpa.state import HPAState
+from kubetide.hpa.without_behavior import apply_limits, stabilize_scale_down
 from kubetide.model.hpa import HPA, default_scale_down_rules, default_scale_up_rules
 
 SetCondition = Callable[[str, bool, str, str], None]

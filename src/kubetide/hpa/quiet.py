@@ -30,13 +30,13 @@ from kubetide.hpa.conditions import ConditionType
 from kubetide.hpa.config import HPAConfig
 from kubetide.hpa.controller import HorizontalController
 from kubetide.hpa.normalization import READY_FOR_NEW_SCALE, SCALE_DOWN_STABILIZED
-from kubetide.hpa.normalize import apply_limits, record, window_highest
 from kubetide.hpa.podgroups import RequestError
 from kubetide.hpa.podindex import PodIndex
 from kubetide.hpa.ports import PodMetric, Scale
 from kubetide.hpa.replicas import _percent, _trunc_div, int32_ceil, int64
 from kubetide.hpa.state import HPAState, Recommendation
 from kubetide.hpa.tolerances import Tolerances, tolerances_for
+from kubetide.hpa.without_behavior import apply_limits, record, window_highest
 from kubetide.model.hpa import HPA, HPAStatus
 from kubetide.model.pod import Pod
 from kubetide.model.quantity import format_milli

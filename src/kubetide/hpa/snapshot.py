@@ -23,6 +23,7 @@ from kubetide.model.hpa import HPA, CrossVersionObjectReference
 from kubetide.model.pod import Container, Pod
 from kubetide.model.resources import CPU, Resources
 from kubetide.model.selectors import LabelSelector
+from kubetide.model.validation import read_validated
 
 T = TypeVar("T")
 NOW = 1_000_000_000.0  # an arbitrary fixed instant; snapshot times are relative to it
@@ -113,7 +114,9 @@ class SnapshotTargets:
 
 
 @dataclass
-class Snapshot:
+class HPASnapshot:
+    """One HPA's world at one moment, with ports serving it (``read_snapshot`` makes it)."""
+
     config: HPAConfig
     hpa: HPA
     targets: SnapshotTargets
@@ -229,10 +232,11 @@ def read_recommendations(node: Node, now: float) -> list[Recommendation]:
     ]
 
 
-def read_snapshot(data: Any, now: float = NOW) -> Snapshot:
+def read_snapshot(data: Any, now: float = NOW, *, validate: bool = True) -> HPASnapshot:
     """Build a snapshot; wrong fields raise one ManifestError naming each path. Each part (the HPA, the
     scale, every pod, the metrics, the config, the controller's memory) is read on its own, so the
-    problems of all of them are reported at once."""
+    problems of all of them are reported at once. ``validate``: the HPA must also pass the API
+    server's validation (off only for upstream's controller tests, whose fake objects never met one)."""
     root = Node(data)
     root.mapping()
     problems: list[FieldError] = []
@@ -253,7 +257,10 @@ def read_snapshot(data: Any, now: float = NOW) -> Snapshot:
             "metadata",
             {"name": manifest.get("name", "hpa"), "namespace": manifest.get("namespace", "default")},
         )
-        return HPA.from_manifest(manifest, "hpa")
+        manifest.setdefault("kind", "HorizontalPodAutoscaler")
+        if not validate:
+            return HPA.from_manifest(manifest, "hpa")
+        return read_validated(manifest, "hpa", HPA.from_manifest)
 
     def read_scale() -> Scale | None:
         scale = root.get("scale")
@@ -309,7 +316,7 @@ def read_snapshot(data: Any, now: float = NOW) -> Snapshot:
     )
     if problems or hpa is None or scale is None:
         raise ManifestError(problems)
-    return Snapshot(config, hpa, SnapshotTargets(scale, pods, *flags), metrics, state, now)
+    return HPASnapshot(config, hpa, SnapshotTargets(scale, pods, *flags), metrics, state, now)
 
 
 # The snapshot's keys, so a typo (``tolerence``) is an error naming it rather than a silent default.

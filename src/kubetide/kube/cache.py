@@ -3,9 +3,14 @@
 One daemon thread per cache keeps a dict of trimmed objects (:mod:`kubetide.kube.trim`) current:
 list (paged, decoded with the resource's schema from :mod:`kubetide.kube.schema` so unread fields are
 never built), then watch from the list's ``resourceVersion`` with bookmarks; on ``410 Gone`` (the
-version fell out of etcd's window) list again; on a dropped connection, a 5xx or a timeout, reconnect
-after a capped exponential backoff with jitter. Every failure is counted in
-``kubetide_api_errors_total`` and logged.
+version fell out of etcd's window) list again; on a dropped connection, a 5xx or a timeout, list again
+after a capped exponential backoff with jitter (client-go's reflector relists after a failed watch too).
+Every failure is counted in ``kubetide_api_errors_total``; an outage is logged once, when it starts
+(one line naming the cause; the traceback only at ``-v=4``), and once when the cache has listed again.
+
+A failure makes the cache *unsynced* until that new list completes (:meth:`Informer.has_synced`): what
+it holds may be missing every change of the outage, and the live loops skip rather than decide on it,
+as CA runs only on synced informers.
 
 Readers never block on the network: :meth:`Informer.views` converts objects to the cores' views
 lazily and memoizes them per (key, resourceVersion), so a loop over an unchanged cluster costs dict
@@ -21,6 +26,7 @@ import logging
 import random
 import socket
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
@@ -28,6 +34,7 @@ import httpx2
 import msgspec
 
 from kubetide.kube.discovery import ResourceKind
+from kubetide.kube.failures import describe, log_failure
 from kubetide.kube.gcpause import gc_paused
 from kubetide.kube.metrics import API_ERRORS
 from kubetide.kube.rest import Backoff, KubeStatusError, Rest
@@ -117,12 +124,14 @@ class Informer(Generic[V]):
         self._store: dict[str, Json] = {}
         self._version = 0
         self._synced = threading.Event()
+        self._broken_since: float | None = None  # monotonic time of the failure that unsynced the cache
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._response: httpx2.Response | None = None
         self._memo: dict[str, tuple[str, V]] = {}
         self._failed: dict[str, str] = {}  # key -> resourceVersion that failed to convert
         self._views: tuple[int, list[V]] = (-1, [])
+        self._resource_version = ""  # the last list's, then each applied event's and bookmark's
 
     @property
     def name(self) -> str:
@@ -135,7 +144,15 @@ class Informer(Generic[V]):
         """Bumped on every change of the store: equal versions mean equal contents."""
         return self._version
 
+    @property
+    def resource_version(self) -> str:
+        """The server's resourceVersion the cache has caught up to: its last list's, then each watch
+        event's and bookmark's ("" before the first list). A caller that knows the server's current
+        version can wait for the cache to show everything up to it."""
+        return self._resource_version
+
     def has_synced(self) -> bool:
+        """Listed, and no watch failure since the last list: the contents are the server's."""
         return self._synced.is_set()
 
     def wait_synced(self, timeout: float) -> bool:
@@ -216,21 +233,24 @@ class Informer(Generic[V]):
             except _Gone:
                 log.info("%s: watch version expired, listing again", self.name)
                 rv = None
-            except KubeStatusError as exc:
-                if self._stop.is_set():
-                    break
-                if exc.status == 410:
-                    rv = None
-                delay = self._backoff.next()
-                log.warning("%s: %s; reconnecting in %.1fs", self.name, exc, delay)
-                self._stop.wait(delay)
             except Exception as exc:
                 if self._stop.is_set():
                     break
-                API_ERRORS.labels(resource=self.kind.plural, reason=type(exc).__name__).inc()
-                delay = self._backoff.next()
-                log.exception("%s: unexpected error; reconnecting in %.1fs", self.name, delay)
-                self._stop.wait(delay)
+                if not isinstance(exc, KubeStatusError):  # KubeStatusError is counted where raised
+                    API_ERRORS.labels(resource=self.kind.plural, reason=type(exc).__name__).inc()
+                rv = None  # what the outage changed is known only from a new list
+                self._failed_once(exc, self._backoff.next())
+
+    def _failed_once(self, exc: Exception, delay: float) -> None:
+        """A failure: the cache is unsynced until its next list. The first failure of an outage is
+        logged as a warning, the retries only at debug level (the recovery is logged by the list)."""
+        self._synced.clear()
+        if self._broken_since is None:
+            self._broken_since = time.monotonic()
+            log_failure(log, f"{self.name}: watch broken, listing again in {delay:.1f}s", exc)
+        else:
+            log.debug("%s: still failing (%s); listing again in %.1fs", self.name, describe(exc), delay)
+        self._stop.wait(delay)
 
     def _list(self) -> str:
         with gc_paused():
@@ -261,8 +281,19 @@ class Informer(Generic[V]):
         with self._lock:
             self._store = store
             self._version += 1
+        self._resource_version = rv
         self._synced.set()
-        log.info("%s: listed %d objects at resourceVersion %s", self.name, len(store), rv)
+        if self._broken_since is not None:
+            log.info(
+                "%s: synced again after %.1fs: listed %d objects at resourceVersion %s",
+                self.name,
+                time.monotonic() - self._broken_since,
+                len(store),
+                rv,
+            )
+            self._broken_since = None
+        else:
+            log.info("%s: listed %d objects at resourceVersion %s", self.name, len(store), rv)
         return rv
 
     def _watch(self, rv: str) -> str:
@@ -284,6 +315,7 @@ class Informer(Generic[V]):
                 else:
                     obj = _decode_lenient(self._object_decoder, event.object)
                 rv = self._apply({"type": event.type, "object": obj}, rv)
+                self._resource_version = rv
                 if self._stop.is_set():
                     break
         finally:

@@ -18,6 +18,8 @@ from lightkube.config.client_adapter import ConnectionParams
 from lightkube.config.kubeconfig import KubeConfig
 from lightkube.core.exceptions import ConfigError
 
+from kubetide.kube.redaction import register_kubeconfig_secrets
+
 __all__ = ["KubeAccessError", "load_kubeconfig", "make_client", "make_http_client"]
 
 DEFAULT_TIMEOUT_S = 10.0
@@ -45,12 +47,16 @@ def load_kubeconfig(path: str | None = None) -> KubeConfig:
                 break
             continue
         try:
-            return KubeConfig.from_file(candidate)
+            config = KubeConfig.from_file(candidate)
         except Exception as exc:  # lightkube's reader lets YAML, lookup and type errors through
             raise KubeAccessError(f"cannot use the cluster configuration {candidate}: {_why(exc)}") from exc
+        register_kubeconfig_secrets(config)  # never logged, whatever a library logs
+        return config
     if not path:
         try:
-            return KubeConfig.from_service_account()
+            config = KubeConfig.from_service_account()
+            register_kubeconfig_secrets(config)
+            return config
         except ConfigError as exc:
             tried.append(f"in-cluster service account: {exc}")
     raise KubeAccessError("no cluster configuration found (" + "; ".join(tried) + ")")

@@ -1,6 +1,9 @@
 """The HTTP endpoint of a live command (``--address``): ``/metrics`` and ``/health-check``.
 
-``/metrics`` is prometheus_client's registry in the text format. ``/health-check`` answers as Cluster
+``/metrics`` is prometheus_client's registry in the text format, without the ``*_created`` series the
+Python client adds to every counter, histogram and summary (Go's client, hence CA, Escalator and
+kube-controller-manager, has none: dashboards and recording rules written for them must not see extra
+series). ``/health-check`` answers as Cluster
 Autoscaler's ``HealthCheck`` does (live contract §1): 200 on a standby replica (monitoring starts when
 the replica becomes leader) and before the first loop; 500 when no loop has started within
 ``--max-inactivity``, none has succeeded within ``--max-failing-time``, or the first loop has not run
@@ -14,7 +17,15 @@ import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    disable_created_metrics,
+    generate_latest,
+)
+
+from kubetide.model.numbers import is_ascii_digits
 
 __all__ = ["HealthTracker", "StatusServer", "parse_address"]
 
@@ -77,7 +88,7 @@ class HealthTracker:
 def parse_address(address: str) -> tuple[str, int]:
     """``host:port``; ``:port`` (CA's ``:8085``) listens on every interface. ValueError when malformed."""
     host, sep, port = address.rpartition(":")
-    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+    if not sep or not is_ascii_digits(port) or not 0 <= int(port) <= 65535:
         raise ValueError(f"--address {address!r}: expected host:port or :port")
     return host.strip("[]"), int(port)
 
@@ -94,6 +105,7 @@ class StatusServer:
         clock: Callable[[], float] = time.time,
     ):
         host, port = parse_address(address)
+        disable_created_metrics()  # type: ignore[no-untyped-call]  # process-wide, read at each scrape
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from prometheus_client import Counter
 
-__all__ = ["API_ERRORS", "DRY_RUN_ACTIONS", "EVENTS_DROPPED", "LOOP_ERRORS"]
+__all__ = ["API_ERRORS", "DRY_RUN_ACTIONS", "EVENTS_DROPPED", "LOOPS_SKIPPED", "LOOP_ERRORS"]
 
 API_ERRORS = Counter(
     "kubetide_api_errors",
@@ -29,4 +29,10 @@ LOOP_ERRORS = Counter(
     "kubetide_loop_errors",
     "Periodic loop iterations that raised (the loop goes on)",
     ["loop"],
+)
+LOOPS_SKIPPED = Counter(
+    "kubetide_loops_skipped",
+    "Loops not run, by component and reason (cacheNotSynced: a watch broke and a cache the loop reads "
+    "has not listed again)",
+    ["component", "reason"],
 )

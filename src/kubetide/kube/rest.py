@@ -27,6 +27,7 @@ import httpx2
 import msgspec
 
 from kubetide.kube.metrics import API_ERRORS
+from kubetide.model.numbers import is_ascii_digits
 
 __all__ = ["Backoff", "KubeStatusError", "Rest", "resource_of", "retrying"]
 
@@ -186,7 +187,7 @@ def _status_error(code: int, content: bytes, headers: Mapping[str, str]) -> Kube
 
 def _retry_after(headers: Mapping[str, str]) -> float | None:
     value = headers.get("Retry-After", "")
-    return float(value) if value.isdigit() else None
+    return float(value) if is_ascii_digits(value) else None
 
 
 def retrying(

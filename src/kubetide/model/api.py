@@ -2,7 +2,7 @@
 
 The cluster autoscaler and the batch autoscaler act on the cluster through this port only (the cloud
 has its own, :mod:`kubetide.cloud.provider`). The simulator implements it on its simulated API server,
-the live adapter (:mod:`kubetide.kube`) on a real one, tests with a recording fake.
+the live wing (:mod:`kubetide.live.actuation`) on a real one, tests with a recording fake.
 
 Every write is a small, targeted change, never a replacement of a whole list: another controller may
 have added a taint or an annotation between our read and our write, and it must survive ours (the live

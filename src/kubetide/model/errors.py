@@ -2,7 +2,23 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+__all__ = ["FieldError", "ManifestError", "join_path"]
+
+_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+
+def join_path(path: str, key: str | int) -> str:
+    """``path`` one level down: ``a.b``, ``a[0]``, or ``a["app.kubernetes.io/name"]`` for a key that is
+    not a plain name (a dot, a slash or a space in it), as users write paths in kubetide."""
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    if not _PLAIN.fullmatch(key):
+        escaped = key.replace("\\", "\\\\").replace('"', '\\"')
+        return f'{path}["{escaped}"]'
+    return f"{path}.{key}" if path else key
 
 
 @dataclass(frozen=True)

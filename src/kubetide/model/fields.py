@@ -8,6 +8,7 @@ API server does for the views we build.
 from __future__ import annotations
 
 import builtins
+import math
 from collections.abc import Iterator, Mapping
 from datetime import datetime
 from typing import Any
@@ -96,6 +97,8 @@ class Node:
             return self._default(default)
         if isinstance(self.value, bool) or not isinstance(self.value, int | float):
             raise self.error(f"must be a number, got {self.value!r}")
+        if isinstance(self.value, float) and not math.isfinite(self.value):
+            raise self.error(f"must be a finite number, got {self.value!r}")  # YAML's .nan and .inf
         return self.value
 
     def bool(self, default: Any = _MISSING) -> Any:

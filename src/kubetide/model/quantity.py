@@ -102,9 +102,16 @@ def parse_quantity(text: str | int | float) -> Quantity:
     return _parse_cached(text)
 
 
+# More digits than any value within the int64 cap and above a nano-unit can need; refused before
+# Python builds a number of that size (its int() also stops at 4,300 digits).
+_MAX_DIGITS = 1000
+
+
 @lru_cache(maxsize=4096)
 def _parse_cached(text: str) -> Quantity:
     negative, num, denom, suffix = _split(text)
+    if len(num) + len(denom) > _MAX_DIGITS:
+        raise QuantityError(f"{text[:40]!r}... is not a valid quantity: more than {_MAX_DIGITS} digits")
     scale = _interpret_suffix(text, suffix)
     mantissa = Fraction(int(num + denom), 10 ** len(denom))
     amount = mantissa * scale

@@ -53,7 +53,7 @@ class PodFacts:
         # they belong to: FitChecker.rules asks them for the rules as the snapshot is now.
         self.domain_states: tuple[PodIndex, int, dict[str, RuleState]] | None = None
         self.domain_filters: list[DomainFilter] | None = None
-        self.walk_tests: tuple[Rules, int, list[Callable[[int], bool]]] | None = None  # scaledown's
+        self.walk_tests: tuple[Rules, int, list[Callable[[int], bool]]] | None = None  # the removal walk's
         self.joined_rules: tuple[list[Rules], Rules] | None = None  # the last parts and their join
 
     def vector(self, snap: ClusterSnapshot) -> NDArray[np.int64]:

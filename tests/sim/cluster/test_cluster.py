@@ -7,8 +7,9 @@ from typing import Any
 import pytest
 
 from kubetide.model.errors import ManifestError
+from kubetide.model.scheduling_terms import Taint
 from kubetide.sim.cluster.workloads import JobWorkload
-from kubetide.sim.hpa_runner import SimScaleTargets
+from kubetide.sim.hpa import SimScaleTargets
 from kubetide.sim.metrics import MetricsPipeline
 
 from .builders import add_ready_node, cluster, deployment, node
@@ -607,3 +608,56 @@ def test_the_hpa_sees_every_pod_its_target_selector_matches() -> None:
     metrics = MetricsPipeline(c, [], 30.0)
     metrics.scrape(30.0)
     assert len(metrics.resource_metrics("default", web.selector, "cpu", "")) == 4
+
+
+# -- the DaemonSet controller and a node being deleted (pkg/controller/daemon) ------------------------
+
+_TO_BE_DELETED = Taint("ToBeDeletedByClusterAutoscaler", "100", "NoSchedule")
+
+
+def _agents(c: Any) -> dict[str | None, list[Any]]:
+    out: dict[str | None, list[Any]] = {}
+    for p in c.workloads["DaemonSet/default/agent"].pods.values():
+        out.setdefault(p.pinned, []).append(p)
+    return out
+
+
+def test_an_evicted_daemonset_pod_is_not_replaced_on_a_node_with_a_taint_it_does_not_tolerate() -> None:
+    """NodeShouldRunDaemonPod: an untolerated NoSchedule taint (CA's ToBeDeletedByClusterAutoscaler is not
+    among the tolerations the controller adds to DaemonSet pods) means shouldRun=false, while the pod
+    already there may continue running (only NoExecute stops that); while a pod is being deleted it is
+    still its node's (nodeToDaemonPods keeps it until it is terminal)."""
+    engine, c, _ = cluster()
+    add_ready_node(c, node("n1"))
+    add_ready_node(c, node("n2"))
+    c.apply(_grace(_daemon_set("100m"), 30), 0.0)
+    engine.run(1.0)
+    c.set_node_taints("n1", (_TO_BE_DELETED,), 1.0)
+    assert len(_agents(c)["n1"]) == 1  # the running pod stays
+    (old,) = _agents(c)["n1"]
+    assert c.evict(old, 2.0) and old.terminating_until == 32.0
+    assert _agents(c)["n1"] == [old]  # not replaced while it terminates
+    engine.run(40.0)
+    assert old.deleted and "n1" not in _agents(c) and len(_agents(c)["n2"]) == 1
+    c.set_node_taints("n1", (), 50.0)  # the deletion failed, the node untainted: the controller's node update
+    engine.run(51.0)
+    assert len(_agents(c)["n1"]) == 1
+
+
+def test_a_daemonset_that_tolerates_every_taint_replaces_its_pod_once_the_old_one_is_gone() -> None:
+    """A DaemonSet with ``tolerations: [{operator: Exists}]`` (common for node agents) should run on the
+    tainted node: its evicted pod is replaced, but only once the old one has terminated."""
+    engine, c, _ = cluster()
+    add_ready_node(c, node("n1"))
+    ds = _grace(_daemon_set("100m"), 30)
+    ds["spec"]["template"]["spec"]["tolerations"] = [{"operator": "Exists"}]  # type: ignore[index]
+    c.apply(ds, 0.0)
+    engine.run(1.0)
+    c.set_node_taints("n1", (_TO_BE_DELETED,), 1.0)
+    (old,) = _agents(c)["n1"]
+    assert c.evict(old, 2.0)
+    engine.run(31.0)
+    assert _agents(c)["n1"] == [old]
+    engine.run(32.0)
+    (new,) = _agents(c)["n1"]
+    assert new is not old and old.deleted

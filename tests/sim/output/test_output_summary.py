@@ -9,7 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kubetide.cluster.loop.world import LoopStats
 from kubetide.sim.output import (
+    ClusterAutoscalerSummary,
     GroupSummary,
     Summary,
     WorkloadSummary,
@@ -28,6 +30,17 @@ REQUIRED = {
     "workloads": None,
     "autoscalers": {"cluster-autoscaler", "hpa", "escalator"},
 }
+
+# The contract's cluster-autoscaler block, in its order.
+CA_CONTRACT_KEYS = [
+    "scale_ups",
+    "nodes_added",
+    "scale_downs",
+    "nodes_removed",
+    "failed_scale_ups",
+    "backoffs",
+    "unregistered_removed",
+]
 
 
 def example() -> Summary:
@@ -65,15 +78,7 @@ def test_summary_json_has_every_contract_key(tmp_path: Path) -> None:
         "scale_events",
         "overloaded_seconds",
     }
-    assert set(data["autoscalers"]["cluster-autoscaler"]) == {
-        "scale_ups",
-        "nodes_added",
-        "scale_downs",
-        "nodes_removed",
-        "failed_scale_ups",
-        "backoffs",
-        "unregistered_removed",
-    }
+    assert list(data["autoscalers"]["cluster-autoscaler"]) == CA_CONTRACT_KEYS
     assert set(data["autoscalers"]["hpa"]) == {"rescales"}
     assert set(data["autoscalers"]["escalator"]) == {
         "scale_ups",
@@ -82,6 +87,26 @@ def test_summary_json_has_every_contract_key(tmp_path: Path) -> None:
         "nodes_removed",
     }
     assert data["scenario"] == "quickstart" and data["autoscalers"]["cluster-autoscaler"]["nodes_added"] == 19
+
+
+def test_the_ca_block_is_the_loop_drivers_totals_in_the_contracts_order() -> None:
+    """Every count the loop keeps is a key of the block (one type: they cannot drift); the contract's
+    seven come first, kubetide's own and the loops after them, only when CA ran."""
+    totals = LoopStats(**{name: i + 1 for i, name in enumerate(LoopStats.__dataclass_fields__)})
+    s = example()
+    s.cluster_autoscaler = ClusterAutoscalerSummary.of_run(totals, loops=8640)
+    block = s.to_json()["autoscalers"]["cluster-autoscaler"]
+    assert list(block) == [*CA_CONTRACT_KEYS, "failed_instances_removed", "loops"]
+    assert block == {
+        **{name: getattr(totals, name) for name in LoopStats.__dataclass_fields__},
+        "loops": 8640,
+    }
+    assert s.cluster_autoscaler.enabled
+
+
+def test_without_ca_the_block_is_the_contracts_counts_all_zero() -> None:
+    s = Summary(scenario="hpa-only", seed=1, simulated_seconds=60)
+    assert s.to_json()["autoscalers"]["cluster-autoscaler"] == dict.fromkeys(CA_CONTRACT_KEYS, 0)
 
 
 def test_extra_keys_join_their_part_but_cannot_replace_a_contract_key() -> None:

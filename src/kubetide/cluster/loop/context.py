@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from kubetide.cloud.provider import NodeGroup
 from kubetide.cluster.clusterstate.registry import ClusterEvent, ClusterStateRegistry
 from kubetide.cluster.expander.priority import CONFIG_MAP_NAME
+from kubetide.cluster.goformat import go_duration
+from kubetide.cluster.loop.timing import FunctionTimer
 from kubetide.cluster.loop.world import CAEvent, LoopResult, World
 from kubetide.cluster.reasons import EventReason, KubetideEventReason
 from kubetide.model.api import ApiError
@@ -69,6 +71,7 @@ class LoopContext:
     unidentified: tuple[str, ...] = ()
     gpu_label: str = ""  # the cloud's GPULabel: which nodes are GPU nodes (cluster.gpu)
     groups_known: bool = True  # every node's group lookup succeeded (``group_of`` is the cloud's answer)
+    timer: FunctionTimer = field(default_factory=FunctionTimer)  # CA's function durations (no-op in sims)
 
 
 class Recorder:
@@ -110,7 +113,10 @@ class Recorder:
                 "Warning",
                 str(KubetideEventReason.NODE_GROUP_BACKOFF),
                 f"NodeGroup/{gid}",
-                f"node group {gid} backed off until {entry.until:g}s after failed scale-up ({reason})",
+                # A duration, as CA prints them: ``until`` is epoch seconds live (1.79582e+09s unread),
+                # scenario seconds in the simulator; the exact time stays in the data.
+                f"node group {gid} backed off for {go_duration(entry.until - loop.now)} after failed "
+                f"scale-up ({reason})",
                 {"group": gid, "until": entry.until},
             ),
         )

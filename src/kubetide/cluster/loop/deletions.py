@@ -10,7 +10,10 @@ each once, with CA's grace period (the Eviction API honours PDBs; a refused evic
 ``--max-graceful-termination-sec`` plus 30 s) and only then calls ``DeleteNodes``. A drain that fails
 (evictions refused too long, pods still there after the wait) untaints the node with a
 ``ScaleDownFailed`` event. Before evicting, drainability is checked again: a pod that can no longer be
-moved (a bare pod that landed on the node) aborts the deletion and the node is untainted. A node whose
+moved (a bare pod that landed on the node) aborts the deletion and the node is untainted. DaemonSet pods
+are evicted best-effort as ``--daemonset-eviction-for-occupied-nodes`` / ``-empty-nodes`` say, never
+waited for. The nodes of an atomic group go in one ``DeleteNodes`` call once all are drained, and one
+failure fails them all (``GroupDeletionScheduler``, ``deleteNodesFromCloudProvider``). A node whose
 instance is already Deleting in the cloud is left alone, so nothing is asked twice. Because the taint
 and the cloud say which nodes are being deleted, a restarted CA neither forgets a half-drained node
 (upstream strips the taints at start, users' "CA forgets tainted nodes") nor deletes it twice. An
@@ -20,6 +23,7 @@ never deleted with a pod whose fate is unknown.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -32,6 +36,7 @@ from kubetide.cluster.loop.drain import (
     WAIT_POLL_S,
     DrainSettings,
     DrainState,
+    daemonset_pods_to_evict,
     eviction_grace,
     non_expendable,
     ticks_since,
@@ -55,14 +60,20 @@ __all__ = [
     "scale_down_reason",
     "to_be_deleted_taint",
     "undrainable_pod",
+    "untaint",
 ]
 
 
 @dataclass(frozen=True, slots=True)
 class Deletion:
+    """A node being deleted: since when (its taint), whether it was started as a drain (else as an empty
+    node: ``StartDeletionWithDrain`` or ``StartDeletion``), whether its group is atomic (ZeroOrMax)."""
+
     node: NodeView
     group: NodeGroup
     since: float
+    drain: bool = True
+    atomic: bool = False
 
 
 def to_be_deleted_taint(now: float) -> Taint:
@@ -106,11 +117,12 @@ def undrainable_pod(pods: Sequence[Pod], ctx: DrainContext) -> tuple[Pod, BlockR
     return None
 
 
-def scale_down_reason(node: NodeView, moved: bool) -> str:
-    """CA's ``scaled_down_nodes_total{reason}``: unready nodes first, then empty or underutilized."""
+def scale_down_reason(node: NodeView, drain: bool) -> str:
+    """CA's ``scaled_down_nodes_total{reason}`` (``nodeScaleDownReason``): unready nodes first, then a
+    drained node is underutilized, an empty one empty."""
     if not is_node_ready(node):
         return "unready"
-    return "underutilized" if moved else "empty"
+    return "underutilized" if drain else "empty"
 
 
 def _evict(loop: LoopContext, port: ClusterPort, pod: Pod, grace: int) -> EvictionOutcome:
@@ -130,6 +142,11 @@ def _due(loop: LoopContext, at: float) -> None:
     loop.result.deletions_due_at = at if waiting is None else min(waiting, at)
 
 
+def _failure_prefix(d: Deletion) -> str:
+    """``CleanUpAndRecordFailedScaleDownEvent``'s wording: a drained node's, or an empty node's."""
+    return "failed to drain and delete node" if d.drain else "failed to delete empty node"
+
+
 def continue_deletions(
     loop: LoopContext,
     deletions: Sequence[Deletion],
@@ -147,78 +164,150 @@ def continue_deletions(
     after tainting, so schedulers see the taint before the drain), evict, wait for the evicted pods to
     go, delete (:mod:`kubetide.cluster.loop.drain` has the clocks). ``drains``: each node's drain state,
     kept by the caller from round to round; the loop result's ``deletions_due_at`` says when the next
-    round is due."""
+    round is due. The nodes of an atomic (ZeroOrMaxNodeScaling) group are deleted together, in one
+    ``DeleteNodes`` call once all of them are ready, or not at all (``GroupDeletionScheduler``)."""
     now = loop.now
+    batches: dict[str, list[Deletion]] = {}  # atomic group -> its deletions this round
+    failed_groups: set[str] = set()
     for d in deletions:
         node = d.node
         if is_deleting_in_cloud(node):
             continue
+        if d.atomic:
+            batches.setdefault(d.group.id(), []).append(d)
         start = d.since + settings.delay_after_taint
         if now < start:
             _due(loop, start)
             continue
         state = drains.get(node.name)
         if state is None:
-            state = drains[node.name] = DrainState()
-        pods = non_expendable(pods_by_node.get(node.name, ()), settings.expendable_cutoff)
-        data: dict[str, object] = {"group": d.group.id(), "node": node.name}
-        blocking = undrainable_pod([p for p in pods if p.key not in state.evicted], ctx)
-        if blocking is not None:
-            # Re-checked right before evicting, as later CA versions' actuator does: a pod that cannot be
-            # moved (a bare pod, safe-to-evict "false", local storage, a kube-system pod) landed on the
-            # node after it was chosen; evicting it would lose it, so the deletion is abandoned.
-            pod, why = blocking
-            _abandon(
-                loop,
-                port,
-                recorder,
-                drains,
-                node.name,
-                data,
-                f"failed to drain and delete node: pod {pod.key} can no longer be moved ({why}); "
-                "deletion aborted",
-            )
+            # initiateEviction's ``retryUntil`` counts from here (a restarted process: from now).
+            state = drains[node.name] = DrainState(started=now)
+        if state.ready:
+            continue  # drained: waiting for the rest of its atomic group
+        outcome = _drain_round(loop, d, state, pods_by_node, port, recorder, ctx, settings, drains)
+        if outcome is _Round.FAILED:
+            if d.atomic:
+                failed_groups.add(d.group.id())
+        elif outcome is _Round.READY:
+            if d.atomic:
+                state.ready = True
+            else:
+                _delete(loop, [d], port, recorder, drains, register_scale_down, settings.cordon)
+    for gid, batch in batches.items():
+        if gid in failed_groups:
+            # AbortNodeDeletion: the group is scaled down as a whole or not at all.
+            for d in batch:
+                if d.node.name not in loop.failed_deletions:
+                    _abandon(
+                        loop,
+                        port,
+                        recorder,
+                        drains,
+                        d.node.name,
+                        {"group": gid, "node": d.node.name},
+                        f"{_failure_prefix(d)}: couldn't scale down other nodes in this node group",
+                        cordon=settings.cordon,
+                    )
             continue
-        # DaemonSet pods stay: they go with the node.
-        to_move = pods_to_evict(pods, False)
-        pending = [p for p in to_move if p.key not in state.evicted]
-        if pending and not _evict_round(loop, d, start, pending, port, recorder, settings, state, data):
+        if all((st := drains.get(d.node.name)) is not None and st.ready for d in batch):
+            _delete(loop, batch, port, recorder, drains, register_scale_down, settings.cordon)
+
+
+class _Round(enum.Enum):
+    WAITING = "waiting"  # evictions or the wait go on: a later round continues
+    READY = "ready"  # the evicted pods are gone: the node may go
+    FAILED = "failed"  # the drain failed; the node was untainted
+
+
+def _drain_round(
+    loop: LoopContext,
+    d: Deletion,
+    state: DrainState,
+    pods_by_node: Mapping[str, Sequence[Pod]],
+    port: ClusterPort,
+    recorder: Recorder,
+    ctx: DrainContext,
+    settings: DrainSettings,
+    drains: dict[str, DrainState],
+) -> _Round:
+    node = d.node
+    pods = non_expendable(pods_by_node.get(node.name, ()), settings.expendable_cutoff)
+    data: dict[str, object] = {"group": d.group.id(), "node": node.name}
+    blocking = undrainable_pod([p for p in pods if p.key not in state.evicted], ctx)
+    if blocking is not None:
+        # Re-checked right before evicting, as later CA versions' actuator does: a pod that cannot be
+        # moved (a bare pod, safe-to-evict "false", local storage, a kube-system pod) landed on the
+        # node after it was chosen; evicting it would lose it, so the deletion is abandoned.
+        pod, why = blocking
+        _abandon(
+            loop,
+            port,
+            recorder,
+            drains,
+            node.name,
+            data,
+            f"{_failure_prefix(d)}: pod {pod.key} can no longer be moved ({why}); deletion aborted",
+            cordon=settings.cordon,
+        )
+        return _Round.FAILED
+    if state.best_effort is None:
+        # The DaemonSet pods the node has when its drain starts (createSnapshot), evicted best-effort.
+        evict_by_default = (
+            settings.daemonset_eviction_for_occupied_nodes
+            if d.drain
+            else settings.daemonset_eviction_for_empty_nodes
+        )
+        state.best_effort = tuple(p.key for p in daemonset_pods_to_evict(pods, evict_by_default))
+    # DaemonSet pods are not moved: the ones chosen above are evicted best-effort, the others stay.
+    to_move = pods_to_evict(pods, False)
+    pending = [p for p in to_move if p.key not in state.evicted]
+    over = state.best_effort_over
+    best_effort = [p for p in pods if p.key in state.best_effort and p.key not in over]
+    # A chosen DaemonSet pod no longer on the node needs no eviction.
+    over.update(set(state.best_effort) - {p.key for p in pods})
+    if pending or best_effort:
+        if not _evict_round(loop, d, pending, best_effort, port, recorder, settings, state, data):
             drains.pop(node.name, None)
-            continue
-        if pending and any(p.key not in state.evicted for p in pending):
-            continue  # refused evictions: retried at the next retry time
-        if state.wait_from is None:
-            state.wait_from = now
-        if _gone(loop, d, state, pods, port, recorder, settings, drains, data):
-            _delete(loop, d, port, recorder, drains, bool(state.evicted), register_scale_down, data)
+            return _Round.FAILED
+        if any(p.key not in state.evicted for p in pending) or any(p.key not in over for p in best_effort):
+            return _Round.WAITING  # refused evictions: retried at the next retry time
+    if state.wait_from is None:
+        state.wait_from = loop.now
+    if _gone(loop, d, state, pods, port, recorder, settings, drains, data):
+        return _Round.READY
+    return _Round.FAILED if node.name not in drains else _Round.WAITING
 
 
 def _evict_round(
     loop: LoopContext,
     d: Deletion,
-    start: float,
     pending: Sequence[Pod],
+    best_effort: Sequence[Pod],
     port: ClusterPort,
     recorder: Recorder,
     settings: DrainSettings,
     state: DrainState,
     data: dict[str, object],
 ) -> bool:
-    """Evict the pods not evicted yet, if a retry time has come; False when the drain failed (past
-    ``--max-pod-eviction-time`` with evictions still refused: ``evictPod`` gives up)."""
+    """Evict the pods not evicted yet (and the DaemonSet pods best-effort), if a retry time has come;
+    False when the drain failed: a pod to move is still not evicted at the first retry time at or after
+    ``--max-pod-eviction-time`` (``evictPod`` makes no attempt then)."""
+    start = state.started
     tick = ticks_since(start, EVICTION_RETRY_S, loop.now)
     if tick <= state.eviction_tick:  # this retry time is done: wait for the next
         _due(loop, start + (state.eviction_tick + 1) * EVICTION_RETRY_S)
         return True
     state.eviction_tick = tick
-    at = start + tick * EVICTION_RETRY_S
-    in_time = at < start + settings.max_pod_eviction_time
-    # evictPod tries each pod at least once, then again while the retry time is before the limit.
-    attempt = pending if in_time else [p for p in pending if p.key not in state.tried]
-    if not attempt:
-        _give_up(loop, d, pending, port, recorder, data)
-        return False
-    for p in attempt:
+    if not settings.in_time(tick):
+        # retryUntil has passed: the DaemonSet pods' evictions end with no error; a pod to move that
+        # was not evicted (refused until now, or come since) fails the drain.
+        state.best_effort_over.update(p.key for p in best_effort)
+        if pending:
+            _give_up(loop, d, pending, port, recorder, data, settings.cordon)
+            return False
+        return True
+    for p in [*pending, *best_effort]:
         if p.key not in state.tried:
             state.tried.add(p.key)
             recorder.emit(
@@ -231,12 +320,19 @@ def _evict_round(
                     {**data, "pod": p.key},
                 ),
             )
+    for p in pending:
         grace = eviction_grace(p, settings.max_graceful_termination_sec)
         outcome = _evict(loop, port, p, grace)
         if outcome is not EvictionOutcome.REFUSED:
             state.evicted[p.key] = 0 if outcome is EvictionOutcome.GONE else grace
             loop.evictions["succeeded"] = loop.evictions.get("succeeded", 0) + 1
-    if any(p.key not in state.evicted for p in pending):
+    for p in best_effort:  # initiateEviction counts none of these (bestEffortEvictionConfirmations)
+        grace = eviction_grace(p, settings.max_graceful_termination_sec)
+        if _evict(loop, port, p, grace) is not EvictionOutcome.REFUSED:
+            state.best_effort_over.add(p.key)
+    if any(p.key not in state.evicted for p in pending) or any(
+        p.key not in state.best_effort_over for p in best_effort
+    ):
         _due(loop, start + (tick + 1) * EVICTION_RETRY_S)
     return True
 
@@ -248,9 +344,10 @@ def _give_up(
     port: ClusterPort,
     recorder: Recorder,
     data: dict[str, object],
+    cordon: bool,
 ) -> None:
     node = d.node.name
-    _untaint(loop, port, recorder, node, data)
+    untaint(loop, port, recorder, node, data, cordon=cordon)
     loop.failed_deletions.append(node)
     loop.evictions["failed"] = loop.evictions.get("failed", 0) + len(refused)
     for p in refused:  # upstream's evictor, giving up on a pod (DaemonSet pods aside)
@@ -271,7 +368,7 @@ def _give_up(
             "Warning",
             EventReason.SCALE_DOWN_FAILED,
             f"Node/{node}",
-            f"failed to drain and delete node: failed to evict pods from node {node}: {names}",
+            f"{_failure_prefix(d)}: failed to evict pods from node {node}: {names}",
             data,
         ),
     )
@@ -289,7 +386,8 @@ def _gone(
     data: dict[str, object],
 ) -> bool:
     """``waitPodsToDisappear``, one look per poll time: True when none of the evicted pods is left on the
-    node (the node may go); past the limit the drain fails and the node is untainted."""
+    node (the node may go); past the limit the drain fails and the node is untainted. DaemonSet pods
+    evicted best-effort are not waited for."""
     assert state.wait_from is not None
     start = state.wait_from
     tick = ticks_since(start, WAIT_POLL_S, loop.now)
@@ -305,8 +403,8 @@ def _gone(
             drains,
             d.node.name,
             data,
-            f"failed to drain and delete node: Failed to drain node /{d.node.name}: "
-            "pods remaining after timeout",
+            f"{_failure_prefix(d)}: Failed to drain node /{d.node.name}: pods remaining after timeout",
+            cordon=settings.cordon,
         )
         return False
     # A pod is gone once no pod of its name is on the node (upstream: Get is NotFound, or the pod of
@@ -321,47 +419,54 @@ def _gone(
 
 def _delete(
     loop: LoopContext,
-    d: Deletion,
+    batch: Sequence[Deletion],
     port: ClusterPort,
     recorder: Recorder,
     drains: dict[str, DrainState],
-    moved: bool,
     register_scale_down: Callable[[str, str], None],
-    data: dict[str, object],
+    cordon: bool,
 ) -> None:
-    node = d.node
-    drains.pop(node.name, None)
+    """``deleteNodesFromCloudProvider``: one ``DeleteNodes`` call for the batch (a node, or a whole
+    atomic group); if it fails, every node of it fails."""
+    group = batch[0].group
+    gid = group.id()
+    for d in batch:
+        drains.pop(d.node.name, None)
     try:
-        d.group.delete_nodes([node])
+        group.delete_nodes([d.node for d in batch])
     except CloudProviderError as exc:
-        _untaint(loop, port, recorder, node.name, data)
-        loop.failed_deletions.append(node.name)
+        for d in batch:
+            data: dict[str, object] = {"group": gid, "node": d.node.name}
+            untaint(loop, port, recorder, d.node.name, data, cordon=cordon)
+            loop.failed_deletions.append(d.node.name)
+            recorder.emit(
+                loop,
+                CAEvent(
+                    "Warning",
+                    EventReason.SCALE_DOWN_FAILED,
+                    f"Node/{d.node.name}",
+                    f"{_failure_prefix(d)}: failed to delete nodes from group {gid}: {exc}",
+                    data,
+                ),
+            )
+        return
+    for d in batch:
+        node = d.node
+        loop.deleted.append(node.name)
+        register_scale_down(gid, node.name)
+        loop.result.stats.nodes_removed += 1
+        reason = scale_down_reason(node, d.drain)
+        loop.scaled_down[reason] = loop.scaled_down.get(reason, 0) + 1
         recorder.emit(
             loop,
             CAEvent(
-                "Warning",
-                EventReason.SCALE_DOWN_FAILED,
+                "Normal",
+                EventReason.SCALE_DOWN,
                 f"Node/{node.name}",
-                f"failed to delete node: {exc}",
-                data,
+                "nodes removed by cluster autoscaler",
+                {"group": gid, "node": node.name},
             ),
         )
-        return
-    loop.deleted.append(node.name)
-    register_scale_down(d.group.id(), node.name)
-    loop.result.stats.nodes_removed += 1
-    reason = scale_down_reason(node, moved)
-    loop.scaled_down[reason] = loop.scaled_down.get(reason, 0) + 1
-    recorder.emit(
-        loop,
-        CAEvent(
-            "Normal",
-            EventReason.SCALE_DOWN,
-            f"Node/{node.name}",
-            "nodes removed by cluster autoscaler",
-            data,
-        ),
-    )
 
 
 def _abandon(
@@ -372,21 +477,32 @@ def _abandon(
     node: str,
     data: dict[str, object],
     message: str,
+    *,
+    cordon: bool,
 ) -> None:
-    """``CleanUpAndRecordFailedScaleDownEvent``: the event, the taint removed, the deletion over."""
+    """``CleanUpAndRecordFailedScaleDownEvent``: the event, the taint removed (and the node uncordoned
+    with ``--cordon-node-before-terminating``), the deletion over."""
     drains.pop(node, None)
-    _untaint(loop, port, recorder, node, data)
+    untaint(loop, port, recorder, node, data, cordon=cordon)
     loop.failed_deletions.append(node)
     recorder.emit(loop, CAEvent("Warning", EventReason.SCALE_DOWN_FAILED, f"Node/{node}", message, data))
 
 
-def _untaint(
-    loop: LoopContext, port: ClusterPort, recorder: Recorder, node: str, data: dict[str, object]
+def untaint(
+    loop: LoopContext,
+    port: ClusterPort,
+    recorder: Recorder,
+    node: str,
+    data: dict[str, object],
+    *,
+    cordon: bool,
 ) -> None:
+    """``CleanToBeDeleted``: the ToBeDeleted taint removed and, with ``cordon``, ``spec.unschedulable``
+    set back to false."""
     # The deletion is abandoned: the node may take pods again. If the API refuses, the taint stays and
     # the node counts as being deleted until the deletion window passes, then the startup cleanup or
     # the next deletion deals with it.
-    recorder.api_call(
+    removed = recorder.api_call(
         loop,
         EventReason.SCALE_DOWN_FAILED,
         f"Node/{node}",
@@ -396,3 +512,14 @@ def _untaint(
         node,
         TO_BE_DELETED_TAINT,
     )
+    if removed and cordon:
+        recorder.api_call(
+            loop,
+            EventReason.SCALE_DOWN_FAILED,
+            f"Node/{node}",
+            f"failed to remove {TO_BE_DELETED_TAINT} taint",
+            data,
+            port.set_node_unschedulable,
+            node,
+            False,
+        )

@@ -18,6 +18,7 @@ from dataclasses import replace
 from kubetide.cloud.instance import CloudProviderError, NotImplementedByProvider
 from kubetide.cloud.provider import NodeGroup
 from kubetide.cluster.clusterstate.registry import ClusterStateRegistry, UpdateResult
+from kubetide.cluster.goformat import go_duration
 from kubetide.cluster.loop.context import LoopContext, Recorder
 from kubetide.cluster.loop.world import CAEvent
 from kubetide.cluster.options import AutoscalingOptions
@@ -175,8 +176,9 @@ def remove_old_unregistered(
                     "Warning",
                     str(KubetideEventReason.UNREGISTERED_INSTANCE_KEPT),
                     f"NodeGroup/{u.group}",
-                    f"instance {u.instance_id} of node group {u.group} has not registered as a node since "
-                    f"{u.since:g}s, but kubetide did not launch it (it was there before kubetide managed the "
+                    f"instance {u.instance_id} of node group {u.group} has not registered as a node for "
+                    f"{go_duration(loop.now - u.since)}, but kubetide did not launch it (it was there before "
+                    "kubetide managed the "
                     "group, or appeared with no scale-up of kubetide in flight) and never saw it as a node: "
                     "it may be no Kubernetes machine, so it is kept; --delete-unregistered-foreign-instances "
                     "removes such instances as Cluster Autoscaler does",
@@ -233,7 +235,7 @@ def delete_created_with_errors(
             continue
         deleted = True
         for inst in instances:
-            loop.result.stats.failed_removed += 1
+            loop.result.stats.failed_instances_removed += 1
             recorder.emit(
                 loop,
                 CAEvent(

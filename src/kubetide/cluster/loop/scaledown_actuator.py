@@ -1,12 +1,15 @@
-"""Executes a :class:`~kubetide.cluster.loop.scaledown_step.ScaleDownPlan` (CA spec §7.8, §7.9) through
+"""Executes a :class:`~kubetide.cluster.loop.scaledown_plan.ScaleDownPlan` (CA spec §7.8, §7.9) through
 the cluster port and the cloud port.
 
 Soft taints first (each a single-taint add or remove, so other controllers' taints survive). Then each
-node to delete gets ``ToBeDeletedByClusterAutoscaler`` (empty nodes first, then drained ones), and
-only a node whose taint was written is drained and deleted: if the API refused the taint, scheduling
-onto the node was never stopped, so draining it would be a guess; it gets a ``ScaleDownFailed`` event
-and stays a candidate. The drains and deletions themselves are :func:`continue_deletions`, the same
-code that resumes them in later loops and after a restart.
+node to delete gets ``ToBeDeletedByClusterAutoscaler`` (and is cordoned with
+``--cordon-node-before-terminating``), empty nodes first, then drained ones, each batch as upstream's
+``taintNodesSync``: if the API refuses one node's taint, scheduling onto it was never stopped, so
+draining it would be a guess; the taints this batch already wrote are removed again, the node gets a
+``ScaleDownFailed`` event, nothing of the batch (nor the drained batch after an empty one) starts, and
+the loop's scale-down result is ``Error`` (the failure time is set; an atomic group is never half
+deleted). The drains and deletions themselves are :func:`continue_deletions`, the same code that
+resumes them in later loops and after a restart.
 """
 
 from __future__ import annotations
@@ -21,12 +24,14 @@ from kubetide.cluster.loop.deletions import (
     DrainState,
     continue_deletions,
     to_be_deleted_taint,
+    untaint,
 )
-from kubetide.cluster.loop.scaledown_step import NodeToDelete, ScaleDownPlan
+from kubetide.cluster.loop.scaledown_plan import NodeToDelete, ScaleDownPlan
 from kubetide.cluster.loop.world import CAEvent
 from kubetide.cluster.reasons import EventReason, ScaleDownResult
 from kubetide.cluster.scaledown.taints import DELETION_CANDIDATE_TAINT
 from kubetide.model.api import ApiError, ClusterPort
+from kubetide.model.node import NodeView
 from kubetide.scheduling.drainability import DrainContext
 
 __all__ = ["execute_scale_down"]
@@ -69,41 +74,25 @@ def execute_scale_down(
         return []
     started: list[NodeToDelete] = []
     deletions: list[Deletion] = []
-    for item in plan.delete:
-        if not _taint(loop, item, port, recorder):
+    for batch in ([i for i in plan.delete if i.empty], [i for i in plan.delete if not i.empty]):
+        if not batch:
             continue
-        started.append(item)
-        name = item.node.name
-        taint = to_be_deleted_taint(loop.now)
-        kept = tuple(t for t in item.node.taints if t.key != taint.key)
-        deletions.append(
-            Deletion(replace(item.node, taints=(*kept, taint)), loop.groups[item.group], loop.now)
-        )
-        data = {"group": item.group, "node": name}
-        recorder.emit(
-            loop,
-            CAEvent(
-                "Normal",
-                str(EventReason.SCALE_DOWN),
-                f"Node/{name}",
-                "marked the node as toBeDeleted/unschedulable",
-                data,
-            ),
-        )
-        if item.empty:
-            msg = f'Scale-down: removing empty node "{name}"'
-            reason = str(EventReason.SCALE_DOWN_EMPTY)
-        else:
-            msg = (
-                f"Scale-down: removing node {name}, utilization: {item.utilization}, "
-                f"pods to reschedule: {','.join(item.pods_to_reschedule)}"
+        tainted = _taint_batch(loop, batch, port, recorder, settings)
+        if tainted is None:
+            result.scale_down_result = str(ScaleDownResult.ERROR)
+            break
+        for item, node in zip(batch, tainted, strict=True):
+            started.append(item)
+            deletions.append(
+                Deletion(node, loop.groups[item.group], loop.now, drain=not item.empty, atomic=item.atomic)
             )
-            reason = str(EventReason.SCALE_DOWN)
-        recorder.emit(loop, CAEvent("Normal", reason, f"Node/{name}", msg, data))
+            _announce(loop, item, recorder)
     if not started:
-        result.scale_down_result = str(ScaleDownResult.NO_NODE_DELETED)
+        if not result.scale_down_result:
+            result.scale_down_result = str(ScaleDownResult.NO_NODE_DELETED)
         return []
-    result.scale_down_result = str(ScaleDownResult.NODE_DELETE_STARTED)
+    if not result.scale_down_result:
+        result.scale_down_result = str(ScaleDownResult.NODE_DELETE_STARTED)
     result.stats.scale_downs += 1
     continue_deletions(
         loop,
@@ -120,15 +109,79 @@ def execute_scale_down(
     return started
 
 
-def _taint(loop: LoopContext, item: NodeToDelete, port: ClusterPort, recorder: Recorder) -> bool:
-    name = item.node.name
+def _taint_batch(
+    loop: LoopContext,
+    batch: list[NodeToDelete],
+    port: ClusterPort,
+    recorder: Recorder,
+    settings: DrainSettings,
+) -> list[NodeView] | None:
+    """``taintNodesSync``: each node of the batch tainted (and cordoned), as its view now is; None if
+    one failed, after the ones tainted before it were cleaned (``CleanToBeDeleted``)."""
+    tainted: list[NodeView] = []
+    taint = to_be_deleted_taint(loop.now)
+    for item in batch:
+        name = item.node.name
+        data: dict[str, object] = {"group": item.group, "node": name}
+        ok = _mark(loop, recorder, name, data, port.add_node_taint, taint)
+        # MarkToBeDeleted writes the taint and Spec.Unschedulable in one update: both or neither.
+        if (
+            ok
+            and settings.cordon
+            and not _mark(loop, recorder, name, data, port.set_node_unschedulable, True)
+        ):
+            untaint(loop, port, recorder, name, data, cordon=False)
+            ok = False
+        if not ok:
+            for done in tainted:
+                untaint(loop, port, recorder, done.name, {"node": done.name}, cordon=settings.cordon)
+            return None
+        kept = tuple(t for t in item.node.taints if t.key != taint.key)
+        view = replace(item.node, taints=(*kept, taint))
+        tainted.append(replace(view, unschedulable=True) if settings.cordon else view)
+    return tainted
+
+
+def _mark(
+    loop: LoopContext,
+    recorder: Recorder,
+    name: str,
+    data: dict[str, object],
+    write: Callable[..., object],
+    *args: object,
+) -> bool:
     return recorder.api_call(
         loop,
         EventReason.SCALE_DOWN_FAILED,
         f"Node/{name}",
         "failed to mark the node as toBeDeleted/unschedulable",
-        {"group": item.group, "node": name},
-        port.add_node_taint,
+        data,
+        write,
         name,
-        to_be_deleted_taint(loop.now),
+        *args,
     )
+
+
+def _announce(loop: LoopContext, item: NodeToDelete, recorder: Recorder) -> None:
+    name = item.node.name
+    data = {"group": item.group, "node": name}
+    recorder.emit(
+        loop,
+        CAEvent(
+            "Normal",
+            str(EventReason.SCALE_DOWN),
+            f"Node/{name}",
+            "marked the node as toBeDeleted/unschedulable",
+            data,
+        ),
+    )
+    if item.empty:
+        msg = f'Scale-down: removing empty node "{name}"'
+        reason = str(EventReason.SCALE_DOWN_EMPTY)
+    else:
+        msg = (
+            f"Scale-down: removing node {name}, utilization: {item.utilization}, "
+            f"pods to reschedule: {','.join(item.pods_to_reschedule)}"
+        )
+        reason = str(EventReason.SCALE_DOWN)
+    recorder.emit(loop, CAEvent("Normal", reason, f"Node/{name}", msg, data))

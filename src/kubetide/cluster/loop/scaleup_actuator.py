@@ -1,4 +1,4 @@
-"""Executes a :class:`~kubetide.cluster.loop.scaleup_step.ScaleUpDecision` (CA spec §6.6): raise each
+"""Executes a :class:`~kubetide.cluster.loop.scaleup_decision.ScaleUpDecision` (CA spec §6.6): raise each
 planned group's target through the cloud port, register the scale-up with the cluster state, and
 record the events CA records (``ScaledUpGroup`` before and after, ``TriggeredScaleUp`` on the helped
 pods, ``NotTriggerScaleUp`` on the others).
@@ -12,7 +12,7 @@ from __future__ import annotations
 from kubetide.cloud.instance import CloudProviderError, ErrorClass, InstanceErrorInfo
 from kubetide.cluster.clusterstate.registry import ClusterStateRegistry
 from kubetide.cluster.loop.context import LoopContext, Recorder
-from kubetide.cluster.loop.scaleup_step import ScaleUpDecision
+from kubetide.cluster.loop.scaleup_decision import ScaleUpDecision
 from kubetide.cluster.loop.world import CAEvent
 from kubetide.cluster.reasons import EventReason, ScaleUpResult
 from kubetide.cluster.scaleup.balance import ScaleUpInfo

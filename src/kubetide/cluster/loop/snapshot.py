@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from kubetide.cloud.instance import NodeTemplate
 from kubetide.cluster.clusterstate.registry import ClusterStateRegistry
 from kubetide.cluster.loop.context import LoopContext
-from kubetide.cluster.loop.scaleup_step import estimation_node, filter_out_schedulable
+from kubetide.cluster.loop.scaleup_decision import estimation_node, filter_out_schedulable
+from kubetide.cluster.loop.timing import FunctionLabel
 from kubetide.cluster.options import AutoscalingOptions
-from kubetide.model.hpa import parse_go_duration
+from kubetide.model.durations import parse_go_duration
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
 from kubetide.scheduling.hinting import HintingSimulator
@@ -82,7 +83,9 @@ def build_snapshot(
         and p.phase not in ("Succeeded", "Failed")
         and not (p.priority < cutoff)
     ]
+    started = loop.timer.start()
     to_help = filter_out_schedulable(simulator, snapshot, pending)
+    loop.timer.observe(FunctionLabel.FILTER_OUT_SCHEDULABLE, started)
     delay = options.new_pod_scale_up_delay
     to_help = [p for p in to_help if p.creation_time is None or now - p.creation_time > _delay(p, delay)]
     return LoopSnapshot(snapshot, tuple(all_nodes), tuple(placeholders), tuple(to_help))

@@ -157,9 +157,8 @@ def compare(
         for r in _COMPARED:
             if a.get(r, 0) != b.get(r, 0):
                 out.append(TemplateMismatch(group, f"{part}.{r}", _fmt(a.get(r, 0)), _fmt(b.get(r, 0))))
-    ignored = {HOSTNAME_LABEL, TEMPLATE_NODE_LABEL}
-    la = {k: v for k, v in claimed.labels.items() if k not in ignored}
-    lb = {k: v for k, v in observed.labels.items() if k not in ignored}
+    la = {k: v for k, v in claimed.labels.items() if not _own_label(k)}
+    lb = {k: v for k, v in observed.labels.items() if not _own_label(k)}
     for key in sorted(la.keys() | lb.keys()):  # one per label: which, and both values
         if la.get(key) != lb.get(key):
             out.append(
@@ -176,6 +175,13 @@ def compare(
 
 
 ABSENT = "<absent>"
+# Labels kubetide itself puts on nodes (the node agent's and the kwok provider's group label,
+# ``kubetide.io/node-group``, on nodes a cloud's template knows nothing of): never a mismatch.
+KUBETIDE_LABEL_PREFIX = "kubetide.io/"
+
+
+def _own_label(key: str) -> bool:
+    return key in (HOSTNAME_LABEL, TEMPLATE_NODE_LABEL) or key.startswith(KUBETIDE_LABEL_PREFIX)
 
 
 def _or_absent(value: str | None) -> str:

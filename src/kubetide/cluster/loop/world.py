@@ -11,7 +11,7 @@ events, counters, the metrics live mode exports and the status ConfigMap's value
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from kubetide.model.node import NodeView
@@ -19,7 +19,7 @@ from kubetide.model.pod import Pod
 from kubetide.scheduling.drainability import PDB
 
 if TYPE_CHECKING:
-    from kubetide.cluster.loop.scaleup_step import ScaleUpDecision
+    from kubetide.cluster.loop.scaleup_decision import ScaleUpDecision
     from kubetide.cluster.status import ClusterAutoscalerStatus
 
 __all__ = ["CAEvent", "LoopMetrics", "LoopResult", "LoopStats", "World"]
@@ -59,7 +59,13 @@ class CAEvent:
 
 @dataclass
 class LoopStats:
-    """What the loop did, for the summary's ``autoscalers.cluster-autoscaler`` counts."""
+    """What the loop did, counted: one loop's in its result, the driver's totals over a run.
+
+    The one source of the summary's ``autoscalers.cluster-autoscaler`` block: the simulator's
+    :class:`~kubetide.sim.output.summary.ClusterAutoscalerSummary` is these fields, so a count added
+    here is a key there. The first seven are the scenario contract's (§10.1), in its order; a field
+    with ``metadata={"contract": False}`` is kubetide's own, written beside them when CA ran.
+    """
 
     scale_ups: int = 0
     nodes_added: int = 0
@@ -68,11 +74,12 @@ class LoopStats:
     failed_scale_ups: int = 0
     backoffs: int = 0
     unregistered_removed: int = 0
-    failed_removed: int = 0
+    # Instances that failed to be created, deleted (``DeleteCreatedWithError``).
+    failed_instances_removed: int = field(default=0, metadata={"contract": False})
 
     def add(self, other: LoopStats) -> None:
-        for name in self.__dataclass_fields__:
-            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for count in fields(LoopStats):
+            setattr(self, count.name, getattr(self, count.name) + getattr(other, count.name))
 
 
 @dataclass
@@ -110,6 +117,8 @@ class LoopResult:
     # eviction retry, a look for the evicted pods), the earliest; None: none waits. The driver's runner
     # may call ``run_deletions`` then, as CA's deletion goroutine wakes.
     deletions_due_at: float | None = None
+    # How long each of CA's functions took (``cluster.loop.timing``; empty without a stopwatch).
+    function_durations: list[tuple[str, float]] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,10 +3,12 @@
 An ordered tuple of small rules, first match wins, each returning an unremovable reason: cheap,
 side-effect-free checks first, then utilization (computed once), then the thresholds. A node that
 passes is a candidate for the removal simulation; its utilization is returned for the status and
-for ``explain``. Only strictly below the threshold passes: ``utilization >= threshold`` blocks
-(CA 1.31's ``isNodeBelowUtilizationThreshold``; later releases let the threshold itself pass). A
-node whose utilization cannot be computed (cpu or memory allocatable missing or zero) is judged at
-utilization 0, as CA 1.31 logs the error and goes on with an empty ``utilization.Info``.
+for ``explain``. Two rules depend on ``--ca-compatibility-version`` (:mod:`kubetide.cluster.compat`):
+with 1.31 only strictly below the threshold passes (``isNodeBelowUtilizationThreshold``:
+``utilization >= threshold`` blocks) and a node whose utilization cannot be computed (cpu or memory
+allocatable missing or zero) is judged at utilization 0, as CA 1.31 logs the error and goes on with an
+empty ``utilization.Info``; with 1.36 the threshold itself passes (``isNodeAtOrBelowUtilizationThreshold``,
+1.35+) and such a node is ``UnexpectedError`` (1.32+).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any, TypeVar
 
 from kubetide.cloud.instance import NodeGroupAutoscalingOptions
 from kubetide.cluster.clusterstate.readiness import is_node_ready
+from kubetide.cluster.compat import DEFAULT_COMPATIBILITY, Compatibility
 from kubetide.cluster.gpu import gpu_resource
 from kubetide.cluster.reasons import UnremovableReason
 from kubetide.cluster.scaledown.taints import is_being_deleted
@@ -55,6 +58,7 @@ class EligibilityInput:
     # The snapshot's version of each node's pods (``ClusterSnapshot.pods_version``), for the memos.
     pods_versions: Mapping[str, int] | None = None
     kept: EligibilityMemo | None = None  # the last rules' answers kept from the last loop
+    compat: Compatibility = DEFAULT_COMPATIBILITY  # --ca-compatibility-version
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,8 +111,10 @@ def _utilization(c: _Check) -> UnremovableReason | None:
             ignore_mirror=c.inp.ignore_mirror_pods_utilization,
         )
     except ValueError:
+        if c.inp.compat.unknown_utilization_unremovable:
+            return UnremovableReason.UNEXPECTED_ERROR  # 1.32+: return simulator.UnexpectedError
         # CA 1.31 (eligibility.go, unremovableReasonAndNodeUtilization) only logs a failed
-        # utilization.Calculate and judges the zero Info it returned (1.32 made it UnexpectedError).
+        # utilization.Calculate and judges the zero Info it returned.
         c.util = UNKNOWN_UTILIZATION
     return None
 
@@ -127,8 +133,13 @@ def _underutilized(c: _Check) -> UnremovableReason | None:
         if c.gpu is not None
         else opts.scale_down_utilization_threshold
     )
-    # isNodeBelowUtilizationThreshold: ``utilization >= threshold`` is not underutilized.
-    return UnremovableReason.NOT_UNDERUTILIZED if c.util.utilization >= threshold else None
+    if c.inp.compat.threshold_inclusive:
+        # 1.35+ isNodeAtOrBelowUtilizationThreshold: ``utilization > threshold`` is not underutilized.
+        over = c.util.utilization > threshold
+    else:
+        # 1.31 isNodeBelowUtilizationThreshold: ``utilization >= threshold`` is not underutilized.
+        over = c.util.utilization >= threshold
+    return UnremovableReason.NOT_UNDERUTILIZED if over else None
 
 
 # Upstream order: snapshot lookup, recheck TTL, deletion in progress (inline in
@@ -198,6 +209,7 @@ def filter_out_unremovable(nodes: Sequence[NodeView], inp: EligibilityInput, now
         inp.scale_down_unready_enabled,
         inp.ignore_mirror_pods_utilization,
         inp.gpu_label,
+        inp.compat,
     )
     if memo is not None:
         settings = memo.same(settings)

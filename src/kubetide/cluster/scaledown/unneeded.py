@@ -3,8 +3,9 @@
 The unneeded set is replaced each loop by the nodes that passed simulation; a node keeps its original
 ``since`` while it stays in the set, so a node that flickers out restarts its timer (no surprise
 deletions). :func:`removable_at` then applies, empty nodes first: the scale-down-disabled annotation,
-the group, the unneeded / unready time (strictly longer than the threshold, even a zero one), and the
-min size, counting deletions in progress and the nodes accepted so far in this pass.
+the group, the unneeded / unready time (strictly longer than the threshold; with CA 1.31 even a zero one,
+with ``--ca-compatibility-version=1.36`` a zero threshold is met at once), and the min size, counting
+deletions in progress and the nodes accepted so far in this pass.
 """
 
 from __future__ import annotations
@@ -67,17 +68,21 @@ def removable_at(
     group_of: Callable[[NodeView], str | None],
     group_options: Callable[[str], NodeGroupAutoscalingOptions],
     sizes: Mapping[str, GroupSizes],
-    within_min_limits: Callable[[NodeView], bool] = lambda node: True,
+    within_min_limits: Callable[[NodeView], UnremovableReason | None] = lambda node: None,
+    *,
+    zero_time_immediate: bool = False,
 ) -> Removable:
-    """``RemovableAt``; ``within_min_limits`` answers whether removing the node (after the ones
+    """``RemovableAt``; ``within_min_limits`` answers None when removing the node (after the ones
     accepted before it) keeps every cluster resource at or above its ``--cores-total``/``--memory-total``
-    minimum, and must account for the nodes it already approved."""
+    (``--gpu-total``) minimum, else why not (MinimalResourceLimitExceeded, or UnexpectedError when the
+    node's resources cannot be had), and must account for the nodes it already approved.
+    ``zero_time_immediate``: CA 1.35+'s ``removalThreshold > 0 &&`` (``Compatibility.zero_removal_time_immediate``)."""
     left = {g: s.target for g, s in sizes.items()}
     unremovable: dict[str, UnremovableReason] = {}
     accepted: dict[bool, list[str]] = {True: [], False: []}
     # Empty nodes first: they are cheaper to remove, so the min size is spent on them first.
     for u in [u for u in unneeded if u.empty] + [u for u in unneeded if not u.empty]:
-        reason = _reason(u, now, group_of, group_options, sizes, left, within_min_limits)
+        reason = _reason(u, now, group_of, group_options, sizes, left, within_min_limits, zero_time_immediate)
         if reason is None:
             accepted[u.empty].append(u.node.name)
         else:
@@ -92,7 +97,8 @@ def _reason(
     group_options: Callable[[str], NodeGroupAutoscalingOptions],
     sizes: Mapping[str, GroupSizes],
     left: dict[str, int],
-    within_min_limits: Callable[[NodeView], bool],
+    within_min_limits: Callable[[NodeView], UnremovableReason | None],
+    zero_time_immediate: bool,
 ) -> UnremovableReason | None:
     node = u.node
     if node.annotations.get(SCALE_DOWN_DISABLED_ANNOTATION) == "true":
@@ -102,20 +108,21 @@ def _reason(
         return UnremovableReason.NOT_AUTOSCALED
     opts = group_options(group)
     # nodes.go, unremovableReason: ``!since.Add(threshold).Before(now)``: the node must have been
-    # unneeded strictly longer than the threshold, a zero threshold included (CA 1.31 has no
-    # "threshold > 0" exception: a node first found unneeded is removable one loop later at the
-    # earliest).
-    if is_node_ready(node):
-        if not u.since + opts.scale_down_unneeded_time < now:
-            return UnremovableReason.NOT_UNNEEDED_LONG_ENOUGH
-    elif not u.since + opts.scale_down_unready_time < now:
-        return UnremovableReason.NOT_UNREADY_LONG_ENOUGH
+    # unneeded strictly longer than the threshold. CA 1.31 has no "threshold > 0" exception (a node
+    # first found unneeded is removable one loop later at the earliest); 1.35+ has one.
+    ready = is_node_ready(node)
+    threshold = opts.scale_down_unneeded_time if ready else opts.scale_down_unready_time
+    if (threshold > 0 or not zero_time_immediate) and not u.since + threshold < now:
+        return (
+            UnremovableReason.NOT_UNNEEDED_LONG_ENOUGH if ready else UnremovableReason.NOT_UNREADY_LONG_ENOUGH
+        )
     size = sizes.get(group)
     if size is None:  # verifyMinSize: the group's size could not be read
         return UnremovableReason.UNEXPECTED_ERROR
     if left[group] - size.deletions_in_progress <= size.min_size:
         return UnremovableReason.NODE_GROUP_MIN_SIZE_REACHED
-    if not within_min_limits(node):
-        return UnremovableReason.MINIMAL_RESOURCE_LIMIT_EXCEEDED
+    limited = within_min_limits(node)
+    if limited is not None:
+        return limited
     left[group] -= 1
     return None

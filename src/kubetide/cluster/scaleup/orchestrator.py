@@ -15,10 +15,20 @@ from dataclasses import dataclass, field
 
 from kubetide.cloud.instance import NodeTemplate
 from kubetide.cluster.clusterstate.registry import ClusterEvent
+from kubetide.cluster.compat import DEFAULT_COMPATIBILITY, Compatibility
 from kubetide.cluster.expander import ChainStrategy, ExpansionContext, Option
 from kubetide.cluster.reasons import EventReason, ScaleUpResult, SkipReason
 from kubetide.cluster.scaleup.balance import GroupSize, ScaleUpInfo, balance_scale_up
-from kubetide.cluster.scaleup.limits import ResourceLimits, cap_by_max_nodes_total, node_resources
+from kubetide.cluster.scaleup.limits import (
+    UNKNOWN,
+    GpuTarget,
+    ResourceLimits,
+    UnknownGpuTarget,
+    cap_by_max_nodes_total,
+    gpu_target,
+    gpu_usage,
+    node_resources,
+)
 from kubetide.cluster.scaleup.similar import SimilarityRules, similar_templates
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
@@ -58,6 +68,10 @@ class GroupState:
     exists: bool = True
     zero_or_max: bool = False  # ZeroOrMaxNodeScaling: the group is either empty or full
     timed_out: bool = False  # kubetide: its last failure was a scale-up that timed out
+    # Its template's GPU target (limits.gpu_target) when --gpu-total limits GPUs; ``gpu_unknown``: it
+    # could not be had (DeltaForNode's error: the group is skipped as not ready).
+    gpu: GpuTarget | None = None
+    gpu_unknown: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +92,8 @@ class ScaleUpSettings:
     similarity: SimilarityRules = field(default_factory=SimilarityRules)
     limits: ResourceLimits | None = None
     failover_to_untried_groups: bool = False  # kubetide's flag (the loop sets it; CA's way by default)
+    gpu_label: str = ""  # the cloud's GPU label, for cluster_count's GPU totals
+    compat: Compatibility = DEFAULT_COMPATIBILITY  # --ca-compatibility-version (the skip reasons' words)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +131,7 @@ def _skip_reasons(group: GroupState, cluster: ClusterCount, settings: ScaleUpSet
     """Why ``group`` cannot grow now (empty: it can), in CA's order and wording."""
     if group.unsafe is not None:
         return (group.unsafe,)
-    if group.template is None:
+    if group.template is None or group.gpu_unknown:
         return (SkipReason.NOT_READY_FOR_SCALE_UP,)
     if group.target >= group.max_size:
         return (SkipReason.MAX_SIZE_REACHED,)
@@ -125,9 +141,13 @@ def _skip_reasons(group: GroupState, cluster: ClusterCount, settings: ScaleUpSet
         if settings.max_nodes_total > 0 and cluster.nodes + count > settings.max_nodes_total:
             return (SkipReason.ATOMIC_EXCEEDS_CLUSTER_LIMIT,)
     if settings.limits is not None:
-        check = settings.limits.check_quota(cluster.usage, node_resources(group.template.node), count)
-        if check.exceeded and check.allowed < 1:
-            return (check.message,)
+        check = settings.limits.check_quota(
+            cluster.usage, node_resources(group.template.node, group.gpu), count
+        )
+        # IsNodeGroupResourceExceeded: any resource short for the ``count`` nodes (a ZeroOrMax group's
+        # whole remaining size) skips the group.
+        if check.exceeded:
+            return (check.message(settings.compat.quota_skip_message),)
     return ()
 
 
@@ -161,8 +181,18 @@ def _similar_groups(
 
 
 def cluster_count(nodes: Sequence[NodeView], settings: ScaleUpSettings) -> ClusterCount:
-    """The count of a list of nodes (callers that have no cluster state: every node counts)."""
-    return ClusterCount(len(nodes), settings.limits.usage(nodes) if settings.limits is not None else {})
+    """The count of a list of nodes (callers that have no cluster state: every node counts, as a node of
+    no group)."""
+    limits = settings.limits
+    if limits is None:
+        return ClusterCount(len(nodes), {})
+    usage = limits.usage(nodes)
+    if limits.gpus_limited:
+        try:
+            usage.update(gpu_usage((gpu_target(n, settings.gpu_label, None), 1) for n in nodes))
+        except UnknownGpuTarget:
+            usage.update(limits.unknown_gpus())
+    return ClusterCount(len(nodes), usage)
 
 
 def expansion_options(
@@ -251,7 +281,7 @@ def finish_scale_up(
 
     def per_node(g: GroupState) -> dict[str, int]:
         assert g.template is not None
-        return node_resources(g.template.node)
+        return node_resources(g.template.node, g.gpu)
 
     if settings.limits is not None:
         new_nodes = settings.limits.check_quota(usage, per_node(main), new_nodes).allowed
@@ -274,7 +304,8 @@ def finish_scale_up(
                     ScaleUpInfo(info.group, info.current_size, info.current_size + allowed, info.max_size)
                 )
                 for r, v in per_node(by_id[info.group]).items():
-                    usage = {**usage, r: usage.get(r, 0) + v * allowed}
+                    if usage.get(r, 0) != UNKNOWN:
+                        usage = {**usage, r: usage.get(r, 0) + v * allowed}
         infos = capped_infos
     return ScaleUpPlan(ScaleUpResult.SUCCESSFUL, tuple(infos), best.pods, skipped, tuple(events))
 

@@ -1,21 +1,34 @@
-"""``--cloud-provider=aws`` for the ``run`` commands: the flags kubetide adds, and building the provider.
+"""``--cloud-provider=aws`` for the ``run`` commands: the flags kubetide adds, building the provider, and
+the check at start.
 
 CA's aws provider takes its region from the environment (``AWS_REGION``) and has no endpoint flag;
 kubetide adds ``--aws-region`` and ``--aws-endpoint-url`` (also ``AWS_ENDPOINT_URL``, as the AWS SDKs
 read it) so the same command runs against moto. Credentials come from boto3's usual chain (environment,
 shared files, the instance or pod role), never from a flag.
+
+At start one refresh checks credentials, region, endpoint and the named groups (:func:`check_at_start`):
+an AWS call that fails exits 2, as CA's ``BuildAWS`` exits when its first refresh fails; a named group AWS
+does not have exits 2 with ``--once`` (and always for Escalator, whose start-up fails on it), and is
+otherwise reported in the log and the status while the process runs; with ``--expander=price`` a group
+without a price exits 2 (README: "Prices").
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import NoReturn
+import logging
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, NoReturn
 
 from kubetide.cloud.provider import CloudProvider
 from kubetide.cluster.flags import FlagSpec
 from kubetide.commands.run.common import exit_invalid
 
-__all__ = ["aws_flags", "build_aws"]
+if TYPE_CHECKING:
+    from kubetide.live.providers.aws import AwsCloudProvider
+
+__all__ = ["aws_flags", "build_aws", "check_at_start"]
+
+log = logging.getLogger("kubetide.run")
 
 
 def aws_flags() -> list[FlagSpec]:
@@ -52,10 +65,10 @@ def build_aws(
     region: str = "",
     endpoint_url: str = "",
     price_file: str = "",
-) -> CloudProvider:
+) -> AwsCloudProvider:
     """The aws provider, or exit 2 naming every bad flag (or the missing extra)."""
     try:
-        from kubetide.cloud.providers.aws import AwsConfigError, build_aws_provider
+        from kubetide.live.providers.aws import AwsConfigError, build_aws_provider
     except ImportError:
         _missing_extra(component)
     try:
@@ -69,3 +82,41 @@ def build_aws(
         )
     except AwsConfigError as exc:
         exit_invalid(component, exc.errors)
+
+
+def check_at_start(
+    component: str,
+    provider: CloudProvider,
+    *,
+    group_sources: Mapping[str, str],
+    missing_is_fatal: bool,
+    priced: bool = False,
+) -> None:
+    """Exit 2 naming every problem the first refresh finds (see the module's docstring for which);
+    ``group_sources`` says where each named group comes from (a flag, a file's field path)."""
+    from kubetide.live.providers.aws import AwsCloudProvider
+
+    if not isinstance(provider, AwsCloudProvider):
+        return
+    check = provider.startup_check()
+    if check.failure:
+        exit_invalid(component, [("--cloud-provider=aws", check.failure)])
+    problems = [(group_sources.get(m.name, "nodes"), m.reason) for m in check.missing if missing_is_fatal]
+    if check.missing and not missing_is_fatal:
+        log.error(
+            "%d named node group(s) do not exist; they stay registered, Unhealthy in the status, until "
+            "AWS has them: %s",
+            len(check.missing),
+            ", ".join(m.name for m in check.missing),
+        )
+    if priced:
+        problems += [
+            (
+                "expander",
+                f"price: node group {group} has no price ({why}); give its instance type a price in "
+                "--aws-price-file, or allow pricing:GetProducts and ec2:DescribeSpotPriceHistory",
+            )
+            for group, why in sorted(provider.unpriced_groups().items())
+        ]
+    if problems:
+        exit_invalid(component, problems)

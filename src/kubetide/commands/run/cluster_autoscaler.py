@@ -2,46 +2,53 @@
 
 Takes CA's command line (every flag of :mod:`kubetide.cluster.options` with CA's names and defaults,
 plus the live flags every ``run`` shares), builds the loop from watch caches (the world), the live
-cluster port and the cloud provider, and runs it with :class:`~kubetide.commands.run.runtime.Runtime`:
-leader election, ``/metrics`` with CA's metric names, ``/health-check``, the status ConfigMap.
+cluster port and the cloud provider, and runs it with the shared
+:class:`~kubetide.runners.ClusterAutoscalerRunner` under :class:`~kubetide.commands.run.runtime.Runtime`
+(leader election, the real-time clock, ``/health-check``); each loop's result goes to
+:class:`~kubetide.live.cluster_autoscaler.reporter.CALoopReporter` (``/metrics`` with CA's metric
+names, log lines, the status ConfigMap).
 """
 
 from __future__ import annotations
 
-import logging
 import sys
 import threading
 import time
 from collections.abc import Sequence
 
+from kubetide.clock import Clock
 from kubetide.cloud.provider import CloudProvider
-from kubetide.cloud.providers.kwok import KwokConfigError, build_kwok_provider
 from kubetide.cluster.driver import ClusterAutoscalerDriver
 from kubetide.cluster.flags import CA_FLAGS, FlagSpec
-from kubetide.cluster.loop.world import LoopResult
 from kubetide.cluster.options import AutoscalingOptions
-from kubetide.cluster.status import format_last_updated, render_status_yaml
-from kubetide.commands.run.aws import aws_flags, build_aws
-from kubetide.commands.run.common import connect, exit_invalid, start_caches
+from kubetide.commands.run.aws import aws_flags, build_aws, check_at_start
+from kubetide.commands.run.common import connect, exit_invalid, file_problems, start_caches
 from kubetide.commands.run.help import render_help
 from kubetide.commands.run.logs import configure_logging
 from kubetide.commands.run.runtime import HealthLimits, Runtime
 from kubetide.commands.run.settings import leader_flags, leader_from, live_flags, parse_line, settings_from
-from kubetide.kube.actuation import KubeClusterPort
-from kubetide.kube.ca_metrics import CAMetrics
 from kubetide.kube.client import KubeAccessError
-from kubetide.kube.dryrun import DryRunCloud
-from kubetide.kube.events import EventRecorder, uid_lookup
-from kubetide.kube.guard import LeaderGuardedCloud, LeaderGuardedPort
-from kubetide.kube.rest import KubeStatusError, Rest
-from kubetide.kube.status_configmap import StatusConfigMap
-from kubetide.kube.world import CAWorldSource
+from kubetide.kube.events import uid_lookup
+from kubetide.kube.rest import Rest
+from kubetide.live.actuation import KubeClusterPort
+from kubetide.live.cluster_autoscaler.metrics import CAMetrics
+from kubetide.live.cluster_autoscaler.reporter import CALoopReporter, StatusAmendment
+from kubetide.live.cluster_autoscaler.status_configmap import StatusConfigMap
+from kubetide.live.cluster_autoscaler.world import CAWorldSource
+from kubetide.live.guard import (
+    GuardedCloud,
+    GuardedClusterPort,
+    GuardedStatusConfigMap,
+    WriteGate,
+    recorder_type,
+)
+from kubetide.live.providers.kwok import KwokConfigError, build_kwok_provider
+from kubetide.runners import ClusterAutoscalerRunner
 
 __all__ = ["REGISTRY", "main"]
 
 COMPONENT = "cluster-autoscaler"
 PROVIDERS = ("kwok", "aws")
-log = logging.getLogger("kubetide.cluster-autoscaler")
 
 _LIVE: list[FlagSpec] = [
     *live_flags(),
@@ -90,7 +97,12 @@ def main(argv: Sequence[str]) -> None:
     # CA keeps its Lease in --namespace.
     leader = leader_from(values, name_flag="leader-elect-resource-name", namespace=options.namespace)
     settings = settings_from(COMPONENT, parsed, address=options.address, leader=leader)
-    configure_logging(settings.logging_format, settings.verbosity, COMPONENT)
+    configure_logging(
+        settings.logging_format,
+        settings.verbosity,
+        COMPONENT,
+        library_level=settings.library_log_level,
+    )
     # The provider first: its flag problems exit 2 before the cluster is contacted.
     if values["cloud-provider"] == "aws":
         provider: CloudProvider = build_aws(
@@ -100,6 +112,13 @@ def main(argv: Sequence[str]) -> None:
             region=str(values["aws-region"]),
             endpoint_url=str(values["aws-endpoint-url"]),
             price_file=str(values["aws-price-file"]),
+        )
+        check_at_start(
+            COMPONENT,
+            provider,
+            group_sources={},  # every named group comes from --nodes
+            missing_is_fatal=settings.once,
+            priced="price" in options.expanders,
         )
     else:
         provider = _kwok(options, settings.kubeconfig, settings.dry_run)
@@ -125,14 +144,14 @@ def _kwok(options: AutoscalingOptions, kubeconfig: str | None, dry_run: bool) ->
             dry_run=dry_run,
         )
     except KwokConfigError as exc:
-        exit_invalid(COMPONENT, [("cloud-config", str(e)) for e in exc.errors])
+        exit_invalid(COMPONENT, file_problems("cloud-config", exc.errors))
     except KubeAccessError as exc:
         print(f"kubetide run {COMPONENT}: {exc}", file=sys.stderr)
         sys.exit(1)
 
 
 class ClusterAutoscalerComponent:
-    """The caches, ports and driver of one CA process."""
+    """The caches, ports, driver and runner of one CA process."""
 
     def __init__(
         self,
@@ -145,25 +164,17 @@ class ClusterAutoscalerComponent:
     ) -> None:
         self.rest = rest
         self.options = options
-        self.runtime = runtime
-        self.dry_run = runtime.settings.dry_run
-        cloud = DryRunCloud(provider, COMPONENT) if self.dry_run else provider
-        self.cloud = LeaderGuardedCloud(cloud, runtime.may_act)
+        self.gate = WriteGate(COMPONENT, runtime.may_act, dry_run=runtime.settings.dry_run)
+        self.cloud = GuardedCloud(provider, self.gate)
         self.provider = provider
-        self.period = options.scan_interval
         self.metrics = CAMetrics(per_nodegroup=per_nodegroup)
-        self.status_map = StatusConfigMap(rest, options.namespace, options.status_config_map_name)
+        self.status_map = GuardedStatusConfigMap(
+            StatusConfigMap(rest, options.namespace, options.status_config_map_name), self.gate
+        )
         self.world: CAWorldSource | None = None
-        self.driver: ClusterAutoscalerDriver | None = None
-        self.last: LoopResult | None = None
-        # Drain steps due between loops (the end of --node-delete-delay-after-taint, an eviction retry, a
-        # look for the evicted pods): a timer wakes the loop thread at that time, and the woken tick runs
-        # only the deletions pass, as CA's drain goroutine would.
-        self._deletions_due: float | None = None
-        self._deletion_wake = threading.Event()  # set by the timer: the next tick is the deletions pass
-        self._timer: threading.Timer | None = None
+        self.reporter: CALoopReporter | None = None
 
-    def start(self, stop: threading.Event) -> bool:
+    def start(self, stop: threading.Event, clock: Clock) -> ClusterAutoscalerRunner | None:
         versions, world = start_caches(
             COMPONENT,
             self.rest,
@@ -171,100 +182,40 @@ class ClusterAutoscalerComponent:
             lambda v: CAWorldSource(self.rest, v, namespace=self.options.namespace),
         )
         if world is None:
-            return False
+            return None
         self.world = world
-        recorder = EventRecorder(
+        recorder = recorder_type(self.gate)(
             self.rest, COMPONENT, uid_of=uid_lookup(world.nodes, world.pods, world.config_maps)
         )
-        port = KubeClusterPort(
-            self.rest, versions, component=COMPONENT, dry_run=self.dry_run, events=recorder
+        port = KubeClusterPort(self.rest, versions, component=COMPONENT, events=recorder)
+        guarded = GuardedClusterPort(port, self.gate)
+        driver = ClusterAutoscalerDriver(
+            world, self.cloud, guarded, self.options, now=clock.now, stopwatch=time.perf_counter
         )
-        guarded = LeaderGuardedPort(port, self.runtime.may_act)
-        self.driver = ClusterAutoscalerDriver(world, self.cloud, guarded, self.options, now=time.time())
-        return True
+        amendment: StatusAmendment | None = None
+        if self.provider.name() == "aws":
+            from kubetide.commands.run.aws_watch import AwsLoopReport
+            from kubetide.live.providers.aws import AwsCloudProvider
 
-    def tick(self, now: float) -> None:
-        assert self.driver is not None
-        if self._deletion_wake.is_set():
-            self._deletion_wake.clear()
-            self._deletions(now)  # woken for deletions between loops: nothing else
-            return
-        started = time.monotonic()
-        self.metrics.loop_started(now)
-        result = self.driver.tick(now)
-        self.last = result
-        self.metrics.loop_finished(result, now, time.monotonic() - started, self.provider)
-        log.debug(
-            "loop: scale-up %s, scale-down %s, unneeded %s, unremovable %s",
-            result.scale_up_result or "-",
-            result.scale_down_result or "-",
-            sorted(result.unneeded),
-            dict(sorted(result.unremovable.items())),
+            status_map = f"ConfigMap/{self.options.namespace}/{self.options.status_config_map_name}"
+            if isinstance(self.provider, AwsCloudProvider):
+                amendment = AwsLoopReport(
+                    self.provider,
+                    priced="price" in self.options.expanders,
+                    emit=lambda type_, reason, message: recorder.emit(type_, reason, status_map, message),
+                )
+        self.reporter = CALoopReporter(self.metrics, self.provider, self.options, self.status_map, amendment)
+        # The live metrics count a drain's deletions when they happen, not in the next loop.
+        return ClusterAutoscalerRunner(
+            driver, clock, self.options.scan_interval, self.reporter, carry_deletions=False
         )
-        _log_events(result)
-        if result.status is not None and self.options.write_status_configmap and self.runtime.may_act():
-            try:
-                self.status_map.write(render_status_yaml(result.status, now), format_last_updated(now))
-            except KubeStatusError as exc:
-                log.warning("status ConfigMap not written: %s", exc)
-        for problem in result.write_problems:
-            log.warning("%s", problem)
-        self._wake_for_deletions(result, now)
-        if result.error is not None:
-            raise RuntimeError(result.error)
-
-    def _deletions(self, now: float) -> None:
-        assert self.driver is not None
-        result = self.driver.deletions(now, carry=False)
-        self.metrics.deletions_finished(result, now)
-        _log_events(result)
-        if result.error is not None:
-            log.warning("deletions between loops: %s", result.error)
-        self._wake_for_deletions(result, now)
-
-    def _wake_for_deletions(self, result: LoopResult, now: float) -> None:
-        """Upstream drains a tainted node in its own goroutine, which sleeps between its steps; wake the
-        loop thread at the next step, so the drain is not put off to the next scan."""
-        due = result.deletions_due_at
-        if due is None or due <= now:
-            return
-        if self._timer is not None and self._deletions_due is not None and now < self._deletions_due <= due:
-            return  # a wake at or before it is already set
-        if self._timer is not None:
-            self._timer.cancel()
-        self._deletions_due = due
-        self._timer = threading.Timer(due - now, self._wake)
-        self._timer.daemon = True
-        self._timer.start()
-
-    def _wake(self) -> None:
-        self._deletion_wake.set()
-        self.runtime.wake.set()
 
     def report(self) -> str:
-        r = self.last
-        if r is None:
-            return "no loop ran"
-        lines = [
-            f"scale-up: {r.scale_up_result or 'none'}",
-            f"scale-down: {r.scale_down_result or 'none'}",
-        ]
-        lines += [f"unneeded: {name} (since {since:.0f})" for name, since in sorted(r.unneeded.items())]
-        lines += [f"unremovable: {name}: {why}" for name, why in sorted(r.unremovable.items())]
-        lines += [f"event {ev.type} {ev.reason} {ev.object}: {ev.message}" for ev in r.events]
-        if r.error:
-            lines.append(f"error: {r.error}")
-        return "\n".join(lines)
+        return self.reporter.report() if self.reporter is not None else "no loop ran"
+
+    def unsynced(self) -> list[str]:
+        return self.world.unsynced() if self.world is not None else []
 
     def stop(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
         if self.world is not None:
             self.world.stop()
-
-
-def _log_events(result: LoopResult) -> None:
-    for ev in result.events:
-        log.info(
-            "%s %s: %s", ev.reason, ev.object, ev.message, extra={"reason": ev.reason, "object": ev.object}
-        )

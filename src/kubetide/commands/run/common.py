@@ -6,14 +6,15 @@ from __future__ import annotations
 import logging
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import NoReturn, Protocol, TypeVar
 
 from kubetide.kube.client import KubeAccessError, make_http_client
 from kubetide.kube.discovery import DiscoveryError, ServedVersions, discover
 from kubetide.kube.rest import Backoff, KubeStatusError, Rest
+from kubetide.model.errors import FieldError
 
-__all__ = ["EXIT_INVALID", "connect", "exit_invalid", "start_caches"]
+__all__ = ["EXIT_INVALID", "connect", "exit_invalid", "file_problems", "start_caches"]
 
 EXIT_INVALID = 2
 log = logging.getLogger("kubetide.run")
@@ -38,6 +39,12 @@ def exit_invalid(component: str, problems: Sequence[tuple[str, str]]) -> NoRetur
         flag = where if where.startswith("-") or ":" in where or "." in where else f"--{where}"
         print(f"  {flag}: {what}", file=sys.stderr)
     sys.exit(EXIT_INVALID)
+
+
+def file_problems(flag: str, errors: Iterable[FieldError]) -> list[tuple[str, str]]:
+    """A config file's problems under the flag that named the file (``--cloud-config: nodeGroups[0]...``);
+    a problem that names its own flag (``--nodes=...``) keeps it, so no prefix is printed twice."""
+    return [(e.path, e.message) if e.path.startswith("-") else (flag, str(e)) for e in errors]
 
 
 def connect(component: str, kubeconfig: str | None) -> Rest:

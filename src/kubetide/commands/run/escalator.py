@@ -5,9 +5,11 @@ Takes Escalator's command line (``cmd/main.go``'s flag names and defaults: ``--n
 ``--cloud-provider``, the ``--leader-elect*`` flags) plus kubetide's live flags (``--cloud-config``,
 ``--dry-run``, ``--once``, ``--logging-format``), reads Escalator's ``node_groups:`` file, and runs
 :class:`~kubetide.escalator.driver.EscalatorDriver` every scan interval with the shared
-:class:`~kubetide.commands.run.runtime.Runtime`: watch caches of nodes and pods for the world, the live
-cluster port and the kwok provider behind the leader guard (and the dry-run wrapper), Escalator's
-metrics on ``/metrics``, one log line per decision. Bad flags and every problem of the files: exit 2.
+:class:`~kubetide.runners.EscalatorRunner` under :class:`~kubetide.commands.run.runtime.Runtime`: watch
+caches of nodes and pods for the world, the live cluster port and the cloud provider behind the guard
+(leader check and dry run); :class:`~kubetide.live.escalator.reporter.EscalatorLoopReporter` exports
+Escalator's metrics on ``/metrics`` and logs one line per decision. Bad flags and every problem of the
+files: exit 2.
 """
 
 from __future__ import annotations
@@ -19,33 +21,34 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from kubetide.clock import Clock
 from kubetide.cloud.provider import CloudProvider
-from kubetide.cloud.providers.kwok import KwokConfigError, build_kwok_provider, load_cloud_config
 from kubetide.cluster.flags import FlagSpec
-from kubetide.commands.run.aws import aws_flags, build_aws
-from kubetide.commands.run.common import connect, exit_invalid, start_caches
+from kubetide.commands.run.aws import aws_flags, build_aws, check_at_start
+from kubetide.commands.run.common import connect, exit_invalid, file_problems, start_caches
 from kubetide.commands.run.help import render_help
 from kubetide.commands.run.logs import configure_logging
 from kubetide.commands.run.runtime import HealthLimits, Runtime
 from kubetide.commands.run.settings import LeaderElection, leader_flags, live_flags, parse_line, settings_from
-from kubetide.escalator import EscalatorDriver, NodeGroupOptions, TickResult
+from kubetide.escalator import EscalatorDriver, NodeGroupOptions
 from kubetide.escalator.config import Location, node_groups_from_entries
-from kubetide.kube.actuation import KubeClusterPort
 from kubetide.kube.client import KubeAccessError
-from kubetide.kube.dryrun import DryRunCloud
-from kubetide.kube.escalator_metrics import EscalatorMetrics
-from kubetide.kube.escalator_world import EscalatorCaches
-from kubetide.kube.events import EventRecorder, uid_lookup
-from kubetide.kube.guard import LeaderGuardedCloud, LeaderGuardedPort
-from kubetide.kube.metrics import DRY_RUN_ACTIONS
+from kubetide.kube.events import uid_lookup
 from kubetide.kube.rest import Rest
+from kubetide.live.actuation import KubeClusterPort
+from kubetide.live.escalator.metrics import EscalatorMetrics
+from kubetide.live.escalator.reporter import EscalatorLoopReporter
+from kubetide.live.escalator.world import EscalatorCaches
+from kubetide.live.guard import GuardedCloud, GuardedClusterPort, WriteGate, recorder_type
+from kubetide.live.providers.kwok import KwokConfigError, build_kwok_provider, load_cloud_config
 from kubetide.model import yamldoc
+from kubetide.model.numbers import is_ascii_digits
+from kubetide.runners import EscalatorRunner
 
 __all__ = ["REGISTRY", "load_node_groups", "main"]
 
 COMPONENT = "escalator"
 PROVIDERS = ("kwok", "aws")
-log = logging.getLogger("kubetide.escalator")
 
 
 def _positive(value: Any) -> str | None:
@@ -106,9 +109,11 @@ def load_node_groups(path: str) -> tuple[list[NodeGroupOptions], list[tuple[str,
     """The validated groups of Escalator's node groups file, and every problem with its path."""
     where = f"--nodegroups {path}"
     try:
-        (doc,) = yamldoc.load_documents(Path(path).read_text(), path)
+        (doc,) = yamldoc.load_documents(Path(path).read_text(encoding="utf-8"), path)
     except OSError as exc:
         return [], [(where, f"cannot read: {exc.strerror or exc}")]
+    except UnicodeDecodeError:
+        return [], [(where, "cannot read: not UTF-8 text")]
     except yamldoc.YamlDocumentError as exc:
         return [], [(where, problem) for problem in exc.problems]
     entries = doc.get("node_groups") if isinstance(doc, dict) else None
@@ -133,9 +138,7 @@ def _provider_problems(values: dict[str, Any], groups: Sequence[NodeGroupOptions
     try:
         known = {g.name for g in load_cloud_config(values["cloud-config"])}
     except KwokConfigError as exc:
-        return [*problems, *[("cloud-config", str(e)) for e in exc.errors]]
-    except OSError as exc:
-        return [*problems, ("cloud-config", f"cannot read: {exc}")]
+        return [*problems, *file_problems("cloud-config", exc.errors)]
     for i, g in enumerate(groups):
         if g.cloud_provider_group_name and g.cloud_provider_group_name not in known:
             problems.append(
@@ -182,7 +185,9 @@ def main(argv: Sequence[str]) -> None:
     values = parsed.values
     problems = list(parsed.problems)
     # Escalator's -v is --loglevel (logrus), not klog's verbosity.
-    loglevel = int(parsed.logging["v"]) if parsed.logging.get("v", "").isdigit() else int(values["loglevel"])
+    loglevel = (
+        int(parsed.logging["v"]) if is_ascii_digits(parsed.logging.get("v", "")) else int(values["loglevel"])
+    )
     groups: list[NodeGroupOptions] = []
     if not values["nodegroups"]:
         problems.append(("nodegroups", "required: Escalator's node groups file"))
@@ -204,8 +209,8 @@ def main(argv: Sequence[str]) -> None:
         COMPONENT, parsed, address=str(values["address"]), leader=leader, dry_run_alias="drymode"
     )
     fmt = "json" if "json" in (values["logfmt"], values["logging-format"]) else "text"
-    configure_logging(fmt, 0, COMPONENT)
-    logging.getLogger().setLevel(_log_level(loglevel))
+    # Escalator's level is kubetide's own; the libraries' is --library-log-level.
+    configure_logging(fmt, 0, COMPONENT, library_level=settings.library_log_level, level=_log_level(loglevel))
     # The provider first: its flag problems exit 2 before the cluster is contacted.
     if values["cloud-provider"] == "aws":
         # The groups the node-group file names, with the ASGs' own bounds (Escalator's min_nodes and
@@ -216,6 +221,17 @@ def main(argv: Sequence[str]) -> None:
             region=str(values["aws-region"]),
             endpoint_url=str(values["aws-endpoint-url"]),
             price_file=str(values["aws-price-file"]),
+        )
+        # Escalator's start-up fails when a configured cloud_provider_group_name does not exist.
+        check_at_start(
+            COMPONENT,
+            provider,
+            group_sources={
+                g.cloud_provider_group_name: f"--nodegroups {values['nodegroups']}: "
+                f"node_groups[{i}].cloud_provider_group_name"
+                for i, g in reversed(list(enumerate(groups)))
+            },
+            missing_is_fatal=True,
         )
     else:
         provider = _kwok(values, leader.namespace, settings.kubeconfig, settings.dry_run)
@@ -233,14 +249,14 @@ def _kwok(values: dict[str, Any], namespace: str, kubeconfig: str | None, dry_ru
             str(values["cloud-config"]), (), namespace=namespace, kubeconfig=kubeconfig, dry_run=dry_run
         )
     except KwokConfigError as exc:
-        exit_invalid(COMPONENT, [("cloud-config", str(e)) for e in exc.errors])
+        exit_invalid(COMPONENT, file_problems("cloud-config", exc.errors))
     except KubeAccessError as exc:
         print(f"kubetide run {COMPONENT}: {exc}", file=sys.stderr)
         sys.exit(1)
 
 
 class EscalatorComponent:
-    """The caches, ports and driver of one Escalator process."""
+    """The caches, ports, driver and runner of one Escalator process."""
 
     def __init__(
         self,
@@ -251,46 +267,31 @@ class EscalatorComponent:
         *,
         period: float,
     ) -> None:
-        self.rest, self.groups, self.runtime, self.period = rest, tuple(groups), runtime, period
+        self.rest, self.groups, self.period = rest, tuple(groups), period
         self.dry_run = runtime.settings.dry_run
-        cloud = DryRunCloud(provider, COMPONENT) if self.dry_run else provider
-        self.cloud = LeaderGuardedCloud(cloud, runtime.may_act)
-        self.metrics = EscalatorMetrics()
+        self.gate = WriteGate(COMPONENT, runtime.may_act, dry_run=self.dry_run)
+        self.cloud = GuardedCloud(provider, self.gate)
+        self.reporter = EscalatorLoopReporter(EscalatorMetrics(), COMPONENT)
         self.caches: EscalatorCaches | None = None
-        self.driver: EscalatorDriver | None = None
-        self.last: TickResult | None = None
 
-    def start(self, stop: threading.Event) -> bool:
+    def start(self, stop: threading.Event, clock: Clock) -> EscalatorRunner | None:
         versions, caches = start_caches(COMPONENT, self.rest, stop, lambda v: EscalatorCaches(self.rest, v))
         if caches is None:
-            return False
+            return None
         self.caches = caches
-        recorder = EventRecorder(self.rest, COMPONENT, uid_of=uid_lookup(caches.node_cache, caches.pod_cache))
-        port = KubeClusterPort(
-            self.rest, versions, component=COMPONENT, dry_run=self.dry_run, events=recorder
+        recorder = recorder_type(self.gate)(
+            self.rest, COMPONENT, uid_of=uid_lookup(caches.node_cache, caches.pod_cache)
         )
-        guarded = LeaderGuardedPort(port, self.runtime.may_act)
-        self.driver = EscalatorDriver(self.groups, caches, guarded, self.cloud, dry_run=self.dry_run)
-        return True
-
-    def tick(self, now: float) -> None:
-        assert self.driver is not None
-        result = self.driver.tick(now)
-        self.last = result
-        self.metrics.update(result.metrics, result.observations)
-        for action in result.dry_run_actions:
-            DRY_RUN_ACTIONS.labels(component=COMPONENT, action=str(action.kind)).inc()
-        for line in result.log_lines():
-            log.info("%s", line)
-        for error in result.errors:
-            if not error.startswith("nodegroup "):  # a group's errors are among its log lines
-                log.warning("%s", error)
+        port = KubeClusterPort(self.rest, versions, component=COMPONENT, events=recorder)
+        guarded = GuardedClusterPort(port, self.gate)
+        driver = EscalatorDriver(self.groups, caches, guarded, self.cloud, dry_run=self.dry_run)
+        return EscalatorRunner(driver, clock, self.period, self.reporter)
 
     def report(self) -> str:
-        r = self.last
-        if r is None:
-            return "no loop ran"
-        return "\n".join(r.log_lines() or ("no node groups",))
+        return self.reporter.report()
+
+    def unsynced(self) -> list[str]:
+        return self.caches.unsynced() if self.caches is not None else []
 
     def stop(self) -> None:
         if self.caches is not None:

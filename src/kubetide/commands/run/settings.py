@@ -14,6 +14,9 @@ from typing import Any
 
 from kubetide.cluster.flags import FlagSpec, parse_flags, value_from_text
 from kubetide.commands.goflags import tokenize
+from kubetide.commands.run.logs import library_log_level_flag
+from kubetide.kube.http import parse_address
+from kubetide.model.numbers import is_ascii_digits
 
 __all__ = [
     "LeaderElection",
@@ -42,6 +45,7 @@ def live_flags(*, dry_run_alias: str | None = None) -> list[FlagSpec]:
             "once", "bool", False, "run one loop (one reconcile of each HPA), print the decisions, exit"
         ),
         FlagSpec("logging-format", "string", "text", "text or json", choices=("text", "json")),
+        library_log_level_flag(),
     ]
     if dry_run_alias:
         specs.append(FlagSpec(dry_run_alias, "bool", False, "same as --dry-run"))
@@ -122,9 +126,10 @@ class LiveSettings:
     dry_run: bool
     once: bool
     logging_format: str  # "text" or "json"
-    verbosity: int  # klog's -v
+    verbosity: int  # klog's -v: kubetide's own loggers
     address: str
     leader: LeaderElection
+    library_log_level: str = "warning"  # botocore, httpx, lightkube, ...: independent of -v
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,8 +150,13 @@ def parse_line(argv: Iterable[str], registry: Mapping[str, FlagSpec]) -> ParsedL
     values = {name: spec.default for name, spec in registry.items()}
     values.update(typed)
     verbosity = line.logging.get("v", "0")
-    if not verbosity.isdigit():
+    if not is_ascii_digits(verbosity):
         problems.append(("v", f"must be a non-negative integer, got {verbosity!r}"))
+    if "address" in values:  # the endpoint starts after the connection: its flag is checked now
+        try:
+            parse_address(str(values["address"]))
+        except ValueError:
+            problems.append(("address", f"must be host:port or :port, got {values['address']!r}"))
     return ParsedLine(values, [*line.problems, *problems], line.logging, line.help)
 
 
@@ -166,7 +176,8 @@ def settings_from(
         dry_run=bool(v["dry-run"] or (dry_run_alias is not None and v[dry_run_alias])),
         once=bool(v["once"]),
         logging_format=str(v["logging-format"]),
-        verbosity=int(verbosity) if verbosity.isdigit() else 0,
+        verbosity=int(verbosity) if is_ascii_digits(verbosity) else 0,
         address=address,
         leader=leader,
+        library_log_level=str(v["library-log-level"]),
     )

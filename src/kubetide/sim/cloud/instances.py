@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from kubetide.clock import Event
 from kubetide.cloud.instance import Instance, InstanceErrorInfo, InstanceState, InstanceStatus
 from kubetide.sim.cloud.listener import NodeAddress
-from kubetide.sim.engine import Event
 
-__all__ = ["InstanceNamer", "SimInstance", "parse_provider_id", "provider_id"]
+__all__ = ["InstanceNamer", "SimInstance", "node_name", "parse_provider_id", "provider_id"]
 
 PROVIDER_SCHEME = "sim://"
 
@@ -88,6 +88,12 @@ class SimInstance:
             self.pending = None
 
 
+def node_name(group: str, n: int) -> str:
+    """The Node name of a group's ``n``-th instance (from 1): its ``initialSize`` nodes are the first
+    ones, so a scenario can bind a pod to one of them (``spec.nodeName``)."""
+    return f"{group}-{n}"
+
+
 class InstanceNamer:
     """Allocates ids, Node names and addresses for one group; ids are unique across the cloud."""
 
@@ -103,7 +109,7 @@ class InstanceNamer:
         """``(short id, providerID, node name, addresses)`` for the next instance."""
         self._count += 1
         short_id = self._draw_id()
-        name = f"{self._group}-{self._count}"
+        name = node_name(self._group, self._count)
         n = self._count
         ip = f"10.{self._index % 256}.{(n >> 8) & 255}.{n & 255}"
         addresses = (NodeAddress("InternalIP", ip), NodeAddress("Hostname", name))

@@ -15,7 +15,7 @@ from kubetide.cloud.instance import NodeTemplate
 from kubetide.model.node import HOSTNAME_LABEL, NodeView
 from kubetide.model.scheduling_terms import Taint
 from kubetide.sim.cloud.instances import SimInstance
-from kubetide.sim.scenario.nodegroups import Taint as SpecTaint
+from kubetide.sim.scenario.nodegroups import TaintSpec
 from kubetide.sim.scenario.resolved import ResolvedNodeGroup
 
 __all__ = ["GROUP_LABEL", "build_node", "build_template"]
@@ -28,7 +28,7 @@ def _labels(group: ResolvedNodeGroup, own: Mapping[str, str], hostname: str) -> 
     return {**_BASE_LABELS, GROUP_LABEL: group.name, **own, HOSTNAME_LABEL: hostname}
 
 
-def _taints(taints: Iterable[SpecTaint]) -> tuple[Taint, ...]:
+def _taints(taints: Iterable[TaintSpec]) -> tuple[Taint, ...]:
     return tuple(Taint(t.key, t.value, t.effect) for t in taints)
 
 

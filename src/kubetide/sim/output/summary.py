@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from kubetide.cluster.loop.world import LoopStats
 
 __all__ = [
     "ClusterAutoscalerSummary",
@@ -93,17 +95,19 @@ class WorkloadSummary:
 
 
 @dataclass
-class ClusterAutoscalerSummary:
-    scale_ups: int = 0
-    nodes_added: int = 0
-    scale_downs: int = 0
-    nodes_removed: int = 0
-    failed_scale_ups: int = 0
-    backoffs: int = 0
-    unregistered_removed: int = 0
+class ClusterAutoscalerSummary(LoopStats):
+    """The loop driver's totals (:class:`LoopStats`: its counts are this block's keys, so the two cannot
+    drift) and whether CA ran. Without CA the block is the contract's counts, all zero."""
+
     # Whether it ran: the tables and the report show it only then (the JSON block is the contract's).
     enabled: bool = field(default=False, metadata={"json": False})
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of_run(cls, totals: LoopStats, loops: int) -> ClusterAutoscalerSummary:
+        """The block of a run in which CA ran ``loops`` loops and counted ``totals``."""
+        counts = {count.name: getattr(totals, count.name) for count in fields(LoopStats)}
+        return cls(**counts, enabled=True, extra={"loops": loops})
 
 
 @dataclass
@@ -166,10 +170,15 @@ class Summary:
 
 
 def _part(part: Any, **nested: Any) -> dict[str, Any]:
-    """One dataclass as a JSON object: its scalar fields, ``nested`` ones as given, then its ``extra``."""
+    """One dataclass as a JSON object: its scalar fields, ``nested`` ones as given, then its ``extra``.
+    A field beyond the contract's (``metadata={"contract": False}``) is written only when the part's
+    autoscaler ran (its ``enabled``)."""
     out: dict[str, Any] = {}
+    ran = getattr(part, "enabled", True)
     for name, spec in part.__dataclass_fields__.items():
-        if name != "extra" and spec.metadata.get("json", True):
+        if name == "extra" or not spec.metadata.get("json", True):
+            continue
+        if ran or spec.metadata.get("contract", True):
             out[name] = nested[name] if name in nested else getattr(part, name)
     return _merge(out, part.extra)
 

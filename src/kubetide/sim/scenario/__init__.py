@@ -12,7 +12,7 @@ Format decisions beyond the contract:
   its messages), and their unknown keys are errors too (Escalator ignores them).
 - Values are strictly typed (``"5"`` is not an integer); durations are Go strings or seconds; every
   quantity goes through the exact Kubernetes parser and a bad one is quoted.
-- Defaults are applied in the model (``initialSize`` = ``minSize`` via :attr:`NodeGroup.initial_size`,
+- Defaults are applied in the model (``initialSize`` = ``minSize`` via :attr:`NodeGroupSpec.initial_size`,
   provisioning 60s/15s/10s, HPA settings as kube-controller-manager's, CA flags from
   :mod:`~kubetide.cluster.flags`); :func:`resolve_node_group` merges catalog, capacity,
   allocatable and template into what the simulated cloud uses.
@@ -35,9 +35,9 @@ from kubetide.sim.scenario.autoscalers import (
 from kubetide.sim.scenario.catalog import BUILTIN_CATALOG, InstanceType
 from kubetide.sim.scenario.loader import load_scenario, parse_document, parse_scenario
 from kubetide.sim.scenario.model import InstanceTypeSpec, Metadata, MetricsSettings, Scenario, ScenarioSpec
-from kubetide.sim.scenario.nodegroups import NodeGroup, Provisioning
+from kubetide.sim.scenario.nodegroups import NodeGroupSpec, Provisioning
 from kubetide.sim.scenario.resolved import ResolvedNodeGroup, resolve_node_group
-from kubetide.sim.scenario.traffic import MetricFeed, Traffic
+from kubetide.sim.scenario.traffic import MetricFeedSpec, Traffic
 
 __all__ = [
     "BUILTIN_CATALOG",
@@ -49,9 +49,9 @@ __all__ = [
     "InstanceType",
     "InstanceTypeSpec",
     "Metadata",
-    "MetricFeed",
+    "MetricFeedSpec",
     "MetricsSettings",
-    "NodeGroup",
+    "NodeGroupSpec",
     "Provisioning",
     "ResolvedNodeGroup",
     "Scenario",

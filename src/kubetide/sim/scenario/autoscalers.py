@@ -9,13 +9,12 @@ validation of Escalator's ``nodegroups_config.yaml`` (through :mod:`kubetide.esc
 
 from __future__ import annotations
 
-import difflib
 from typing import Annotated, Any, ClassVar
 
 from pydantic import Field, model_validator
 
 from kubetide.cluster.flags import CA_FLAGS, FlagSpec, parse_flags
-from kubetide.escalator.config import KNOWN_KEYS, NodeGroupOptions, node_groups_from_entries
+from kubetide.escalator.config import NodeGroupOptions, node_groups_from_entries
 from kubetide.hpa.config import HPAConfig
 from kubetide.hpa.flags import HPA_FLAGS, config_from_flags
 from kubetide.sim.scenario.base import Duration, SpecModel, errors_at
@@ -95,24 +94,6 @@ class ClusterAutoscalerSettings(SpecModel):
         return values[name] if name in values else CA_FLAGS[name].default
 
 
-# Known to Escalator's docs but read by nothing upstream: accepted here so a documented config loads.
-_IGNORED_ESCALATOR_KEYS = ("scale_up_cool_down_timeout",)
-
-
-def _unknown_keys(entries: Any) -> list[tuple[tuple[str | int, ...], str, Any]]:
-    """Keys Escalator would ignore silently; here they are errors (a typo'd threshold would run another
-    experiment), with the closest known key."""
-    problems: list[tuple[tuple[str | int, ...], str, Any]] = []
-    known = (*KNOWN_KEYS, *_IGNORED_ESCALATOR_KEYS)
-    for i, entry in enumerate(entries if isinstance(entries, list) else []):
-        for key in entry if isinstance(entry, dict) else {}:
-            if key not in known:
-                close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
-                hint = f"did you mean {close[0]!r}?" if close else f"known: {', '.join(known)}"
-                problems.append(((i, str(key)), f"unknown Escalator node group key ({hint})", entry[key]))
-    return problems
-
-
 class EscalatorSettings(SpecModel):
     """Escalator's loop period and its ``node_groups`` entries, as written in its ``nodegroups`` ConfigMap
     (snake_case keys, Go duration strings), decoded and validated by :mod:`kubetide.escalator.config`,
@@ -130,7 +111,6 @@ class EscalatorSettings(SpecModel):
             return self
         _, found = node_groups_from_entries(self.nodeGroups)
         problems = [(("nodeGroups", *loc), message, None) for loc, message in found]
-        problems += [(("nodeGroups", *loc), message, v) for loc, message, v in _unknown_keys(self.nodeGroups)]
         if problems:  # the loader lists them in document order
             raise errors_at("nodeGroups", problems)
         return self

@@ -24,6 +24,7 @@ from pydantic import (
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from kubetide.model.durations import DurationError, format_duration, parse_duration
+from kubetide.model.numbers import INT64_MAX
 from kubetide.model.quantity import Quantity, QuantityError, parse_quantity
 
 __all__ = [
@@ -98,6 +99,10 @@ def _quantity(value: Any) -> Quantity:
         raise custom_error(str(exc)) from None
     if quantity.amount < 0:  # capacities, usages and rates: never negative
         raise custom_error(f"must not be negative, got {value!r}")
+    if quantity.amount * 1000 > INT64_MAX:  # the scheduling vectors count int64 milli-units
+        raise custom_error(
+            f"too large: at most {INT64_MAX} milli-units (int64, Kubernetes' MilliValue()), got {value!r}"
+        )
     return quantity
 
 

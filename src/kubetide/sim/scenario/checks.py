@@ -11,9 +11,11 @@ from collections.abc import Callable, Collection, Iterator
 
 from kubetide.model.durations import format_duration
 from kubetide.model.errors import FieldError
+from kubetide.model.numbers import is_ascii_digits
 from kubetide.model.resources import CPU, MEMORY
 from kubetide.model.workloads import SCALABLE_KINDS
 from kubetide.sim.cloud.nodes import GROUP_LABEL
+from kubetide.sim.scenario.bounds import duration_bound, size_bounds
 from kubetide.sim.scenario.catalog import BUILTIN_CATALOG
 from kubetide.sim.scenario.csvdata import CsvError, load_csv
 from kubetide.sim.scenario.model import Scenario
@@ -255,7 +257,7 @@ def _ca_nodes(s: Scenario) -> Iterator[FieldError]:
     for j, spec in enumerate(ca.flag("nodes")):
         path = f"spec.autoscalers.clusterAutoscaler.flags.nodes[{j}]"
         parts = str(spec).split(":", 2)
-        if len(parts) != 3 or not parts[0].isdigit() or not parts[1].isdigit():
+        if len(parts) != 3 or not is_ascii_digits(parts[0]) or not is_ascii_digits(parts[1]):
             yield FieldError(path, f"must be MIN:MAX:NAME, got {spec!r}")
             continue
         found = groups.get(parts[2])
@@ -301,6 +303,7 @@ _KEYS = tuple(  # what names an object: Kind/namespace/name
 # down the file). When other problems replaced part of the file, a check that reads a replaced part is
 # skipped (see partial.py): its verdict on the rest could be wrong.
 READS: dict[Check, tuple[str, ...]] = {
+    duration_bound: ("spec.duration",),
     _new_instance_types: ("spec.instanceTypes",),
     _group_names_unique: ("spec.nodeGroups[*].name",),
     _group_machines: ("spec.nodeGroups", "spec.instanceTypes"),
@@ -323,6 +326,14 @@ READS: dict[Check, tuple[str, ...]] = {
         "spec.nodeGroups[*].maxSize",
     ),
     _one_autoscaler_per_group: ("spec.autoscalers",),
+    size_bounds: (
+        "spec.duration",
+        "spec.metrics",
+        "spec.autoscalers",
+        "spec.nodeGroups",
+        "spec.objects",
+        "spec.actions",
+    ),
 }
 CHECKS: tuple[Check, ...] = tuple(READS)
 

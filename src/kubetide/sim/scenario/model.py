@@ -12,13 +12,21 @@ from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, PrivateAttr
+from pydantic import Field, PrivateAttr, field_validator
 
+from kubetide.model.validation.names import label_value
 from kubetide.sim.scenario.actions import Action
 from kubetide.sim.scenario.autoscalers import Autoscalers
-from kubetide.sim.scenario.base import FILE_NAME, Duration, NonNegativeInt, QuantityValue, SpecModel
+from kubetide.sim.scenario.base import (
+    FILE_NAME,
+    Duration,
+    NonNegativeInt,
+    QuantityValue,
+    SpecModel,
+    custom_error,
+)
 from kubetide.sim.scenario.catalog import BUILTIN_CATALOG, InstanceType, override
-from kubetide.sim.scenario.nodegroups import NodeGroup
+from kubetide.sim.scenario.nodegroups import NodeGroupSpec
 from kubetide.sim.scenario.objects import object_key
 from kubetide.sim.scenario.traffic import Traffic
 
@@ -53,6 +61,15 @@ class InstanceTypeSpec(SpecModel):
     pricePerHour: Annotated[float, Field(ge=0)] | None = None
     zone: str | None = None
 
+    @field_validator("zone")
+    @classmethod
+    def _zone_is_a_label_value(cls, zone: str | None) -> str | None:
+        """The zone becomes the Nodes' ``topology.kubernetes.io/zone`` label."""
+        problems = label_value(zone) if zone is not None else ()
+        if problems:
+            raise custom_error(f"invalid value {zone!r}: {problems[0]}")
+        return zone
+
 
 class MetricsSettings(SpecModel):
     resolution: Annotated[Duration, Field(gt=0)] = 15.0  # metrics-server scrape interval
@@ -63,7 +80,7 @@ class ScenarioSpec(SpecModel):
     duration: Annotated[Duration, Field(gt=0)]
     seed: Annotated[int, Field(ge=0)] = 0
     instanceTypes: dict[str, InstanceTypeSpec] = Field(default_factory=dict)
-    nodeGroups: list[NodeGroup] = Field(default_factory=list)
+    nodeGroups: list[NodeGroupSpec] = Field(default_factory=list)
     objects: list[dict[str, Any]] = Field(default_factory=list)  # checked by objects.check_object
     traffic: list[Traffic] = Field(default_factory=list)
     actions: list[Action] = Field(default_factory=list)
@@ -142,7 +159,7 @@ class Scenario(SpecModel):
         """The t=0 objects by ``Kind/namespace/name``."""
         return {object_key(m): m for m in self.spec.objects}
 
-    def node_group(self, name: str) -> NodeGroup:
+    def node_group(self, name: str) -> NodeGroupSpec:
         for group in self.spec.nodeGroups:
             if group.name == name:
                 return group

@@ -11,36 +11,40 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
+from kubetide.model.validation.checker import Checker
+from kubetide.model.validation.meta import validate_labels
+from kubetide.model.validation.others import validate_taints
 from kubetide.sim.scenario.base import DNS_NAME, Duration, NonNegativeInt, ResourceMap, SpecModel, errors_at
+from kubetide.sim.scenario.paths import PathError, parse_path
 
 __all__ = [
     "FAULT_TYPES",
     "ApiErrorFault",
     "Fault",
     "MissingProviderIDFault",
-    "NodeGroup",
+    "NodeGroupSpec",
     "NodeNotReadyFault",
-    "NodeTemplate",
+    "NodeTemplateSpec",
     "Provisioning",
     "StockoutFault",
-    "Taint",
+    "TaintSpec",
     "UnregisteredFault",
 ]
 
 
-class Taint(SpecModel):
+class TaintSpec(SpecModel):
     key: Annotated[str, Field(min_length=1)]
     value: str = ""
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 
 
-class NodeTemplate(SpecModel):
+class NodeTemplateSpec(SpecModel):
     """What the provider *claims* a new node will look like (scale-from-zero templates)."""
 
     allocatable: ResourceMap = Field(default_factory=dict)
     capacity: ResourceMap = Field(default_factory=dict)
     labels: dict[str, str] = Field(default_factory=dict)
-    taints: list[Taint] = Field(default_factory=list)
+    taints: list[TaintSpec] = Field(default_factory=list)
 
 
 class Provisioning(SpecModel):
@@ -101,14 +105,23 @@ Fault = Annotated[
 FAULT_TYPES = ("stockout", "apiError", "unregistered", "missingProviderID", "nodeNotReady")
 
 
-class NodeGroup(SpecModel):
+def _location(path: str) -> tuple[str | int, ...]:
+    """A validation path (``labels["a/b"]``, ``taints[1].key``, ``zone["topology..."]``) as pydantic's loc."""
+    try:
+        parts = tuple(parse_path(path))
+    except PathError:
+        return ()
+    return parts[:1] if parts[0] == "zone" else parts
+
+
+class NodeGroupSpec(SpecModel):
     name: Annotated[str, Field(pattern=DNS_NAME, max_length=63)]  # part of node names
     instanceType: str | None = None
     capacity: ResourceMap | None = None
     allocatable: ResourceMap | None = None
-    template: NodeTemplate | None = None
+    template: NodeTemplateSpec | None = None
     labels: dict[str, str] = Field(default_factory=dict)
-    taints: list[Taint] = Field(default_factory=list)
+    taints: list[TaintSpec] = Field(default_factory=list)
     zone: str | None = None  # None: the instance type's home zone (us-east-1a, us-central1-a, zone-a)
     minSize: NonNegativeInt
     maxSize: NonNegativeInt
@@ -118,7 +131,7 @@ class NodeGroup(SpecModel):
     faults: list[Fault] = Field(default_factory=list)
 
     @model_validator(mode="after")
-    def _sizes(self) -> NodeGroup:
+    def _sizes(self) -> NodeGroupSpec:
         problems: list[tuple[tuple[str | int, ...], str, Any]] = []
         if self.maxSize < self.minSize:
             problems.append(
@@ -136,6 +149,26 @@ class NodeGroup(SpecModel):
             problems.append(((), "needs `instanceType` (from the catalog) or `capacity`", None))
         if problems:
             raise errors_at("NodeGroup", problems)
+        return self
+
+    @model_validator(mode="after")
+    def _node_labels_and_taints(self) -> NodeGroupSpec:
+        """The labels and taints its Nodes (and its scale-from-zero template) carry, as the API server
+        validates a Node's."""
+        ck = Checker()
+        for where, labels, taints in (
+            ("labels", self.labels, self.taints),
+            ("template.labels", self.template.labels if self.template else {}, ()),
+            ("template.taints", {}, self.template.taints if self.template else ()),
+        ):
+            if labels:
+                validate_labels(ck, labels, where)
+            if taints:
+                validate_taints(ck, [t.model_dump() for t in taints], where.replace("labels", "taints"))
+        if self.zone:
+            validate_labels(ck, {"topology.kubernetes.io/zone": self.zone}, "zone")
+        if ck.problems:
+            raise errors_at("NodeGroup", [(_location(p.path), p.message, None) for p in ck.problems])
         return self
 
     @property

@@ -5,8 +5,10 @@ and its path (``spec.objects[3]``), builds the typed view where one exists (so i
 path) and raises :class:`ManifestError`. Unknown fields inside manifests are errors, as with
 ``kubectl apply --validate=strict`` (``kubetide.model.strict``, checked by the loader).
 
-HorizontalPodAutoscalers are read with ``kubetide.model.hpa`` (any autoscaling/ version) and checked
-with the API server's rules (``validate_hpa``).
+Every object is first checked with the API server's own rules (:mod:`kubetide.model.validation`):
+names, labels, selectors, containers, resources, enums, ranges; the check below adds what the
+simulator needs on top. HorizontalPodAutoscalers are read with ``kubetide.model.hpa`` (any
+autoscaling/ version).
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ from typing import Any
 from kubetide.model.durations import DurationError, parse_duration
 from kubetide.model.errors import ManifestError
 from kubetide.model.fields import Node
-from kubetide.model.hpa import HPA, validate_hpa
+from kubetide.model.hpa import HPA
+from kubetide.model.numbers import is_ascii_digits
 from kubetide.model.pod import Pod
 from kubetide.model.selectors import LabelSelector
+from kubetide.model.validation import read_validated
 from kubetide.model.workloads import ScaleTarget
 
 __all__ = [
@@ -64,7 +68,9 @@ def object_key(manifest: Mapping[str, Any]) -> str:
 
 
 def check_object(manifest: Any, path: str) -> None:
-    """Check one manifest: a supported kind and apiVersion, a name, then the kind's own check."""
+    """Check one manifest: a supported kind and apiVersion, then every rule of the API server's
+    validation (:mod:`kubetide.model.validation`) and the kind's own check (the view the simulator
+    builds), all problems in one ManifestError."""
     root = Node(manifest, path)
     kind = root.get("kind").str()
     if kind not in OBJECT_VALIDATORS:
@@ -74,10 +80,16 @@ def check_object(manifest: Any, path: str) -> None:
         raise root.get("apiVersion").error(
             f"must be {' or '.join(API_VERSIONS[kind])} for a {kind}, got {version!r}"
         )
-    meta = root.get("metadata")
+
+    read_validated(manifest, path, _read)
+
+
+def _read(manifest: Any, path: str) -> None:
+    """The simulator's own check of a manifest (its view), after the API server's rules."""
+    meta = Node(manifest, path).get("metadata")
     meta.get("name").str()
     meta.get("namespace").str("default")
-    OBJECT_VALIDATORS[kind](manifest, path)
+    OBJECT_VALIDATORS[str(manifest["kind"])](manifest, path)
 
 
 def _annotation_duration(annotations: Node, key: str) -> None:
@@ -135,7 +147,7 @@ def _pod(manifest: Mapping[str, Any], path: str) -> None:
 
 def _int_or_percent(node: Node) -> None:
     if isinstance(node.value, str):
-        if not (node.value.endswith("%") and node.value[:-1].isdigit()):
+        if not (node.value.endswith("%") and is_ascii_digits(node.value[:-1])):
             raise node.error(f"must be an integer or a percentage like 50%, got {node.value!r}")
     else:
         node.int(None, minimum=0)
@@ -155,11 +167,7 @@ def _config_map(manifest: Mapping[str, Any], path: str) -> None:
 
 
 def _hpa(manifest: Mapping[str, Any], path: str) -> HPA:
-    hpa = HPA.from_manifest(manifest, path)
-    problems = validate_hpa(hpa, path=path)
-    if problems:
-        raise ManifestError(problems)
-    return hpa
+    return HPA.from_manifest(manifest, path)  # the API server's rules: kubetide.model.validation
 
 
 OBJECT_VALIDATORS: dict[str, ObjectValidator] = {

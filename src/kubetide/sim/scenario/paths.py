@@ -9,10 +9,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from kubetide.model.errors import join_path
+
 __all__ = ["PathError", "format_path", "join", "parse_path"]
 
-_PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
-_TOKEN = re.compile(r"""\.?([A-Za-z_][A-Za-z0-9_-]*)|\[(\d+)\]|\["((?:[^"\\]|\\.)*)"\]|\['([^']*)'\]""")
+_TOKEN = re.compile(r"""\.?([A-Za-z_][A-Za-z0-9_-]*)|\[([0-9]+)\]|\["((?:[^"\\]|\\.)*)"\]|\['([^']*)'\]""")
 
 
 class PathError(ValueError):
@@ -20,12 +21,7 @@ class PathError(ValueError):
 
 
 def join(path: str, key: str | int) -> str:
-    if isinstance(key, int):
-        return f"{path}[{key}]"
-    if not _PLAIN.match(key):
-        escaped = key.replace("\\", "\\\\").replace('"', '\\"')
-        return f'{path}["{escaped}"]'
-    return f"{path}.{key}" if path else key
+    return join_path(path, key)
 
 
 def format_path(parts: Iterable[str | int]) -> str:

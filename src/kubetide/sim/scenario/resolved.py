@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from kubetide.model.quantity import Quantity
 from kubetide.model.resources import CPU, MEMORY, PODS, Resources, resource_units
 from kubetide.sim.scenario.catalog import GPU_RESOURCE, InstanceType
-from kubetide.sim.scenario.nodegroups import NodeGroup, Provisioning, Taint
+from kubetide.sim.scenario.nodegroups import NodeGroupSpec, Provisioning, TaintSpec
 
 __all__ = ["ResolvedNodeGroup", "resolve_node_group"]
 
@@ -33,9 +33,9 @@ class ResolvedNodeGroup:
     zone: str
     price_per_hour: float
     labels: dict[str, str] = field(hash=False, compare=False)  # the group's, plus instance type and zone
-    taints: tuple[Taint, ...]
+    taints: tuple[TaintSpec, ...]
     template_labels: dict[str, str] = field(hash=False, compare=False)
-    template_taints: tuple[Taint, ...]
+    template_taints: tuple[TaintSpec, ...]
     min_size: int
     max_size: int
     initial_size: int
@@ -60,7 +60,7 @@ def _overlay(base: Resources, extra: Mapping[str, Quantity] | None) -> Resources
     return Resources(merged)
 
 
-def resolve_node_group(group: NodeGroup, catalog: Mapping[str, InstanceType]) -> ResolvedNodeGroup:
+def resolve_node_group(group: NodeGroupSpec, catalog: Mapping[str, InstanceType]) -> ResolvedNodeGroup:
     """Defaults applied; ``group.instanceType`` must be in ``catalog`` (the checks ensure it)."""
     entry = catalog[group.instanceType] if group.instanceType is not None else None
     listed = _catalog_resources(entry) if entry is not None else Resources()

@@ -67,8 +67,17 @@ def _add(manifest: Any, where: str, out: ExpandedObjects) -> None:
 
 def _from_path(entry: str, base_dir: Path, where: str, out: ExpandedObjects) -> None:
     path = base_dir / entry
-    if path.is_dir():
-        files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in _SUFFIXES)
+    try:
+        is_dir = path.is_dir()
+        files = (
+            sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in _SUFFIXES)
+            if is_dir
+            else []
+        )
+    except OSError as exc:  # a name too long, a directory that cannot be listed
+        out.problems.append(FieldError(where, f"cannot read {entry!r}: {exc.strerror or exc}"))
+        return
+    if is_dir:
         if not files:
             out.problems.append(FieldError(where, f"directory {entry!r} has no .yaml, .yml or .json file"))
         for file in files:

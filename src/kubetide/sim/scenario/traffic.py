@@ -14,10 +14,10 @@ from pydantic import Field
 from kubetide.sim.scenario.base import ObjectRef, QuantityValue, SpecModel
 from kubetide.sim.scenario.series_spec import SeriesSpec
 
-__all__ = ["MetricFeed", "Traffic"]
+__all__ = ["MetricFeedSpec", "Traffic"]
 
 
-class MetricFeed(SpecModel):
+class MetricFeedSpec(SpecModel):
     """A custom (``Pods``, ``Object``) or external (``External``) metric the metrics APIs will serve."""
 
     name: Annotated[str, Field(min_length=1)]
@@ -34,4 +34,4 @@ class Traffic(SpecModel):
     baseCpu: QuantityValue | None = None  # per pod, always
     memoryPerPod: QuantityValue | None = None
     capacityPerPod: Annotated[float, Field(gt=0)] | None = None  # rps one pod serves before overload
-    metrics: list[MetricFeed] = Field(default_factory=list)
+    metrics: list[MetricFeedSpec] = Field(default_factory=list)
