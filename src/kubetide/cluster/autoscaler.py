@@ -461,6 +461,7 @@ class StaticAutoscaler:
             [*all_nodes, *view.placeholders],
             self.settings,
             self.strategy,
+            snapshot,
         )
         result.scale_up = decision
         if execute_scale_up(loop, decision, self.registry, self.recorder):
