@@ -19,6 +19,8 @@ from kubetide.model.pod import Pod
 from kubetide.scheduling.drainability import PDB
 
 if TYPE_CHECKING:
+    from kubetide.cluster.loop.outcome import Failure
+    from kubetide.cluster.loop.plan import LoopPlan
     from kubetide.cluster.loop.scaleup_decision import ScaleUpDecision
     from kubetide.cluster.status import ClusterAutoscalerStatus
 
@@ -119,6 +121,9 @@ class LoopResult:
     deletions_due_at: float | None = None
     # How long each of CA's functions took (``cluster.loop.timing``; empty without a stopwatch).
     function_durations: list[tuple[str, float]] = field(default_factory=list)
+    # What the loop decided, phase by phase (``cluster.loop.plan``), and the actions that failed.
+    plan: LoopPlan | None = None
+    failures: tuple[Failure, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,7 +38,7 @@ from kubetide.cloud.instance import (
     NodeTemplate,
     NotImplementedByProvider,
 )
-from kubetide.cloud.provider import CloudProvider, NodeGroup, PricingModel, StaticNodeGroup
+from kubetide.cloud.provider import BulkNodeLookup, CloudProvider, NodeGroup, PricingModel, StaticNodeGroup
 from kubetide.live.providers.kwok.api import KubeCallError, KwokApi, Obj
 from kubetide.live.providers.kwok.config import KwokGroupConfig
 from kubetide.live.providers.kwok.nodes import (
@@ -193,6 +193,9 @@ class KwokCloudProvider:
 
     def cleanup(self) -> None:
         pass
+
+    def bulk_lookup(self) -> BulkNodeLookup | None:
+        return None  # node by node
 
     # --- node group operations (called through KwokNodeGroup)
 
