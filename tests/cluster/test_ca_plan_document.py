@@ -28,9 +28,10 @@ from kubetide.cluster.explain_cluster import (
     render_group,
     update_deletions,
 )
-from kubetide.cluster.loop import plan_document
+from kubetide.cluster.loop import plan_document, plan_text
 from kubetide.cluster.loop.plan import Phase
-from kubetide.cluster.loop.plan_document import LISTED, loop_document, render_plan
+from kubetide.cluster.loop.plan_document import loop_document
+from kubetide.cluster.loop.plan_text import LISTED, render_plan
 from kubetide.cluster.loop.world import CAEvent, LoopResult
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.testing.cloud import RecordingCloud
@@ -64,7 +65,7 @@ def idle(count: int = 3) -> Harness:
 
 def test_every_phase_has_a_document_and_a_line() -> None:
     phases = set(get_args(Phase))
-    assert phases == set(plan_document._DOCUMENTS) == set(plan_document._LINES)
+    assert phases == set(plan_document._DOCUMENTS) == set(plan_text._LINES)
 
 
 def test_a_scale_up_loop_says_its_phases_the_groups_skipped_the_expanders_trace_and_the_choice() -> None:
