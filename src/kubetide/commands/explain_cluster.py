@@ -130,7 +130,12 @@ class _Question:
 
     def text(self) -> str:
         page, latest, last_up = self.page, self.latest.explanation, self.last_up
-        out = [f"Cluster autoscaler at {self.address} ({page.mode}; {page.loops} loops since it started)", ""]
+        out = [f"Cluster autoscaler at {self.address} ({page.mode}; {page.loops} loops since it started)"]
+        if page.mode == "dry-run":
+            out.append(
+                "A dry run: every scale-up and deletion below was only said (logged), nothing was changed."
+            )
+        out.append("")
         latest_pods = [p for p in self.pods if p in {x.pod for x in latest.pods}]
         latest_nodes = [n for n in self.nodes if n in {x.node for x in latest.nodes}]
         if not self.narrowed or latest_pods or latest_nodes:
