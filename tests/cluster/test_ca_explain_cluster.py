@@ -181,6 +181,21 @@ def test_why_not_a_group(served: str) -> None:
     assert doc["groups"]["large"][1]["expander"][0]["kept"] is False and doc["deletions"] == []
 
 
+def test_a_dry_runs_explanation_says_nothing_was_changed() -> None:
+    p = history()
+    p.plans.mode = "dry-run"
+    server = StatusServer("127.0.0.1:0", HealthTracker(), pages={PAGE_PATH: p.plans.page}).start()
+    try:
+        code, out, err = explain("--cluster", "--address", f"http://127.0.0.1:{server.port}", "--node", "n1")
+    finally:
+        server.stop()
+    assert code == 0, err
+    assert out.splitlines()[:2] == [
+        f"Cluster autoscaler at http://127.0.0.1:{server.port} (dry-run; 4 loops since it started)",
+        "A dry run: every scale-up and deletion below was only said (logged), nothing was changed.",
+    ]
+
+
 def test_a_node_or_pod_it_cannot_answer_for_is_named(served: str) -> None:
     code, _, err = explain("--cluster", "--address", served, "--node", "n9", "--pod", "default/nope")
     assert code == 2

@@ -8,8 +8,18 @@ from typing import get_args
 
 import pytest
 from ca_loop_harness import Harness, node, pod, template
+from hypothesis import given
+from hypothesis import strategies as st
 
-from kubetide.cluster.explain import Explanation, ExplanationFormatError, explain_loop, format_time
+from kubetide.cluster.expander import ExpanderStep
+from kubetide.cluster.explain import (
+    Explanation,
+    ExplanationFormatError,
+    NodeExplanation,
+    PodExplanation,
+    explain_loop,
+    format_time,
+)
 from kubetide.cluster.explain_cluster import (
     NodeDeletion,
     deletions_started,
@@ -18,9 +28,10 @@ from kubetide.cluster.explain_cluster import (
     render_group,
     update_deletions,
 )
-from kubetide.cluster.loop import plan_document
+from kubetide.cluster.loop import plan_document, plan_text
 from kubetide.cluster.loop.plan import Phase
-from kubetide.cluster.loop.plan_document import LISTED, loop_document, render_plan
+from kubetide.cluster.loop.plan_document import loop_document
+from kubetide.cluster.loop.plan_text import LISTED, render_plan
 from kubetide.cluster.loop.world import CAEvent, LoopResult
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.testing.cloud import RecordingCloud
@@ -54,7 +65,7 @@ def idle(count: int = 3) -> Harness:
 
 def test_every_phase_has_a_document_and_a_line() -> None:
     phases = set(get_args(Phase))
-    assert phases == set(plan_document._DOCUMENTS) == set(plan_document._LINES)
+    assert phases == set(plan_document._DOCUMENTS) == set(plan_text._LINES)
 
 
 def test_a_scale_up_loop_says_its_phases_the_groups_skipped_the_expanders_trace_and_the_choice() -> None:
@@ -223,3 +234,65 @@ def test_a_group_no_pod_can_use_names_each_pods_reason() -> None:
     assert (
         render_group(explain_group(ex, "ng"))[1] == "  no pending pod needed a new node: no group was asked"
     )
+
+
+names = st.text("abcdefgh-/0123456789", min_size=1, max_size=12)
+times = st.floats(0, 4e9, allow_nan=False)
+maybe = st.none() | names
+
+
+@st.composite
+def any_explanation(draw: st.DrawFn) -> Explanation:
+    groups = draw(st.lists(names, unique=True, max_size=4))
+    return Explanation(
+        at=draw(times),
+        scale_up_result=draw(names),
+        scale_down_result=draw(names),
+        pods=tuple(
+            PodExplanation(
+                pod,
+                draw(maybe),
+                draw(st.dictionaries(st.sampled_from(groups), names)) if groups else {},
+                draw(st.booleans()),
+            )
+            for pod in draw(st.lists(names, unique=True, max_size=4))
+        ),
+        skipped_groups={g: tuple(draw(st.lists(names, max_size=2))) for g in groups[:2]},
+        expander_steps=tuple(
+            ExpanderStep(
+                draw(names),
+                tuple(draw(st.lists(names, max_size=3))),
+                tuple(draw(st.dictionaries(names, names)).items()),
+            )
+            for _ in range(draw(st.integers(0, 3)))
+        ),
+        chosen=tuple((g, draw(st.integers(0, 99)), draw(st.integers(0, 99))) for g in groups[2:]),
+        nodes=tuple(
+            NodeExplanation(node, draw(st.none() | times), draw(maybe), draw(maybe), draw(maybe), draw(maybe))
+            for node in draw(st.lists(names, unique=True, max_size=4))
+        ),
+    )
+
+
+@given(any_explanation())
+def test_any_explanation_reads_back_from_its_json(ex: Explanation) -> None:
+    assert Explanation.from_json(json.loads(json.dumps(ex.to_json()))) == ex
+
+
+@given(
+    st.builds(
+        NodeDeletion,
+        names,
+        names,
+        times,
+        st.booleans(),
+        names,
+        times,
+        names,
+        st.dictionaries(names, names),
+        st.none() | times,
+        maybe,
+    )
+)
+def test_any_deletion_reads_back_from_its_json(d: NodeDeletion) -> None:
+    assert NodeDeletion.from_json(json.loads(json.dumps(d.to_json())), "d") == d

@@ -131,6 +131,7 @@ from kubetide.model.pod import Pod
 from kubetide.scheduling.drainability import DrainContext, DrainOptions
 from kubetide.scheduling.hinting import HintingSimulator
 from kubetide.scheduling.kept import SnapshotKeeper
+from kubetide.scheduling.snapshot import ClusterSnapshot
 
 __all__ = [
     "CAEvent",
@@ -404,7 +405,9 @@ class StaticAutoscaler:
             loop.view, self.registry, templates, o, self._hinting, self._snapshots, loop.timer
         )
         to_help = list(snap.to_help)
-        decision = self._scale_up(loop, to_help, templates, [*snap.all_nodes, *snap.placeholders])
+        decision = self._scale_up(
+            loop, to_help, templates, [*snap.all_nodes, *snap.placeholders], snap.snapshot
+        )
         if decision.plan is not None and loop.result.scale_up_result in _ENDS_LOOP:
             # static_autoscaler.go RunOnce, postScaleUp: a scale-up that succeeded (or failed with an
             # error) ends the loop: no unneeded nodes, no soft taints, no scale-down, no min sizes.
@@ -521,12 +524,17 @@ class StaticAutoscaler:
         return True
 
     def _scale_up(
-        self, loop: _Loop, to_help: list[Pod], templates: Mapping[str, NodeTemplate], nodes: list[NodeView]
+        self,
+        loop: _Loop,
+        to_help: list[Pod],
+        templates: Mapping[str, NodeTemplate],
+        nodes: list[NodeView],
+        snapshot: ClusterSnapshot,
     ) -> ScaleUpDecision:
         started = loop.timer.start()
         o = self.options
         decision = decide_scale_up(
-            loop.view, to_help, o, self.registry, templates, nodes, self.settings, self.strategy
+            loop.view, to_help, o, self.registry, templates, nodes, self.settings, self.strategy, snapshot
         )
         loop.result.scale_up = decision
         loop.result.scale_up_result = decision.result

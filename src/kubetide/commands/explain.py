@@ -35,7 +35,9 @@ EXIT_INVALID = 2
 DEFAULT_ADDRESS = "http://127.0.0.1:8085"  # CA's --address default (:8085), through a port-forward
 
 
-@click.command(short_help="Why the cluster autoscaler did that: a scenario's loop at a time, or a snapshot.")
+@click.command(
+    short_help="Why the cluster autoscaler did that: a scenario's loop, a snapshot, or a running one."
+)
 @click.argument("scenario", type=click.Path(dir_okay=False), required=False)
 @click.option(
     "--at",
@@ -101,7 +103,8 @@ def explain(
     seed: int | None,
     as_json: bool,
 ) -> None:
-    """Explain the cluster autoscaler's loop at TIME of SCENARIO, or one loop on a --snapshot file.
+    """Explain the cluster autoscaler's loop at TIME of SCENARIO, one loop on a --snapshot file, or a
+    running cluster autoscaler (--cluster).
 
     \b
     Examples:

@@ -235,8 +235,10 @@ def decide_scale_up(
     snapshot_nodes: Sequence[NodeView],
     settings: ScaleUpSettings,
     strategy: ChainStrategy,
+    snapshot: ClusterSnapshot | None = None,
 ) -> ScaleUpDecision:
-    """``shouldScaleUp`` then the orchestrator's plan for ``to_help`` (pods that fit nowhere, old enough)."""
+    """``shouldScaleUp`` then the orchestrator's plan for ``to_help`` (pods that fit nowhere, old enough),
+    estimated on the loop's cluster ``snapshot``."""
     now = view.now
     if not to_help:
         return ScaleUpDecision(str(ScaleUpResult.NOT_NEEDED))
@@ -265,7 +267,7 @@ def decide_scale_up(
     groups = group_states(view, registry, templates, settings.limits)
     ctx = ExpansionContext(now=now, cluster_node_count=len(view.nodes))
     cluster = _cluster_count(view, registry, templates, ready, settings)
-    plan = plan_scale_up(to_help, groups, snapshot_nodes, settings, strategy, ctx, cluster)
+    plan = plan_scale_up(to_help, groups, snapshot_nodes, settings, strategy, ctx, cluster, snapshot)
     return ScaleUpDecision(
         str(plan.result),
         plan,

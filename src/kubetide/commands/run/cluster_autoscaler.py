@@ -29,7 +29,7 @@ from kubetide.commands.run.help import render_help
 from kubetide.commands.run.logs import configure_logging
 from kubetide.commands.run.runtime import HealthLimits, Runtime
 from kubetide.commands.run.settings import leader_flags, leader_from, live_flags, parse_line, settings_from
-from kubetide.commands.run.shadow import shadow_flags, shadow_problems, shadow_settings
+from kubetide.commands.run.shadow import shadow_flags, shadow_problems, shadow_provider_gate, shadow_settings
 from kubetide.commands.run.shadow_ca import ShadowCAComponent
 from kubetide.kube.client import KubeAccessError, RequestHook, make_client
 from kubetide.kube.events import uid_lookup
@@ -117,6 +117,11 @@ def main(argv: Sequence[str]) -> None:
         COMPONENT,
         library_level=settings.library_log_level,
     )
+    # One gate for every write of the process: its ports', and the kwok provider's own at refresh. It
+    # asks the runtime (made below, once the provider's flags are known good) whether this replica leads.
+    gate = WriteGate(COMPONENT, lambda: runtime.may_act(), dry_run=settings.dry_run)
+    # A shadow's every request passes the read-only rule before it is sent.
+    on_request = None if shadow is None else read_only_hook(COMPONENT, allow_events=shadow.events)
     # The provider first: its flag problems exit 2 before the cluster is contacted.
     if values["cloud-provider"] == "aws":
         provider: CloudProvider = build_aws(
@@ -135,10 +140,8 @@ def main(argv: Sequence[str]) -> None:
             priced="price" in options.expanders,
         )
     else:
-        hook = None if shadow is None else read_only_hook(COMPONENT, allow_events=shadow.events)
-        provider = _kwok(options, settings.kubeconfig, settings.dry_run or shadow is not None, hook)
-    # A shadow's every request passes the read-only rule before it is sent.
-    on_request = None if shadow is None else read_only_hook(COMPONENT, allow_events=shadow.events)
+        kwok_gate = gate if shadow is None else shadow_provider_gate(COMPONENT)
+        provider = _kwok(options, settings.kubeconfig, kwok_gate, on_request)
     rest = connect(COMPONENT, settings.kubeconfig, on_request)
     runtime = Runtime(
         settings,
@@ -148,13 +151,13 @@ def main(argv: Sequence[str]) -> None:
     if shadow is not None:
         sys.exit(runtime.run(ShadowCAComponent(rest, options, provider, shadow)))
     component = ClusterAutoscalerComponent(
-        rest, options, provider, runtime, per_nodegroup=bool(values["emit-per-nodegroup-metrics"])
+        rest, options, provider, runtime, gate, per_nodegroup=bool(values["emit-per-nodegroup-metrics"])
     )
     sys.exit(runtime.run(component))
 
 
 def _kwok(
-    options: AutoscalingOptions, kubeconfig: str | None, dry_run: bool, on_request: RequestHook | None = None
+    options: AutoscalingOptions, kubeconfig: str | None, gate: WriteGate, on_request: RequestHook | None
 ) -> CloudProvider:
     try:
         return build_kwok_provider(
@@ -162,7 +165,7 @@ def _kwok(
             options.nodes,
             namespace=options.namespace,
             client=make_client(kubeconfig, field_manager="kubetide-kwok", on_request=on_request),
-            dry_run=dry_run,
+            gate=gate,
         )
     except KwokConfigError as exc:
         exit_invalid(COMPONENT, file_problems("cloud-config", exc.errors))
@@ -180,12 +183,13 @@ class ClusterAutoscalerComponent:
         options: AutoscalingOptions,
         provider: CloudProvider,
         runtime: Runtime,
+        gate: WriteGate,
         *,
         per_nodegroup: bool,
     ) -> None:
         self.rest = rest
         self.options = options
-        self.gate = WriteGate(COMPONENT, runtime.may_act, dry_run=runtime.settings.dry_run)
+        self.gate = gate
         self.cloud = GuardedCloud(provider, self.gate)
         self.provider = provider
         self.metrics = CAMetrics(per_nodegroup=per_nodegroup)

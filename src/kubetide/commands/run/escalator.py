@@ -30,7 +30,13 @@ from kubetide.commands.run.help import render_help
 from kubetide.commands.run.logs import configure_logging
 from kubetide.commands.run.runtime import HealthLimits, Runtime
 from kubetide.commands.run.settings import LeaderElection, leader_flags, live_flags, parse_line, settings_from
-from kubetide.commands.run.shadow import ShadowSettings, shadow_flags, shadow_problems, shadow_settings
+from kubetide.commands.run.shadow import (
+    ShadowSettings,
+    shadow_flags,
+    shadow_problems,
+    shadow_provider_gate,
+    shadow_settings,
+)
 from kubetide.escalator import EscalatorDriver, NodeGroupOptions
 from kubetide.escalator.config import Location, node_groups_from_entries
 from kubetide.kube.client import KubeAccessError, RequestHook, make_client
@@ -222,6 +228,16 @@ def main(argv: Sequence[str]) -> None:
     fmt = "json" if "json" in (values["logfmt"], values["logging-format"]) else "text"
     # Escalator's level is kubetide's own; the libraries' is --library-log-level.
     configure_logging(fmt, 0, COMPONENT, library_level=settings.library_log_level, level=_log_level(loglevel))
+    # One gate for every write of the process: its ports', and the kwok provider's own at refresh. It
+    # asks the runtime (made below, once the provider's flags are known good) whether this replica leads.
+    # A shadow's refuses every write, and its connection every request that is not a read.
+    gate = WriteGate(
+        COMPONENT,
+        lambda: runtime.may_act(),
+        dry_run=settings.dry_run or shadow is not None,
+        shadow=shadow is not None,
+    )
+    on_request = None if shadow is None else read_only_hook(COMPONENT, allow_events=shadow.events)
     # The provider first: its flag problems exit 2 before the cluster is contacted.
     if values["cloud-provider"] == "aws":
         # The groups the node-group file names, with the ASGs' own bounds (Escalator's min_nodes and
@@ -245,15 +261,12 @@ def main(argv: Sequence[str]) -> None:
             missing_is_fatal=True,
         )
     else:
-        hook = None if shadow is None else read_only_hook(COMPONENT, allow_events=shadow.events)
-        provider = _kwok(
-            values, leader.namespace, settings.kubeconfig, settings.dry_run or shadow is not None, hook
-        )
-    on_request = None if shadow is None else read_only_hook(COMPONENT, allow_events=shadow.events)
+        kwok_gate = gate if shadow is None else shadow_provider_gate(COMPONENT)
+        provider = _kwok(values, leader.namespace, settings.kubeconfig, kwok_gate, on_request)
     rest = connect(COMPONENT, settings.kubeconfig, on_request)
     runtime = Runtime(settings, rest, HealthLimits())
     component = EscalatorComponent(
-        rest, groups, provider, runtime, period=float(values["scaninterval"]), shadow=shadow
+        rest, groups, provider, runtime, gate, period=float(values["scaninterval"]), shadow=shadow
     )
     sys.exit(runtime.run(component))
 
@@ -262,15 +275,15 @@ def _kwok(
     values: dict[str, Any],
     namespace: str,
     kubeconfig: str | None,
-    dry_run: bool,
-    on_request: RequestHook | None = None,
+    gate: WriteGate,
+    on_request: RequestHook | None,
 ) -> CloudProvider:
     try:
         # The kwok state ConfigMap beside the Lease: Escalator has no --namespace, and deploy/ grants
         # the ServiceAccount ConfigMaps in that namespace only.
         client = make_client(kubeconfig, field_manager="kubetide-kwok", on_request=on_request)
         return build_kwok_provider(
-            str(values["cloud-config"]), (), namespace=namespace, client=client, dry_run=dry_run
+            str(values["cloud-config"]), (), namespace=namespace, client=client, gate=gate
         )
     except KwokConfigError as exc:
         exit_invalid(COMPONENT, file_problems("cloud-config", exc.errors))
@@ -288,15 +301,16 @@ class EscalatorComponent:
         groups: Sequence[NodeGroupOptions],
         provider: CloudProvider,
         runtime: Runtime,
+        gate: WriteGate,
         *,
         period: float,
         shadow: ShadowSettings | None = None,
     ) -> None:
         self.rest, self.groups, self.period = rest, tuple(groups), period
         self.shadow = shadow
-        # A shadow decides in Escalator's dry mode, behind a gate that refuses every write.
+        # A shadow decides in Escalator's dry mode, behind its gate, which refuses every write.
         self.dry_run = runtime.settings.dry_run or shadow is not None
-        self.gate = WriteGate(COMPONENT, runtime.may_act, dry_run=self.dry_run, shadow=shadow is not None)
+        self.gate = gate
         self.provider = provider
         self.cloud = GuardedCloud(provider, self.gate)
         self.reporter = EscalatorLoopReporter(EscalatorMetrics(), COMPONENT)

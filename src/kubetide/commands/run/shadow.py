@@ -17,9 +17,10 @@ from typing import Any
 
 from kubetide.cluster.flags import FlagSpec
 from kubetide.commands.run.settings import ParsedLine
+from kubetide.live.guard import WriteGate
 from kubetide.live.shadow.journal import Journal, JournalError
 
-__all__ = ["ShadowSettings", "shadow_flags", "shadow_problems", "shadow_settings"]
+__all__ = ["ShadowSettings", "shadow_flags", "shadow_problems", "shadow_provider_gate", "shadow_settings"]
 
 
 def _positive(value: Any) -> str | None:
@@ -107,3 +108,11 @@ def shadow_settings(values: Mapping[str, Any]) -> ShadowSettings | None:
     return ShadowSettings(
         Path(str(values["shadow-dir"])), bool(values["shadow-events"]), float(values["shadow-match-window"])
     )
+
+
+def shadow_provider_gate(component: str) -> WriteGate:
+    """The gate of a shadow's kwok provider: what its ``refresh()`` would write by itself (the state
+    corrected, the running autoscaler's creations falling due) is left to the autoscaler that acts,
+    said at debug level and not made, so the refresh goes on reading. (The shadow's connection refuses
+    such a write anyway; its ports' gate refuses theirs outright.)"""
+    return WriteGate(component, lambda: True, dry_run=True)

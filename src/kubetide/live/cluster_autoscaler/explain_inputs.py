@@ -3,11 +3,10 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
 import httpx2
 
 from kubetide.cluster.explain import ExplanationFormatError
+from kubetide.kube.urls import http_url_problem
 from kubetide.live.cluster_autoscaler.published import PAGE_PATH, PublishedPage, read_page
 
 __all__ = ["PlanPageUnreachable", "address_problem", "fetch_page"]
@@ -19,17 +18,7 @@ class PlanPageUnreachable(Exception):
 
 def address_problem(url: str) -> str | None:
     """Why ``url`` cannot be a kubetide's metrics address (``http(s)://host:port``), or None."""
-    try:
-        parts = urlsplit(url)
-        port = parts.port  # ValueError when the port is not a number in range
-    except ValueError as exc:
-        return f"must be an http:// or https:// URL like http://127.0.0.1:8085 ({exc})"
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return "must be an http:// or https:// URL like http://127.0.0.1:8085"
-    if parts.query or parts.fragment:
-        return "must be the address alone, without a query or fragment"
-    del port
-    return None
+    return http_url_problem(url, "http://127.0.0.1:8085", "the address alone")
 
 
 def fetch_page(url: str, client: httpx2.Client | None = None) -> PublishedPage:

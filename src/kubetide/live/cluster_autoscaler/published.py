@@ -10,7 +10,7 @@
 The reporter (:mod:`.reporter`) logs the same plan at ``-v=4``, one compact block per loop.
 
 The record is this process's: a restarted or newly elected replica starts it afresh. The loop thread
-calls :meth:`PublishedPlans.observe`; the HTTP thread reads the records, which ``observe`` replaces
+calls :meth:`PublishedPlans.observe`; the HTTP thread reads the record, which ``observe`` replaces
 whole and never changes. A loop's explanation is computed when a page first asks for it (from the
 loop's frozen decisions and the world it read), not every loop.
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kubetide.cluster.explain import Explanation, ExplanationFormatError, explain_loop
@@ -60,43 +60,55 @@ class _Loop:
             return self._document
 
 
+@dataclass(frozen=True, slots=True)
+class _Record:
+    """Everything the page shows, replaced whole after each loop or pass (the HTTP thread reads one)."""
+
+    loops: int = 0
+    latest: _Loop | None = None
+    last_scale_up: _Loop | None = None
+    deletions: tuple[NodeDeletion, ...] = ()
+
+
 class PublishedPlans:
     def __init__(self, *, mode: str = "acting", keep_deletions: int = KEPT_DELETIONS) -> None:
         self.mode = mode  # acting | dry-run
         self.keep_deletions = keep_deletions
-        self._loops = 0
-        self._latest: _Loop | None = None
-        self._last_scale_up: _Loop | None = None
-        self._deletions: tuple[NodeDeletion, ...] = ()
+        self._record = _Record()
 
     # --- the loop's side ---------------------------------------------------------------------------
 
     def observe(self, result: LoopResult, world: World | None, now: float) -> None:
         """After a loop: ``world`` is what it read (None: it could not read one)."""
-        loop = _Loop(result, world, now)
+        loop, was = _Loop(result, world, now), self._record
         decision = result.plan.scale_up if result.plan is not None else None
-        if decision is not None and decision.plan is not None and decision.plan.infos:
-            self._last_scale_up = loop
-        self._latest = loop
-        self._deletions = tuple(update_deletions(self._deletions, result, now, keep=self.keep_deletions))
-        self._loops += 1
+        scaled_up = decision is not None and decision.plan is not None and bool(decision.plan.infos)
+        self._record = _Record(
+            was.loops + 1,
+            loop,
+            loop if scaled_up else was.last_scale_up,
+            tuple(update_deletions(was.deletions, result, now, keep=self.keep_deletions)),
+        )
 
     def observe_deletions(self, result: LoopResult, now: float) -> None:
         """After a deletions pass between loops (a drain's step at its time)."""
-        self._deletions = tuple(update_deletions(self._deletions, result, now, keep=self.keep_deletions))
+        was = self._record
+        deletions = tuple(update_deletions(was.deletions, result, now, keep=self.keep_deletions))
+        self._record = replace(was, deletions=deletions)
 
     # --- the HTTP side -----------------------------------------------------------------------------
 
     def page(self, query: Mapping[str, str]) -> tuple[int, Any]:
         """``/debug/plan``: everything, or ``?node=NAME`` / ``?group=NAME`` alone."""
-        latest, last_up, deletions = self._latest, self._last_scale_up, self._deletions
+        record = self._record
+        latest, last_up = record.latest, record.last_scale_up
         doc: dict[str, Any] = {
             "component": "cluster-autoscaler",
             "mode": self.mode,
-            "loops": self._loops,
+            "loops": record.loops,
             "latest": latest.document() if latest is not None else None,
             "lastScaleUp": last_up.document() if last_up is not None else None,
-            "deletions": [d.to_json() for d in deletions],
+            "deletions": [d.to_json() for d in record.deletions],
         }
         node, group = query.get("node"), query.get("group")
         if node is not None:
