@@ -310,11 +310,18 @@ class StaticAutoscaler:
             pods_by_node = dict(zip(names, map(index.get, names, repeat(())), strict=True))
         else:
             buckets: dict[str, list[Pod]] = {n.name: [] for n in world.nodes}
+            unbound: list[Pod] = []
+            bucket_of = buckets.get
             for p in world.pods:
-                bucket = buckets.get(p.node_name)
-                if bucket is not None and p.phase not in ("Succeeded", "Failed"):
-                    bucket.append(p)
+                bucket = bucket_of(p.node_name)
+                if bucket is not None:
+                    if p.phase not in ("Succeeded", "Failed"):
+                        bucket.append(p)
+                elif not p.node_name:
+                    unbound.append(p)
             pods_by_node = dict(buckets)
+            if world.unbound_pods is None:  # the pending pods are read from it: no second walk
+                world = replace(world, unbound_pods=unbound)
         unidentified = tuple(n.name for n in matching.unidentified if is_node_ready(n))
         loop = LoopContext(
             now,
