@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import repeat
 
 from kubetide.cloud.instance import CloudProviderError, NotImplementedByProvider
@@ -75,13 +75,14 @@ def start_loop(
             except CloudProviderError:
                 g, lookups_failed = None, True
             group_of[n.name] = g.id() if g is not None else None
+    pods_by_node, world = _pods_by_node(world, names)
     view = LoopView(
         now,
         world,
         tuple(nodes),
         group_of,
         groups,
-        _pods_by_node(world, names),
+        pods_by_node,
         unidentified=tuple(n.name for n in matching.unidentified if is_node_ready(n)),
         gpu_label=gpu_label,
         groups_known=not lookups_failed,
@@ -90,16 +91,25 @@ def start_loop(
     return LoopStart(view, Notices("nodes without providerID", events) if events else None)
 
 
-def _pods_by_node(world: World, names: list[str]) -> dict[str, Sequence[Pod]]:
+def _pods_by_node(world: World, names: list[str]) -> tuple[dict[str, Sequence[Pod]], World]:
+    """Each node's pods; and the world, given the pods bound to no node when it had to walk every pod
+    for the buckets (the pending pods are read from them: no second walk)."""
     if world.pods_by_node is not None:  # kept by the source: a loop need not walk 30,000 pods
         index = world.pods_by_node
-        return dict(zip(names, map(index.get, names, repeat(())), strict=True))
+        return dict(zip(names, map(index.get, names, repeat(())), strict=True)), world
     buckets: dict[str, list[Pod]] = {n.name: [] for n in world.nodes}
+    unbound: list[Pod] = []
+    bucket_of = buckets.get
     for p in world.pods:
-        bucket = buckets.get(p.node_name)
-        if bucket is not None and p.phase not in ("Succeeded", "Failed"):
-            bucket.append(p)
-    return dict(buckets)
+        bucket = bucket_of(p.node_name)
+        if bucket is not None:
+            if p.phase not in ("Succeeded", "Failed"):
+                bucket.append(p)
+        elif not p.node_name:
+            unbound.append(p)
+    if world.unbound_pods is None:
+        world = replace(world, unbound_pods=unbound)
+    return dict(buckets), world
 
 
 def _groups_of(
