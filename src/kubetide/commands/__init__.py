@@ -19,6 +19,7 @@ _COMMANDS: tuple[tuple[str, str], ...] = (
     ("kubetide.commands.scenario", "scenario"),
     ("kubetide.commands.record", "record"),
     ("kubetide.commands.replay", "replay"),
+    ("kubetide.commands.shadow", "shadow"),
 )
 
 

@@ -33,6 +33,7 @@ from kubetide.kube.client import KubeAccessError, make_http_client
 from kubetide.kube.rest import KubeStatusError, Rest
 from kubetide.live.export.fit import Problem
 from kubetide.live.export.nodegroups import GroupBounds
+from kubetide.live.guard.gate import WriteGate
 from kubetide.live.hpa.api import KubeApi
 from kubetide.live.hpa.metrics_api import ApiMetricsSource
 from kubetide.live.hpa.prometheus.client import PrometheusClient, url_problem
@@ -117,8 +118,10 @@ def _provider(
             return None, {}
         try:
             configs = load_cloud_config(settings.cloud_config)
+            # Read only: whatever the provider would write (its state at a refresh) is not written.
+            gate = WriteGate("recorder", lambda: True, dry_run=True)
             provider = build_kwok_provider(
-                settings.cloud_config, settings.nodes, kubeconfig=kubeconfig, dry_run=True
+                settings.cloud_config, settings.nodes, kubeconfig=kubeconfig, gate=gate
             )
         except KwokConfigError as exc:
             problems += [(e.path if e.path.startswith("-") else "cloud-config", str(e)) for e in exc.errors]
