@@ -216,7 +216,8 @@ def test_a_recorded_live_run_replays_within_the_stated_fidelity(
     ]
     ca = kubetide("cluster-autoscaler", *ca_flags, kubeconfig=service_accounts["cluster-autoscaler"])
     hpa = kubetide("hpa", *hpa_flags, kubeconfig=service_accounts["hpa"])
-    rest = Rest(make_http_client(str(kubeconfig_path)))
+    http = make_http_client(str(kubeconfig_path))
+    rest = Rest(http)
     load = PodLoad(rest, namespace, "app=web")
     load.thread.start()
     recorder: subprocess.Popen[bytes] | None = None
@@ -270,6 +271,8 @@ def test_a_recorded_live_run_replays_within_the_stated_fidelity(
         assert ca.alive() and hpa.alive()
     finally:
         load.stop.set()
+        load.thread.join(timeout=10)
+        http.close()  # its connections too: an unclosed socket is a ResourceWarning, and warnings fail tests
         if recorder is not None and recorder.poll() is None:
             recorder.terminate()
             recorder.wait(30)
