@@ -309,8 +309,8 @@ def run(hours: float = 24.0) -> list[dict[str, Any]]:
         if done:
             break
     cpu = time.process_time() - cpu_start
+    server.done.set()  # the idle watches end, so the caches stop at once
     recorder.close()
-    server.done.set()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     written = sum(p.stat().st_size for p in directory.rglob("*") if p.is_file())
     figures.update(
