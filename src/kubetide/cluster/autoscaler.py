@@ -54,6 +54,7 @@ from itertools import repeat
 
 from kubetide.cloud.instance import CloudProviderError, InstanceState, NodeTemplate, NotImplementedByProvider
 from kubetide.cloud.provider import CloudProvider, PricingModel, bulk_lookup
+from kubetide.cluster.capacity.stage import CapacityStage
 from kubetide.cluster.clusterstate.learned_templates import (
     TEMPLATES_CONFIG_MAP,
     decode_templates,
@@ -203,6 +204,8 @@ class StaticAutoscaler:
             failover_to_untried_groups=o.failover_to_untried_groups,
             compat=o.compat,
         )
+        # CapacityBuffer, ProvisioningRequest and CapacityQuota (None: every capacity flag off).
+        self.capacity = CapacityStage.from_options(o)
         self.drain_options = DrainOptions(
             skip_nodes_with_system_pods=o.skip_nodes_with_system_pods,
             skip_nodes_with_local_storage=o.skip_nodes_with_local_storage,
@@ -447,23 +450,34 @@ class StaticAutoscaler:
                 register_scale_down=lambda gid, node: self.registry.register_scale_down(gid, node, now),
             )
 
-        view = build_snapshot(loop, self.registry, templates, o, self._hinting, self._snapshots)
+        capacity = self.capacity
+        if capacity is not None:
+            capacity.begin(loop, self.recorder)
+        view = build_snapshot(loop, self.registry, templates, o, self._hinting, self._snapshots, capacity)
         snapshot, all_nodes, to_help = view.snapshot, list(view.all_nodes), list(view.to_help)
 
         # -- scale-up: decide, then act ----------------------------------------------------------------
         scale_up_started = loop.timer.start()
-        decision = decide_scale_up(
-            loop,
-            to_help,
-            o,
-            self.registry,
-            templates,
-            [*all_nodes, *view.placeholders],
-            self.settings,
-            self.strategy,
-        )
+        snapshot_nodes = [*all_nodes, *view.placeholders]
+
+        def decide(pods: list[Pod], settings: ScaleUpSettings, force: bool = False) -> ScaleUpDecision:
+            return decide_scale_up(
+                loop, pods, o, self.registry, templates, snapshot_nodes, settings, self.strategy, force
+            )
+
+        if capacity is None:
+            decision = decide(to_help, self.settings)
+        else:
+            decision = capacity.decide_scale_up(
+                loop, to_help, self.settings, snapshot, snapshot_nodes, decide
+            )
         result.scale_up = decision
-        if execute_scale_up(loop, decision, self.registry, self.recorder):
+        executed = execute_scale_up(loop, decision, self.registry, self.recorder)
+        if capacity is not None:
+            capacity.after_scale_up(loop, decision, executed, self.recorder)
+        # A check-capacity answer is a successful scale-up that raised no group (upstream's lastScaleUpTime).
+        answered = capacity is not None and decision.plan is not None and not decision.plan.infos
+        if executed or (answered and result.scale_up_result == ScaleUpResult.SUCCESSFUL):
             self.times = replace(self.times, last_scale_up=now)
         if decision.plan is not None:  # CA times the orchestrator only in a loop that asks it
             loop.timer.observe(FunctionLabel.SCALE_UP, scale_up_started)
@@ -477,6 +491,8 @@ class StaticAutoscaler:
 
         # -- scale-down: decide, then act --------------------------------------------------------------
         if o.scale_down_enabled:
+            if capacity is not None:
+                self.planner.quota_minimums = capacity.min_quotas(loop, snapshot)
             unneeded_started = loop.timer.start()
             plan = self.planner.plan(
                 loop,
@@ -703,6 +719,8 @@ class StaticAutoscaler:
         if self._state_restored:  # never overwrite the previous process's state before reading it
             loop.result.state = encode_state(self.registry.persisted_state())
             loop.result.templates = self._encoded_templates(self._learned_templates())
+        if self.capacity is not None:
+            self.capacity.finish(loop)
 
     def _encoded_templates(self, learned: dict[str, tuple[NodeTemplate, float]]) -> dict[str, str]:
         """``encode_templates(learned)``: the last loop's text while every group has the very same

@@ -72,6 +72,8 @@ class LoopContext:
     gpu_label: str = ""  # the cloud's GPULabel: which nodes are GPU nodes (cluster.gpu)
     groups_known: bool = True  # every node's group lookup succeeded (``group_of`` is the cloud's answer)
     timer: FunctionTimer = field(default_factory=FunctionTimer)  # CA's function durations (no-op in sims)
+    # Groups an all-or-nothing scale-up raised with IncreaseSize (the provider has no atomic increase).
+    atomic_fallbacks: list[str] = field(default_factory=list)
 
 
 class Recorder:

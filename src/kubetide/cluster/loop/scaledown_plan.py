@@ -47,6 +47,8 @@ from kubetide.scheduling.utilization import UtilizationMemo
 
 __all__ = ["NodeToDelete", "ScaleDownPlan", "ScaleDownPlanner", "must_move_now"]
 
+MinimumCheck = Callable[[NodeView], UnremovableReason | None]
+
 
 def must_move_now(pod: Pod) -> bool:
     return pod.phase not in ("Succeeded", "Failed") and must_move(pod)
@@ -155,6 +157,9 @@ class ScaleDownPlanner:
         self.previous_candidates: frozenset[str] = frozenset()
         # Whether each deletion this planner started was a drain (the deletion tracker's two lists).
         self._started_drained: dict[str, bool] = {}
+        # Set by the loop before each plan: more minimums than --cores-total's (the CapacityQuotas'), as a
+        # wrapper of the cluster-wide check (cluster.capacity); None: none.
+        self.quota_minimums: Callable[[MinimumCheck], MinimumCheck] | None = None
 
     def started_as_drain(self, name: str, pods: Sequence[Pod]) -> bool:
         """Whether the deletion of ``name`` was started as a drain (the deletion tracker's lists); one this
@@ -350,6 +355,8 @@ class ScaleDownPlanner:
             for gid, t in targets.items()
         }
         within_min_limits = self._min_limits(loop, snapshot, all_nodes, by_name, now)
+        if self.quota_minimums is not None:
+            within_min_limits = self.quota_minimums(within_min_limits)
         removable = removable_at(
             list(self.unneeded.values()),
             now,

@@ -4,12 +4,20 @@ record the events CA records (``ScaledUpGroup`` before and after, ``TriggeredSca
 pods, ``NotTriggerScaleUp`` on the others).
 
 A failed ``IncreaseSize`` backs the group off (``cloudProviderError``) and stops the plan there, as
-upstream does: the groups after it were balanced against it, so they are re-planned next loop.
+upstream does: the groups after it were balanced against it, so they are re-planned next loop. An
+all-or-nothing plan (a ProvisioningRequest's) raises each group with ``AtomicIncreaseSize``, or, where
+the provider has none, ``IncreaseSize`` (``scaleUpExecutor.increaseSize``), noting the group in
+``LoopContext.atomic_fallbacks``.
 """
 
 from __future__ import annotations
 
-from kubetide.cloud.instance import CloudProviderError, ErrorClass, InstanceErrorInfo
+from kubetide.cloud.instance import (
+    CloudProviderError,
+    ErrorClass,
+    InstanceErrorInfo,
+    NotImplementedByProvider,
+)
 from kubetide.cluster.clusterstate.registry import ClusterStateRegistry
 from kubetide.cluster.loop.context import LoopContext, Recorder
 from kubetide.cluster.loop.scaleup_decision import ScaleUpDecision
@@ -31,7 +39,7 @@ def execute_scale_up(
         for ev in plan.events:
             recorder.cluster_event(loop, ev)
         for info in plan.infos:
-            if not _increase(loop, info, registry, recorder):
+            if not _increase(loop, info, registry, recorder, plan.atomic):
                 break
             executed.append(info)
     if plan is not None and executed:
@@ -59,7 +67,11 @@ def execute_scale_up(
 
 
 def _increase(
-    loop: LoopContext, info: ScaleUpInfo, registry: ClusterStateRegistry, recorder: Recorder
+    loop: LoopContext,
+    info: ScaleUpInfo,
+    registry: ClusterStateRegistry,
+    recorder: Recorder,
+    atomic: bool = False,
 ) -> bool:
     group = loop.groups[info.group]
     data = {"group": info.group, "from": info.current_size, "to": info.new_size}
@@ -75,7 +87,14 @@ def _increase(
         ),
     )
     try:
-        group.increase_size(info.delta)
+        if atomic:
+            try:
+                group.atomic_increase_size(info.delta)
+            except NotImplementedByProvider:
+                group.increase_size(info.delta)
+                loop.atomic_fallbacks.append(info.group)
+        else:
+            group.increase_size(info.delta)
     except CloudProviderError as exc:
         recorder.emit(
             loop,

@@ -230,14 +230,17 @@ def decide_scale_up(
     snapshot_nodes: Sequence[NodeView],
     settings: ScaleUpSettings,
     strategy: ChainStrategy,
+    force: bool = False,
 ) -> ScaleUpDecision:
-    """``shouldScaleUp`` then the orchestrator's plan for ``to_help`` (pods that fit nowhere, old enough)."""
+    """``shouldScaleUp`` then the orchestrator's plan for ``to_help`` (pods that fit nowhere, old enough);
+    ``force``: the orchestrator is asked whatever shouldScaleUp says (``ScaleUpEnforcer``: pods of a
+    ProvisioningRequest are pending)."""
     now = loop.now
     if not to_help:
         return ScaleUpDecision(str(ScaleUpResult.NOT_NEEDED))
     # ReadyNodeLister: Ready and schedulable (what ScaleUp is given as the cluster's nodes).
     ready = [n for n in loop.nodes if is_node_ready(n) and not n.unschedulable]
-    if options.max_nodes_total > 0 and len(ready) >= options.max_nodes_total:
+    if not force and options.max_nodes_total > 0 and len(ready) >= options.max_nodes_total:
         if not options.compat.limited_by_max_nodes_total:
             # CA 1.31 RunOnce: ``scaleUpStatus.Result = ScaleUpNoOptionsAvailable``, only a log line.
             return ScaleUpDecision(str(ScaleUpResult.NO_OPTIONS_AVAILABLE))
@@ -255,7 +258,7 @@ def decide_scale_up(
                 )
             )
         return ScaleUpDecision(str(ScaleUpResult.LIMITED_BY_MAX_NODES_TOTAL), events=tuple(events))
-    if _all_pods_new(to_help, now):
+    if not force and _all_pods_new(to_help, now):
         return ScaleUpDecision(str(ScaleUpResult.IN_COOLDOWN), disables_scale_down=True)
     groups = group_states(loop, registry, templates, settings.limits)
     ctx = ExpansionContext(now=now, cluster_node_count=len(loop.nodes))

@@ -10,8 +10,9 @@ the snapshot (scale-down then sees them as load) and need no scale-up; young pod
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from kubetide.cloud.instance import NodeTemplate
 from kubetide.cluster.clusterstate.registry import ClusterStateRegistry
@@ -26,7 +27,14 @@ from kubetide.scheduling.hinting import HintingSimulator
 from kubetide.scheduling.kept import SnapshotKeeper
 from kubetide.scheduling.snapshot import ClusterSnapshot
 
-__all__ = ["LoopSnapshot", "build_snapshot"]
+__all__ = ["LoopSnapshot", "PendingPods", "build_snapshot"]
+
+
+class PendingPods(Protocol):
+    """What joins or leaves the pods to help once the filter of schedulable pods has run (the pod list
+    processors after it: the capacity APIs' fake pods, ``kubetide.cluster.capacity``)."""
+
+    def pending(self, loop: LoopContext, snapshot: ClusterSnapshot, to_help: Sequence[Pod]) -> list[Pod]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,8 +55,10 @@ def build_snapshot(
     options: AutoscalingOptions,
     simulator: HintingSimulator,
     keeper: SnapshotKeeper | None = None,
+    processors: PendingPods | None = None,
 ) -> LoopSnapshot:
-    """``keeper``: the last loop's snapshot, updated instead of built afresh (the same snapshot)."""
+    """``keeper``: the last loop's snapshot, updated instead of built afresh (the same snapshot);
+    ``processors``: the pod list processors after the filter of schedulable pods."""
     now, cutoff = loop.now, options.expendable_pods_priority_cutoff
     counts, registered_upcoming = registry.upcoming_nodes(now)
     upcoming_names = {n for names in registered_upcoming.values() for n in names}
@@ -86,6 +96,8 @@ def build_snapshot(
     started = loop.timer.start()
     to_help = filter_out_schedulable(simulator, snapshot, pending)
     loop.timer.observe(FunctionLabel.FILTER_OUT_SCHEDULABLE, started)
+    if processors is not None:
+        to_help = processors.pending(loop, snapshot, to_help)
     delay = options.new_pod_scale_up_delay
     to_help = [p for p in to_help if p.creation_time is None or now - p.creation_time > _delay(p, delay)]
     return LoopSnapshot(snapshot, tuple(all_nodes), tuple(placeholders), tuple(to_help))
