@@ -23,6 +23,7 @@ from kubetide.scheduling.predicates.node_affinity import matches_node_selection
 from kubetide.scheduling.predicates.node_ports import ports_conflict
 from kubetide.scheduling.scheduler import Scheduler
 from kubetide.scheduling.snapshot import ClusterSnapshot
+from kubetide.sim.cluster.capacity import CAPACITY_KINDS, CapacityStore
 from kubetide.sim.cluster.pdb import DisruptionBudget
 from kubetide.sim.cluster.pods import ADDED, REMOVED, PodLog, SimPod
 from kubetide.sim.cluster.templates import PodTemplate, parse_template
@@ -133,6 +134,7 @@ class SimCluster:
         self.hpas: dict[str, HPA] = {}
         self.pdbs: dict[str, DisruptionBudget] = {}
         self.config_maps: dict[str, dict[str, str]] = {}
+        self.capacity = CapacityStore()  # CapacityBuffers, ProvisioningRequests, CapacityQuotas, PodTemplates
         self.snapshot = ClusterSnapshot()
         self.scheduler = Scheduler(seed=int(rngs.stream("scheduler").integers(0, 2**31)))
         self.stats = PodStats()
@@ -167,6 +169,8 @@ class SimCluster:
             self.pdbs[key] = DisruptionBudget.from_manifest(manifest)
         elif kind == "ConfigMap":
             self.config_maps[key] = {str(k): str(v) for k, v in (manifest.get("data") or {}).items()}
+        elif kind in CAPACITY_KINDS:
+            self.capacity.apply(manifest, now)
         elif kind == "Pod":
             old_pod = self.pods.get(key.split("/", 1)[1])
             if old_pod is not None:
@@ -179,6 +183,7 @@ class SimCluster:
         else:
             workload = build_workload(manifest, self.rngs.stream(f"workload/{key}"))
             assert workload is not None
+            self.capacity.note_workload(key, manifest)
             old_workload = self.workloads.get(key)
             if old_workload is not None:
                 if isinstance(old_workload, ReplicatedWorkload) and isinstance(workload, ReplicatedWorkload):
@@ -204,6 +209,8 @@ class SimCluster:
             self.pdbs.pop(key, None)
         elif kind == "ConfigMap":
             self.config_maps.pop(key, None)
+        elif kind in CAPACITY_KINDS:
+            self.capacity.delete(key)
         elif kind == "Pod":
             pod = self.pods.get(key.split("/", 1)[1])
             if pod is not None:
@@ -213,6 +220,7 @@ class SimCluster:
                     self._reconcile(owner, now)
         else:
             workload = self.workloads.pop(key, None)
+            self.capacity.note_workload(key, None)
             self._selector_index_dirty = True
             if workload is not None:
                 for pod in list(workload.pods.values()):
