@@ -6,10 +6,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubetide.clock import VirtualClock
 from kubetide.model.node import NodeView
 from kubetide.sim.cloud.listener import NodeAddress
 from kubetide.sim.cloud.simulated import SimulatedCloud
-from kubetide.sim.engine import Engine
 from kubetide.sim.rng import RngFactory
 from kubetide.sim.scenario import BUILTIN_CATALOG, NodeGroupSpec
 
@@ -81,7 +81,7 @@ class Listener:
 
 @dataclass
 class World:
-    engine: Engine
+    engine: VirtualClock
     cloud: SimulatedCloud
     listener: Listener
 
@@ -95,7 +95,7 @@ class World:
 def world(
     *groups: NodeGroupSpec, seed: int = 0, termination_delay: float = 30.0, start: bool = True
 ) -> World:
-    engine = Engine()
+    engine = VirtualClock()
     listener = Listener()
     cloud = SimulatedCloud.from_scenario(
         engine,

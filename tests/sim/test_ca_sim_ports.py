@@ -12,7 +12,7 @@ from sim_strategies import DATA_DIR, scenarios
 from kubetide.model.api import EvictionOutcome, NotFoundError
 from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import Taint
-from kubetide.sim.cluster.cluster import NOT_READY_TAINT
+from kubetide.sim.cluster.node_lifecycle import NOT_READY_TAINT
 from kubetide.sim.ports import SimClusterPort, SimWorldSource, _PodIndex
 from kubetide.sim.scenario import parse_scenario
 from kubetide.sim.simulation import Simulation

@@ -300,7 +300,7 @@ def test_no_delete_annotation_keeps_a_tainted_node_and_taint_effect_is_used() ->
         for name in list(sim.cluster.nodes):
             port.annotate_node(name, {NO_DELETE_ANNOTATION: "true"})
 
-    sim.engine.schedule_at(1.0, protect)
+    sim.engine.at(1.0, protect)
     result = sim.run()
     events = _events(result)
     assert any(e["reason"] == "EscalatorTaint" for e in events)

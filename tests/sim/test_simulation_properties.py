@@ -51,15 +51,15 @@ class CheckedSimulation(Simulation):
     def __init__(self, scenario: Any, calls: Sequence[tuple[int, int, str, int]] = ()) -> None:
         super().__init__(scenario)
         for t, group, op, amount in calls:
-            self.engine.schedule_at(t, partial(self._cloud_call, self.groups[group], op, amount), priority=30)
-        schedule = self.cluster._schedule
+            self.engine.at(t, partial(self._cloud_call, self.groups[group], op, amount), priority=30)
+        schedule = self.cluster.scheduler.schedule
 
         def checked_schedule(now: float) -> None:
             schedule(now)
-            if not self.cluster._schedule_armed:  # the instant's last batch
+            if not self.cluster.scheduler.armed:  # the instant's last batch
                 check_nothing_schedulable_left(self, now)
 
-        self.cluster._schedule = checked_schedule  # type: ignore[method-assign]
+        self.cluster.scheduler.schedule = checked_schedule  # type: ignore[method-assign]
 
     def _tick(self, now: float) -> None:
         super()._tick(now)
@@ -318,7 +318,7 @@ def check_summary(sim: Simulation, result: SimulationResult) -> None:
     pending = timeline.column("pending_pods")
     assert pods["max_pending"] >= pending.max()
     integral = float(pending.sum()) * sim.resolution
-    pods_ever = len(sim.cluster.stats.time_to_schedule) + sim.cluster.stats.pending + sim.cluster._uid
+    pods_ever = len(sim.cluster.stats.time_to_schedule) + sim.cluster.stats.pending + sim.cluster.store.uids
     assert abs(integral - pods["pending_pod_seconds"]) <= sim.resolution * (pods_ever + pending.max() + 1)
     assert (pending >= 0).all() and (timeline.column("cost_per_hour") >= 0).all()
     for key, workload in summary["workloads"].items():

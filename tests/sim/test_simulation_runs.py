@@ -113,7 +113,7 @@ def test_nodes_that_turn_ready_after_the_last_row_count_in_the_maximum() -> None
     data["spec"]["traffic"] = []
     simulation = Simulation(load(data))
     # As an autoscaler would: a node requested after the last row (t=60) is Ready before the end (70).
-    simulation.engine.schedule_at(62.0, lambda t: simulation.cloud.node_group("spot").increase_size(1))
+    simulation.engine.at(62.0, lambda t: simulation.cloud.node_group("spot").increase_size(1))
     nodes = simulation.run().summary.to_json()["nodes"]
     assert (nodes["by_group"]["spot"]["final"], nodes["by_group"]["spot"]["max"]) == (1, 1)
     assert nodes["final"] <= nodes["max"]

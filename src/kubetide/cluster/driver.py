@@ -3,8 +3,9 @@
 It holds the :class:`~kubetide.cluster.autoscaler.StaticAutoscaler` and, on each :meth:`tick`, reads the
 world from a :class:`WorldSource`, runs one loop, hands every event of the result to
 :meth:`ClusterPort.emit_event <kubetide.model.api.ClusterPort.emit_event>` and adds the loop's counters to
-its totals. It never reads a clock: the simulator calls ``tick`` from ``engine.every(scan_interval)``,
-live mode from its wall-clock loop, each with its own ``now``. What differs between the two is only
+its totals. It never reads a clock: its runner (:mod:`kubetide.runners.cluster_autoscaler`) calls
+``tick`` every ``--scan-interval`` on the simulator's or live mode's clock, each with its own ``now``,
+and ``deletions`` when a drain's next step is due. What differs between the two is only
 the ports passed in (the world source, the cloud provider, the cluster port). Events go to the API on
 pods, nodes, or the status ConfigMap (group-level ones too, as upstream); a port that records the
 structured data as well (:class:`EventDataPort`, the simulator's) gets every event as the loop made it.

@@ -13,8 +13,9 @@ httpx2) stay inside it and the live wing: the cores see only kubetide's own view
   loops while a cache is not synced.
 - :mod:`~kubetide.kube.events`: Events as client-go's recorder writes and aggregates them.
 - :mod:`~kubetide.kube.leader`: Lease leader election with client-go's semantics.
-- :mod:`~kubetide.kube.http`, :mod:`~kubetide.kube.loop`: ``/metrics`` and ``/health-check``; the
-  periodic runner.
+- :mod:`~kubetide.kube.http`: ``/metrics`` and ``/health-check`` (the loops themselves run on
+  :mod:`kubetide.clock`'s real-time clock, through :mod:`kubetide.runners`).
 - :mod:`~kubetide.kube.metrics`: kubetide's own ``kubetide_*`` metrics; :mod:`~kubetide.kube.failures`
-  and :mod:`~kubetide.kube.redaction`: one-line failures and logs without secrets.
+  and :mod:`~kubetide.kube.redaction`: one-line failures (and :class:`~kubetide.kube.failures.LoopFailed`)
+  and logs without secrets.
 """

@@ -131,6 +131,7 @@ class Informer(Generic[V]):
         self._memo: dict[str, tuple[str, V]] = {}
         self._failed: dict[str, str] = {}  # key -> resourceVersion that failed to convert
         self._views: tuple[int, list[V]] = (-1, [])
+        self._resource_version = ""  # the last list's, then each applied event's and bookmark's
 
     @property
     def name(self) -> str:
@@ -142,6 +143,13 @@ class Informer(Generic[V]):
     def version(self) -> int:
         """Bumped on every change of the store: equal versions mean equal contents."""
         return self._version
+
+    @property
+    def resource_version(self) -> str:
+        """The server's resourceVersion the cache has caught up to: its last list's, then each watch
+        event's and bookmark's ("" before the first list). A caller that knows the server's current
+        version can wait for the cache to show everything up to it."""
+        return self._resource_version
 
     def has_synced(self) -> bool:
         """Listed, and no watch failure since the last list: the contents are the server's."""
@@ -273,6 +281,7 @@ class Informer(Generic[V]):
         with self._lock:
             self._store = store
             self._version += 1
+        self._resource_version = rv
         self._synced.set()
         if self._broken_since is not None:
             log.info(
@@ -306,6 +315,7 @@ class Informer(Generic[V]):
                 else:
                     obj = _decode_lenient(self._object_decoder, event.object)
                 rv = self._apply({"type": event.type, "object": obj}, rv)
+                self._resource_version = rv
                 if self._stop.is_set():
                     break
         finally:

@@ -9,7 +9,13 @@ from __future__ import annotations
 
 import logging
 
-__all__ = ["describe", "log_failure"]
+__all__ = ["LoopFailed", "describe", "log_failure"]
+
+
+class LoopFailed(Exception):
+    """A loop that failed as a whole for a reason it reports (the message): not a bug. Raised by a
+    reporter (e.g. the cloud provider could not be refreshed during an API outage); the live runtime
+    logs it as one line and counts it in ``kubetide_loop_errors_total``."""
 
 
 def describe(exc: BaseException) -> str:

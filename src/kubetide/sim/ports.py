@@ -27,8 +27,10 @@ from kubetide.model.node import NodeView
 from kubetide.model.pod import OwnerRef, Pod
 from kubetide.model.scheduling_terms import Taint
 from kubetide.scheduling.drainability import PDB
-from kubetide.sim.cluster.cluster import NOT_READY_TAINT, EventSink, SimCluster, SimNode
+from kubetide.sim.cluster.cluster import SimCluster
+from kubetide.sim.cluster.node_lifecycle import NOT_READY_TAINT
 from kubetide.sim.cluster.pods import ADDED, REMOVED, PodLog, SimPod
+from kubetide.sim.cluster.store import EventSink, SimNode
 from kubetide.sim.cluster.workloads import DaemonSetWorkload, JobWorkload, ReplicatedWorkload
 
 __all__ = ["SimClusterPort", "SimWorldSource"]

@@ -19,18 +19,18 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from kubetide.clock import VirtualClock
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.model.node import NodeView
 from kubetide.model.resources import CPU, MEMORY
 from kubetide.model.workloads import SCALABLE_KINDS
-from kubetide.sim.ca_runner import ClusterAutoscalerRunner
 from kubetide.sim.cloud.listener import NodeAddress
 from kubetide.sim.cloud.simulated import SimulatedCloud
 from kubetide.sim.cluster.cluster import SimCluster
 from kubetide.sim.cluster.workloads import JobWorkload, ReplicatedWorkload
-from kubetide.sim.engine import Engine
-from kubetide.sim.escalator_runner import EscalatorRunner
-from kubetide.sim.hpa_runner import HPARunner
+from kubetide.sim.cluster_autoscaler import SimClusterAutoscaler
+from kubetide.sim.escalator import SimEscalator
+from kubetide.sim.hpa import SimHPA
 from kubetide.sim.loads import build_loads
 from kubetide.sim.metrics import MetricsPipeline
 from kubetide.sim.output.events import EventLog
@@ -106,7 +106,7 @@ class Simulation:
         spec = scenario.spec
         self.seed = spec.seed if seed is None else seed
         self.duration = float(spec.duration)
-        self.engine = Engine()
+        self.engine = VirtualClock()
         self.events = EventLog()
         self.rngs = RngFactory(self.seed)
         self.cluster = SimCluster(self.engine, self.events, self.rngs)
@@ -119,22 +119,22 @@ class Simulation:
         self.metrics = MetricsPipeline(self.cluster, loads, float(spec.metrics.window))
         self.capacity = {load.workload: load.capacity_per_pod for load in loads if load.capacity_per_pod}
         self.groups = [g.name for g in spec.nodeGroups]
-        self.hpa: HPARunner | None = None
+        self.hpa: SimHPA | None = None
         settings = spec.autoscalers.hpa
         if settings.is_enabled(scenario.has_hpa_objects()):
             config = settings.config()
-            self.hpa = HPARunner(self.engine, self.cluster, self.metrics, config, self.events)
-        self.escalator: EscalatorRunner | None = None
+            self.hpa = SimHPA(self.engine, self.cluster, self.metrics, config, self.events)
+        self.escalator: SimEscalator | None = None
         esc_settings = spec.autoscalers.escalator
         if esc_settings is not None and esc_settings.enabled:
-            self.escalator = EscalatorRunner(self.engine, self.cluster, self.cloud, esc_settings, self.events)
-        self.ca: ClusterAutoscalerRunner | None = None
+            self.escalator = SimEscalator(self.engine, self.cluster, self.cloud, esc_settings, self.events)
+        self.ca: SimClusterAutoscaler | None = None
         ca_settings = spec.autoscalers.clusterAutoscaler
         if ca_settings is not None and ca_settings.enabled:
             options = AutoscalingOptions.from_flags(
                 {name: ca_settings.flag(name) for name in ca_settings.flags}
             )
-            self.ca = ClusterAutoscalerRunner(
+            self.ca = SimClusterAutoscaler(
                 self.engine,
                 self.cluster,
                 self.cloud,
@@ -178,7 +178,7 @@ class Simulation:
         contract = timeline_columns(self.groups, self.workload_keys)
         self.timeline = Timeline([*contract, *group_extra_columns(self.groups)], csv_columns=len(contract))
         for i, action in enumerate(self.scenario.spec.actions):
-            self.engine.schedule_at(float(action.at), partial(self._act, action, i), priority=5)
+            self.engine.at(float(action.at), partial(self._act, action, i), priority=5)
         for group in self.scenario.spec.nodeGroups:
             for j, fault in enumerate(group.faults):
                 self._announce_fault(group.name, j, fault)
@@ -199,7 +199,7 @@ class Simulation:
         data = {"group": group, "fault": fault.type, "index": index}
         obj = f"NodeGroup/{group}"
         start, end = float(fault.at), fault.until
-        self.engine.schedule_at(
+        self.engine.at(
             start,
             lambda t: self.events.emit(
                 t, "scenario", "FaultStarted", obj, f"{fault.type} fault on {group} starts", data
@@ -207,7 +207,7 @@ class Simulation:
             priority=1,
         )
         if end is not None and float(end) <= self.duration:
-            self.engine.schedule_at(
+            self.engine.at(
                 float(end),
                 lambda t: self.events.emit(
                     t, "scenario", "FaultEnded", obj, f"{fault.type} fault on {group} ends", data

@@ -15,4 +15,10 @@ Nothing else in kubetide imports this package (import-linter contracts).
 - :mod:`~kubetide.testing.lightkube_client`: a lightkube Client over a recording MockTransport.
 - :mod:`~kubetide.testing.kwok_api`, :mod:`~kubetide.testing.agent_api`: in-memory implementations of
   the kwok provider's and the node agent's API ports.
+- :mod:`~kubetide.testing.object_api`: an API server in the test's process that keeps objects and
+  answers watches over HTTP on a loopback port, so the live caches and ports run against it unchanged;
+  :mod:`~kubetide.testing.sim_api` serves a simulation's cluster through it (the live autoscalers on
+  the simulator's world and virtual clock).
+- :mod:`~kubetide.testing.clock`: a wall clock whose waits advance it, for the real-time clock and
+  the live runtime.
 """

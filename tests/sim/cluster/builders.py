@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubetide.clock import VirtualClock
 from kubetide.model.node import NodeView
 from kubetide.model.resources import Resources
 from kubetide.sim.cluster.cluster import SimCluster
-from kubetide.sim.engine import Engine
 from kubetide.sim.rng import RngFactory
 
 
@@ -42,8 +42,8 @@ def node(
     )
 
 
-def cluster() -> tuple[Engine, SimCluster, Events]:
-    engine = Engine()
+def cluster() -> tuple[VirtualClock, SimCluster, Events]:
+    engine = VirtualClock()
     events = Events()
     return engine, SimCluster(engine, events, RngFactory(7)), events
 

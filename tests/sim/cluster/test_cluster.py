@@ -9,7 +9,7 @@ import pytest
 from kubetide.model.errors import ManifestError
 from kubetide.model.scheduling_terms import Taint
 from kubetide.sim.cluster.workloads import JobWorkload
-from kubetide.sim.hpa_runner import SimScaleTargets
+from kubetide.sim.hpa import SimScaleTargets
 from kubetide.sim.metrics import MetricsPipeline
 
 from .builders import add_ready_node, cluster, deployment, node

@@ -6,7 +6,7 @@ from typing import Any
 
 from kubetide.hpa.config import HPAConfig
 from kubetide.model.hpa import CrossVersionObjectReference
-from kubetide.sim.hpa_runner import HPARunner
+from kubetide.sim.hpa import SimHPA
 from kubetide.sim.metrics import Load, MetricFeed, MetricsPipeline
 from kubetide.sim.scenario.series_spec import ConstantSeries, StepSeries
 from kubetide.sim.series import compile_series
@@ -51,7 +51,7 @@ def test_hpa_scales_a_deployment_with_its_traffic() -> None:
     # 100 rps x 4m = 400m over 2 pods = 200m each = 40% of 500m; at 400 rps: 1600m -> 4 pods at 80%.
     metrics = MetricsPipeline(c, [Load("Deployment/default/web", rps, 4.0, 0, None, None)], window=30.0)
     engine.every(15.0, metrics.scrape, phase=0.0, priority=10)
-    runner = HPARunner(engine, c, metrics, HPAConfig(), events)
+    runner = SimHPA(engine, c, metrics, HPAConfig(), events)
     runner.start(phase=1.0)
     engine.run(590.0)
     assert c.workloads["Deployment/default/web"].pods and len(c.workloads["Deployment/default/web"].pods) == 2
@@ -71,7 +71,7 @@ def test_a_workload_applied_again_after_a_delete_is_not_served_from_the_old_ones
     add_ready_node(c, node("n1", cpu=8000))
     c.apply(deployment("web", 2), 0.0)
     metrics = MetricsPipeline(c, [], window=30.0)
-    runner = HPARunner(engine, c, metrics, HPAConfig(), _NoEvents())
+    runner = SimHPA(engine, c, metrics, HPAConfig(), _NoEvents())
     engine.run(60.0)
     old = c.workloads["Deployment/default/web"]
     old_names = {p.name for p in old.pods.values()}
@@ -133,7 +133,7 @@ def test_the_kubetide_hpa_sync_period_is_honoured_in_the_simulation() -> None:
             manifest["spec"]["syncPeriod"] = "30s"
         c.apply(manifest, 0.0)
     metrics = MetricsPipeline(c, [], window=30.0)
-    runner = HPARunner(engine, c, metrics, HPAConfig(), _NoEvents())
+    runner = SimHPA(engine, c, metrics, HPAConfig(), _NoEvents())
     seen: list[tuple[str, float]] = []
     sync = runner.driver.sync
 

@@ -3,7 +3,7 @@ while the matching pods are unchanged, a new one whenever one of them changed.""
 
 from __future__ import annotations
 
-from kubetide.sim.hpa_runner import SimScaleTargets
+from kubetide.sim.hpa import SimScaleTargets
 
 from .builders import add_ready_node, cluster, deployment, node
 

@@ -5,9 +5,11 @@ Takes Escalator's command line (``cmd/main.go``'s flag names and defaults: ``--n
 ``--cloud-provider``, the ``--leader-elect*`` flags) plus kubetide's live flags (``--cloud-config``,
 ``--dry-run``, ``--once``, ``--logging-format``), reads Escalator's ``node_groups:`` file, and runs
 :class:`~kubetide.escalator.driver.EscalatorDriver` every scan interval with the shared
-:class:`~kubetide.commands.run.runtime.Runtime`: watch caches of nodes and pods for the world, the live
-cluster port and the cloud provider behind the guard (leader check and dry run), Escalator's
-metrics on ``/metrics``, one log line per decision. Bad flags and every problem of the files: exit 2.
+:class:`~kubetide.runners.EscalatorRunner` under :class:`~kubetide.commands.run.runtime.Runtime`: watch
+caches of nodes and pods for the world, the live cluster port and the cloud provider behind the guard
+(leader check and dry run); :class:`~kubetide.live.escalator.reporter.EscalatorLoopReporter` exports
+Escalator's metrics on ``/metrics`` and logs one line per decision. Bad flags and every problem of the
+files: exit 2.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from kubetide.clock import Clock
 from kubetide.cloud.provider import CloudProvider
 from kubetide.cluster.flags import FlagSpec
 from kubetide.commands.run.aws import aws_flags, build_aws, check_at_start
@@ -27,25 +30,25 @@ from kubetide.commands.run.help import render_help
 from kubetide.commands.run.logs import configure_logging
 from kubetide.commands.run.runtime import HealthLimits, Runtime
 from kubetide.commands.run.settings import LeaderElection, leader_flags, live_flags, parse_line, settings_from
-from kubetide.escalator import EscalatorDriver, NodeGroupOptions, TickResult
+from kubetide.escalator import EscalatorDriver, NodeGroupOptions
 from kubetide.escalator.config import Location, node_groups_from_entries
 from kubetide.kube.client import KubeAccessError
 from kubetide.kube.events import uid_lookup
-from kubetide.kube.metrics import DRY_RUN_ACTIONS
 from kubetide.kube.rest import Rest
 from kubetide.live.actuation import KubeClusterPort
 from kubetide.live.escalator.metrics import EscalatorMetrics
+from kubetide.live.escalator.reporter import EscalatorLoopReporter
 from kubetide.live.escalator.world import EscalatorCaches
 from kubetide.live.guard import GuardedCloud, GuardedClusterPort, WriteGate, recorder_type
 from kubetide.live.providers.kwok import KwokConfigError, build_kwok_provider, load_cloud_config
 from kubetide.model import yamldoc
 from kubetide.model.numbers import is_ascii_digits
+from kubetide.runners import EscalatorRunner
 
 __all__ = ["REGISTRY", "load_node_groups", "main"]
 
 COMPONENT = "escalator"
 PROVIDERS = ("kwok", "aws")
-log = logging.getLogger("kubetide.escalator")
 
 
 def _positive(value: Any) -> str | None:
@@ -253,7 +256,7 @@ def _kwok(values: dict[str, Any], namespace: str, kubeconfig: str | None, dry_ru
 
 
 class EscalatorComponent:
-    """The caches, ports and driver of one Escalator process."""
+    """The caches, ports, driver and runner of one Escalator process."""
 
     def __init__(
         self,
@@ -264,46 +267,28 @@ class EscalatorComponent:
         *,
         period: float,
     ) -> None:
-        self.rest, self.groups, self.runtime, self.period = rest, tuple(groups), runtime, period
+        self.rest, self.groups, self.period = rest, tuple(groups), period
         self.dry_run = runtime.settings.dry_run
         self.gate = WriteGate(COMPONENT, runtime.may_act, dry_run=self.dry_run)
         self.cloud = GuardedCloud(provider, self.gate)
-        self.metrics = EscalatorMetrics()
+        self.reporter = EscalatorLoopReporter(EscalatorMetrics(), COMPONENT)
         self.caches: EscalatorCaches | None = None
-        self.driver: EscalatorDriver | None = None
-        self.last: TickResult | None = None
 
-    def start(self, stop: threading.Event) -> bool:
+    def start(self, stop: threading.Event, clock: Clock) -> EscalatorRunner | None:
         versions, caches = start_caches(COMPONENT, self.rest, stop, lambda v: EscalatorCaches(self.rest, v))
         if caches is None:
-            return False
+            return None
         self.caches = caches
         recorder = recorder_type(self.gate)(
             self.rest, COMPONENT, uid_of=uid_lookup(caches.node_cache, caches.pod_cache)
         )
         port = KubeClusterPort(self.rest, versions, component=COMPONENT, events=recorder)
         guarded = GuardedClusterPort(port, self.gate)
-        self.driver = EscalatorDriver(self.groups, caches, guarded, self.cloud, dry_run=self.dry_run)
-        return True
-
-    def tick(self, now: float) -> None:
-        assert self.driver is not None
-        result = self.driver.tick(now)
-        self.last = result
-        self.metrics.update(result.metrics, result.observations)
-        for action in result.dry_run_actions:
-            DRY_RUN_ACTIONS.labels(component=COMPONENT, action=str(action.kind)).inc()
-        for line in result.log_lines():
-            log.info("%s", line)
-        for error in result.errors:
-            if not error.startswith("nodegroup "):  # a group's errors are among its log lines
-                log.warning("%s", error)
+        driver = EscalatorDriver(self.groups, caches, guarded, self.cloud, dry_run=self.dry_run)
+        return EscalatorRunner(driver, clock, self.period, self.reporter)
 
     def report(self) -> str:
-        r = self.last
-        if r is None:
-            return "no loop ran"
-        return "\n".join(r.log_lines() or ("no node groups",))
+        return self.reporter.report()
 
     def unsynced(self) -> list[str]:
         return self.caches.unsynced() if self.caches is not None else []

@@ -4,17 +4,18 @@ By default it reconciles kubetide's own ``autoscaling.kubetide.io/v1`` Horizonta
 tolerance and sync period, scale to zero), so it runs beside a managed control plane's built-in
 controller; ``--standard-hpas`` takes the standard objects instead. Metrics come from the metrics APIs
 or, with ``--prometheus-url``, straight from Prometheus. Each due HPA is reconciled by the same
-:class:`~kubetide.hpa.driver.HPADriver` the simulator runs.
+:class:`~kubetide.hpa.driver.HPADriver` and :class:`~kubetide.runners.HPARunner` the simulator runs;
+:class:`~kubetide.live.hpa.reporter.HPALoopReporter` exports the metrics and logs each rescale.
 """
 
 from __future__ import annotations
 
-import logging
 import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
 
+from kubetide.clock import Clock
 from kubetide.cluster.flags import FlagSpec
 from kubetide.commands.run.common import connect, exit_invalid, start_caches
 from kubetide.commands.run.help import render_help
@@ -22,7 +23,7 @@ from kubetide.commands.run.logs import configure_logging
 from kubetide.commands.run.runtime import HealthLimits, Runtime
 from kubetide.commands.run.settings import leader_flags, leader_from, live_flags, parse_line, settings_from
 from kubetide.hpa.config import HPAConfig
-from kubetide.hpa.driver import HPADriver, Synced
+from kubetide.hpa.driver import HPADriver
 from kubetide.hpa.flags import HPA_FLAGS, config_from_flags
 from kubetide.hpa.ports import MetricsSource
 from kubetide.kube.events import EventRecorder, uid_lookup
@@ -37,12 +38,13 @@ from kubetide.live.hpa.metrics_api import ApiMetricsSource
 from kubetide.live.hpa.prometheus.client import PrometheusClient, url_problem
 from kubetide.live.hpa.prometheus.rules import RulesConfig, RulesError, load_rules
 from kubetide.live.hpa.prometheus.source import PrometheusMetricsSource
+from kubetide.live.hpa.reporter import HPALoopReporter
 from kubetide.live.hpa.scale import ApiScaleTargets
+from kubetide.runners import HPARunner
 
 __all__ = ["REGISTRY", "main"]
 
 COMPONENT = "horizontal-pod-autoscaler"
-log = logging.getLogger("kubetide.hpa")
 
 
 def _positive(value: float) -> str | None:
@@ -139,6 +141,8 @@ class _Events:
 
 
 class HPAComponent:
+    """The pod cache, ports, driver and runner of one HPA controller process."""
+
     def __init__(
         self,
         rest: Rest,
@@ -152,18 +156,13 @@ class HPAComponent:
         self.runtime = runtime
         self.values = values
         self.rules = rules
-        # The driver decides per HPA when it is due; ticking every 2 s (or the sync period, when shorter)
-        # honours short per-HPA periods without listing the HPAs more often than that.
-        self.period = min(2.0, config.sync_period)
         self.pods: PodCache | None = None
-        self.driver: HPADriver | None = None
-        self.last: tuple[Synced, ...] = ()
-        self.metrics = HPAControllerMetrics()
+        self.reporter = HPALoopReporter(HPAControllerMetrics())
 
-    def start(self, stop: threading.Event) -> bool:
+    def start(self, stop: threading.Event, clock: Clock) -> HPARunner | None:
         _, pods = start_caches("hpa", self.rest, stop, lambda versions: PodCache(self.rest, versions))
         if pods is None:
-            return False
+            return None
         self.pods = pods
         api = KubeApi(self.rest)
         store = NamespacedPods(pods.pods)
@@ -196,42 +195,13 @@ class HPAComponent:
         )
         events = _Events(recorder)
         hpas = GuardedHPAs(LoopHPASource(source, events), gate)
-        self.driver = HPADriver(hpas, metrics, targets, events, self.config, timer=time.perf_counter)
-        return True
-
-    def tick(self, now: float) -> None:
-        assert self.driver is not None
-        self.last = self.driver.tick(now)
-        self.metrics.observe(self.last)
-        for synced in self.last:
-            r = synced.result
-            if synced.problem:
-                log.warning("%s: %s", synced.key, synced.problem, extra={"hpa": synced.key})
-            if r is not None and r.scaled:
-                log.info(
-                    "%s: %s -> %d (%s)",
-                    synced.key,
-                    r.current_replicas,
-                    r.desired_replicas,
-                    r.rescale_reason,
-                    extra={"hpa": synced.key, "from": r.current_replicas, "to": r.desired_replicas},
-                )
+        driver = HPADriver(hpas, metrics, targets, events, self.config, timer=time.perf_counter)
+        # The driver decides per HPA when it is due; ticking every 2 s (or the sync period, when
+        # shorter) honours short per-HPA periods without listing the HPAs more often than that.
+        return HPARunner(driver, clock, min(2.0, self.config.sync_period), self.reporter)
 
     def report(self) -> str:
-        lines = []
-        for synced in self.last:
-            r = synced.result
-            if r is None:
-                lines.append(f"{synced.key}: {synced.problem}")
-                continue
-            change = (
-                f"{r.current_replicas} -> {r.desired_replicas}"
-                if r.scaled
-                else f"stays at {r.current_replicas}"
-            )
-            lines.append(f"{synced.key}: {change} ({r.rescale_reason or r.error or 'within tolerance'})")
-            lines += [f"  {c.type}={c.status} {c.reason}: {c.message}" for c in r.status.conditions]
-        return "\n".join(lines) or "no HorizontalPodAutoscalers"
+        return self.reporter.report()
 
     def unsynced(self) -> list[str]:
         # The HPAs themselves are listed from the API server each loop; the pods come from the cache.

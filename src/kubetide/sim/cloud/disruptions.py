@@ -9,10 +9,10 @@ from __future__ import annotations
 import math
 from functools import partial
 
+from kubetide.clock import VirtualClock
 from kubetide.sim.cloud.faults import NotReadyWindow
 from kubetide.sim.cloud.group import SimGroup
 from kubetide.sim.cloud.instances import SimInstance
-from kubetide.sim.engine import Engine
 
 __all__ = ["arm_not_ready_faults", "delete_node_objects", "pick"]
 
@@ -25,24 +25,24 @@ def pick(group: SimGroup, candidates: list[SimInstance], count: int) -> list[Sim
     return [candidates[i] for i in sorted(int(i) for i in chosen)]
 
 
-def arm_not_ready_faults(group: SimGroup, engine: Engine) -> None:
+def arm_not_ready_faults(group: SimGroup, engine: VirtualClock) -> None:
     """Schedule every ``nodeNotReady`` window of the group: at ``at`` its nodes turn NotReady, at
     ``until`` those that still exist turn Ready again."""
     for fault in group.faults.not_ready:
-        engine.schedule_at(
+        engine.at(
             max(fault.window.at, engine.now),
             partial(_begin, group, engine, fault),
             name=f"cloud/nodeNotReady/{group.spec.name}",
         )
 
 
-def _begin(group: SimGroup, engine: Engine, fault: NotReadyWindow, now: float) -> None:
+def _begin(group: SimGroup, engine: VirtualClock, fault: NotReadyWindow, now: float) -> None:
     ready = [i for i in group.live.values() if i.has_node and i.node_ready and i.terminated_at is None]
     hit = pick(group, ready, fault.count)
     for inst in hit:
         group.set_ready(now, inst, False)
     if math.isfinite(fault.window.until):
-        engine.schedule_at(
+        engine.at(
             max(fault.window.until, now),
             lambda t: _end(group, hit, t),
             name=f"cloud/nodeNotReady-end/{group.spec.name}",

@@ -18,13 +18,13 @@ from functools import partial
 
 import numpy as np
 
+from kubetide.clock import VirtualClock
 from kubetide.cloud.instance import ErrorClass, Instance, InstanceErrorInfo, InstanceState
 from kubetide.sim.cloud import reasons as ev
 from kubetide.sim.cloud.faults import FaultBook
 from kubetide.sim.cloud.instances import InstanceNamer, SimInstance
 from kubetide.sim.cloud.listener import CloudListener
 from kubetide.sim.cloud.nodes import build_node
-from kubetide.sim.engine import Engine
 from kubetide.sim.scenario.resolved import ResolvedNodeGroup
 
 __all__ = ["STOCKOUT_CODE", "SimGroup"]
@@ -39,7 +39,7 @@ class SimGroup:
         spec: ResolvedNodeGroup,
         faults: FaultBook,
         namer: InstanceNamer,
-        engine: Engine,
+        engine: VirtualClock,
         listener: CloudListener,
         rng: np.random.Generator,
         termination_delay: float,
@@ -125,7 +125,7 @@ class SimGroup:
                 continue
             inst.state = InstanceState.Deleting
             self._changed()
-            inst.pending = self._engine.schedule_at(
+            inst.pending = self._engine.at(
                 now + self._termination_delay,
                 partial(self._terminate, inst=inst, requested_by=requested_by),
                 name=f"cloud/terminate/{inst.short_id}",
@@ -175,7 +175,7 @@ class SimGroup:
             message = ev.failed_message(inst.short_id, self.spec.name, STOCKOUT_CODE, detail)
             self._cloud(now, ev.CloudReason.INSTANCE_FAILED, inst, message)
             return
-        inst.pending = self._engine.schedule_at(
+        inst.pending = self._engine.at(
             now + self.spec.provisioning.delay,
             lambda t: self._run(t, inst),
             name=f"cloud/run/{inst.short_id}",
@@ -190,7 +190,7 @@ class SimGroup:
         self._cloud(now, ev.CloudReason.INSTANCE_CREATED, inst, message)
         if self.faults.take_unregistered(now):
             return  # runs (and is billed) but its kubelet never registers
-        inst.pending = self._engine.schedule_at(
+        inst.pending = self._engine.at(
             now + self.spec.provisioning.registerDelay,
             lambda t: self._register_step(t, inst),
             name=f"cloud/register/{inst.short_id}",
@@ -199,7 +199,7 @@ class SimGroup:
     def _register_step(self, now: float, inst: SimInstance) -> None:
         with_id = not self.faults.take_missing_provider_id(now)
         self._register(now, inst, ready=False, with_provider_id=with_id)
-        inst.pending = self._engine.schedule_at(
+        inst.pending = self._engine.at(
             now + self.spec.provisioning.readyDelay,
             lambda t: self._ready_step(t, inst),
             name=f"cloud/ready/{inst.short_id}",

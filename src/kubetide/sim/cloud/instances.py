@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from kubetide.clock import Event
 from kubetide.cloud.instance import Instance, InstanceErrorInfo, InstanceState, InstanceStatus
 from kubetide.sim.cloud.listener import NodeAddress
-from kubetide.sim.engine import Event
 
 __all__ = ["InstanceNamer", "SimInstance", "node_name", "parse_provider_id", "provider_id"]
 

@@ -33,6 +33,7 @@ import operator
 from collections.abc import Collection, Mapping, Sequence
 from itertools import compress
 
+from kubetide.clock import VirtualClock
 from kubetide.cloud.instance import CloudProviderError
 from kubetide.cloud.provider import CloudProvider, NodeGroup, PricingModel
 from kubetide.model.node import NodeView
@@ -43,7 +44,6 @@ from kubetide.sim.cloud.instances import InstanceNamer, parse_provider_id
 from kubetide.sim.cloud.listener import CloudListener
 from kubetide.sim.cloud.nodegroup import SimNodeGroup
 from kubetide.sim.cloud.pricing import SimPricing
-from kubetide.sim.engine import Engine
 from kubetide.sim.rng import RngFactory
 from kubetide.sim.scenario.catalog import InstanceType
 from kubetide.sim.scenario.nodegroups import Fault, NodeGroupSpec
@@ -64,7 +64,7 @@ class _Cloud:
 
     def __init__(
         self,
-        engine: Engine,
+        engine: VirtualClock,
         groups: Sequence[tuple[ResolvedNodeGroup, Sequence[Fault]]],
         rngs: RngFactory,
         listener: CloudListener,
@@ -100,7 +100,7 @@ class SimulatedCloud:
 
     def __init__(
         self,
-        engine: Engine,
+        engine: VirtualClock,
         groups: Sequence[tuple[ResolvedNodeGroup, Sequence[Fault]]],
         rngs: RngFactory,
         listener: CloudListener,
@@ -113,7 +113,7 @@ class SimulatedCloud:
     @classmethod
     def from_scenario(
         cls,
-        engine: Engine,
+        engine: VirtualClock,
         groups: Sequence[NodeGroupSpec],
         catalog: Mapping[str, InstanceType],
         rngs: RngFactory,
@@ -157,7 +157,7 @@ class SimulatedCloud:
             group.start_initial(engine.now)
             for end in group.faults.stockout_ends():
                 if end >= engine.now:
-                    engine.schedule_at(end, group.reconcile, name=f"cloud/stockout-end/{group.spec.name}")
+                    engine.at(end, group.reconcile, name=f"cloud/stockout-end/{group.spec.name}")
             arm_not_ready_faults(group, engine)
 
     # --- CloudProvider

@@ -1,7 +1,8 @@
-"""The batch autoscaler inside the simulation: Escalator's loop driver on the engine, every ``scanInterval``.
+"""The batch autoscaler inside the simulation: Escalator's loop driver run every ``scanInterval`` by the
+shared :class:`~kubetide.runners.EscalatorRunner` on the simulation's clock.
 
 The driver and executor are live mode's (:class:`~kubetide.escalator.driver.EscalatorDriver`); this
-module only passes the simulated ports: :class:`~kubetide.sim.ports.SimWorldSource` for the world
+module passes the simulated ports and keeps the run's statistics, series and events: :class:`~kubetide.sim.ports.SimWorldSource` for the world
 (every Node with its taints and annotations, every live pod), :class:`~kubetide.sim.ports.SimClusterPort`
 for taints and Node deletions, and a ``client("escalator")`` handle on the simulated cloud that lists
 only the groups Escalator is configured for, so terminations are attributed to it. It never evicts:
@@ -28,19 +29,21 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubetide.clock import VirtualClock
 from kubetide.escalator.driver import EscalatorDriver
 from kubetide.escalator.executor import ActionKind, Execution
 from kubetide.escalator.metrics import MetricKind, Sample
 from kubetide.escalator.reasons import EventReason, Message
 from kubetide.escalator.result import GroupRun, TickResult
+from kubetide.runners import EscalatorRunner
 from kubetide.sim.cloud.simulated import SimulatedCloud
-from kubetide.sim.cluster.cluster import EventSink, SimCluster
-from kubetide.sim.engine import Engine
+from kubetide.sim.cluster.cluster import SimCluster
+from kubetide.sim.cluster.store import EventSink
 from kubetide.sim.output.meta import EscalatorGroupSeries
 from kubetide.sim.ports import SimClusterPort, SimWorldSource
 from kubetide.sim.scenario.autoscalers import EscalatorSettings
 
-__all__ = ["SOURCE", "EscalatorRunner", "EscalatorStats", "series_name"]
+__all__ = ["SOURCE", "EscalatorStats", "SimEscalator", "series_name"]
 
 SOURCE = "escalator"
 # The executor's per-node success events; the log gets one per action and group instead.
@@ -93,18 +96,18 @@ def _percent(value: float) -> float:
     return value if math.isfinite(value) else math.nan
 
 
-class EscalatorRunner:
-    """The driver on the engine: ``tick`` every ``scanInterval``, ``restart`` on a scenario action."""
+class SimEscalator:
+    """Escalator in a simulation: its ports, its runner, and what the run reports of it (it is the
+    runner's reporter)."""
 
     def __init__(
         self,
-        engine: Engine,
+        clock: VirtualClock,
         cluster: SimCluster,
         cloud: SimulatedCloud,
         settings: EscalatorSettings,
         events: EventSink,
     ) -> None:
-        self.engine = engine
         self.settings = settings
         self.events = events
         self.groups = settings.groups
@@ -122,19 +125,13 @@ class EscalatorRunner:
         self._series = {g.name: _Series() for g in self.groups}
         self._metrics: tuple[Sample, ...] = ()
         self._histograms: dict[str, list[float]] = {}
-
-    @property
-    def scan_interval(self) -> float:
-        return float(self.settings.scanInterval)
+        self.runner = EscalatorRunner(self.driver, clock, float(settings.scanInterval), self)
 
     def start(self, phase: float) -> None:
-        # Last at its instant (after the scheduler's 50): the loop at t=0 sees the scenario's starting
-        # pods bound, as Escalator starting on a running cluster would, not tainting the nodes under them.
-        self.engine.every(self.scan_interval, self.tick, phase=phase, priority=60, name="escalator-loop")
+        self.runner.start(phase)
 
     def restart(self) -> None:
-        """A new Escalator process: its memory is gone; the cluster (taints) and the cloud keep theirs."""
-        self.driver.restart()
+        self.runner.restart()
 
     # The port's event sink: hold the executor's events until the tick's result says which group.
     def emit(
@@ -148,14 +145,12 @@ class EscalatorRunner:
     ) -> None:
         self._pending.append((reason, object, message, source))
 
-    def tick(self, now: float) -> None:
+    # --- the runner's reporter: accounting ------------------------------------------------------------
+
+    def loop_started(self, now: float) -> None:
         self._pending = []
-        result = self.driver.tick(now)
-        self._record(result, now)
 
-    # --- accounting -------------------------------------------------------------------------------
-
-    def _record(self, result: TickResult, now: float) -> None:
+    def loop_finished(self, result: TickResult, now: float) -> None:
         self.stats.loops += 1
         self.stats.errors += len(result.errors)
         self._metrics = result.metrics

@@ -1,12 +1,14 @@
-"""The discrete-event core: a virtual clock and a heap of timed callbacks, in the spirit of SimPy.
+"""The event heap both clocks run: timed callbacks in ``(time, priority, sequence)`` order, in the spirit
+of SimPy.
 
-Time jumps from one event to the next, so an idle simulated day costs nothing. Events at the same time
-run in ``(priority, sequence)`` order: lower priority first, then the order they were scheduled in, so
-a run is a pure function of what was scheduled (no dependence on hashing or wall time). Callbacks get
-the current time as their argument (``now`` is always passed in, never read from a clock).
+Events at the same time run lower priority first, then in the order they were scheduled, so what runs
+when is a pure function of what was scheduled (no dependence on hashing or wall time). Callbacks get
+the time they run at as their argument (``now`` is passed in, never read by the code called).
 
-Periodic processes (controllers at their sync periods) fire at ``start + phase + k * period``: times are
-computed by multiplication, not by summing floats, so they do not drift over a long run.
+Periodic processes fire at ``first + k * period``: times are computed by multiplication, not by
+summing floats, so they do not drift over a long run. How ``k`` moves on after a firing is the clock's
+choice (:meth:`EventHeap._catch_up`): the virtual clock takes every period, the real-time clock skips
+the periods a firing overran.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-__all__ = ["Callback", "Engine", "Event", "Process", "SchedulingError"]
+from kubetide.clock.port import Handle
+
+__all__ = ["Callback", "Event", "EventHeap", "Process", "SchedulingError"]
 
 Callback = Callable[[float], object]
 
@@ -44,7 +48,7 @@ class Event:
 class Process:
     """A callback repeated every ``period``; ``cancel()`` stops it (the pending firing included)."""
 
-    engine: Engine
+    heap: EventHeap
     callback: Callback
     period: float
     first: float
@@ -64,19 +68,20 @@ class Process:
             self._pending.cancel()
 
     def _arm(self) -> None:
-        self._pending = self.engine.schedule_at(
-            self.next_time, self._fire, priority=self.priority, name=self.name
-        )
+        self._pending = self.heap.at(self.next_time, self._fire, priority=self.priority, name=self.name)
 
     def _fire(self, now: float) -> None:
         self.count += 1
-        self.callback(now)
-        if not self.cancelled:  # the callback may have cancelled its own process
-            self._arm()
+        try:
+            self.callback(now)
+        finally:  # a callback that raised (live mode logs it and goes on) keeps its schedule
+            if not self.cancelled:  # the callback may have cancelled its own process
+                self.count = self.heap._catch_up(self)
+                self._arm()
 
 
-class Engine:
-    """Virtual time plus the event heap. ``run(until)`` processes events up to and including ``until``."""
+class EventHeap:
+    """Time plus the heap of events; the clocks say how time advances (:meth:`now` and running)."""
 
     def __init__(self, start: float = 0.0) -> None:
         self._now = float(start)
@@ -89,8 +94,8 @@ class Engine:
     def now(self) -> float:
         return self._now
 
-    def schedule_at(self, time: float, callback: Callback, *, priority: int = 0, name: str = "") -> Event:
-        """Run ``callback(time)`` at absolute ``time`` (>= now)."""
+    def at(self, time: float, callback: Callback, *, priority: int = 0, name: str = "") -> Event:
+        """Run ``callback`` at absolute ``time`` (>= now)."""
         if not math.isfinite(time):
             raise SchedulingError(f"cannot schedule {name or 'an event'} at {time}")
         if time < self._now:
@@ -102,11 +107,11 @@ class Engine:
         self._sequence += 1
         return event
 
-    def schedule_in(self, delay: float, callback: Callback, *, priority: int = 0, name: str = "") -> Event:
+    def after(self, delay: float, callback: Callback, *, priority: int = 0, name: str = "") -> Event:
         """Run ``callback`` ``delay`` seconds from now."""
         if delay < 0:
             raise SchedulingError(f"cannot schedule {name or 'an event'} {delay:g}s in the past")
-        return self.schedule_at(self._now + delay, callback, priority=priority, name=name)
+        return self.at(self._now + delay, callback, priority=priority, name=name)
 
     def every(
         self, period: float, callback: Callback, *, phase: float = 0.0, priority: int = 0, name: str = ""
@@ -120,29 +125,23 @@ class Engine:
         process._arm()
         return process
 
+    def cancel(self, handle: Handle) -> None:
+        handle.cancel()
+
     def peek(self) -> float:
         """Time of the next live event, or ``inf`` when none is left."""
         while self._heap and self._heap[0][3].cancelled:
             heapq.heappop(self._heap)
         return self._heap[0][0] if self._heap else math.inf
 
-    def step(self) -> bool:
-        """Run the next live event; False when there is none."""
-        if self.peek() == math.inf:
-            return False
-        event = heapq.heappop(self._heap)[3]
-        self._now = event.time
+    def _pop(self) -> Event:
+        """The next live event, taken off the heap (call :meth:`peek` first: there must be one)."""
         self.processed += 1
-        event.callback(event.time)
-        return True
+        return heapq.heappop(self._heap)[3]
 
-    def run(self, until: float) -> None:
-        """Run every event with ``time <= until`` (including ones scheduled meanwhile); then now = until."""
-        if until < self._now:
-            raise SchedulingError(f"cannot run until {until:g}, before now ({self._now:g})")
-        while self.peek() <= until:
-            self.step()
-        self._now = float(until)
+    def _catch_up(self, process: Process) -> int:
+        """The count of the process's next firing once one has run: every period (the virtual clock)."""
+        return process.count
 
     def __len__(self) -> int:
         """Scheduled events not yet run (cancelled ones may still be counted until reached)."""

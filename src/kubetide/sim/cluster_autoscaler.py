@@ -1,6 +1,7 @@
 """The Cluster Autoscaler inside the simulation: the one loop driver
-(:class:`~kubetide.cluster.driver.ClusterAutoscalerDriver`) scheduled every ``--scan-interval``, on the
-simulated world and cluster port (:mod:`kubetide.sim.ports`).
+(:class:`~kubetide.cluster.driver.ClusterAutoscalerDriver`) on the simulated world and cluster port
+(:mod:`kubetide.sim.ports`), run by the shared :class:`~kubetide.runners.ClusterAutoscalerRunner` on the
+simulation's clock; this module keeps what the run's outputs need (the last loop, its status).
 
 The loop acts through a ``client("cluster-autoscaler")`` handle on the simulated cloud, so the cloud
 attributes deletions to CA; the handle lists only the groups CA manages (its ``--nodes``, or every group
@@ -11,26 +12,28 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+from kubetide.clock import VirtualClock
 from kubetide.cluster.driver import ClusterAutoscalerDriver
 from kubetide.cluster.loop.world import LoopResult, LoopStats, World
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.cluster.status import ClusterAutoscalerStatus, render_status_config_map
+from kubetide.runners import ClusterAutoscalerRunner
 from kubetide.sim.cloud.simulated import SimulatedCloud
-from kubetide.sim.cluster.cluster import EventSink, SimCluster
-from kubetide.sim.engine import Engine, Event
+from kubetide.sim.cluster.cluster import SimCluster
+from kubetide.sim.cluster.store import EventSink
 from kubetide.sim.ports import CA_SOURCE, SimClusterPort, SimWorldSource
 
-__all__ = ["SOURCE", "ClusterAutoscalerRunner"]
+__all__ = ["SOURCE", "SimClusterAutoscaler"]
 
 SOURCE = CA_SOURCE
 
 
-class ClusterAutoscalerRunner:
-    """The driver on the engine: ``tick`` every ``--scan-interval``, ``restart`` on a scenario action."""
+class SimClusterAutoscaler:
+    """CA in a simulation: its ports, its runner, and the last loop's result and status."""
 
     def __init__(
         self,
-        engine: Engine,
+        clock: VirtualClock,
         cluster: SimCluster,
         cloud: SimulatedCloud,
         options: AutoscalingOptions,
@@ -39,14 +42,13 @@ class ClusterAutoscalerRunner:
         groups: Collection[str] | None = None,
     ) -> None:
         """``groups``: the node groups CA manages (CA's ``--nodes``); None: all of them."""
-        self.engine = engine
         self.options = options
         self.source = SimWorldSource(cluster)
         self.port = SimClusterPort(cluster, events)
         self.driver = ClusterAutoscalerDriver(
-            self.source, cloud.client(SOURCE, groups), self.port, options, now=engine.now, seed=seed
+            self.source, cloud.client(SOURCE, groups), self.port, options, now=clock.now, seed=seed
         )
-        self._woken: dict[float, Event] = {}  # the deletions passes scheduled, by time
+        self.runner = ClusterAutoscalerRunner(self.driver, clock, options.scan_interval, self)
         self.last_status: tuple[ClusterAutoscalerStatus, float] | None = None
         self.last_loop: tuple[LoopResult, float] | None = None  # the last loop's result and time
 
@@ -62,14 +64,22 @@ class ClusterAutoscalerRunner:
         return self.source.world()
 
     def start(self, phase: float) -> None:
-        self.engine.every(self.options.scan_interval, self._tick, phase=phase, priority=30, name="ca-loop")
+        self.runner.start(phase)
 
-    def _tick(self, now: float) -> None:
-        result = self.driver.tick(now)
+    def restart(self) -> None:
+        self.runner.restart()
+
+    # The runner's reporter: the simulator keeps the last loop (``kubetide explain``) and its status.
+    def loop_started(self, now: float) -> None:
+        pass
+
+    def loop_finished(self, result: LoopResult, now: float) -> None:
         self.last_loop = (result, now)
         if result.status is not None:
             self.last_status = (result.status, now)
-        self._wake_for_deletions(result, now)
+
+    def deletions_finished(self, result: LoopResult, now: float) -> None:
+        pass  # counted into the next loop's stats (the runner carries them)
 
     def status_config_map(self) -> str | None:
         """The status ConfigMap as the last loop left it (CA's ``--write-status-configmap``), as YAML."""
@@ -79,23 +89,3 @@ class ClusterAutoscalerRunner:
         return render_status_config_map(
             status, at, self.options.namespace, self.options.status_config_map_name
         )
-
-    def _deletions(self, now: float) -> None:
-        self._woken.pop(now, None)
-        self._wake_for_deletions(self.driver.deletions(now), now)
-
-    def _wake_for_deletions(self, result: LoopResult, now: float) -> None:
-        """Upstream drains a tainted node in its own goroutine, which sleeps between its steps
-        (--node-delete-delay-after-taint, eviction retries, looks for the evicted pods): each step runs
-        at its moment, not at the next loop."""
-        due = result.deletions_due_at
-        if due is not None and due > now and due not in self._woken:
-            self._woken[due] = self.engine.schedule_at(due, self._deletions, priority=30, name="ca-deletions")
-
-    def restart(self) -> None:
-        """A new CA process: in-memory state is gone (its deletion goroutines too: their wake-ups are
-        cancelled); the cluster and the cloud keep theirs."""
-        for wake in self._woken.values():
-            wake.cancel()
-        self._woken.clear()
-        self.driver.restart(self.engine.now)

@@ -1,6 +1,7 @@
-"""Runs the real HPA loop (:class:`HPADriver` over :class:`HorizontalController`) inside the simulation:
-every ``syncPeriod`` the driver ticks and reconciles each due HPA (in key order, like a work queue
-drained at once) against the simulated cluster and metrics.
+"""The HPA inside the simulation: the real HPA loop (:class:`HPADriver` over :class:`HorizontalController`)
+run by the shared :class:`~kubetide.runners.HPARunner`: every ``syncPeriod`` the driver ticks and
+reconciles each due HPA (in key order, like a work queue drained at once) against the simulated
+cluster and metrics.
 
 The ports over the simulation: :class:`SimHPAs` lists ``SimCluster.hpas`` and writes their status;
 :class:`SimScaleTargets` reads and writes the workloads, and its pod lister keeps the cache contract of
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from kubetide.clock import VirtualClock
 from kubetide.hpa.config import HPAConfig
 from kubetide.hpa.controller import HorizontalController
 from kubetide.hpa.driver import HPADriver
@@ -23,9 +25,10 @@ from kubetide.model.errors import ManifestError
 from kubetide.model.hpa import HPA, CrossVersionObjectReference, HPAStatus
 from kubetide.model.pod import Pod
 from kubetide.model.selectors import LabelSelector
-from kubetide.sim.cluster.cluster import EventSink, SimCluster
+from kubetide.runners import HPARunner
+from kubetide.sim.cluster.cluster import SimCluster
+from kubetide.sim.cluster.store import EventSink
 from kubetide.sim.cluster.workloads import ReplicatedWorkload, Workload
-from kubetide.sim.engine import Engine
 from kubetide.sim.metrics import MetricsPipeline
 
 
@@ -110,7 +113,7 @@ class SimHPAEvents:
     ``from``/``to`` data the log's contract asks for: the driver emits it right after the scale write,
     so it is the last write the scale-target port saw."""
 
-    def __init__(self, engine: Engine, sink: EventSink, targets: SimScaleTargets) -> None:
+    def __init__(self, engine: VirtualClock, sink: EventSink, targets: SimScaleTargets) -> None:
         self.engine = engine
         self.sink = sink
         self.targets = targets
@@ -125,23 +128,26 @@ class SimHPAEvents:
         self.sink.emit(self.engine.now, "hpa", reason, obj, message, data)
 
 
-class HPARunner:
+class SimHPA:
+    """The HPA in a simulation: its ports, the shared runner at the controller's sync period, and the
+    rescales the summary counts."""
+
     def __init__(
         self,
-        engine: Engine,
+        clock: VirtualClock,
         cluster: SimCluster,
         metrics: MetricsPipeline,
         config: HPAConfig,
         events: EventSink,
     ) -> None:
-        self.engine = engine
         self.cluster = cluster
         self.metrics = metrics
         self.config = config
         self.targets = SimScaleTargets(cluster)
-        self.events = SimHPAEvents(engine, events, self.targets)
+        self.events = SimHPAEvents(clock, events, self.targets)
         # The quiet lane: the simulator reads no per-sync results, and most of its syncs are quiet.
         self.driver = HPADriver(SimHPAs(cluster), metrics, self.targets, self.events, config, quiet_lane=True)
+        self.runner = HPARunner(self.driver, clock, config.sync_period)
 
     @property
     def controller(self) -> HorizontalController:
@@ -152,11 +158,7 @@ class HPARunner:
         return self.events.rescales
 
     def start(self, phase: float) -> None:
-        self.engine.every(self.config.sync_period, self.sync, phase=phase, priority=20, name="hpa-sync")
+        self.runner.start(phase)
 
     def restart(self) -> None:
-        """A controller-manager restart: the in-memory recommendations and scale events are gone."""
-        self.driver.restart()
-
-    def sync(self, now: float) -> None:
-        self.driver.tick(now)
+        self.runner.restart()
