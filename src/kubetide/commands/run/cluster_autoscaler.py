@@ -179,7 +179,7 @@ class ClusterAutoscalerComponent:
             COMPONENT,
             self.rest,
             stop,
-            lambda v: CAWorldSource(self.rest, v, namespace=self.options.namespace),
+            lambda v: CAWorldSource(self.rest, v, namespace=self.options.namespace, options=self.options),
         )
         if world is None:
             return None
