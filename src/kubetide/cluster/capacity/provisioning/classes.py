@@ -60,12 +60,13 @@ def check_capacity(
     """Answer each request of ``batch`` (in a fork of ``snapshot``, reverted before returning)."""
     if not batch:
         return ScaleUpResult.NOT_TRIED
-    for state, _ in batch:
-        state.set(ACCEPTED, "True", "Accepted", ACCEPTED_MESSAGE, now)
     result = ScaleUpResult.NOT_TRIED
     snapshot.fork()
     try:
         for done, (state, pods) in enumerate(batch, start=1):
+            # Provision marks every request of the batch Accepted, but updateRequests writes only those
+            # checked before the timebox ran out: the same as marking each as it is checked.
+            state.set(ACCEPTED, "True", "Accepted", ACCEPTED_MESSAGE, now)
             found = _check_one(state, pods, snapshot, simulator, now)
             if _RANK[found] > _RANK[result]:
                 result = found
