@@ -69,9 +69,11 @@ def static_failure(
 class FitChecker:
     """Filters evaluated against one snapshot (which may change between calls)."""
 
-    def __init__(self, snap: ClusterSnapshot) -> None:
+    def __init__(self, snap: ClusterSnapshot, facts: dict[object, PodFacts] | None = None) -> None:
+        """``facts``: the pods' facts kept from an earlier checker of this snapshot, while its node
+        classes are the same list (classes are only appended to it, or it is replaced)."""
         self.snap = snap
-        self._facts: dict[object, PodFacts] = {}
+        self._facts: dict[object, PodFacts] = {} if facts is None else facts
 
     def facts(self, pod: Pod) -> PodFacts:
         key = equivalence_key(pod)

@@ -16,6 +16,7 @@ nodes) keep the template's view and get their own name and hostname label.
 from __future__ import annotations
 
 import itertools
+import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -232,6 +233,16 @@ class ClusterSnapshot:
         in the same order."""
         return self._ver[i]
 
+    def reuse_version(self, i: int, version: int, pods: Sequence[Pod]) -> bool:
+        """Give slot ``i`` back ``version`` when its pods are ``pods`` (the very objects, in the same
+        order) and ``version`` was theirs: the same pods bound again (a CapacityBuffer's fake pods,
+        every loop) keep what is kept by version. False (nothing changed) when they are not."""
+        mine = self._pods[i]
+        if len(mine) != len(pods) or not all(map(operator.is_, mine, pods)):
+            return False
+        self._ver[i] = version
+        return True
+
     def all_pods(self) -> Iterable[tuple[int, Pod]]:
         for i in range(self._n):
             if self._active[i]:
@@ -351,6 +362,15 @@ class ClusterSnapshot:
                 if slot < n_keep:  # slots at or past n_keep are truncated away
                     self._own(slot).pop()
                     self._used[slot] -= vec
+            self.pods_epoch += 1
+            return
+        if op == "blocks+":
+            slots, counts, totals = entry[1], entry[2], self._width(entry[3])
+            kept = slots < n_keep  # slots at or past n_keep are truncated away
+            for slot, count in zip(slots[kept].tolist(), counts[kept].tolist(), strict=True):
+                pods = self._own(slot)
+                del pods[len(pods) - count :]
+            self._used[slots[kept]] -= totals[kept]
             self.pods_epoch += 1
             return
         if op == "rows+":
@@ -631,6 +651,18 @@ class ClusterSnapshot:
         self._used[slots] += rows
         self.pods_epoch += 1
         self._record(("rows+", slots, rows))
+
+    def add_pod_blocks(
+        self, slots: NDArray[np.intp], blocks: Sequence[Sequence[Pod]], totals: Int64Array
+    ) -> None:
+        """Bind ``blocks[k]`` (pods without inter-pod constraints) to ``slots[k]``, after its pods,
+        requesting ``totals[k]`` together: many slots' bindings of several pods each in one array step
+        (slots distinct)."""
+        for slot, pods in zip(slots.tolist(), blocks, strict=True):
+            self._own(slot).extend(pods)
+        self._used[slots] += totals
+        self.pods_epoch += 1
+        self._record(("blocks+", slots, np.array([len(b) for b in blocks], np.int64), totals))
 
     def take_pods(self, i: int) -> list[Pod]:
         """Unbind every pod of slot ``i`` at once and return them (in binding order)."""

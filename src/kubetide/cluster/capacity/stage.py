@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from kubetide.cluster.capacity.buffers.controller import translate_buffers
+from kubetide.cluster.capacity.buffers.controller import Memo, translate_buffers
 from kubetide.cluster.capacity.buffers.injection import BufferPodMaker
 from kubetide.cluster.capacity.objects import CapacityObjects, CapacityWrite
 from kubetide.cluster.capacity.provisioning.classes import atomic_outcome, atomic_pods_left, check_capacity
@@ -91,6 +91,7 @@ class CapacityStage:
             processor_instance=o.check_capacity_processor_instance,
         )
         self._maker = BufferPodMaker()
+        self._translated: Memo = {}  # the buffer controller's last answers
         # Each simulation keeps its own hints (upstream's processors each have a HintingSimulator).
         self._buffer_sim = HintingSimulator()
         self._booking_sim = HintingSimulator()
@@ -116,7 +117,7 @@ class CapacityStage:
         self._writes: list[CapacityWrite] = []
         self._states: list[RequestState] = []
         self._buffer_statuses: Mapping[str, BufferStatus] = {}
-        self._fake: dict[str, str] = {}  # fake pod key -> its buffer (namespace/name)
+        self._fake_groups: Mapping[str, Sequence[Pod]] = {}  # each buffer's fake pods this loop
         self._request_pods: frozenset[str] = frozenset()
         self._buffers: list[BufferReport] = []
         self._atomic: RequestState | None = None
@@ -132,7 +133,7 @@ class CapacityStage:
         if self.quotas_enabled:
             self._writes.extend(quota_status_writes(objects.quotas, objects.broken, loop.nodes, now))
         if self.buffer_controller:
-            translation = translate_buffers(objects.buffers, objects, now)
+            translation = translate_buffers(objects.buffers, objects, now, self._translated)
             self._buffer_statuses = translation.statuses
             self._writes.extend(translation.writes)
         if self.requests_enabled:
@@ -173,15 +174,14 @@ class CapacityStage:
         if self.buffer_injection and objects.buffers:
             made = self._maker.inject(objects.buffers, self._buffer_statuses, objects.pod_templates, loop.now)
             self._writes.extend(made.writes)
-            placed: set[int] = set()
-            if made.pods:
-                placed = {id(p) for p in self._buffer_sim.try_schedule(snapshot, made.pods)}
-                out.extend(p for p in made.pods if id(p) not in placed)
-            for key, pods in made.by_buffer.items():
-                for pod in pods:
-                    self._fake[pod.key] = key
-                fit = sum(1 for p in pods if id(p) in placed)
-                self._buffers.append(BufferReport(key, len(pods), fit, len(pods) - fit))
+            groups = list(made.by_buffer.items())
+            placed = self._buffer_sim.try_schedule_alike(snapshot, [pods for _, pods in groups])
+            for (key, pods), bound in zip(groups, placed, strict=True):
+                if len(bound) < len(pods):
+                    kept = {id(p) for p in bound}
+                    out.extend(p for p in pods if id(p) not in kept)
+                self._buffers.append(BufferReport(key, len(pods), len(bound), len(pods) - len(bound)))
+            self._fake_groups = made.by_buffer
             for key in sorted(made.buffers):
                 if key not in made.by_buffer:
                     self._buffers.append(BufferReport(key, 0, 0, 0, self._reason(made.writes, key)))
@@ -366,18 +366,22 @@ class CapacityStage:
                     else "all-or-nothing: the provider's atomic increase"
                 )
             atomic_outcome(self._atomic, scaled, loop.now, how)
-        if not self._fake and not self._request_pods:
+        if not self._fake_groups and not self._request_pods:
             return
         events = loop.result.events
+        if not events:
+            return
+        # fake pod key -> its buffer (namespace/name), made only when there are events to sort
+        fake = {pod.key: key for key, pods in self._fake_groups.items() for pod in pods}
         kept: list[CAEvent] = []
         triggered: dict[str, int] = {}
         remaining: dict[str, list[str]] = {}
         for event in events:
             key = event.object[4:] if event.object.startswith("Pod/") else None
-            if key is None or (key not in self._fake and key not in self._request_pods):
+            if key is None or (key not in fake and key not in self._request_pods):
                 kept.append(event)
                 continue
-            buffer = self._fake.get(key)
+            buffer = fake.get(key)
             if buffer is None:
                 continue
             if event.reason == str(EventReason.TRIGGERED_SCALE_UP):

@@ -261,17 +261,36 @@ def _same_pod(a: Pod, b: Pod) -> bool:
     return a == b and a.labels == b.labels and a.annotations == b.annotations
 
 
+# A buffer's last translation, kept while the very same objects come again (the caches hand out the
+# same view while an object is unchanged): the buffer, its source template or workload, its managed
+# template, and the answer.
+_Inputs = tuple[CapacityBuffer, object, object]
+_Answer = tuple[BufferStatus | None, CapacityWrite | None, str | None]
+Memo = dict[str, tuple[_Inputs, _Answer]]
+
+
 def translate_buffers(
-    buffers: Sequence[CapacityBuffer], objects: CapacityObjects, now: float
+    buffers: Sequence[CapacityBuffer], objects: CapacityObjects, now: float, memo: Memo | None = None
 ) -> BufferTranslation:
-    """The controller's reconcile of every namespace (``reconcileNamespace``), for the loop at ``now``."""
+    """The controller's reconcile of every namespace (``reconcileNamespace``), for the loop at ``now``.
+    ``memo``: the last answers, reused for a buffer whose objects are the very same as then (so the
+    same answer), and updated."""
     chosen = [b for b in buffers if (b.provisioning_strategy or "") in DEFAULT_STRATEGIES]
     chosen.sort(key=lambda b: (b.namespace, b.creation_time or 0.0, b.name))
     statuses: dict[str, BufferStatus] = {}
     writes: list[CapacityWrite] = []
     errors: list[str] = []
+    seen: set[str] = set()
     for buffer in chosen:
-        status, write, error = _translate(buffer, objects, now)
+        inputs = (buffer, *_sources(buffer, objects))
+        kept = memo.get(buffer.key) if memo is not None else None
+        if kept is not None and all(a is b for a, b in zip(kept[0], inputs, strict=True)):
+            status, write, error = kept[1]
+        else:
+            status, write, error = _translate(buffer, objects, now)
+            if memo is not None:
+                memo[buffer.key] = (inputs, (status, write, error))
+        seen.add(buffer.key)
         if error:
             errors.append(f"capacity buffer controller error: {buffer.key}: {error}")
         if write is not None:
@@ -291,7 +310,22 @@ def translate_buffers(
                     status.to_manifest(),
                 )
             )
+    if memo is not None:
+        for key in [k for k in memo if k not in seen]:
+            del memo[key]
     return BufferTranslation(statuses, tuple(writes), tuple(errors))
+
+
+def _sources(buffer: CapacityBuffer, objects: CapacityObjects) -> tuple[object, object]:
+    """What a buffer is translated from besides itself: its template or workload, its managed template."""
+    if buffer.pod_template_ref is not None:
+        source: object = objects.pod_templates.get(f"{buffer.namespace}/{buffer.pod_template_ref}")
+    elif buffer.scalable_ref is not None:
+        ref = buffer.scalable_ref
+        source = objects.scalables.get((ref.api_group, ref.kind, buffer.namespace, ref.name))
+    else:
+        source = None
+    return source, objects.pod_templates.get(f"{buffer.namespace}/{managed_template_name(buffer.name)}")
 
 
 def _translate(
