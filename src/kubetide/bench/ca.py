@@ -18,7 +18,16 @@ loop), which is what the first loop over a new informer snapshot pays; ``warm_me
 the median of the next loops on the same objects. As in the simulator and the live caches, the pods
 of one Deployment share their template's objects (containers, owner references); labels are one
 mapping per pod. ``cpu_seconds``: this process's CPU time for the first loop (the machine may be
-shared; the wall figure is the one compared with the budget).
+shared; the wall figure is the one compared with the budget; ``warm_cpu_median_seconds`` likewise).
+
+``CA-loop-SU-4``: the same on SU-4's world (``docs/perf-fixtures.md``: 5,000 nodes in 10 groups and 3
+zones running 50,000 pods with hostname anti-affinity; 50,000 pending pods with hostname anti-affinity
+and a zone spread), with its decision: the nodes added per group in the first loop. The next loops are
+the scale-up in flight: the upcoming nodes take the pods they can (zone by zone), and CA scales up again
+for the rest, group after group. ``CA-loop-SD-4``: SD-4's world (5,000 nodes in 10 groups, 232,000 pods
+with hostname anti-affinity and a zone spread, nothing pending): each loop's scale-down pass, whose
+removal simulation stops at upstream's limit of unneeded nodes per loop; its decision is the nodes found
+unneeded (the removal simulation of all 1,500 candidates at once is the ``scheduling`` suite's SD-4).
 """
 
 from __future__ import annotations
@@ -30,10 +39,12 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from kubetide.bench import affinity
+from kubetide.bench.affinity import GROUP_LABEL
 from kubetide.cluster.autoscaler import StaticAutoscaler
 from kubetide.cluster.capacity.buffers.controller import translate_buffers
 from kubetide.cluster.capacity.objects import CapacityObjects
-from kubetide.cluster.loop.world import World
+from kubetide.cluster.loop.world import LoopResult, World
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Container, OwnerRef, Pod
@@ -98,35 +109,53 @@ def world(nodes: int, pods_per_node: int = 30) -> tuple[World, RecordingCloud]:
                 unschedulable_message=UNSCHEDULABLE if pending else "",
             )
         )
+    return World(nodes=node_views, pods=pods), _grouped_cloud(node_views, GROUPS)
+
+
+def _grouped_cloud(nodes: list[NodeView], groups: int) -> RecordingCloud:
+    """``groups`` groups of the nodes (by their group label), each at its size, free to double."""
+    per_group = len(nodes) // groups
     cloud = RecordingCloud()
-    for g in range(GROUPS):
+    for g in range(groups):
         cloud.with_group(f"group-{g}", min_size=0, max_size=per_group * 2, target=per_group)
-    for node in node_views:
-        cloud.with_node(node.labels["kubetide.io/node-group"], node)
-    return World(nodes=node_views, pods=pods), cloud
+    for node in nodes:
+        cloud.with_node(node.labels[GROUP_LABEL], node)
+    return cloud
 
 
-def _loop(name: str, nodes: int, target: float) -> dict[str, Any]:
-    w, cloud = world(nodes)
+def _loops(w: World, cloud: RecordingCloud) -> tuple[dict[str, float], LoopResult, list[LoopResult]]:
+    """A new autoscaler's first loop on ``w`` (fresh objects) and the next ones: the figures (wall
+    and CPU, first and median of the next), the first loop's result and the next ones'."""
     autoscaler = StaticAutoscaler(
         cloud, RecordingClusterPort.discarding(), AutoscalingOptions(), start_time=NOW - 3600
     )
     gc.collect()
     cpu0, t0 = time.process_time(), time.perf_counter()
-    result = autoscaler.run_once(w, NOW)
+    first = autoscaler.run_once(w, NOW)
     cold, cold_cpu = time.perf_counter() - t0, time.process_time() - cpu0
-    warm = []
+    warm, warm_cpu, later = [], [], []
     for k in range(WARM_LOOPS):
-        t0 = time.perf_counter()
-        autoscaler.run_once(w, NOW + 10.0 * (k + 1))
+        cpu0, t0 = time.process_time(), time.perf_counter()
+        later.append(autoscaler.run_once(w, NOW + 10.0 * (k + 1)))
         warm.append(time.perf_counter() - t0)
-    return {
-        "workload": name,
+        warm_cpu.append(time.process_time() - cpu0)
+    figures = {
         "median_seconds": cold,
-        "runs": 1,
-        "target_seconds": target,
         "cpu_seconds": round(cold_cpu, 3),
         "warm_median_seconds": round(statistics.median(warm), 4),
+        "warm_cpu_median_seconds": round(statistics.median(warm_cpu), 4),
+    }
+    return figures, first, later
+
+
+def _loop(name: str, nodes: int, target: float) -> dict[str, Any]:
+    w, cloud = world(nodes)
+    figures, result, _ = _loops(w, cloud)
+    return {
+        "workload": name,
+        **figures,
+        "runs": 1,
+        "target_seconds": target,
         "warm_runs": WARM_LOOPS,
         "nodes": nodes,
         "pods": len(w.pods),
@@ -219,9 +248,60 @@ def _buffers_row(nodes: int = 1_000) -> dict[str, Any]:
     }
 
 
+def _added(result: LoopResult) -> dict[str, int]:
+    """The nodes a loop's scale-up adds, per group."""
+    plan = result.scale_up.plan if result.scale_up is not None else None
+    return {} if plan is None else {i.group: i.new_size - i.current_size for i in plan.infos}
+
+
+def _loop_su4(target: float) -> dict[str, Any]:
+    su4 = affinity.su4()
+    w = World(nodes=su4.nodes, pods=[*su4.running, *su4.pending])
+    figures, result, later = _loops(w, _grouped_cloud(su4.nodes, len(su4.templates)))
+    return {
+        "workload": "CA-loop-SU-4",
+        **figures,
+        "runs": 1,
+        "target_seconds": target,
+        "warm_runs": WARM_LOOPS,
+        "nodes": len(su4.nodes),
+        "pods": len(w.pods),
+        "pending": len(su4.pending),
+        "scale_up": result.scale_up_result,
+        "nodes_added_per_group": _added(result),
+        "later_loops_nodes_added": [_added(r) for r in later],
+    }
+
+
+def _loop_sd4(target: float) -> dict[str, Any]:
+    nodes, pods, _ = affinity.sd4()
+    per_group = len(nodes) // 10
+    views = [
+        replace(
+            n, labels={**n.labels, GROUP_LABEL: f"group-{i // per_group}"}, provider_id=f"fake://{n.name}"
+        )
+        for i, n in enumerate(nodes)
+    ]
+    figures, result, later = _loops(World(nodes=views, pods=pods), _grouped_cloud(views, 10))
+    return {
+        "workload": "CA-loop-SD-4",
+        **figures,
+        "runs": 1,
+        "target_seconds": target,
+        "warm_runs": WARM_LOOPS,
+        "nodes": len(nodes),
+        "pods": len(pods),
+        "scale_down": result.scale_down_result,
+        "unneeded_first_loop": len(result.unneeded),
+        "unneeded_later_loops": [len(r.unneeded) for r in later],
+    }
+
+
 ROWS: dict[str, Callable[[], dict[str, Any]]] = {
     "CA-loop-1k": lambda: _loop("CA-loop-1k", 1_000, 0.2),
     "CA-loop-5k": lambda: _loop("CA-loop-5k", 5_000, 1.0),
+    "CA-loop-SU-4": lambda: _loop_su4(1.0),
+    "CA-loop-SD-4": lambda: _loop_sd4(1.0),
     "CA-loop-1k-buffers": _buffers_row,
 }
 

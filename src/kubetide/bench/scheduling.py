@@ -1,5 +1,6 @@
-"""Scheduling benchmarks SU-1..SU-3 (scale-up estimate) and SD-1..SD-3 (removal simulation), with the
-fixtures of ``workloads.md`` generated in code.
+"""Scheduling benchmarks SU-1..SU-4 (scale-up estimate) and SD-1..SD-4 (removal simulation), with the
+fixtures of ``workloads.md`` (SU-4 and SD-4, the affinity-heavy ones: ``docs/perf-fixtures.md``)
+generated in code.
 
 ``median_seconds`` is the median of the repeated runs in this process, timed from built pod and node
 objects. ``first_run_seconds`` is the first run on fresh pod objects, which also pays what is derived
@@ -9,9 +10,13 @@ live caches derive both when they decode a pod, off the loop's path), so those a
 template;
 ``first_run_own_objects_seconds`` is the same first run when every pod has its own copies (nothing
 shared, everything derived pod by pod). ``e2e_seconds`` adds building the pod, node and snapshot
-objects. The fixtures are resource-only, but
-the code path is the full filter pipeline: every filter that could change the answer is evaluated (the
-others are skipped because they provably pass).
+objects. ``cpu_median_seconds`` and ``first_run_cpu_seconds``: this process's CPU time for the same runs
+(the machine may be shared). SU-1..SD-3 are resource-only, but the code path is the full filter
+pipeline: every filter that could change the answer is evaluated (the others are skipped because they
+provably pass). SU-4 and SD-4 carry required anti-affinity and topology spread on every pod: the
+inter-pod filters decide there (tier (b) of the fairness rules). SU-4 is timed for its 10 groups'
+estimates together (the pods grouped once, as CA's ScaleUp groups them), SD-4 as SD-2; their first run
+also builds the snapshot's pod index (bound pods by label and topology domain).
 
 Order semantics for scale-down (SD-3 depends on it): candidates in index order n0, n1, ...; each pod
 goes to the first fitting destination at or after a cursor that moves past every node receiving a pod
@@ -28,9 +33,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from kubetide.bench import affinity
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Container, OwnerRef, Pod
 from kubetide.model.resources import Resources
+from kubetide.scheduling.equivalence import group_pods
 from kubetide.scheduling.estimator import estimate
 from kubetide.scheduling.limiter import StaticThreshold, ThresholdLimiter
 from kubetide.scheduling.removal_simulation import simulate_removals
@@ -111,13 +118,20 @@ def sd(n: int, low_share: float, high_pods: int) -> tuple[ClusterSnapshot, list[
 
 
 def _time(fn: Callable[[], Any]) -> tuple[float, list[float], Any]:
+    median, times, _, result = _time_cpu(fn)
+    return median, times, result
+
+
+def _time_cpu(fn: Callable[[], Any]) -> tuple[float, list[float], list[float], Any]:
+    """Wall median of the runs after the first, every run's wall and CPU time, the last result."""
     gc.collect()
-    times, result = [], None
+    times, cpu, result = [], [], None
     for _ in range(RUNS):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         result = fn()
         times.append(time.perf_counter() - start)
-    return statistics.median(times[1:]), times, result
+        cpu.append(time.process_time() - start_cpu)
+    return statistics.median(times[1:]), times, cpu, result
 
 
 def _timed_once(fn: Callable[[], Any]) -> tuple[float, Any]:
@@ -140,7 +154,7 @@ def _su(
         assert len(result.scheduled) == len(pods)
         return result.node_count
 
-    median, times, nodes = _time(run)
+    median, times, cpu, nodes = _time_cpu(run)
     global OWN_OBJECTS
     OWN_OBJECTS = True
     try:
@@ -157,6 +171,8 @@ def _su(
         "same_decision": nodes == expected,
         "target_seconds": target,
         "first_run_seconds": times[0],
+        "cpu_median_seconds": round(statistics.median(cpu[1:]), 4),
+        "first_run_cpu_seconds": round(cpu[0], 4),
         "first_run_own_objects_seconds": own_objects_s,
         "e2e_seconds": built + times[0],
         "pods": len(pods),
@@ -168,7 +184,7 @@ def _sd(name: str, n: int, low_share: float, high_pods: int, expected: int, targ
     start = time.perf_counter()
     snap, candidates = sd(n, low_share, high_pods)
     built = time.perf_counter() - start
-    median, times, check = _time(lambda: simulate_removals(snap, candidates))
+    median, times, cpu, check = _time_cpu(lambda: simulate_removals(snap, candidates))
     removable = len(check.removable)
     return {
         "workload": name,
@@ -179,9 +195,73 @@ def _sd(name: str, n: int, low_share: float, high_pods: int, expected: int, targ
         "same_decision": removable == expected,
         "target_seconds": target,
         "first_run_seconds": times[0],
+        "cpu_median_seconds": round(statistics.median(cpu[1:]), 4),
+        "first_run_cpu_seconds": round(cpu[0], 4),
         "e2e_seconds": built + times[0],
         "order": "candidates n0.. in index order; round robin from the last success",
         "tier": _TIER,
+    }
+
+
+_AFFINITY_TIER = "every pod with required hostname anti-affinity and a zone spread (tier b)"
+
+
+def _su4(target: float) -> dict[str, Any]:
+    """SU-4: each group's estimate on the cluster snapshot, the pending pods grouped once."""
+    start = time.perf_counter()
+    world = affinity.su4()
+    snap = ClusterSnapshot(world.nodes, world.running)
+    built = time.perf_counter() - start
+
+    def run() -> list[tuple[int, int]]:
+        groups = group_pods(world.pending)
+        out = []
+        for template in world.templates:
+            limiter = ThresholdLimiter([StaticThreshold(max_nodes=0, max_duration_s=0)])  # no cap
+            result = estimate(snap, template, groups, limiter)
+            out.append((result.node_count, len(result.scheduled)))
+        return out
+
+    median, times, cpu, decided = _time_cpu(run)
+    return {
+        "workload": "SU-4",
+        "median_seconds": median,
+        "runs": len(times) - 1,
+        "nodes_per_group": dict(zip(world.groups, [n for n, _ in decided], strict=True)),
+        "pods_per_group": dict(zip(world.groups, [p for _, p in decided], strict=True)),
+        "target_seconds": target,
+        "first_run_seconds": times[0],
+        "cpu_median_seconds": round(statistics.median(cpu[1:]), 4),
+        "first_run_cpu_seconds": round(cpu[0], 4),
+        "per_group_median_seconds": round(median / len(world.templates), 4),
+        "e2e_seconds": built + times[0],
+        "pods": len(world.pending),
+        "nodes": len(world.nodes),
+        "running_pods": len(world.running),
+        "tier": _AFFINITY_TIER,
+    }
+
+
+def _sd4(target: float) -> dict[str, Any]:
+    start = time.perf_counter()
+    nodes, pods, candidates = affinity.sd4()
+    snap = ClusterSnapshot(nodes, pods)
+    built = time.perf_counter() - start
+    median, times, cpu, check = _time_cpu(lambda: simulate_removals(snap, candidates))
+    return {
+        "workload": "SD-4",
+        "median_seconds": median,
+        "runs": len(times) - 1,
+        "removable": len(check.removable),
+        "candidates": len(candidates),
+        "target_seconds": target,
+        "first_run_seconds": times[0],
+        "cpu_median_seconds": round(statistics.median(cpu[1:]), 4),
+        "first_run_cpu_seconds": round(cpu[0], 4),
+        "e2e_seconds": built + times[0],
+        "pods": len(pods),
+        "order": "candidates n0.. in index order; round robin from the last success",
+        "tier": _AFFINITY_TIER,
     }
 
 
@@ -193,6 +273,8 @@ def run() -> list[dict[str, Any]]:
         _sd("SD-1", 1000, 0.3, 56, 300, 0.100),
         _sd("SD-2", 5000, 0.3, 56, 1500, 2.0),
         _sd("SD-3", 1000, 0.1, 78, 92, 0.050),
+        _su4(1.0),
+        _sd4(1.0),
     ]
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     for r in records:

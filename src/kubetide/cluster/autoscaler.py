@@ -462,7 +462,16 @@ class StaticAutoscaler:
 
         def decide(pods: list[Pod], settings: ScaleUpSettings, force: bool = False) -> ScaleUpDecision:
             return decide_scale_up(
-                loop, pods, o, self.registry, templates, snapshot_nodes, settings, self.strategy, force
+                loop,
+                pods,
+                o,
+                self.registry,
+                templates,
+                snapshot_nodes,
+                settings,
+                self.strategy,
+                snapshot,
+                force,
             )
 
         if capacity is None:

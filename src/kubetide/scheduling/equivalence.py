@@ -24,7 +24,14 @@ import numpy as np
 
 from kubetide.model.pod import Pod
 
-__all__ = ["EquivalenceKey", "PodGroup", "equivalence_key", "group_pods"]
+__all__ = [
+    "EquivalenceKey",
+    "PodGroup",
+    "equivalence_key",
+    "equivalence_keys",
+    "group_pods",
+    "has_equivalence_key",
+]
 
 _CACHE_ATTR = "_kubetide_equivalence_key"  # kept in the (frozen) pod's __dict__, like cached_property
 
@@ -69,6 +76,11 @@ def _signature(pod: Pod) -> tuple[Any, ...]:
         pod.priority,
         pod.scheduler_name,
     )
+
+
+def has_equivalence_key(pod: Pod) -> bool:
+    """True when the pod's key is derived already."""
+    return _CACHE_ATTR in pod.__dict__
 
 
 def equivalence_key(pod: Pod) -> EquivalenceKey:
@@ -151,6 +163,15 @@ def _assign_keys(pods: list[Pod]) -> list[EquivalenceKey]:
     return keys
 
 
+def equivalence_keys(pods: list[Pod]) -> list[EquivalenceKey]:
+    """Every pod's key: read from the pods in C when all are cached, else derived once per set of pods
+    sharing their template's objects."""
+    try:
+        return list(map(_cached_key, pods))
+    except AttributeError:
+        return _assign_keys(pods)
+
+
 def group_pods(pods: Iterable[Pod]) -> list[PodGroup]:
     """Groups in order of their first pod, each keeping its pods' order.
 
@@ -161,10 +182,7 @@ def group_pods(pods: Iterable[Pod]) -> list[PodGroup]:
     pods = list(pods)
     if not pods:
         return []
-    try:
-        keys = list(map(_cached_key, pods))
-    except AttributeError:
-        keys = _assign_keys(pods)
+    keys = equivalence_keys(pods)
     if len(pods) <= _FEW:
         return _group_few(pods, keys)
     return _group_many(pods, keys)

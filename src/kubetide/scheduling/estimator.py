@@ -11,8 +11,10 @@ received a pod). Otherwise only new nodes that received a pod are counted.
 
 Groups whose pods depend only on resources and static filters are placed in bulk: per-node capacity by
 one vectorized division, the first-fit fill by a cumulative sum, and the new nodes by a ceiling
-division, which gives the same answer as placing pod by pod. The snapshot is forked and reverted, so
-the estimate leaves it unchanged.
+division, which gives the same answer as placing pod by pod. The others are placed pod by pod, asking
+only about the new nodes (and, where no new node took the pod and nothing changed since, not asking
+again). The snapshot is forked and reverted, so the estimate leaves it unchanged; the snapshot is the
+cluster's (CA estimates on its cluster snapshot), so running pods count for the inter-pod filters.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from kubetide.scheduling.limiter import ThresholdLimiter
 from kubetide.scheduling.pod_order import order_groups
 from kubetide.scheduling.snapshot import ClusterSnapshot
 
-__all__ = ["Estimate", "estimate"]
+__all__ = ["Estimate", "estimate", "schedulable_groups"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,13 +58,14 @@ class _Run:
         self.snap = snap
         self.template = template
         self.limiter = limiter
-        self.checker = FitChecker(snap)
+        self.checker = FitChecker.of(snap)
         for name in template.allocatable:  # columns first, so request rows computed later stay valid
             snap.column(name)
         self.base = snap.num_slots  # new nodes occupy slots [base, num_slots)
         self.received = np.zeros(0, np.int64)  # pods placed per new node
         self.existing_with_pods: set[int] = set()  # cluster nodes the hostname-spread retry used
         self.last: int | None = None
+        self._none_fit: tuple[PodFacts, int, int] | None = None
         self.limited = False
         self.scheduled: list[Pod] = []
         self.unscheduled: list[Pod] = []
@@ -75,11 +78,6 @@ class _Run:
         self.received = np.concatenate([self.received, np.zeros(count, np.int64)])
         self.last = first + count - 1
         return first
-
-    def _new_mask(self) -> NDArray[np.bool_]:
-        mask = np.zeros(self.snap.num_slots, np.bool_)
-        mask[self.base :] = True
-        return mask
 
     def _last_is_empty(self) -> bool:
         return self.last is not None and self.received[self.last - self.base] == 0
@@ -146,10 +144,11 @@ class _Run:
         pods = group.pods
         k = 0
         while k < len(pods) and self.snap.num_slots > self.base:
-            ok = self.checker.feasible(facts, self._new_mask())
+            ok = self.checker.feasible_from(facts, self.base)
             if not ok.any():
+                self._fits_none(facts)
                 break
-            self._place(pods[k], int(np.argmax(ok)), facts)
+            self._place(pods[k], self.base + int(np.argmax(ok)), facts)
             k += 1
         hostname_spread = any(c.topology_key == HOSTNAME_LABEL for c in facts.pod.topology_spread)
         for index in range(k, len(pods)):
@@ -164,9 +163,7 @@ class _Run:
         """True: placed; False: left out (a fresh node was added but took no pod); None: stop the group."""
         last = self.last
         if last is not None:
-            only_last = np.zeros(self.snap.num_slots, np.bool_)
-            only_last[last] = True
-            if self.checker.feasible(facts, only_last)[last]:
+            if not self._known_to_fit_none(facts) and self.checker.fits(facts, last):
                 self._place(pod, last, facts)
                 return True
             if hostname_spread:
@@ -185,13 +182,24 @@ class _Run:
         if not self.limiter.permission_to_add_node():
             self.limited = True
             return None
+        known = self._known_to_fit_none(facts)
         slot = self._add_nodes(1)
-        only_new = np.zeros(self.snap.num_slots, np.bool_)
-        only_new[slot] = True
-        if self.checker.feasible(facts, only_new)[slot]:
+        if self.checker.fits(facts, slot):
             self._place(pod, slot, facts)
             return True
+        if known:  # the other new nodes took none, and nothing was bound since
+            self._fits_none(facts)
         return False
+
+    def _fits_none(self, facts: PodFacts) -> None:
+        """Note that no new node takes a pod like ``facts.pod`` as the snapshot is now."""
+        self._none_fit = (facts, self.snap.node_epoch, self.snap.pods_epoch)
+
+    def _known_to_fit_none(self, facts: PodFacts) -> bool:
+        """True when, as noted and nothing changed since, no new node takes a pod like ``facts.pod``:
+        the last node need not be asked again (upstream asks, and gets the same no)."""
+        snap = self.snap
+        return self._none_fit == (facts, snap.node_epoch, snap.pods_epoch)
 
 
 def estimate(
@@ -217,5 +225,26 @@ def estimate(
         # retry count too (estimationState.newNodesWithPods is keyed by any node name).
         node_count = int((run.received > 0).sum()) + len(run.existing_with_pods)
         return Estimate(node_count, tuple(run.scheduled), tuple(run.unscheduled), run.limited)
+    finally:
+        snap.revert()
+
+
+def schedulable_groups(
+    snap: ClusterSnapshot, template: NodeView, groups: Sequence[PodGroup]
+) -> list[PodGroup]:
+    """The groups whose first pod fits an empty node of ``template`` added to ``snap``: the groups a
+    node group of that template could help (CA's ``ScaleUpOrchestrator.SchedulablePodGroups``, which
+    checks each group's sample pod on the template node added to the cluster snapshot). ``snap`` is
+    unchanged."""
+    if not groups:
+        return []
+    name = template.name
+    while snap.has_node(name) or name in snap.slot_index:
+        name += "-check"
+    snap.fork()
+    try:
+        slot = snap.add_template_nodes(template, [name])
+        checker = FitChecker.of(snap)
+        return [g for g in groups if checker.fits(checker.facts(g.representative), slot)]
     finally:
         snap.revert()

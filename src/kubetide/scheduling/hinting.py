@@ -11,8 +11,10 @@ ten such specs per controller). Each pod placed is bound in the snapshot.
 The first fit is taken in the snapshot's node order. Upstream walks a node list that its delta snapshot
 rebuilds from a Go map after every binding, from a rotating index, so which fitting node it takes is
 unspecified; the first fit packs as tightly, and is reproducible. Pods of identical templates keep
-their feasibility between bindings (only the nodes bound since are checked again), so a call costs one
-vectorized pass per template plus a scan per pod.
+their static and node-local feasibility (ports, resources) between bindings (only the nodes bound
+since are checked again), so a call costs one vectorized pass per template plus a scan per pod; for
+pods that topology spread or inter-pod (anti-)affinity decide, the filters' per-domain rules (kept
+from the snapshot's pod index) are applied to that mask per pod.
 """
 
 from __future__ import annotations
@@ -25,9 +27,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from kubetide.model.pod import Pod
-from kubetide.scheduling.equivalence import equivalence_key
+from kubetide.scheduling.equivalence import equivalence_keys
 from kubetide.scheduling.fit import FitChecker, PodFacts
-from kubetide.scheduling.predicates.node_resources import pods_that_fit, room_for_one
+from kubetide.scheduling.predicates.domains import rules_mask
+from kubetide.scheduling.predicates.node_resources import pods_that_fit
 from kubetide.scheduling.snapshot import ClusterSnapshot
 
 __all__ = ["HintingSimulator", "hint_key"]
@@ -46,24 +49,21 @@ def _controller_uid(pod: Pod) -> str | None:
 
 
 class _Feasible:
-    """The nodes one template fits on, refreshed for the slots bound since it was computed."""
+    """The nodes one template passes the static and node-local filters on (ports, resources), refreshed
+    for the slots bound since it was computed: a bind changes those on its own node only."""
 
-    __slots__ = ("ok", "seen", "static")
+    __slots__ = ("base", "seen")
 
-    def __init__(self, static: NDArray[np.bool_], ok: NDArray[np.bool_], seen: int) -> None:
-        self.static = static
-        self.ok = ok
+    def __init__(self, base: NDArray[np.bool_], seen: int) -> None:
+        self.base = base
         self.seen = seen
 
-    def refresh(self, snap: ClusterSnapshot, facts: PodFacts, bound: list[int]) -> NDArray[np.bool_]:
+    def refresh(self, checker: FitChecker, facts: PodFacts, bound: list[int]) -> NDArray[np.bool_]:
         if self.seen < len(bound):
-            needs = facts.needs(snap)
             for slot in set(bound[self.seen :]):
-                self.ok[slot] = bool(self.static[slot]) and room_for_one(
-                    snap.allocatable[slot].tolist(), snap.requested[slot].tolist(), needs
-                )
+                self.base[slot] = checker.local_fits(facts, slot)
             self.seen = len(bound)
-        return self.ok
+        return self.base
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -89,15 +89,14 @@ class HintingSimulator:
         # try_schedule_alike's hints: a group (by its first pod's key) -> (node, how many) it was on.
         self._groups: dict[str, list[tuple[str, int]]] = {}
         self._old_groups: dict[str, list[tuple[str, int]]] = {}
-        # try_schedule_alike's pod facts, kept while the snapshot's node classes are the same list.
-        self._alike_classes: object = None
-        self._alike_facts: dict[object, PodFacts] = {}
         self._plan: _Plan | None = None  # try_schedule_alike's last steady placement
         # The nodes try_schedule_alike bound to last call: (their pods' version, the pods).
         self._bound_last: dict[str, tuple[int, list[Pod]]] = {}
 
     def hint(self, pod: Pod) -> str | None:
-        key = hint_key(pod)
+        return self._hint(hint_key(pod))
+
+    def _hint(self, key: str) -> str | None:
         found = self._current.get(key)
         return found if found is not None else self._old.get(key)
 
@@ -122,9 +121,7 @@ class HintingSimulator:
         pods, hinted ones first). A group with inter-pod constraints or host ports is tried pod by pod.
         Returns each group's pods bound."""
         placed: list[Sequence[Pod]] = []
-        if snap.classes is not self._alike_classes:  # renumbered (or another snapshot): start over
-            self._alike_classes, self._alike_facts = snap.classes, {}
-        checker = FitChecker(snap, self._alike_facts)
+        checker = FitChecker.of(snap)
         touched: set[int] = set()
         again = self._as_last_time(snap, checker, groups, touched)
         if again is not None:
@@ -141,7 +138,6 @@ class HintingSimulator:
                 placed.append(self._schedule_alike(snap, checker, facts, pods, touched))
             else:
                 placed.append(self._schedule(snap, pods))
-                checker = FitChecker(snap, self._alike_facts)
         self._same_as_last_time(snap, touched)
         self.drop_old_hints()
         self._old_groups, self._groups = self._groups, {}
@@ -305,20 +301,21 @@ class HintingSimulator:
 
     def _schedule(self, snap: ClusterSnapshot, pods: Sequence[Pod]) -> list[Pod]:
         ordered = sorted(pods, key=_minus_priority)  # stable: equal priorities keep their order
-        checker = FitChecker(snap)
+        keys = equivalence_keys(ordered)  # derived once per template, not pod by pod
+        checker = FitChecker.of(snap)
         runs: dict[PodFacts, _Feasible] = {}
         bound: list[int] = []
         similar: dict[str, set[object]] = {}
         placed: list[Pod] = []
         epoch = (snap.node_epoch, snap.pods_epoch)
-        for pod in ordered:
+        for pod, key in zip(ordered, keys, strict=True):
             if (snap.node_epoch, snap.pods_epoch) != epoch:
                 runs.clear()  # changed by something else: start over
-            facts = checker.facts(pod)
-            slot = self._hinted_slot(snap, checker, facts, pod)
+            facts = checker.facts_of(key, pod)
+            hinted = hint_key(pod)
+            slot = self._hinted_slot(snap, checker, facts, hinted)
             if slot is None:
                 owner = _controller_uid(pod)
-                key = equivalence_key(pod)
                 if owner is not None and key in similar.get(owner, ()):
                     continue
                 ok = self._feasible(snap, checker, facts, runs, bound)
@@ -330,7 +327,7 @@ class HintingSimulator:
                             specs.add(key)
                     continue
                 slot = int(np.argmax(ok))
-            self._current[hint_key(pod)] = snap.name(slot)
+            self._current[hinted] = snap.name(slot)
             snap.add_pod(pod, slot, facts.vector(snap))
             bound.append(slot)
             epoch = (snap.node_epoch, snap.pods_epoch)
@@ -342,21 +339,13 @@ class HintingSimulator:
         snap: ClusterSnapshot,
         checker: FitChecker,
         facts: PodFacts,
-        pod: Pod,
+        hinted: str,
     ) -> int | None:
-        name = self.hint(pod)
+        name = self._hint(hinted)
         if name is None or not snap.has_node(name):
             return None
         slot = snap.index_of(name)
-        if checker.is_simple(facts) and not pod.host_ports:
-            fits = checker.static_ok(facts, slot) and room_for_one(
-                snap.allocatable[slot].tolist(), snap.requested[slot].tolist(), facts.needs(snap)
-            )
-        else:
-            only = np.zeros(snap.num_slots, np.bool_)
-            only[slot] = True
-            fits = bool(checker.feasible(facts, only)[slot])
-        return slot if fits else None
+        return slot if checker.fits(facts, slot) else None
 
     @staticmethod
     def _feasible(
@@ -366,13 +355,16 @@ class HintingSimulator:
         runs: dict[PodFacts, _Feasible],
         bound: list[int],
     ) -> NDArray[np.bool_]:
-        if not (checker.is_simple(facts) and not facts.pod.host_ports):
-            return checker.feasible(facts)
         run = runs.get(facts)
         if run is None:
-            ok = checker.feasible(facts)
-            run = runs[facts] = _Feasible(checker.static_mask(facts), ok.copy(), len(bound))
-        return run.refresh(snap, facts, bound)
+            run = runs[facts] = _Feasible(checker.local_mask(facts), len(bound))
+        base = run.refresh(checker, facts, bound)
+        if not facts.inter_pod and not snap.constrained_pods:
+            return base  # no inter-pod filter applies
+        rules = checker.rules(facts)  # topology spread, inter-pod affinity: they read every domain
+        if not rules:
+            return base
+        return rules_mask(rules, snap.pod_index(), within=base)
 
 
 def _minus_priority(pod: Pod) -> int:

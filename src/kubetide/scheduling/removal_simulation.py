@@ -11,7 +11,9 @@ at or after a cursor that starts at slot 0 and moves past every node that receiv
 from the last success), pods taken equivalence group by equivalence group in order of first
 appearance. Groups of simple pods are placed in bulk: a walk over the few nodes after the cursor
 when those take the whole group one pod each (the usual case), else :func:`round_robin_fill` over
-every node; both give the same moves (property-tested). The whole check runs in a fork that is
+every node; both give the same moves (property-tested). Pods that the inter-pod filters or host ports
+decide are placed one by one, walking the few nodes after the cursor with the filters' per-domain
+rules as plain-integer tests, else asking every node. The whole check runs in a fork that is
 reverted at the end unless ``keep`` is set.
 
 A :class:`RemovalMemo` carried from one call to the next (one loop to the next) lets an attempt reuse
@@ -21,7 +23,7 @@ its last result instead of walking again: see :class:`RemovalMemo` for when that
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TypeVar
@@ -31,9 +33,10 @@ from numpy.typing import NDArray
 
 from kubetide.model.pod import Pod
 from kubetide.scheduling.drainability import BlockReason, NodeDrain
-from kubetide.scheduling.equivalence import group_pods
+from kubetide.scheduling.equivalence import equivalence_keys, group_pods, has_equivalence_key
 from kubetide.scheduling.fit import FitChecker, PodFacts
 from kubetide.scheduling.placement import round_robin_fill
+from kubetide.scheduling.predicates.domains import rules_tests
 from kubetide.scheduling.snapshot import ClusterSnapshot, NodeClass
 
 __all__ = [
@@ -75,9 +78,23 @@ class RemovalResult:
 
     node: str
     outcome: RemovalOutcome
-    moves: tuple[tuple[str, tuple[Pod, ...]], ...] = ()  # (destination node, pods moved there)
+    # The moves, flat (a removal simulation of thousands of nodes would otherwise leave two tuples per
+    # moved pod for the garbage collector's full passes to walk): destination node and pod count per
+    # move, and the pods moved, move after move. :attr:`moves` pairs them.
+    moved_to: tuple[str, ...] = ()
+    moved_counts: tuple[int, ...] = ()
+    moved_pods: tuple[Pod, ...] = ()
     unplaced_pod: str | None = None
     blocking: tuple[str, str] | None = None  # (pod namespace/name, drainability reason)
+
+    @property
+    def moves(self) -> tuple[tuple[str, tuple[Pod, ...]], ...]:
+        """(destination node, pods moved there) per move."""
+        out, start = [], 0
+        for dest, count in zip(self.moved_to, self.moved_counts, strict=True):
+            out.append((dest, self.moved_pods[start : start + count]))
+            start += count
+        return tuple(out)
 
     @property
     def removable(self) -> bool:
@@ -291,7 +308,9 @@ class _Simulation:
         groups: list[_Group] = []
         walked = widest = 0
         within: NDArray[np.bool_] | None = None  # the destinations but this node, for the full checks
-        moves: list[tuple[str, tuple[Pod, ...]]] = []
+        moved_to: list[str] = []  # the moves, flat (see RemovalResult)
+        moved_counts: list[int] = []
+        moved_pods: list[Pod] = []
         touched: list[int] = []  # slots bound to in this attempt: their rows are re-read if it fails
         checker, names = self.checker, snap.slot_names
         for group in group_pods(pods):
@@ -308,7 +327,9 @@ class _Simulation:
                     snap.add_pods_each(taken, group.pods, vec)
                     self._bound(taken, [1] * len(taken), need)
                     touched.extend(taken)
-                    moves.extend(zip(map(names.__getitem__, taken), zip(group.pods), strict=True))
+                    moved_to.extend(map(names.__getitem__, taken))
+                    moved_counts.extend([1] * len(taken))
+                    moved_pods.extend(group.pods)
                     if near_only:
                         n = snap.num_slots
                         offsets = tuple(_offset(s, start, n) for s in taken)
@@ -330,23 +351,31 @@ class _Simulation:
                 snap.add_pods_bulk(slots, counts, group.pods, vec)
                 self._bound(slots.tolist(), counts.tolist(), facts.needs(snap))
                 touched.extend(slots.tolist())
-                moves.extend(_moves(snap, group.pods, slots, counts))
+                moved_to.extend(map(names.__getitem__, slots.tolist()))
+                moved_counts.extend(counts.tolist())
+                moved_pods.extend(group.pods[: int(counts.sum())])
                 continue
             near_only = False
-            if within is None:
-                within = self._within(i)
+            need, one = facts.needs(snap), [1]
             for pod in group.pods:
-                ok = self.checker.feasible(facts, within)
-                pick = _next_true(ok, cursor)
+                pick = self._walk_one(facts, i, cursor)
+                if pick is None:  # none in the nodes just after the cursor: every node
+                    if within is None:
+                        within = self._within(i)
+                    pick = _next_true(self.checker.feasible(facts, within), cursor)
                 if pick is None:
                     return self._failed(name, [*touched, i], pod.key)
                 snap.add_pod(pod, pick, vec)
-                self._bound([pick], [1], facts.needs(snap))
+                self._bound((pick,), one, need)
                 touched.append(pick)
-                moves.append((snap.name(pick), (pod,)))
-                cursor = (pick + 1) % snap.num_slots
+                moved_to.append(names[pick])
+                moved_counts.append(1)
+                moved_pods.append(pod)
+                cursor = pick + 1 if pick + 1 < snap.num_slots else 0
         self._removed(i, cursor)
-        result = RemovalResult(name, RemovalOutcome.REMOVABLE, tuple(moves))
+        result = RemovalResult(
+            name, RemovalOutcome.REMOVABLE, tuple(moved_to), tuple(moved_counts), tuple(moved_pods)
+        )
         if near_only and walked < snap.num_slots:
             self.made[name] = self._record(pods, start, walked, groups, widest, (i, was_dest), result)
         return result
@@ -462,12 +491,50 @@ class _Simulation:
         width = _near_width(pods)
         if width >= n:
             return None
-        dest, alloc, used = self._dest, self._alloc, self._used
+        taken: list[int] = []
+        for i in self._roomy(facts, need, skip, cursor, width):
+            taken.append(i)
+            if len(taken) == pods:
+                return sorted(taken), (i + 1) % n
+        return None
+
+    def _walk_one(self, facts: PodFacts, skip: int, cursor: int) -> int | None:
+        """The first node at or after the cursor (among the few just after it) that takes one pod of a
+        template the full filters decide (inter-pod rules, ports), walked with plain integers as
+        :meth:`_fill_near` walks; None: none of those nodes (ask every node)."""
+        snap, checker = self.snap, self.checker
+        n = snap.num_slots
+        if n <= _NEAR:
+            return None
+        rules = checker.rules(facts)
+        kept = facts.walk_tests  # the rules come back as the same objects while they hold
+        if kept is not None and kept[0] is rules and kept[1] == n:
+            tests = kept[2]
+        else:
+            tests = rules_tests(rules, n)
+            facts.walk_tests = (rules, n, tests)
+        ports = bool(facts.pod.host_ports)
+        for i in self._roomy(facts, facts.needs(snap), skip, cursor, _NEAR):
+            if ports and not checker.local_fits(facts, i):
+                continue
+            for test in tests:
+                if not test(i):
+                    break
+            else:
+                return i
+        return None
+
+    def _roomy(
+        self, facts: PodFacts, need: list[tuple[int, int]], skip: int, cursor: int, width: int
+    ) -> Iterator[int]:
+        """The destinations among the ``width`` nodes from the cursor on (wrapping), node ``skip``
+        (the one being removed) left out, that pass the static filters and have room for one pod
+        requesting ``need`` (``PodFacts.needs``), in that order, from the plain-integer rows."""
+        n = self.snap.num_slots
+        dest, alloc, used, classes = self._dest, self._alloc, self._used, self._classes
         # Pods whose node selection names nodes are judged per node; the others per node class.
         by_node = self.checker.static_ok if facts.name_dependent else None
         classes_ok = self.checker.class_ok(facts) if by_node is None else []
-        classes = self._classes
-        taken: list[int] = []
         for k in range(width):
             i = cursor + k if cursor + k < n else cursor + k - n
             if not dest[i] or i == skip:
@@ -479,10 +546,7 @@ class _Simulation:
                 if room[c] - spent[c] < v:
                     break
             else:
-                taken.append(i)
-                if len(taken) == pods:
-                    return sorted(taken), (i + 1) % n
-        return None
+                yield i
 
 
 def _span(rows: list[_T], start: int, length: int) -> list[_T]:
@@ -519,15 +583,13 @@ def _next_true(mask: NDArray[np.bool_], cursor: int) -> int | None:
     return int(hits[k]) if k < len(hits) else int(hits[0])
 
 
-def _moves(
-    snap: ClusterSnapshot, pods: Sequence[Pod], slots: NDArray[np.intp], counts: NDArray[np.int64]
-) -> list[tuple[str, tuple[Pod, ...]]]:
-    out: list[tuple[str, tuple[Pod, ...]]] = []
-    start = 0
-    for slot, count in zip(slots.tolist(), counts.tolist(), strict=True):
-        out.append((snap.name(slot), tuple(pods[start : start + count])))
-        start += count
-    return out
+def _derive_keys(snap: ClusterSnapshot, candidates: Sequence[str]) -> None:
+    """The equivalence keys of every candidate's pods, derived in one pass: pods of one template on
+    different nodes then share one derivation (an attempt groups one node's pods at a time)."""
+    slots = snap.slots_of(candidates).tolist()
+    first = next((snap.pods_on(i) for i in slots if snap.pods_on(i)), ())
+    if first and not all(map(has_equivalence_key, first)):  # derived already (a later loop): skip
+        equivalence_keys([pod for i in slots for pod in snap.pods_on(i)])
 
 
 def simulate_removals(
@@ -560,6 +622,7 @@ def simulate_removals(
         if memo is not None:
             memo._begin(snap)
         sim = _Simulation(snap, destinations, memo)
+        _derive_keys(snap, candidates)
         found: list[RemovalResult] = []
         removable = 0
         for name in candidates:

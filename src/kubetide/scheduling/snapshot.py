@@ -11,6 +11,10 @@ column too) so filters can compare one request vector against every node at once
 labels (apart from the hostname), taints and ``unschedulable`` share a *node class*; static filters are
 evaluated once per class. Node copies made from a template (Cluster Autoscaler's ``<template>-e-<i>``
 nodes) keep the template's view and get their own name and hostname label.
+
+Once an inter-pod filter asks for it, the snapshot keeps a :class:`~kubetide.scheduling.pod_index.PodIndex`
+(its bound pods by label class and topology domain) in step: every bind, unbind and node change,
+undo and revert included, is told to it; a copy fork saves it and its revert restores it.
 """
 
 from __future__ import annotations
@@ -19,7 +23,8 @@ import itertools
 import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from itertools import compress
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -28,6 +33,9 @@ from kubetide.model.node import HOSTNAME_LABEL, NodeView
 from kubetide.model.pod import Pod
 from kubetide.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, Resources
 from kubetide.model.scheduling_terms import Taint
+
+if TYPE_CHECKING:
+    from kubetide.scheduling.pod_index import IndexState, PodIndex
 
 __all__ = ["BASE_RESOURCES", "ClusterSnapshot", "NodeClass"]
 
@@ -68,6 +76,19 @@ class _Saved:
     views: list[NodeView]
     own_view: list[bool]
     constrained: int
+    index: tuple[PodIndex, IndexState] | None  # the pod index as it was, if there was one
+
+
+def _unbound_since(index: PodIndex, i: int, now: list[Pod], then: list[Pod]) -> Sequence[Pod]:
+    """Tell ``index`` that slot ``i``'s pods go from ``now`` back to ``then``, as far as unbinding goes:
+    when one list is the other with pods appended (binds, or unbinds from the end, since), only those;
+    otherwise all of ``now``. Returns the pods to bind back (``then`` itself when all were unbound)."""
+    k = min(len(now), len(then))
+    if all(map(operator.is_, now[:k], then[:k])):
+        index.pods_removed(i, now[k:])
+        return then[k:]
+    index.pods_removed(i, now)
+    return then
 
 
 class ClusterSnapshot:
@@ -103,6 +124,9 @@ class ClusterSnapshot:
         self.node_epoch = 0  # changes whenever the node set changes (caches key on it)
         self.pods_epoch = 0  # changes whenever any pod is bound or unbound
         self.constrained_pods = 0  # bound pods with required anti-affinity (they constrain others)
+        # Bound pods by label class and topology domain, for inter-pod filters: built on first use,
+        # then told of every change (None: nobody asked yet, or dropped by a renumbering).
+        self._pod_index: PodIndex | None = None
         for node in nodes:
             self.add_node(node)
         self._bind_initial(pods)
@@ -216,6 +240,21 @@ class ClusterSnapshot:
     def labels(self, i: int) -> dict[str, str]:
         return self.node(i).labels
 
+    def label_value(self, i: int, key: str) -> str | None:
+        """Label ``key`` of slot ``i``'s node (None: none), without renaming a template copy."""
+        if key == HOSTNAME_LABEL and not self._own_view[i]:
+            return self._names[i]
+        return self._views[i].labels.get(key)
+
+    def pod_index(self) -> PodIndex:
+        """The bound pods by label class and topology domain (built on first use, then kept in step)."""
+        index = self._pod_index
+        if index is None:
+            from kubetide.scheduling.pod_index import PodIndex
+
+            index = self._pod_index = PodIndex(self)
+        return index
+
     def pods_on(self, i: int) -> Sequence[Pod]:
         return self._pods[i]
 
@@ -289,6 +328,10 @@ class ClusterSnapshot:
         self._marks.pop()
         if not self._marks:
             self._log.clear()
+        elif self._marks[-1][2] is not None:
+            # The enclosing fork reverts by restoring its copy: it needs no log (and the entries kept
+            # alive would only lengthen the garbage collector's full passes).
+            del self._log[self._marks[-1][0] :]
 
     def revert(self) -> None:
         """Undo every change since the innermost :meth:`fork`."""
@@ -316,6 +359,7 @@ class ClusterSnapshot:
             list(self._views),
             list(self._own_view),
             self.constrained_pods,
+            None if self._pod_index is None else (self._pod_index, self._pod_index.save()),
         )
 
     def _share(self) -> list[list[Pod]]:
@@ -336,6 +380,15 @@ class ClusterSnapshot:
 
     def _restore(self, saved: _Saved) -> None:
         n = len(saved.pods)
+        index = self._pod_index
+        if saved.index is not None and saved.index[0] is index:
+            index = None  # restored wholesale below
+        if index is not None:  # made since the save: tell it of the slots whose pods or node change
+            pods_changed = list(compress(range(n), map(operator.ne, self._ver, saved.versions)))
+            regained = [_unbound_since(index, i, self._pods[i], saved.pods[i]) for i in pods_changed]
+            relabelled = (self._active[:n] != saved.active) | (self._class[:n] != saved.classes)
+            nodes_changed = set(np.flatnonzero(relabelled).tolist())
+            nodes_changed.update(compress(range(n), map(operator.is_not, self._views, saved.views)))
         self._owned = set()  # the restored lists may be shared with an outer fork's copy
         self._used[:n] = self._width(saved.used)
         self._active[:n], self._class[:n], self._anti[:n] = saved.active, saved.classes, saved.anti
@@ -344,6 +397,18 @@ class ClusterSnapshot:
         self.constrained_pods = saved.constrained
         self.node_epoch += 1
         self.pods_epoch += 1
+        if index is not None:
+            # The index counts each slot's pods but those still to bind back: they move with the labels.
+            counted = {
+                i: len(self._pods[i]) - len(back) for i, back in zip(pods_changed, regained, strict=True)
+            }
+            for i in sorted(nodes_changed):
+                pods = self._pods[i]
+                index.node_changed(i, pods[: counted.get(i, len(pods))])
+            for i, back in zip(pods_changed, regained, strict=True):
+                index.pods_added(i, back)
+        elif saved.index is not None and saved.index[0] is self._pod_index:
+            saved.index[0].restore(saved.index[1])
 
     def _record(self, entry: tuple[Any, ...]) -> None:
         if self._marks:
@@ -356,12 +421,15 @@ class ClusterSnapshot:
 
     def _undo(self, entry: tuple[Any, ...], n_keep: int) -> None:
         op, i = entry[0], entry[1]
+        index = self._pod_index
         if op == "each+":
             vec = self._width(entry[2])
             for slot in entry[1]:
                 if slot < n_keep:  # slots at or past n_keep are truncated away
-                    self._own(slot).pop()
+                    popped = self._own(slot).pop()
                     self._used[slot] -= vec
+                    if index is not None:
+                        index.pods_removed(slot, (popped,))
             self.pods_epoch += 1
             return
         if op == "blocks+":
@@ -369,6 +437,8 @@ class ClusterSnapshot:
             kept = slots < n_keep  # slots at or past n_keep are truncated away
             for slot, count in zip(slots[kept].tolist(), counts[kept].tolist(), strict=True):
                 pods = self._own(slot)
+                if index is not None:
+                    index.pods_removed(slot, pods[len(pods) - count :])
                 del pods[len(pods) - count :]
             self._used[slots[kept]] -= totals[kept]
             self.pods_epoch += 1
@@ -377,7 +447,9 @@ class ClusterSnapshot:
             slots, rows = entry[1], self._width(entry[2])
             kept = slots < n_keep  # slots at or past n_keep are truncated away
             for slot in slots[kept].tolist():
-                self._own(slot).pop()
+                popped = self._own(slot).pop()
+                if index is not None:
+                    index.pods_removed(slot, (popped,))
             self._used[slots[kept]] -= rows[kept]
             self.pods_epoch += 1
             return
@@ -386,6 +458,8 @@ class ClusterSnapshot:
             kept = slots < n_keep  # slots at or past n_keep are truncated away
             for slot, count in zip(slots[kept].tolist(), counts[kept].tolist(), strict=True):
                 pods = self._own(slot)
+                if index is not None:
+                    index.pods_removed(slot, pods[len(pods) - count :])
                 del pods[len(pods) - count :]
             self._used[slots[kept]] -= counts[kept, None] * vec
             self.pods_epoch += 1
@@ -393,6 +467,8 @@ class ClusterSnapshot:
         if i >= n_keep and op != "node-":
             return  # the node itself is truncated away
         if op == "clear":
+            if index is not None:
+                index.pods_added(i, entry[2])
             self._pods[i] = entry[2]
             self._ver[i] = next(_versions)
             self._owned.discard(i)  # the list taken may be shared with a fork's copy
@@ -403,6 +479,8 @@ class ClusterSnapshot:
         elif op == "pods+":
             count, total = entry[2], self._width(entry[3])
             pods = self._own(i)
+            if index is not None:
+                index.pods_removed(i, pods[len(pods) - count :])
             del pods[len(pods) - count :]
             self._used[i] -= total
             self._anti[i] -= entry[4]
@@ -411,6 +489,8 @@ class ClusterSnapshot:
         elif op == "pod-":
             pod, pos, vec = entry[2], entry[3], self._width(entry[4])
             self._own(i).insert(pos, pod)
+            if index is not None:
+                index.pods_added(i, (pod,))
             self._used[i] += vec
             self._anti[i] += bool(pod.pod_anti_affinity)
             self.constrained_pods += bool(pod.pod_anti_affinity)
@@ -418,11 +498,17 @@ class ClusterSnapshot:
         elif op == "node-":
             self._active[i] = True
             self.node_epoch += 1
+            if index is not None:
+                index.node_changed(i, ())
         elif op == "view":
             self._views[i], self._own_view[i], self._class[i] = entry[2], entry[3], entry[4]
             self.node_epoch += 1
+            if index is not None:
+                index.node_changed(i, self._pods[i])
 
     def _truncate(self, n: int) -> None:
+        if self._pod_index is not None:
+            self._pod_index.truncating(n)
         for name in self._names[n:]:
             del self._index[name]
         self.constrained_pods -= int(self._anti[n : self._n].sum())
@@ -456,6 +542,7 @@ class ClusterSnapshot:
         self._index = {name: i for i, name in enumerate(self._names)}
         self._n = k
         self._owned = set()  # slots were renumbered: any list may be shared, copy before changing
+        self._pod_index = None  # built again on first use, with the new numbers
         self.constrained_pods = int(self._anti[:k].sum())
         self._log.clear()
         self.node_epoch += 1
@@ -476,6 +563,7 @@ class ClusterSnapshot:
         self.classes = [self.classes[i] for i in order.tolist()]
         self._class_index = {c: i for i, c in enumerate(self.classes)}
         self.node_epoch += 1
+        self._pod_index = None  # its states read class numbers
 
     def unused_classes(self) -> int:
         """How many node classes no slot uses."""
@@ -547,6 +635,8 @@ class ClusterSnapshot:
         self._ver.extend(next(_versions) for _ in range(count))
         self._n = end
         self.node_epoch += 1
+        if self._pod_index is not None:
+            self._pod_index.nodes_added(first, end)
         return first
 
     def replace_node(self, i: int, node: NodeView) -> None:
@@ -559,6 +649,8 @@ class ClusterSnapshot:
         self._own_view[i] = True
         self._class[i] = self._class_of(node)
         self.node_epoch += 1
+        if self._pod_index is not None:
+            self._pod_index.node_changed(i, self._pods[i])
 
     def remove_node(self, i: int) -> None:
         """Take a node (which must hold no pods) out of every answer; its slot stays for a revert."""
@@ -567,11 +659,14 @@ class ClusterSnapshot:
         self._active[i] = False
         self.node_epoch += 1
         self._record(("node-", i))
+        if self._pod_index is not None:
+            self._pod_index.node_changed(i, ())
 
     # ----------------------------------------------------------------- pods
     def add_pod(self, pod: Pod, i: int, vec: Int64Array | None = None) -> None:
-        """Bind one pod to slot ``i`` (no fit check: the caller decided)."""
-        self.add_pods([pod], i, vec if vec is not None else self.vector(pod.requests))
+        """Bind one pod to slot ``i`` (no fit check: the caller decided; ``vec``, its request row, is
+        kept as given: it must not change)."""
+        self._add_total((pod,), i, vec if vec is not None else self.vector(pod.requests))
 
     def add_pods_in_order(self, pods: Sequence[Pod], i: int) -> None:
         """Bind ``pods``, each with its own request, to slot ``i`` in that order: what :meth:`add_pod`
@@ -601,9 +696,12 @@ class ClusterSnapshot:
         """Bind ``pods`` (requesting ``total`` together) to slot ``i``, after its pods, in one step."""
         self._own(i).extend(pods)
         self._used[i] += total
+        if self._pod_index is not None:
+            self._pod_index.pods_added(i, pods)
         constrained = sum(1 for p in pods if p.pod_anti_affinity)
-        self._anti[i] += constrained
-        self.constrained_pods += constrained
+        if constrained:
+            self._anti[i] += constrained
+            self.constrained_pods += constrained
         self.pods_epoch += 1
         self._record(("pods+", i, len(pods), total, constrained))
 
@@ -612,9 +710,11 @@ class ClusterSnapshot:
     ) -> None:
         """Bind identical pods without inter-pod constraints: ``counts[k]`` of them (taken from ``pods``
         in order) to ``slots[k]``. Slots must be distinct; the pods must carry no anti-affinity."""
-        start = 0
+        start, index = 0, self._pod_index
         for slot, count in zip(slots.tolist(), counts.tolist(), strict=True):
             self._own(slot).extend(pods[start : start + count])
+            if index is not None:
+                index.pods_added(slot, pods[start : start + count])
             start += count
         self._used[slots] += counts[:, None] * vec
         self.pods_epoch += 1
@@ -643,6 +743,8 @@ class ClusterSnapshot:
                 bound = lists[slot] = list(bound)
                 owned.add(slot)
             bound.append(pod)
+        if self._pod_index is not None:
+            self._pod_index.pods_added_each(slots, pods)
 
     def add_pods_rows(self, slots: NDArray[np.intp], pods: Sequence[Pod], rows: Int64Array) -> None:
         """Bind ``pods[k]`` to ``slots[k]`` requesting ``rows[k]`` (distinct slots; pods without
@@ -658,8 +760,11 @@ class ClusterSnapshot:
         """Bind ``blocks[k]`` (pods without inter-pod constraints) to ``slots[k]``, after its pods,
         requesting ``totals[k]`` together: many slots' bindings of several pods each in one array step
         (slots distinct)."""
+        index = self._pod_index
         for slot, pods in zip(slots.tolist(), blocks, strict=True):
             self._own(slot).extend(pods)
+            if index is not None:
+                index.pods_added(slot, pods)
         self._used[slots] += totals
         self.pods_epoch += 1
         self._record(("blocks+", slots, np.array([len(b) for b in blocks], np.int64), totals))
@@ -669,6 +774,8 @@ class ClusterSnapshot:
         pods = self._pods[i]
         anti = int(self._anti[i])
         self._record(("clear", i, pods, self._used[i].copy(), anti))
+        if self._pod_index is not None:
+            self._pod_index.pods_removed(i, pods)
         self._pods[i] = []
         self._ver[i] = next(_versions)
         self._owned.add(i)
@@ -683,6 +790,8 @@ class ClusterSnapshot:
         pods = self._own(i)
         pos = next(k for k, p in enumerate(pods) if p is pod)
         del pods[pos]
+        if self._pod_index is not None:
+            self._pod_index.pods_removed(i, (pod,))
         v = vec if vec is not None else self.vector(pod.requests)
         self._used[i] -= v
         self._anti[i] -= bool(pod.pod_anti_affinity)

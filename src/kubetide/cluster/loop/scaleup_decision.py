@@ -230,11 +230,12 @@ def decide_scale_up(
     snapshot_nodes: Sequence[NodeView],
     settings: ScaleUpSettings,
     strategy: ChainStrategy,
+    snapshot: ClusterSnapshot | None = None,
     force: bool = False,
 ) -> ScaleUpDecision:
-    """``shouldScaleUp`` then the orchestrator's plan for ``to_help`` (pods that fit nowhere, old enough);
-    ``force``: the orchestrator is asked whatever shouldScaleUp says (``ScaleUpEnforcer``: pods of a
-    ProvisioningRequest are pending)."""
+    """``shouldScaleUp`` then the orchestrator's plan for ``to_help`` (pods that fit nowhere, old enough),
+    estimated on the loop's cluster ``snapshot``; ``force``: the orchestrator is asked whatever
+    shouldScaleUp says (``ScaleUpEnforcer``: pods of a ProvisioningRequest are pending)."""
     now = loop.now
     if not to_help:
         return ScaleUpDecision(str(ScaleUpResult.NOT_NEEDED))
@@ -263,7 +264,7 @@ def decide_scale_up(
     groups = group_states(loop, registry, templates, settings.limits)
     ctx = ExpansionContext(now=now, cluster_node_count=len(loop.nodes))
     cluster = _cluster_count(loop, registry, templates, ready, settings)
-    plan = plan_scale_up(to_help, groups, snapshot_nodes, settings, strategy, ctx, cluster)
+    plan = plan_scale_up(to_help, groups, snapshot_nodes, settings, strategy, ctx, cluster, snapshot)
     return ScaleUpDecision(
         str(plan.result), plan, pods=tuple(to_help), groups=tuple(groups), expander_trace=tuple(ctx.trace)
     )

@@ -34,7 +34,8 @@ from kubetide.cluster.scaleup.similar import SimilarityRules, similar_templates
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
 from kubetide.model.resources import PODS, Resources
-from kubetide.scheduling.estimator import estimate
+from kubetide.scheduling.equivalence import PodGroup, group_pods
+from kubetide.scheduling.estimator import estimate, schedulable_groups
 from kubetide.scheduling.limiter import (
     ClusterCapacityThreshold,
     NodeGroupCapacityThreshold,
@@ -160,10 +161,16 @@ def _skip_reasons(group: GroupState, cluster: ClusterCount, settings: ScaleUpSet
 
 
 def _similar_groups(
-    main: GroupState, valid: Sequence[GroupState], helped: Sequence[Pod], settings: ScaleUpSettings
+    main: GroupState,
+    valid: Sequence[GroupState],
+    schedulable: Mapping[str, list[PodGroup]],
+    settings: ScaleUpSettings,
 ) -> tuple[str, ...]:
+    """``ComputeSimilarNodeGroups``: similar templates, and every pod group the main group could help is
+    one the other could help too (``matchingSchedulablePodGroups``)."""
     if not settings.balance_similar_node_groups or main.template is None or main.zero_or_max:
         return ()
+    helped = schedulable[main.id]
     out = []
     for other in valid:
         if other.id == main.id or other.template is None:
@@ -176,10 +183,9 @@ def _similar_groups(
             settings.similarity,
         ):
             continue
-        # Every pod the main group helps must fit the other group's template as well.
-        if estimate(ClusterSnapshot(), _estimation_node(other.template), list(helped)).unscheduled:
-            continue
-        out.append(other.id)
+        theirs = {id(g) for g in schedulable[other.id]}
+        if all(id(g) in theirs for g in helped):
+            out.append(other.id)
     return tuple(out)
 
 
@@ -204,10 +210,17 @@ def expansion_options(
     snapshot_nodes: Sequence[NodeView],
     settings: ScaleUpSettings,
     cluster: ClusterCount | None = None,
+    snapshot: ClusterSnapshot | None = None,
 ) -> tuple[list[Option], dict[str, tuple[str, ...]]]:
-    """One option per group that can grow and helps at least one pod, and the skip reasons of the rest."""
+    """One option per group that can grow and helps at least one pod, and the skip reasons of the rest.
+
+    As CA's ``ScaleUp``: the pods are grouped once; per group, the pod groups whose sample pod fits its
+    template node added to the cluster ``snapshot`` (``SchedulablePodGroups``) are estimated on that
+    snapshot, so the pods already running there count for topology spread and inter-pod (anti-)
+    affinity (no snapshot: an empty cluster). The snapshot is left as it was."""
     if cluster is None:
         cluster = cluster_count(snapshot_nodes, settings)
+    snap = snapshot if snapshot is not None else ClusterSnapshot()
     skipped: dict[str, tuple[str, ...]] = {}
     valid = []
     for g in groups:
@@ -217,11 +230,15 @@ def expansion_options(
         else:
             valid.append(g)
     by_id = {g.id: g for g in groups}
+    pod_groups = group_pods(pods)
+    templates = {g.id: _estimation_node(g.template) for g in valid if g.template is not None}
+    schedulable = {gid: schedulable_groups(snap, node, pod_groups) for gid, node in templates.items()}
     options = []
     for g in valid:
         assert g.template is not None
-        helped = estimate(ClusterSnapshot(), _estimation_node(g.template), list(pods)).scheduled
-        similar = _similar_groups(g, valid, helped, settings) if helped else ()
+        if not schedulable[g.id]:
+            continue  # it helps no pod: no option (ComputeExpansionOption returns an empty one)
+        similar = _similar_groups(g, valid, schedulable, settings)
         room = [(g.max_size, g.target)] + [(by_id[s].max_size, by_id[s].target) for s in similar]
         limiter = ThresholdLimiter(
             [
@@ -230,7 +247,7 @@ def expansion_options(
                 ClusterCapacityThreshold(settings.max_nodes_total, cluster.nodes),
             ]
         )
-        est = estimate(ClusterSnapshot(), _estimation_node(g.template), list(pods), limiter)
+        est = estimate(snap, templates[g.id], schedulable[g.id], limiter)
         node_count = est.node_count
         if g.zero_or_max and node_count > 0:
             if node_count > g.max_size:
@@ -375,13 +392,15 @@ def plan_scale_up(
     strategy: ChainStrategy,
     ctx: ExpansionContext,
     cluster: ClusterCount | None = None,
+    snapshot: ClusterSnapshot | None = None,
 ) -> ScaleUpPlan:
-    """``ScaleUp``: ``cluster`` is what the cluster-wide limits count (default: ``snapshot_nodes``)."""
+    """``ScaleUp``: ``cluster`` is what the cluster-wide limits count (default: ``snapshot_nodes``);
+    ``snapshot``: the loop's cluster snapshot the estimates run on (default: an empty cluster)."""
     if not pods:
         return ScaleUpPlan(ScaleUpResult.NOT_NEEDED)
     if cluster is None:
         cluster = cluster_count(snapshot_nodes, settings)
-    options, skipped = expansion_options(pods, groups, snapshot_nodes, settings, cluster)
+    options, skipped = expansion_options(pods, groups, snapshot_nodes, settings, cluster, snapshot)
     if settings.failover_to_untried_groups:
         options = _untried_first(options, groups, skipped)
     if not options:

@@ -5,7 +5,9 @@ tolerance and sync period, scale to zero), so it runs beside a managed control p
 controller; ``--standard-hpas`` takes the standard objects instead. Metrics come from the metrics APIs
 or, with ``--prometheus-url``, straight from Prometheus. Each due HPA is reconciled by the same
 :class:`~kubetide.hpa.driver.HPADriver` and :class:`~kubetide.runners.HPARunner` the simulator runs;
-:class:`~kubetide.live.hpa.reporter.HPALoopReporter` exports the metrics and logs each rescale.
+:class:`~kubetide.live.hpa.reporter.HPALoopReporter` exports the metrics and logs each rescale, and what
+it decided and the memory it decides with are published (:mod:`kubetide.live.hpa.published`:
+``/debug/hpa``, ``-v=4``, the memory ConfigMap restored at each leadership term).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from kubetide.clock import Clock
 from kubetide.cluster.flags import FlagSpec
@@ -23,23 +25,33 @@ from kubetide.commands.run.logs import configure_logging
 from kubetide.commands.run.runtime import HealthLimits, Runtime
 from kubetide.commands.run.settings import leader_flags, leader_from, live_flags, parse_line, settings_from
 from kubetide.hpa.config import HPAConfig
-from kubetide.hpa.driver import HPADriver
+from kubetide.hpa.driver import HPADriver, Synced
 from kubetide.hpa.flags import HPA_FLAGS, config_from_flags
+from kubetide.hpa.memory import DEFAULT_CONFIGMAP, DEFAULT_CONFIGMAP_NAMESPACE
 from kubetide.hpa.ports import MetricsSource
 from kubetide.kube.events import EventRecorder, uid_lookup
 from kubetide.kube.rest import Rest
-from kubetide.live.guard import GuardedHPAs, GuardedScaleTargets, WriteGate, recorder_type
+from kubetide.live.guard import (
+    GuardedHPAs,
+    GuardedMemoryConfigMap,
+    GuardedScaleTargets,
+    WriteGate,
+    recorder_type,
+)
 from kubetide.live.hpa.api import KubeApi
 from kubetide.live.hpa.controller_metrics import HPAControllerMetrics
 from kubetide.live.hpa.hpas import ApiHPAObjects
 from kubetide.live.hpa.live_ports import NamespacedPods, PodCache
 from kubetide.live.hpa.loop_source import LoopHPASource
+from kubetide.live.hpa.memory_configmap import MemoryConfigMap
 from kubetide.live.hpa.metrics_api import ApiMetricsSource
 from kubetide.live.hpa.prometheus.client import PrometheusClient, url_problem
 from kubetide.live.hpa.prometheus.rules import RulesConfig, RulesError, load_rules
 from kubetide.live.hpa.prometheus.source import PrometheusMetricsSource
+from kubetide.live.hpa.published import PublishedState
 from kubetide.live.hpa.reporter import HPALoopReporter
 from kubetide.live.hpa.scale import ApiScaleTargets
+from kubetide.model.validation.names import dns1123_label, dns1123_subdomain
 from kubetide.runners import HPARunner
 
 __all__ = ["REGISTRY", "main"]
@@ -49,6 +61,10 @@ COMPONENT = "horizontal-pod-autoscaler"
 
 def _positive(value: float) -> str | None:
     return "must be > 0" if value <= 0 else None
+
+
+def _name_check(check: Callable[[str], tuple[str, ...]]) -> Callable[[str], str | None]:
+    return lambda value: "; ".join(check(value)) or None if value else None
 
 
 _OWN: list[FlagSpec] = [
@@ -76,6 +92,22 @@ _OWN: list[FlagSpec] = [
         60.0,
         "the rate() window of the default CPU query",
         check=_positive,
+    ),
+    FlagSpec(
+        "memory-configmap",
+        "string",
+        DEFAULT_CONFIGMAP,
+        "the ConfigMap that keeps each HPA's recommendations and scale events across restarts and "
+        "changes of leader (hpa explain --cluster reads it); empty: memory in the process only, as "
+        "kube-controller-manager",
+        check=_name_check(dns1123_subdomain),
+    ),
+    FlagSpec(
+        "memory-configmap-namespace",
+        "string",
+        DEFAULT_CONFIGMAP_NAMESPACE,
+        "the namespace of --memory-configmap",
+        check=_name_check(dns1123_label),
     ),
     *live_flags(),
     *leader_flags(
@@ -140,6 +172,28 @@ class _Events:
         self.recorder.emit(type_, reason, obj, message)
 
 
+class _PublishingReporter(HPALoopReporter):
+    """The live reporter, and the published state: a new leadership term restores the memory the last
+    leader kept before the driver decides; each tick's syncs are published after."""
+
+    def __init__(self, metrics: HPAControllerMetrics, published: PublishedState, runtime: Runtime) -> None:
+        super().__init__(metrics)
+        self.published = published
+        self.runtime = runtime
+        self.driver: HPADriver | None = None
+        self._term = -1  # the leadership term whose memory the driver holds
+
+    def loop_started(self, now: float) -> None:
+        if self.driver is not None and self.runtime.terms != self._term:
+            self._term = self.runtime.terms
+            self.published.restore(self.driver)
+
+    def loop_finished(self, synced: tuple[Synced, ...], now: float) -> None:
+        super().loop_finished(synced, now)
+        if self.driver is not None:
+            self.published.observe(synced, self.driver, now)
+
+
 class HPAComponent:
     """The pod cache, ports, driver and runner of one HPA controller process."""
 
@@ -157,7 +211,17 @@ class HPAComponent:
         self.values = values
         self.rules = rules
         self.pods: PodCache | None = None
-        self.reporter = HPALoopReporter(HPAControllerMetrics())
+        dry_run = runtime.settings.dry_run
+        self.gate = WriteGate(COMPONENT, runtime.may_act, dry_run=dry_run)
+        name = str(values["memory-configmap"])
+        memory = MemoryConfigMap(rest, str(values["memory-configmap-namespace"]), name) if name else None
+        self.published = PublishedState(
+            config,
+            GuardedMemoryConfigMap(memory, self.gate) if memory is not None else None,
+            mode="dry-run" if dry_run else "acting",
+        )
+        self.reporter = _PublishingReporter(HPAControllerMetrics(), self.published, runtime)
+        runtime.serve("/debug/hpa", self.published.page)
 
     def start(self, stop: threading.Event, clock: Clock) -> HPARunner | None:
         _, pods = start_caches("hpa", self.rest, stop, lambda versions: PodCache(self.rest, versions))
@@ -166,7 +230,7 @@ class HPAComponent:
         self.pods = pods
         api = KubeApi(self.rest)
         store = NamespacedPods(pods.pods)
-        gate = WriteGate(COMPONENT, self.runtime.may_act, dry_run=self.runtime.settings.dry_run)
+        gate = self.gate
         targets = GuardedScaleTargets(ApiScaleTargets(api, store), gate)
         metrics: MetricsSource
         url = str(self.values["prometheus-url"])
@@ -196,6 +260,7 @@ class HPAComponent:
         events = _Events(recorder)
         hpas = GuardedHPAs(LoopHPASource(source, events), gate)
         driver = HPADriver(hpas, metrics, targets, events, self.config, timer=time.perf_counter)
+        self.reporter.driver = driver
         # The driver decides per HPA when it is due; ticking every 2 s (or the sync period, when
         # shorter) honours short per-HPA periods without listing the HPAs more often than that.
         return HPARunner(driver, clock, min(2.0, self.config.sync_period), self.reporter)

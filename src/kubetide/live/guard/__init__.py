@@ -22,13 +22,14 @@ from kubetide.live.guard.cloud import GuardedCloud, GuardedNodeGroup
 from kubetide.live.guard.cluster import GuardedClusterPort, GuardedStatusConfigMap, LeadershipLost
 from kubetide.live.guard.events import DryRunEventRecorder, dry_run_message, recorder_type
 from kubetide.live.guard.gate import WriteGate
-from kubetide.live.guard.hpa import GuardedHPAs, GuardedScaleTargets
+from kubetide.live.guard.hpa import GuardedHPAs, GuardedMemoryConfigMap, GuardedScaleTargets
 
 __all__ = [
     "DryRunEventRecorder",
     "GuardedCloud",
     "GuardedClusterPort",
     "GuardedHPAs",
+    "GuardedMemoryConfigMap",
     "GuardedNodeGroup",
     "GuardedScaleTargets",
     "GuardedStatusConfigMap",

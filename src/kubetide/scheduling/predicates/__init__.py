@@ -9,7 +9,7 @@ PodTopologySpread, InterPodAffinity. Volume filters are out of scope.
 
 from __future__ import annotations
 
-from kubetide.scheduling.predicates.base import DynamicFilter, StaticFilter
+from kubetide.scheduling.predicates.base import DomainFilter, DynamicFilter, StaticFilter
 from kubetide.scheduling.predicates.inter_pod_affinity import InterPodAffinity
 from kubetide.scheduling.predicates.node_affinity import NodeAffinity
 from kubetide.scheduling.predicates.node_ports import NodePorts
@@ -18,12 +18,19 @@ from kubetide.scheduling.predicates.node_unschedulable import NodeUnschedulable
 from kubetide.scheduling.predicates.taint_toleration import TaintToleration
 from kubetide.scheduling.predicates.topology_spread import PodTopologySpread
 
-__all__ = ["DYNAMIC_FILTERS", "STATIC_FILTERS", "DynamicFilter", "StaticFilter"]
+__all__ = [
+    "DOMAIN_FILTERS",
+    "DYNAMIC_FILTERS",
+    "LOCAL_FILTERS",
+    "STATIC_FILTERS",
+    "DomainFilter",
+    "DynamicFilter",
+    "StaticFilter",
+]
 
 STATIC_FILTERS: tuple[StaticFilter, ...] = (NodeUnschedulable(), TaintToleration(), NodeAffinity())
-DYNAMIC_FILTERS: tuple[DynamicFilter, ...] = (
-    NodePorts(),
-    NodeResourcesFit(),
-    PodTopologySpread(),
-    InterPodAffinity(),
-)
+# Dynamic filters that read only the node's own pods (a bind changes their answer on that node only)...
+LOCAL_FILTERS: tuple[DynamicFilter, ...] = (NodePorts(), NodeResourcesFit())
+# ... and those that read pods per topology domain, as per-domain rules (predicates.domains).
+DOMAIN_FILTERS: tuple[DomainFilter, ...] = (PodTopologySpread(), InterPodAffinity())
+DYNAMIC_FILTERS: tuple[DynamicFilter, ...] = (*LOCAL_FILTERS, *DOMAIN_FILTERS)

@@ -17,10 +17,11 @@ from numpy.typing import NDArray
 from kubetide.model.node import HOSTNAME_LABEL
 from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import Taint
+from kubetide.scheduling.predicates.domains import RuleState
 from kubetide.scheduling.reasons import FilterFailure
 from kubetide.scheduling.snapshot import ClusterSnapshot
 
-__all__ = ["DynamicFilter", "StaticFilter", "name_dependent", "uses_inter_pod_constraints"]
+__all__ = ["DomainFilter", "DynamicFilter", "StaticFilter", "name_dependent", "uses_inter_pod_constraints"]
 
 BoolArray = NDArray[np.bool_]
 
@@ -51,14 +52,31 @@ class DynamicFilter(Protocol):
         """False when the filter passes every node for this pod (so it can be skipped)."""
         ...
 
-    def mask(self, pod: Pod, snap: ClusterSnapshot, vec: NDArray[np.int64]) -> BoolArray:
-        """Pass/fail for every slot of the snapshot (``vec`` is the pod's request row)."""
+    def mask(self, pod: Pod, snap: ClusterSnapshot, vec: NDArray[np.int64], start: int = 0) -> BoolArray:
+        """Pass/fail for every slot of the snapshot from ``start`` on (``vec``: the pod's request row)."""
+        ...
+
+    def fits(self, pod: Pod, snap: ClusterSnapshot, slot: int, needs: list[tuple[int, int]]) -> bool:
+        """Pass/fail for one slot (``mask`` of that slot, without building a mask); ``needs``: the pod's
+        request as (column, amount) pairs (``PodFacts.needs``)."""
         ...
 
     def failures(
         self, pod: Pod, snap: ClusterSnapshot, vec: NDArray[np.int64], nodes: NDArray[np.intp]
     ) -> list[FilterFailure | None]:
         """The failure (or None) for each of ``nodes``; used to explain, never on hot paths."""
+        ...
+
+
+class DomainFilter(DynamicFilter, Protocol):
+    """A dynamic filter that decides a node by its topology domains: its state is per-domain rules."""
+
+    def may_apply(self, pod: Pod) -> bool:
+        """False when :meth:`applies` is False for this pod whatever the snapshot."""
+        ...
+
+    def state(self, pod: Pod, snap: ClusterSnapshot) -> RuleState:
+        """The filter's kept state for ``pod``'s template: its rules, in the order it checks them."""
         ...
 
 

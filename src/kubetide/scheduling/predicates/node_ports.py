@@ -31,12 +31,18 @@ class NodePorts:
     def applies(self, pod: Pod, snap: ClusterSnapshot) -> bool:
         return bool(pod.host_ports)
 
-    def mask(self, pod: Pod, snap: ClusterSnapshot, vec: NDArray[np.int64]) -> NDArray[np.bool_]:
-        ok = np.ones(snap.num_slots, np.bool_)
+    def mask(
+        self, pod: Pod, snap: ClusterSnapshot, vec: NDArray[np.int64], start: int = 0
+    ) -> NDArray[np.bool_]:
+        ok = np.ones(snap.num_slots - start, np.bool_)
         for i, ports in _used_ports(snap).items():
-            if ports_conflict(pod.host_ports, ports):
-                ok[i] = False
+            if i >= start and ports_conflict(pod.host_ports, ports):
+                ok[i - start] = False
         return ok
+
+    def fits(self, pod: Pod, snap: ClusterSnapshot, slot: int, needs: list[tuple[int, int]]) -> bool:
+        used = [port for other in snap.pods_on(slot) for port in other.host_ports]
+        return not ports_conflict(pod.host_ports, used)
 
     def failures(
         self, pod: Pod, snap: ClusterSnapshot, vec: NDArray[np.int64], nodes: NDArray[np.intp]

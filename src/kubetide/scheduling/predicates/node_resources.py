@@ -40,11 +40,16 @@ class NodeResourcesFit:
     def applies(self, pod: Pod, snap: ClusterSnapshot) -> bool:
         return True
 
-    def mask(self, pod: Pod, snap: ClusterSnapshot, vec: NDArray[np.int64]) -> NDArray[np.bool_]:
+    def mask(
+        self, pod: Pod, snap: ClusterSnapshot, vec: NDArray[np.int64], start: int = 0
+    ) -> NDArray[np.bool_]:
         cols = np.flatnonzero(vec)
-        free = snap.allocatable[:, cols] - snap.requested[:, cols]
+        free = snap.allocatable[start:, cols] - snap.requested[start:, cols]
         result: NDArray[np.bool_] = np.all(free >= vec[cols], axis=1)
         return result
+
+    def fits(self, pod: Pod, snap: ClusterSnapshot, slot: int, needs: list[tuple[int, int]]) -> bool:
+        return room_for_one(snap.allocatable[slot].tolist(), snap.requested[slot].tolist(), needs)
 
     def failures(
         self, pod: Pod, snap: ClusterSnapshot, vec: NDArray[np.int64], nodes: NDArray[np.intp]

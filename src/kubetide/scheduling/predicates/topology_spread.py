@@ -1,16 +1,23 @@
 """PodTopologySpread (``whenUnsatisfiable: DoNotSchedule`` constraints only; ``ScheduleAnyway`` only scores).
 
 For each constraint, count the pods matching its selector (plus ``matchLabelKeys``) in the incoming
-pod's namespace, per topology domain, over the *eligible* nodes: nodes carrying every constraint's
-topology key that pass the inclusion policies (node affinity honoured by default, taints ignored by
-default). A node is rejected when ``count(domain) + selfMatch - globalMin > maxSkew``; the global
-minimum is taken as 0 while fewer than ``minDomains`` (default 1) domains exist. A node without the
-topology key is rejected as unresolvable ("missing required label").
+pod's namespace, not terminating, per topology domain, over the *eligible* nodes: nodes carrying every
+constraint's topology key that pass the inclusion policies (node affinity honoured by default, taints
+ignored by default). A node is rejected when ``count(domain) + selfMatch - globalMin > maxSkew``; the
+global minimum is taken over the domains with an eligible node, and as 0 while fewer than
+``minDomains`` (default 1) such domains exist. A node without the topology key is rejected as
+unresolvable ("missing required label"). (``podtopologyspread/filtering.go``: ``calPreFilterState``,
+``Filter``, ``minMatchNum``.)
+
+The counts come from the snapshot's pod index: per domain of the key, summed over the label classes
+the selector matches. Where every node with the key is eligible (no inclusion policy excludes one and
+no second key is required), the index's per-domain counts and node counts are the answer as they
+stand; otherwise the eligible nodes are worked out and counted per slot.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -18,12 +25,28 @@ from numpy.typing import NDArray
 from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import TopologySpreadConstraint
 from kubetide.model.selectors import LabelSelector, Requirement
+from kubetide.scheduling.equivalence import equivalence_key
+from kubetide.scheduling.label_class import LabelClass
+from kubetide.scheduling.pod_index import ClassCounts, PodIndex
+from kubetide.scheduling.predicates.base import name_dependent
+from kubetide.scheduling.predicates.domains import (
+    DomainRule,
+    Rules,
+    RulesFilter,
+    RuleState,
+    kept_state,
+)
 from kubetide.scheduling.predicates.node_affinity import matches_node_selection
 from kubetide.scheduling.predicates.taint_toleration import first_untolerated_taint
 from kubetide.scheduling.reasons import FilterFailure, Reason
 from kubetide.scheduling.snapshot import ClusterSnapshot
 
-__all__ = ["PodTopologySpread", "hard_constraints"]
+__all__ = ["PodTopologySpread", "hard_constraints", "spread_rules", "spread_state"]
+
+BoolArray = NDArray[np.bool_]
+
+_MISSING = FilterFailure("PodTopologySpread", (Reason.TOPOLOGY_SPREAD_LABEL.value,), unresolvable=True)
+_SKEW = FilterFailure("PodTopologySpread", (Reason.TOPOLOGY_SPREAD.value,))
 
 
 def hard_constraints(pod: Pod) -> tuple[TopologySpreadConstraint, ...]:
@@ -35,75 +58,175 @@ def _selector(pod: Pod, c: TopologySpreadConstraint) -> LabelSelector:
     return LabelSelector(c.selector.requirements + extra) if extra else c.selector
 
 
-@dataclass(frozen=True, slots=True)
-class _ConstraintState:
-    constraint: TopologySpreadConstraint
-    values: list[str | None]  # domain per slot
-    counts: dict[str, int]  # matching pods per eligible domain
-    self_match: int
-    global_min: int
+def _counted(namespace: str, selector: LabelSelector) -> Callable[[LabelClass], bool]:
+    def counted(cls: LabelClass) -> bool:
+        return not cls.terminating and cls.namespace == namespace and selector.matches(cls.labels)
+
+    return counted
 
 
-def _states(pod: Pod, snap: ClusterSnapshot) -> list[_ConstraintState]:
-    constraints = hard_constraints(pod)
-    values = {c.topology_key: snap.topology_values(c.topology_key) for c in constraints}
-    has_all = [all(values[c.topology_key][i] is not None for c in constraints) for i in range(snap.num_slots)]
-    states = []
+def _every_keyed_node_eligible(pod: Pod, constraints: tuple[TopologySpreadConstraint, ...]) -> bool:
+    """True when the eligible nodes are exactly the present nodes with the (single) key: the index's
+    per-domain counts then need no per-node filtering."""
+    if len({c.topology_key for c in constraints}) != 1:
+        return False
+    selects = bool(pod.node_selector) or pod.required_node_affinity is not None
+    return all(
+        c.node_taints_policy == "Ignore" and not (selects and c.node_affinity_policy == "Honor")
+        for c in constraints
+    )
+
+
+class _SpreadState:
+    """One pod template's rules, and what they were computed from (to keep them while it holds)."""
+
+    __slots__ = (
+        "_by_counts",
+        "constraints",
+        "index",
+        "keys",
+        "limits",
+        "matched",
+        "pod",
+        "rules",
+        "selectors",
+        "simple",
+        "stamp",
+    )
+
+    def __init__(self, pod: Pod, index: PodIndex) -> None:
+        self.pod, self.index = pod, index
+        self.constraints = hard_constraints(pod)
+        self.selectors = [_selector(pod, c) for c in self.constraints]
+        # maxSkew less selfMatch: the domain's count may exceed the global minimum by this much.
+        self.limits = [
+            c.max_skew - int(s.matches(pod.labels))
+            for c, s in zip(self.constraints, self.selectors, strict=True)
+        ]
+        self.keys = [index.key(c.topology_key) for c in self.constraints]
+        self.simple = _every_keyed_node_eligible(pod, self.constraints)
+        ns = pod.namespace
+        self.matched = [index.selected(("spread", ns, s), s, _counted(ns, s)) for s in self.selectors]
+        self.stamp: Hashable = None
+        self.rules: Rules = ()
+        # Rules by the counts they were made from: a template's counts come back to the same few
+        # (a pod moved out of a domain and back), and so its rules and their kept tests.
+        self._by_counts: dict[Hashable, Rules] = {}
+
+    def current(self) -> Rules:
+        index = self.index
+        if self.simple:
+            # The rules are a function of the counts per domain and which domains have a node: kept by
+            # those (a template's counts come back to the same few as its pods move out and back).
+            if len(self.keys) == 1:
+                key = self.keys[0]
+                seen: Hashable = (index.domain_counts(self.matched[0], key.name).tobytes(), key.presence)
+            else:
+                seen = tuple(
+                    (index.domain_counts(m, k.name).tobytes(), k.presence)
+                    for m, k in zip(self.matched, self.keys, strict=True)
+                )
+            rules = self._by_counts.get(seen)
+            if rules is None:
+                rules = self._made(seen, self._counts_as_stated(index))
+            return rules
+        versions = [c.version for classes in self.matched for c in classes]
+        stamp = (versions, [(k.domains, k.presence) for k in self.keys], index.layout, index.snap.num_slots)
+        if stamp != self.stamp:
+            counted = _eligible_counts(self.pod, index.snap, index, self.constraints, self.matched)
+            self.rules = self._rules([(n.tolist(), p.tolist()) for n, p in counted])
+            self.stamp = stamp
+        return self.rules
+
+    def _counts_as_stated(self, index: PodIndex) -> list[tuple[list[int], list[bool]]]:
+        """Per constraint, the pods per domain and which domains have a node (every node with the key
+        is eligible)."""
+        return [
+            (index.domain_counts(m, k.name).tolist(), (k.nodes[: k.domains] > 0).tolist())
+            for m, k in zip(self.matched, self.keys, strict=True)
+        ]
+
+    def _made(self, seen: Hashable, counted: list[tuple[list[int], list[bool]]]) -> Rules:
+        if len(self._by_counts) >= 16:
+            self._by_counts.clear()
+        rules = self._by_counts[seen] = self._rules(counted)
+        return rules
+
+    def _rules(self, counted: list[tuple[list[int], list[bool]]]) -> Rules:
+        made = []
+        for key, c, skew, (per_domain, present) in zip(
+            self.keys, self.constraints, self.limits, counted, strict=True
+        ):
+            # Plain integers: a handful of domains (zones) is the common case, where numpy's per-call
+            # cost would be most of the work.
+            seen = (
+                [n for n, p in zip(per_domain, present, strict=True) if p] if False in present else per_domain
+            )
+            low = min(seen) if seen and len(seen) >= (c.min_domains or 1) else 0
+            limit = skew + low  # a domain's count must not exceed it
+            allowed = [n <= limit for n in per_domain]
+            made.append(DomainRule(key, allowed, limit >= 0, False, _SKEW, _MISSING))
+        return tuple(made)
+
+
+def spread_state(pod: Pod, snap: ClusterSnapshot) -> _SpreadState:
+    """The filter's state for ``pod``'s template, kept in the snapshot's index."""
+    index = snap.pod_index()
+    return kept_state(index, ("spread", equivalence_key(pod)), lambda: _SpreadState(pod, index))
+
+
+def spread_rules(pod: Pod, snap: ClusterSnapshot) -> Rules:
+    """The filter's rules for ``pod``: one per hard constraint, in the pod's order."""
+    return spread_state(pod, snap).current()
+
+
+def _eligible_counts(
+    pod: Pod,
+    snap: ClusterSnapshot,
+    index: PodIndex,
+    constraints: tuple[TopologySpreadConstraint, ...],
+    matched: list[list[ClassCounts]],
+) -> list[tuple[NDArray[np.int64], BoolArray]]:
+    """Counts and domains over the eligible nodes, node by node (inclusion policies, several keys)."""
+    n = snap.num_slots
+    keyed = snap.active.copy()
     for c in constraints:
-        selector = _selector(pod, c)
-        vals = values[c.topology_key]
-        counts: dict[str, int] = {}
-        for i in range(snap.num_slots):
-            value = vals[i]
-            if value is None or not has_all[i]:
-                continue
-            node = snap.node(i)
-            if c.node_affinity_policy == "Honor" and not matches_node_selection(pod, node.name, node.labels):
-                continue
-            if c.node_taints_policy == "Honor" and first_untolerated_taint(pod, node.taints) is not None:
-                continue
-            n = sum(
-                1
-                for p in snap.pods_on(i)
-                if p.namespace == pod.namespace and p.deletion_time is None and selector.matches(p.labels)
-            )
-            counts[value] = counts.get(value, 0) + n
-        min_domains = c.min_domains or 1
-        global_min = min(counts.values()) if len(counts) >= min_domains and counts else 0
-        states.append(_ConstraintState(c, vals, counts, int(selector.matches(pod.labels)), global_min))
-    return states
+        keyed &= index.codes(c.topology_key) >= 0
+    classes_ids = snap.node_class_ids
+    if name_dependent(pod):  # the node selection reads node names: node by node
+        selected = np.array(
+            [matches_node_selection(pod, snap.name(i), snap.labels(i)) for i in range(n)], np.bool_
+        )
+    else:
+        per_class = [matches_node_selection(pod, "", cls.label_map) for cls in snap.classes]
+        selected = np.array(per_class, np.bool_)[classes_ids]
+    tolerated = np.array(
+        [first_untolerated_taint(pod, cls.taints) is None for cls in snap.classes], np.bool_
+    )[classes_ids]
+    out = []
+    for c, classes in zip(constraints, matched, strict=True):
+        eligible = keyed.copy()
+        if c.node_affinity_policy == "Honor":
+            eligible &= selected
+        if c.node_taints_policy == "Honor":
+            eligible &= tolerated
+        key = index.key(c.topology_key)
+        codes = key.codes[:n]
+        per_slot = index.slot_counts(classes)
+        counts = np.bincount(codes[eligible], per_slot[eligible], key.domains).astype(np.int64)
+        present = np.bincount(codes[eligible], minlength=key.domains) > 0
+        out.append((counts, present))
+    return out
 
 
-def _node_failure(states: list[_ConstraintState], i: int) -> FilterFailure | None:
-    for s in states:
-        value = s.values[i]
-        if value is None:
-            return FilterFailure(
-                PodTopologySpread.name, (Reason.TOPOLOGY_SPREAD_LABEL.value,), unresolvable=True
-            )
-        if s.counts.get(value, 0) + s.self_match - s.global_min > s.constraint.max_skew:
-            return FilterFailure(PodTopologySpread.name, (Reason.TOPOLOGY_SPREAD.value,))
-    return None
-
-
-class PodTopologySpread:
+class PodTopologySpread(RulesFilter):
     name = "PodTopologySpread"
 
     def applies(self, pod: Pod, snap: ClusterSnapshot) -> bool:
-        return bool(hard_constraints(pod))
+        return bool(pod.topology_spread) and self.may_apply(pod)
 
-    def mask(self, pod: Pod, snap: ClusterSnapshot, vec: NDArray[np.int64]) -> NDArray[np.bool_]:
-        states = _states(pod, snap)
-        ok = np.ones(snap.num_slots, np.bool_)
-        for s in states:
-            limit = s.constraint.max_skew - s.self_match + s.global_min
-            for i, value in enumerate(s.values):
-                if value is None or s.counts.get(value, 0) > limit:
-                    ok[i] = False
-        return ok
+    def may_apply(self, pod: Pod) -> bool:
+        return any(c.when_unsatisfiable == "DoNotSchedule" for c in pod.topology_spread)
 
-    def failures(
-        self, pod: Pod, snap: ClusterSnapshot, vec: NDArray[np.int64], nodes: NDArray[np.intp]
-    ) -> list[FilterFailure | None]:
-        states = _states(pod, snap)
-        return [_node_failure(states, int(i)) for i in nodes]
+    def state(self, pod: Pod, snap: ClusterSnapshot) -> RuleState:
+        return spread_state(pod, snap)
