@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from scenario_builders import load, problems
 
+from kubetide.cluster.explain import explain_loop, render_text
 from kubetide.model.capacity.provisioning import ATOMIC_CLASS, CHECK_CAPACITY_CLASS
 from kubetide.sim.simulation import Simulation
 
@@ -251,3 +252,30 @@ def test_an_object_no_autoscaler_flag_would_read_is_refused(kind: str, obj: dict
     found = problems(scenario([pod_template("t", "1"), obj], {}))
     (problem,) = found
     assert problem.startswith("spec.objects[1].kind: a " + kind)
+
+
+def test_explain_shows_the_quotas_and_buffers_of_the_loop() -> None:
+    quota = {
+        "apiVersion": "autoscaling.x-k8s.io/v1alpha1",
+        "kind": "CapacityQuota",
+        "metadata": {"name": "general"},
+        "spec": {"selector": {"matchLabels": GROUP_LABEL}, "limits": {"resources": {"nodes": "1"}}},
+    }
+    data = scenario(
+        [
+            quota,
+            pod_template("spare", "1500m"),
+            buffer("spare", podTemplateRef={"name": "spare"}, replicas=2),
+        ],
+        {**BUFFER_FLAGS, "capacity-quotas-enabled": True},
+        duration="2m",
+    )
+    sim = run(data)
+    assert sim.ca is not None and sim.ca.last_loop is not None
+    result, at = sim.ca.last_loop
+    ex = explain_loop(result, at, sim.ca.world())
+    text = render_text(ex)
+    assert 'group general not considered: exceeded quota: "CapacityQuota/general", resources: nodes' in text
+    assert "CapacityQuota/general: nodes 1 of 1 used, 0 left" in text
+    assert "CapacityBuffer/shop/spare: 2 fake pods, 1 fit on the nodes there are, 1 ask for new nodes" in text
+    assert ex.to_json()["capacity"]["quotas"][0]["left"] == {"nodes": 0}
