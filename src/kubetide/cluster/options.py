@@ -260,22 +260,45 @@ class AutoscalingOptions:
         "enable-provisioning-requests", "bool", False, "handle ProvisioningRequests"
     )
     provisioning_request_initial_backoff_time: float = _f(
-        "provisioning-request-initial-backoff-time", "duration", 60.0
+        "provisioning-request-initial-backoff-time",
+        "duration",
+        60.0,
+        "how long a ProvisioningRequest waits after Provisioned=False before it is tried again",
     )
     provisioning_request_max_backoff_time: float = _f(
-        "provisioning-request-max-backoff-time", "duration", 600.0
+        "provisioning-request-max-backoff-time",
+        "duration",
+        600.0,
+        "the longest wait between a ProvisioningRequest's tries (each wait doubles up to it)",
     )
     provisioning_request_max_backoff_cache_size: int = _f(
-        "provisioning-request-max-backoff-cache-size", "int", 1000
+        "provisioning-request-max-backoff-cache-size",
+        "int",
+        1000,
+        "how many ProvisioningRequests' waits are remembered (the least recently used go first)",
     )
-    check_capacity_batch_processing: bool = _f("check-capacity-batch-processing", "bool", False)
+    check_capacity_batch_processing: bool = _f(
+        "check-capacity-batch-processing", "bool", False, "answer check-capacity requests in batches"
+    )
     check_capacity_provisioning_request_max_batch_size: int = _f(
-        "check-capacity-provisioning-request-max-batch-size", "int", 10
+        "check-capacity-provisioning-request-max-batch-size",
+        "int",
+        10,
+        "the most check-capacity requests answered in one batch",
     )
     check_capacity_provisioning_request_batch_timebox: float = _f(
-        "check-capacity-provisioning-request-batch-timebox", "duration", 10.0
+        "check-capacity-provisioning-request-batch-timebox",
+        "duration",
+        10.0,
+        "the longest a batch of check-capacity requests may take (wall time; none passes in a simulation)",
     )
-    check_capacity_processor_instance: str = _f("check-capacity-processor-instance", "string", "")
+    check_capacity_processor_instance: str = _f(
+        "check-capacity-processor-instance",
+        "string",
+        "",
+        "serve only the check-capacity requests with this processorInstance parameter (or class prefix); "
+        "when set, no best-effort-atomic request is served",
+    )
     # Client.
     kube_client_qps: float = _f("kube-client-qps", "float", 5.0)
     kube_client_burst: int = _f("kube-client-burst", "int", 10)
