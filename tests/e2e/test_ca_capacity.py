@@ -3,7 +3,7 @@ kubetide's cluster autoscaler with CA's flags, the objects and their statuses as
 
 - A CapacityBuffer keeps a node ready: its fake pod asks for the node, keeps it from scale-down, and a
   real pod of the same shape runs on it at once (long before a new node could come); the buffer then
-  asks for another node.
+  asks for another node, and, sized through its scale subresource (kubetide's CRD), for a third.
 - A best-effort-atomic ProvisioningRequest on a group that can give only part of it gets no node at all
   (Provisioned=False, CapacityIsNotFound), and Failed once its ValidUntilSeconds has passed.
 - check-capacity requests are answered Provisioned or not from the nodes there are, without scaling.
@@ -11,41 +11,17 @@ kubetide's cluster autoscaler with CA's flags, the objects and their statuses as
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from .support import Kubectl, KubetideProcess
-from .test_cluster_autoscaler import CA_NAMESPACE, FAST, group_nodes
+from .test_cluster_autoscaler import CA_NAMESPACE, FAST, cloud_config, group_nodes
 
 BUFFER_FLAGS = ["--capacity-buffer-controller-enabled=true", "--capacity-buffer-pod-injection-enabled=true"]
 PROVREQ_FLAGS = ["--enable-provisioning-requests=true", "--provisioning-request-initial-backoff-time=2s"]
-
-
-def cloud_config(tmp_path: Path, group: str, max_size: int, provisioning_delay: str) -> Path:
-    config = {
-        "nodeGroups": [
-            {
-                "name": group,
-                "minSize": 0,
-                "maxSize": max_size,
-                "provisioningDelay": provisioning_delay,
-                "template": {
-                    "metadata": {"labels": {"pool": group}},
-                    "status": {
-                        "allocatable": {"cpu": "2", "memory": "8Gi", "pods": "110"},
-                        "capacity": {"cpu": "2", "memory": "8Gi", "pods": "110"},
-                    },
-                },
-            }
-        ]
-    }
-    path = tmp_path / "cloud.yaml"
-    path.write_text(yaml.safe_dump(config))
-    return path
 
 
 def pod_spec(group: str, cpu: str) -> dict[str, Any]:
@@ -181,6 +157,20 @@ def test_a_buffer_keeps_a_node_ready_and_a_real_pod_lands_on_it_at_once(
     wait_for(lambda: len(ready_nodes(kubectl, group)) == 2, 90, message="a second node for the buffer")
     events = kubectl.json("-n", namespace, "get", "events", "--field-selector", "involvedObject.name=spare")
     assert "TriggeredScaleUp" in {e["reason"] for e in events["items"]}
+
+    # Beyond CA: the buffer's scale subresource, as an HPA or KEDA would use it.
+    kubectl("-n", namespace, "scale", "capacitybuffer", "spare", "--replicas=2")
+    path = f"/apis/autoscaling.x-k8s.io/v1beta1/namespaces/{namespace}/capacitybuffers/spare/scale"
+    scale = json.loads(kubectl("get", "--raw", path))
+    assert (scale["kind"], scale["spec"]["replicas"]) == ("Scale", 2)
+    wait_for(
+        lambda: (
+            kubectl.json("-n", namespace, "get", "capacitybuffer", "spare")["status"].get("replicas") == 2
+        ),
+        60,
+        message="the buffer's status counts 2 pods",
+    )
+    wait_for(lambda: len(ready_nodes(kubectl, group)) == 3, 90, message="a third node for the bigger buffer")
     assert ca.alive()
 
 

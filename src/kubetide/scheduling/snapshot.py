@@ -419,6 +419,21 @@ class ClusterSnapshot:
         missing = len(self.resources) - row.shape[-1]
         return np.pad(row, [(0, 0)] * (row.ndim - 1) + [(0, missing)]) if missing else row
 
+    def _unbind_last(
+        self, slots: NDArray[np.intp], counts: NDArray[np.int64], totals: Int64Array, n_keep: int
+    ) -> None:
+        """Undo a bind of ``counts[k]`` pods requesting ``totals[k]`` to ``slots[k]`` (the last pods of
+        each slot); slots at or past ``n_keep`` are truncated away."""
+        index = self._pod_index
+        kept = slots < n_keep
+        for slot, count in zip(slots[kept].tolist(), counts[kept].tolist(), strict=True):
+            pods = self._own(slot)
+            if index is not None:
+                index.pods_removed(slot, pods[len(pods) - count :])
+            del pods[len(pods) - count :]
+        self._used[slots[kept]] -= totals[kept]
+        self.pods_epoch += 1
+
     def _undo(self, entry: tuple[Any, ...], n_keep: int) -> None:
         op, i = entry[0], entry[1]
         index = self._pod_index
@@ -433,15 +448,7 @@ class ClusterSnapshot:
             self.pods_epoch += 1
             return
         if op == "blocks+":
-            slots, counts, totals = entry[1], entry[2], self._width(entry[3])
-            kept = slots < n_keep  # slots at or past n_keep are truncated away
-            for slot, count in zip(slots[kept].tolist(), counts[kept].tolist(), strict=True):
-                pods = self._own(slot)
-                if index is not None:
-                    index.pods_removed(slot, pods[len(pods) - count :])
-                del pods[len(pods) - count :]
-            self._used[slots[kept]] -= totals[kept]
-            self.pods_epoch += 1
+            self._unbind_last(entry[1], entry[2], self._width(entry[3]), n_keep)
             return
         if op == "rows+":
             slots, rows = entry[1], self._width(entry[2])
@@ -454,15 +461,8 @@ class ClusterSnapshot:
             self.pods_epoch += 1
             return
         if op == "bulk+":
-            slots, counts, vec = entry[1], entry[2], self._width(entry[3])
-            kept = slots < n_keep  # slots at or past n_keep are truncated away
-            for slot, count in zip(slots[kept].tolist(), counts[kept].tolist(), strict=True):
-                pods = self._own(slot)
-                if index is not None:
-                    index.pods_removed(slot, pods[len(pods) - count :])
-                del pods[len(pods) - count :]
-            self._used[slots[kept]] -= counts[kept, None] * vec
-            self.pods_epoch += 1
+            slots, counts = entry[1], entry[2]
+            self._unbind_last(slots, counts, counts[:, None] * self._width(entry[3]), n_keep)
             return
         if i >= n_keep and op != "node-":
             return  # the node itself is truncated away

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubetide.model.capacity.conditions import Condition, parse_conditions
-from kubetide.model.capacity.reading import Problems, known_fields
+from kubetide.model.capacity.reading import Problems, api_version, known_fields
 from kubetide.model.durations import DurationError, parse_duration
 from kubetide.model.errors import FieldError, join_path
 from kubetide.model.fields import Node, parse_time
@@ -189,11 +189,7 @@ class CapacityBuffer:
         root = Node(manifest, path)
         problems = Problems()
         meta, spec, status = root.get("metadata"), root.get("spec"), root.get("status")
-        version = problems.take(lambda: root.get("apiVersion").str(BUFFER_API_VERSIONS[0]), "")
-        if version and version not in BUFFER_API_VERSIONS:
-            problems.add(
-                root.get("apiVersion"), f"must be {' or '.join(BUFFER_API_VERSIONS)}, got {version!r}"
-            )
+        version = api_version(root, BUFFER_API_VERSIONS, problems)
         if spec.value is None:
             problems.add(spec, "is required")
         known_fields(spec, _SPEC_FIELDS, problems)
@@ -226,7 +222,7 @@ class CapacityBuffer:
             uid=problems.take(lambda: meta.get("uid").str(""), ""),
             generation=problems.take(lambda: meta.get("generation").int(0), 0),
             creation_time=created,
-            api_version=version or BUFFER_API_VERSIONS[0],
+            api_version=version,
             annotations=annotations,
             provisioning_strategy=strategy,
             pod_template_ref=template,

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubetide.model.capacity.conditions import Condition, parse_conditions
-from kubetide.model.capacity.reading import Problems, known_fields
+from kubetide.model.capacity.reading import Problems, api_version, known_fields
 from kubetide.model.fields import Node
 
 __all__ = [
@@ -84,11 +84,7 @@ class ProvisioningRequest:
         root = Node(manifest, path)
         problems = Problems()
         meta, spec, status = root.get("metadata"), root.get("spec"), root.get("status")
-        version = problems.take(lambda: root.get("apiVersion").str(PROVREQ_API_VERSIONS[0]), "")
-        if version and version not in PROVREQ_API_VERSIONS:
-            problems.add(
-                root.get("apiVersion"), f"must be {' or '.join(PROVREQ_API_VERSIONS)}, got {version!r}"
-            )
+        version = api_version(root, PROVREQ_API_VERSIONS, problems)
         known_fields(spec, ("podSets", "provisioningClassName", "parameters"), problems)
         known_fields(status, ("conditions", "provisioningClassDetails"), problems)
         pod_sets = []
@@ -124,7 +120,7 @@ class ProvisioningRequest:
             uid=problems.take(lambda: meta.get("uid").str(""), ""),
             generation=problems.take(lambda: meta.get("generation").int(0), 0),
             creation_time=problems.take(lambda: meta.get("creationTimestamp").time(None), None),
-            api_version=version or PROVREQ_API_VERSIONS[0],
+            api_version=version,
             pod_sets=tuple(pod_sets),
             class_name=class_name,
             parameters=parameters,

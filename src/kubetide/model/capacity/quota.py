@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubetide.model.capacity.conditions import Condition, parse_conditions
-from kubetide.model.capacity.reading import Problems, known_fields
+from kubetide.model.capacity.reading import Problems, api_version, known_fields
 from kubetide.model.errors import FieldError, join_path
 from kubetide.model.fields import Node
 from kubetide.model.quantity import Quantity, QuantityError, parse_quantity
@@ -85,11 +85,7 @@ class CapacityQuota:
         root = Node(manifest, path)
         problems = Problems()
         meta, spec, status = root.get("metadata"), root.get("spec"), root.get("status")
-        version = problems.take(lambda: root.get("apiVersion").str(QUOTA_API_VERSIONS[0]), "")
-        if version and version not in QUOTA_API_VERSIONS:
-            problems.add(
-                root.get("apiVersion"), f"must be {' or '.join(QUOTA_API_VERSIONS)}, got {version!r}"
-            )
+        version = api_version(root, QUOTA_API_VERSIONS, problems)
         known_fields(spec, ("selector", "limits"), problems)
         known_fields(status, ("used", "conditions"), problems)
         selector_node = spec.get("selector")
@@ -115,7 +111,7 @@ class CapacityQuota:
             name=problems.take(lambda: meta.get("name").str(), ""),
             uid=problems.take(lambda: meta.get("uid").str(""), ""),
             generation=problems.take(lambda: meta.get("generation").int(0), 0),
-            api_version=version or QUOTA_API_VERSIONS[0],
+            api_version=version,
             selector=selector,
             limits=limits,
             minimums=minimums,

@@ -9,13 +9,13 @@ something else than the user wrote), with the closest known name.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from typing import TypeVar
 
 from kubetide.model.errors import FieldError, ManifestError, join_path
 from kubetide.model.fields import Node
 
-__all__ = ["Problems", "known_fields"]
+__all__ = ["Problems", "api_version", "known_fields"]
 
 T = TypeVar("T")
 
@@ -53,3 +53,13 @@ def known_fields(node: Node, known: Collection[str], problems: Problems) -> None
         close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
         hint = f" (did you mean {close[0]!r}?)" if close else f" (known: {', '.join(sorted(known))})"
         problems.errors.append(FieldError(join_path(node.path, name), "unknown field" + hint))
+
+
+def api_version(root: Node, versions: Sequence[str], problems: Problems) -> str:
+    """The manifest's ``apiVersion`` (the first of ``versions`` when it has none), or a problem when it
+    is none of them (the first of them is then read on)."""
+    version: str = problems.take(lambda: root.get("apiVersion").str(versions[0]), versions[0])
+    if version not in versions:
+        problems.add(root.get("apiVersion"), f"must be {' or '.join(versions)}, got {version!r}")
+        return versions[0]
+    return version

@@ -41,6 +41,7 @@ __all__ = [
     "buffer_number_of_pods",
     "defaulted_template",
     "managed_template_name",
+    "status_write",
     "translate_buffers",
 ]
 
@@ -75,6 +76,22 @@ class BufferTranslation:
     errors: tuple[str, ...] = ()
 
 
+def status_write(buffer: CapacityBuffer, status: BufferStatus) -> CapacityWrite:
+    """The write that makes ``status`` the buffer's."""
+    return CapacityWrite(
+        "status", "CapacityBuffer", buffer.namespace, buffer.name, buffer.api_version, status.to_manifest()
+    )
+
+
+def _without_token_volume(items: Any) -> list[Any]:
+    """The volumes or mounts other than the service account's token (``kube-api-access-*``)."""
+    return [
+        v
+        for v in items or ()
+        if not str((v or {}).get("name", "")).startswith(_SERVICE_ACCOUNT_VOLUME_PREFIX)
+    ]
+
+
 def managed_template_name(buffer_name: str) -> str:
     """``getPodTemplateNameForBuffer``: the buffer's name cut to fit a name of 253 characters."""
     return _TEMPLATE_PREFIX + buffer_name[:_MAX_BUFFER_NAME] + _TEMPLATE_SUFFIX
@@ -98,11 +115,7 @@ def defaulted_template(template: Mapping[str, Any]) -> dict[str, Any]:
                 del resources["requests"]
             if not resources:
                 del container["resources"]
-            mounts = [
-                m
-                for m in container.get("volumeMounts") or ()
-                if not str((m or {}).get("name", "")).startswith(_SERVICE_ACCOUNT_VOLUME_PREFIX)
-            ]
+            mounts = _without_token_volume(container.get("volumeMounts"))
             if mounts:
                 container["volumeMounts"] = mounts
             else:
@@ -112,11 +125,7 @@ def defaulted_template(template: Mapping[str, Any]) -> dict[str, Any]:
         requests = pod_resources.setdefault("requests", {})
         for name, quantity in pod_resources["limits"].items():
             requests.setdefault(name, quantity)
-    volumes = [
-        v
-        for v in spec.get("volumes") or ()
-        if not str((v or {}).get("name", "")).startswith(_SERVICE_ACCOUNT_VOLUME_PREFIX)
-    ]
+    volumes = _without_token_volume(spec.get("volumes"))
     if volumes:
         spec["volumes"] = volumes
     else:
@@ -300,16 +309,7 @@ def translate_buffers(
             continue
         statuses[buffer.key] = status
         if status != buffer.status:
-            writes.append(
-                CapacityWrite(
-                    "status",
-                    "CapacityBuffer",
-                    buffer.namespace,
-                    buffer.name,
-                    buffer.api_version,
-                    status.to_manifest(),
-                )
-            )
+            writes.append(status_write(buffer, status))
     if memo is not None:
         for key in [k for k in memo if k not in seen]:
             del memo[key]

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from kubetide.cluster.capacity.buffers.controller import status_write
 from kubetide.cluster.capacity.objects import CapacityWrite
 from kubetide.model.capacity.buffer import ACTIVE_STRATEGY, BufferStatus, CapacityBuffer
 from kubetide.model.capacity.conditions import (
@@ -118,16 +119,7 @@ class BufferPodMaker:
                     updated,
                     status.provisioning_strategy,
                 )
-                writes.append(
-                    CapacityWrite(
-                        "status",
-                        "CapacityBuffer",
-                        buffer.namespace,
-                        buffer.name,
-                        buffer.api_version,
-                        new.to_manifest(),
-                    )
-                )
+                writes.append(status_write(buffer, new))
             if made:
                 by_buffer[buffer.key] = made
                 pods.extend(made)

@@ -16,8 +16,9 @@ order Go's maps leave unspecified.
 
 from __future__ import annotations
 
+import itertools
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from kubetide.cluster.capacity.provisioning.requests import (
     RequestState,
@@ -26,7 +27,7 @@ from kubetide.cluster.capacity.provisioning.requests import (
     supported_class,
 )
 from kubetide.model.capacity.podtemplate import PodTemplateView
-from kubetide.model.capacity.provisioning import ACCEPTED, FAILED, PROVISIONED
+from kubetide.model.capacity.provisioning import ACCEPTED, FAILED, PROVISIONED, ProvisioningRequest
 from kubetide.model.pod import Pod
 
 __all__ = ["RequestInjector"]
@@ -76,23 +77,30 @@ class RequestInjector:
             return True
         return False
 
-    def _fail_pods(self, state: RequestState, error: str, now: float) -> None:
-        state.set(FAILED, "True", "FailedToCreatePods", error, now)
+    def _due(
+        self,
+        states: Sequence[RequestState],
+        templates: Mapping[str, PodTemplateView],
+        now: float,
+        served: Callable[[ProvisioningRequest, str], bool],
+    ) -> Iterator[tuple[RequestState, tuple[Pod, ...]]]:
+        """The requests ``served`` takes that are due now, with their pods, in order; a request whose
+        pods cannot be made is Failed (``FailedToCreatePods``) and skipped."""
+        for state in states:
+            if not served(state.request, self.processor_instance) or not self.available(state, now):
+                continue
+            try:
+                pods = pods_for_request(state.request, templates)
+            except ValueError as exc:
+                state.set(FAILED, "True", "FailedToCreatePods", str(exc), now)
+                continue
+            yield state, pods
 
     def next_request(
         self, states: Sequence[RequestState], templates: Mapping[str, PodTemplateView], now: float
     ) -> tuple[RequestState, tuple[Pod, ...]] | None:
         """``GetPodsFromNextRequest``: the request worked on this loop and its pods."""
-        for state in states:
-            if not supported_class(state.request, self.processor_instance):
-                continue
-            if not self.available(state, now):
-                continue
-            try:
-                pods = pods_for_request(state.request, templates)
-            except ValueError as exc:
-                self._fail_pods(state, str(exc), now)
-                continue
+        for state, pods in self._due(states, templates, now, supported_class):
             if not self.batch_processing or not supported_check_capacity_class(
                 state.request, self.processor_instance
             ):
@@ -110,18 +118,6 @@ class RequestInjector:
         most: int,
     ) -> list[tuple[RequestState, tuple[Pod, ...]]]:
         """``GetCheckCapacityBatch``: up to ``most`` check-capacity requests due now, with their pods."""
-        batch: list[tuple[RequestState, tuple[Pod, ...]]] = []
-        for state in states:
-            if len(batch) >= most:
-                break
-            if not supported_check_capacity_class(state.request, self.processor_instance):
-                continue
-            if not self.available(state, now):
-                continue
-            try:
-                pods = pods_for_request(state.request, templates)
-            except ValueError as exc:
-                self._fail_pods(state, str(exc), now)
-                continue
-            batch.append((state, pods))
-        return batch
+        if most <= 0:
+            return []
+        return list(itertools.islice(self._due(states, templates, now, supported_check_capacity_class), most))
