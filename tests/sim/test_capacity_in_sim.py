@@ -279,3 +279,17 @@ def test_explain_shows_the_quotas_and_buffers_of_the_loop() -> None:
     assert "CapacityQuota/general: nodes 1 of 1 used, 0 left" in text
     assert "CapacityBuffer/shop/spare: 2 fake pods, 1 fit on the nodes there are, 1 ask for new nodes" in text
     assert ex.to_json()["capacity"]["quotas"][0]["left"] == {"nodes": 0}
+
+
+def test_a_buffer_is_priced_by_overriding_its_size_as_a_sweep_does() -> None:
+    # kubetide sweep --grid 'spec.objects[1].spec.replicas=0,1,2' runs exactly these overrides.
+    objects = [pod_template("spare", "1500m"), buffer("spare", podTemplateRef={"name": "spare"}, replicas=1)]
+    data = scenario(objects, BUFFER_FLAGS, actions=[{"at": "15m", "apply": deployment("web", 1, "1500m")}])
+    loaded = load(data, overrides=("spec.objects[1].spec.replicas=0",))
+    assert loaded.spec.objects[1]["spec"]["replicas"] == 0
+    with_buffer = run(data).cluster.stats
+    without = Simulation(loaded)
+    without.run()
+    assert max(with_buffer.time_to_schedule) < 1.0 < max(without.cluster.stats.time_to_schedule)
+    found = problems(data, overrides=("spec.objects[1].spec.replicas=-1",))
+    assert any(p.startswith("spec.objects[1].spec.replicas:") for p in found)
