@@ -7,10 +7,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
+from ca_loop_harness import Harness, node, template
 
+from kubetide.cluster.capacity.objects import CapacityObjects
 from kubetide.cluster.capacity.provisioning.classes import atomic_pods_left, check_capacity
 from kubetide.cluster.capacity.provisioning.injector import RequestInjector
 from kubetide.cluster.capacity.provisioning.lifecycle import (
@@ -26,6 +29,7 @@ from kubetide.cluster.capacity.provisioning.requests import (
     pods_for_request,
     supported_class,
 )
+from kubetide.cluster.options import AutoscalingOptions
 from kubetide.cluster.reasons import ScaleUpResult
 from kubetide.model.capacity.conditions import Condition
 from kubetide.model.capacity.podtemplate import PodTemplateView
@@ -34,6 +38,7 @@ from kubetide.model.node import NodeView
 from kubetide.model.resources import Resources
 from kubetide.scheduling.hinting import HintingSimulator
 from kubetide.scheduling.snapshot import ClusterSnapshot
+from kubetide.testing.cloud import RecordingCloud
 
 NOW = 1_000_000.0
 HOUR, MINUTE, DAY = 3600.0, 60.0, 86400.0
@@ -411,3 +416,25 @@ def test_a_provisioned_request_books_its_capacity_less_what_its_pods_took() -> N
         book_capacity([expired], templates("1500m"), [], snapshot_with(2000), HintingSimulator(), NOW, "")
         == 0
     )
+
+
+# -- ScaleUpEnforcer (processors/provreq/scaleup_enforcer.go; static_autoscaler.go RunOnce) ------------
+
+
+def test_a_new_requests_pods_are_scaled_up_for_at_once_and_scale_down_waits_a_loop() -> None:
+    # RunOnce: allPodsAreNew would wait a loop, but ShouldForceScaleUp (a pod of a request is pending)
+    # asks the orchestrator anyway; DisableScaleDownForLoop, called first, still holds.
+    now = 10_000.0
+    cloud = RecordingCloud().with_group("ng", 0, 5, target=1, template=template("ng"))
+    h = Harness(cloud, AutoscalingOptions(enable_provisioning_requests=True))
+    h.add_node(node("ng-0", "ng"), "ng")
+    pr = replace(request("batch", ATOMIC_CLASS, 2), creation_time=now - 1)
+    world = replace(
+        h.world(), capacity=CapacityObjects(provisioning_requests=(pr,), pod_templates=templates("1500m"))
+    )
+    assert h.ca is not None
+    result = h.ca.run_once(world, now)
+    assert result.scale_up_result == "Successful"
+    assert result.scale_up is not None and result.scale_up.disables_scale_down
+    # One of the two pods fits the empty node there is: the group gets one node for the other.
+    assert {(i.group, i.delta) for i in result.scale_up.plan.infos} == {("ng", 1)}  # type: ignore[union-attr]
