@@ -87,6 +87,14 @@ def test_the_world_holds_the_objects_and_reports_a_broken_one_beside_them() -> N
     assert "podTemplateRef and scalableRef cannot both be set" in bad.message
     assert "spec.replicas" in bad.message
     assert source.world() is world  # nothing changed: the same world
+    # A PodTemplate whose pod does not read is reported too (a request naming it would else say missing).
+    _add(caches.templates, obj("bad-t", "5", "web", template={"spec": {"containers": [{"name": 1}]}}))
+    capacity = source.world().capacity
+    assert capacity is not None
+    assert [(b.kind, b.name) for b in capacity.broken] == [
+        ("CapacityBuffer", "bad"),
+        ("PodTemplate", "bad-t"),
+    ]
 
 
 def test_a_scalable_ref_reads_the_deployments_scale_and_its_newest_pod() -> None:

@@ -144,14 +144,14 @@ class CapacityCaches:
         buffers, broken = _split(self.buffers)
         requests, broken_requests = _split(self.requests)
         quotas, broken_quotas = _split(self.quotas)
-        templates, _ = _split(self.templates)
+        templates, broken_templates = _split(self.templates)
         return CapacityObjects(
             buffers=tuple(buffers),
             provisioning_requests=tuple(requests),
             quotas=tuple(quotas),
             pod_templates={t.key: t for t in templates},
             scalables=self._scalables(buffers),
-            broken=(*broken, *broken_requests, *broken_quotas),
+            broken=(*broken, *broken_requests, *broken_quotas, *broken_templates),
         )
 
     def _scalables(self, buffers: list[CapacityBuffer]) -> dict[tuple[str, str, str, str], ScalableObject]:
