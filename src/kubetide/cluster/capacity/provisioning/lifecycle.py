@@ -11,8 +11,9 @@ as CA 1.36's ``processors/provreq`` decides it.
 - :func:`book_capacity` (``provReqProcessor.bookCapacity``): the pods of every Provisioned request whose
   booking holds are placed in the snapshot, so its capacity is neither given to other pods nor taken
   away by scale-down. Pods that already consume a request are not counted again: its booking is only
-  the rest of its pods. A request whose capacity was revoked (``CapacityRevoked``, which kubetide sets
-  when it rolls back an atomic scale-up) is not booked either.
+  the rest of its pods (CA books them all again, so a request's running pods counted twice for its 10
+  minutes). A request whose capacity was revoked (``CapacityRevoked``, set by whoever revoked it: CA
+  does not look) is not booked either.
 """
 
 from __future__ import annotations
