@@ -78,8 +78,9 @@ def _loop(draw: st.DrawFn, usual: list[str]) -> tuple[list[Any], list[list[Any]]
         st.lists(st.tuples(st.sampled_from(["bind", "take", "remove", "template", "gpu"]), st.integers(0, 9)))
     )
     # A node's pods may come as the very sequence object of an earlier loop (0: a new one; k: the k-th
-    # latest), as a source that keeps them gives.
-    same = [draw(st.integers(0, 2)) for _ in names]
+    # latest), as a source that keeps them gives; or (-1) the latest one's pods in a new sequence, as
+    # a world rebuilt around unchanged pods gives.
+    same = [draw(st.integers(-1, 2)) for _ in names]
     return nodes, pods, work, same
 
 
@@ -125,7 +126,11 @@ def test_each_loop_gets_the_snapshot_a_fresh_build_gives(loops: list[Any], lows:
     versions: dict[int, list[int]] = {}  # a version always names the same pods
     for (nodes, pods, work, same), low in zip(loops, lows, strict=False):
         given = [
-            seen[n.name][-k] if k and len(seen.get(n.name, ())) >= k else tuple(ps)
+            list(seen[n.name][-1])
+            if k < 0 and seen.get(n.name)
+            else seen[n.name][-k]
+            if k > 0 and len(seen.get(n.name, ())) >= k
+            else tuple(ps)
             for n, ps, k in zip(nodes, pods, same, strict=True)
         ]
         for n, ps in zip(nodes, given, strict=True):

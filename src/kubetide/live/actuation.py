@@ -28,7 +28,7 @@ from kubetide.kube.discovery import ServedVersions, resource_kinds
 from kubetide.kube.events import EventRecorder, UidLookup
 from kubetide.kube.rest import MERGE_PATCH, KubeStatusError, Rest, retrying
 from kubetide.live.cluster_autoscaler.capacity import write_capacity
-from kubetide.model.api import ApiError, EvictionOutcome, NotFoundError
+from kubetide.model.api import ApiError, EvictionOutcome, NotFoundError, PortCapabilities
 from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import Taint
 
@@ -150,7 +150,10 @@ class KubeClusterPort:
         log.info("evicted pod %s (grace period %s)", pod.key, grace)
         return EvictionOutcome.EVICTED
 
-    # -- the autoscaler's own state ConfigMap (the driver's ``StatePort``) ---------------------------
+    def capabilities(self) -> PortCapabilities:
+        return PortCapabilities(config_maps=self)
+
+    # -- the autoscaler's own ConfigMaps (a declared capability) -------------------------------------
 
     def write_config_map(self, namespace: str, name: str, data: Mapping[str, str]) -> None:
         """Create or replace the ConfigMap's data (its other fields kept); a conflict re-reads and

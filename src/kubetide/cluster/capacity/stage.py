@@ -28,7 +28,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from kubetide.cluster.capacity.buffers.controller import Memo, translate_buffers
 from kubetide.cluster.capacity.buffers.injection import BufferPodMaker
@@ -44,12 +43,13 @@ from kubetide.cluster.capacity.provisioning.requests import (
 from kubetide.cluster.capacity.quotas.controller import quota_status_writes
 from kubetide.cluster.capacity.quotas.tracker import QuotaTracker
 from kubetide.cluster.capacity.report import BufferReport, CapacityReport, QuotaReport, RequestReport
-from kubetide.cluster.loop.context import LoopContext
+from kubetide.cluster.loop.outcome import LoopOutcome
 from kubetide.cluster.loop.scaleup_decision import ScaleUpDecision
-from kubetide.cluster.loop.world import CAEvent
+from kubetide.cluster.loop.timing import FunctionTimer
+from kubetide.cluster.loop.view import LoopView
+from kubetide.cluster.loop.world import CAEvent, LoopResult
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.cluster.reasons import EventReason, ScaleUpResult, UnremovableReason
-from kubetide.cluster.scaleup.balance import ScaleUpInfo
 from kubetide.cluster.scaleup.limits import UnknownGpuTarget, gpu_target, node_resources
 from kubetide.cluster.scaleup.orchestrator import ScaleUpPlan, ScaleUpSettings
 from kubetide.model.capacity.buffer import BufferStatus
@@ -58,9 +58,6 @@ from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
 from kubetide.scheduling.hinting import HintingSimulator
 from kubetide.scheduling.snapshot import ClusterSnapshot
-
-if TYPE_CHECKING:
-    from kubetide.cluster.loop.context import Recorder
 
 __all__ = ["CapacityStage", "Decide"]
 
@@ -98,6 +95,8 @@ class CapacityStage:
         self._request_sim = HintingSimulator()
         self._request_mode = False  # WrapperOrchestrator.ProvisioningRequestScaleUpMode
         self._said: dict[str, str] = {}  # broken object -> the problem last reported
+        self._notices: list[CAEvent] = []  # events pending() said, for the loop to carry out
+        self._begun = False  # begin() ran in this loop
         self._reset(_EMPTY, 0.0)
 
     @classmethod
@@ -125,13 +124,15 @@ class CapacityStage:
         self._quotas: tuple[QuotaReport, ...] = ()
 
     # -- 1. the loop's start ------------------------------------------------------------------------
-    def begin(self, loop: LoopContext, recorder: Recorder) -> None:
-        objects = loop.world.capacity or _EMPTY
-        self._reset(objects, loop.now)
-        now = loop.now
-        self._report_broken(loop, recorder)
+    def begin(self, view: LoopView) -> tuple[CAEvent, ...]:
+        """The loop's start; returns the Warnings on the objects that do not read."""
+        objects = view.world.capacity or _EMPTY
+        self._reset(objects, view.now)
+        self._begun = True
+        now = view.now
+        warnings = self._report_broken()
         if self.quotas_enabled:
-            self._writes.extend(quota_status_writes(objects.quotas, objects.broken, loop.nodes, now))
+            self._writes.extend(quota_status_writes(objects.quotas, objects.broken, view.nodes, now))
         if self.buffer_controller:
             translation = translate_buffers(objects.buffers, objects, now, self._translated)
             self._buffer_statuses = translation.statuses
@@ -147,10 +148,12 @@ class CapacityStage:
                 self._writes.append(
                     CapacityWrite("delete", "ProvisioningRequest", pr.namespace, pr.name, pr.api_version)
                 )
+        return warnings
 
-    def _report_broken(self, loop: LoopContext, recorder: Recorder) -> None:
+    def _report_broken(self) -> tuple[CAEvent, ...]:
         """One Warning per object that does not read (and again if the problem changes)."""
         seen = set()
+        out = []
         for obj in self.objects.broken:
             where = f"{obj.namespace}/" if obj.namespace else ""
             key = f"{obj.kind}/{where}{obj.name}"
@@ -158,21 +161,21 @@ class CapacityStage:
             if self._said.get(key) == obj.message:
                 continue
             self._said[key] = obj.message
-            recorder.emit(
-                loop,
-                CAEvent("Warning", _INVALID_OBJECT, key, f"{key} is ignored: {obj.message}", {"object": key}),
+            out.append(
+                CAEvent("Warning", _INVALID_OBJECT, key, f"{key} is ignored: {obj.message}", {"object": key})
             )
         for key in [k for k in self._said if k not in seen]:
             del self._said[key]
+        return tuple(out)
 
     # -- 2. the pending pods ------------------------------------------------------------------------
-    def pending(self, loop: LoopContext, snapshot: ClusterSnapshot, to_help: Sequence[Pod]) -> list[Pod]:
+    def pending(self, view: LoopView, snapshot: ClusterSnapshot, to_help: Sequence[Pod]) -> list[Pod]:
         """The pods to help once the capacity features had their say (``to_help``: the pending pods that
         fit nowhere, real ones)."""
         out = list(to_help)
         objects = self.objects
         if self.buffer_injection and objects.buffers:
-            made = self._maker.inject(objects.buffers, self._buffer_statuses, objects.pod_templates, loop.now)
+            made = self._maker.inject(objects.buffers, self._buffer_statuses, objects.pod_templates, view.now)
             self._writes.extend(made.writes)
             groups = list(made.by_buffer.items())
             placed = self._buffer_sim.try_schedule_alike(snapshot, [pods for _, pods in groups])
@@ -192,17 +195,17 @@ class CapacityStage:
                     "Unschedulable pod didn't trigger scale-up, because it's consuming ProvisioningRequest "
                     f"{pod.namespace}/{name}"
                 )
-                loop.result.events.append(
+                self._notices.append(
                     CAEvent("Normal", str(EventReason.NOT_TRIGGER_SCALE_UP), f"Pod/{pod.key}", message, {})
                 )
-            found = self.injector.next_request(self._states, objects.pod_templates, loop.now)
+            found = self.injector.next_request(self._states, objects.pod_templates, view.now)
             if found is not None:
                 out.extend(found[1])
                 self._request_pods = frozenset(p.key for p in found[1])
             unplaced = {id(p) for p in out}
             consumers = [
                 p
-                for p in loop.world.pods
+                for p in view.world.pods
                 if consumed_request(p) is not None
                 and id(p) not in unplaced
                 and p.phase not in ("Succeeded", "Failed")
@@ -213,9 +216,14 @@ class CapacityStage:
                 consumers,
                 snapshot,
                 self._booking_sim,
-                loop.now,
+                view.now,
                 self.options.check_capacity_processor_instance,
             )
+        return out
+
+    def take_notices(self) -> tuple[CAEvent, ...]:
+        """The events :meth:`pending` said (pods that consume a request trigger no scale-up)."""
+        out, self._notices = tuple(self._notices), []
         return out
 
     @staticmethod
@@ -229,12 +237,12 @@ class CapacityStage:
 
     # -- 3. the scale-up ---------------------------------------------------------------------------
     def quota_tracker(
-        self, loop: LoopContext, nodes: Sequence[NodeView], *, minimums: bool = False
+        self, view: LoopView, nodes: Sequence[NodeView], *, minimums: bool = False
     ) -> QuotaTracker | None:
         """A tracker of the loop's CapacityQuotas over ``nodes`` (the snapshot's: upcoming ones too)."""
         if not self.quotas_enabled or not self.objects.quotas:
             return None
-        label = loop.gpu_label
+        label = view.gpu_label
 
         def resources(node: NodeView) -> Mapping[str, int]:
             try:
@@ -248,7 +256,8 @@ class CapacityStage:
 
     def decide_scale_up(
         self,
-        loop: LoopContext,
+        view: LoopView,
+        timer: FunctionTimer,
         to_help: list[Pod],
         settings: ScaleUpSettings,
         snapshot: ClusterSnapshot,
@@ -256,7 +265,7 @@ class CapacityStage:
         decide: Decide,
     ) -> ScaleUpDecision:
         """The scale-up decision with the CapacityQuotas, and the ProvisioningRequests' turn."""
-        tracker = self.quota_tracker(loop, snapshot_nodes)
+        tracker = self.quota_tracker(view, snapshot_nodes)
         if tracker is not None:
             self._quota_reports(tracker)
             settings = replace(settings, quotas=tracker)
@@ -275,18 +284,19 @@ class CapacityStage:
         if not serve_requests:
             return decide(regular, settings, bool(requests))
         self._mode = PROVREQ_MODE
-        return self._serve_requests(loop, requests, settings, snapshot, decide)
+        return self._serve_requests(view, timer, requests, settings, snapshot, decide)
 
     def _serve_requests(
         self,
-        loop: LoopContext,
+        view: LoopView,
+        timer: FunctionTimer,
         pods: list[Pod],
         settings: ScaleUpSettings,
         snapshot: ClusterSnapshot,
         decide: Decide,
     ) -> ScaleUpDecision:
         """``provReqOrchestrator.ScaleUp``: check-capacity, then best-effort-atomic; the first that tries."""
-        o, now = self.options, loop.now
+        o, now = self.options, view.now
         instance = o.check_capacity_processor_instance
         batched = (
             o.check_capacity_batch_processing and o.check_capacity_provisioning_request_max_batch_size > 1
@@ -308,7 +318,7 @@ class CapacityStage:
                 if supported_check_capacity_class(s.request, instance)
             ][:1]
         # The batch's timebox is wall time, as CA's: live mode's stopwatch; in a simulation none passes.
-        started = loop.timer.start()
+        started = timer.start()
         result = check_capacity(
             batch,
             snapshot,
@@ -316,7 +326,7 @@ class CapacityStage:
             now,
             batched=batched,
             timebox=o.check_capacity_provisioning_request_batch_timebox,
-            elapsed=lambda: loop.timer.start() - started,
+            elapsed=lambda: timer.start() - started,
         )
         if result is not ScaleUpResult.NOT_TRIED:
             plan = ScaleUpPlan(result) if result is ScaleUpResult.SUCCESSFUL else None
@@ -348,15 +358,14 @@ class CapacityStage:
 
     # -- 4. after the scale-up -----------------------------------------------------------------------
     def after_scale_up(
-        self,
-        loop: LoopContext,
-        decision: ScaleUpDecision,
-        executed: Sequence[ScaleUpInfo],
-        recorder: Recorder,
-    ) -> None:
+        self, view: LoopView, result: LoopResult, decision: ScaleUpDecision, outcome: LoopOutcome
+    ) -> tuple[CAEvent, ...]:
+        """Once the scale-up was carried out: an atomic request's outcome; the fake pods' own events
+        taken out of ``result`` (``FakePodsScaleUpStatusProcessor``); returns each buffer's events."""
+        executed = outcome.scaled_up
         if self._atomic is not None:
-            scaled = bool(executed) and loop.result.scale_up_result == str(ScaleUpResult.SUCCESSFUL)
-            fallback = [i.group for i in executed if i.group in loop.atomic_fallbacks]
+            scaled = bool(executed) and result.scale_up_result == str(ScaleUpResult.SUCCESSFUL)
+            fallback = [i.group for i in executed if i.group in outcome.atomic_fallbacks]
             how = ""
             if scaled:
                 how = (
@@ -365,12 +374,10 @@ class CapacityStage:
                     if fallback
                     else "all-or-nothing: the provider's atomic increase"
                 )
-            atomic_outcome(self._atomic, scaled, loop.now, how)
-        if not self._fake_groups and not self._request_pods:
-            return
-        events = loop.result.events
-        if not events:
-            return
+            atomic_outcome(self._atomic, scaled, view.now, how)
+        events = result.events
+        if (not self._fake_groups and not self._request_pods) or not events:
+            return ()
         # fake pod key -> its buffer (namespace/name), made only when there are events to sort
         fake = {pod.key: key for key, pods in self._fake_groups.items() for pod in pods}
         kept: list[CAEvent] = []
@@ -389,42 +396,41 @@ class CapacityStage:
             elif event.reason == str(EventReason.NOT_TRIGGER_SCALE_UP):
                 remaining.setdefault(buffer, []).append(event.message)
         events[:] = kept
+        out: list[CAEvent] = []
         infos = "[" + " ".join(str(i) for i in executed) + "]"
         for buffer, count in triggered.items():
             if executed:
-                recorder.emit(
-                    loop,
+                out.append(
                     CAEvent(
                         "Normal",
                         str(EventReason.TRIGGERED_SCALE_UP),
                         f"CapacityBuffer/{buffer}",
                         f"capacity buffer {count} fake pods triggered scale-up: {infos}",
                         {"pods": count},
-                    ),
+                    )
                 )
-        result = loop.result.scale_up_result
-        if result not in (str(ScaleUpResult.SUCCESSFUL), str(ScaleUpResult.ERROR)):
+        if result.scale_up_result not in (str(ScaleUpResult.SUCCESSFUL), str(ScaleUpResult.ERROR)):
             for buffer, messages in remaining.items():
-                recorder.emit(
-                    loop,
+                out.append(
                     CAEvent(
                         "Normal",
                         str(EventReason.NOT_TRIGGER_SCALE_UP),
                         f"CapacityBuffer/{buffer}",
                         f"capacity buffer {len(messages)} fake pods didn't trigger scale-up: {','.join(messages)}",
                         {"pods": len(messages)},
-                    ),
+                    )
                 )
+        return tuple(out)
 
     # -- 5. scale-down and the loop's end ------------------------------------------------------------
     def min_quotas(
-        self, loop: LoopContext, snapshot: ClusterSnapshot
+        self, view: LoopView, snapshot: ClusterSnapshot
     ) -> Callable[[MinimumCheck], MinimumCheck] | None:
         """kubetide's CapacityQuota minimums for scale-down: a wrapper of the loop's own minimum check
         (``--cores-total``...) that also keeps each quota's selected nodes at or above its minimums (a
         node goes only if every check allows it; what it takes is then spent from each)."""
         nodes = [snapshot.node(i) for i in snapshot.active_indices().tolist()]
-        tracker = self.quota_tracker(loop, nodes, minimums=True)
+        tracker = self.quota_tracker(view, nodes, minimums=True)
         if tracker is None:
             return None
         quotas = tracker
@@ -454,17 +460,21 @@ class CapacityStage:
             for s in tracker.statuses
         )
 
-    def finish(self, loop: LoopContext) -> None:
-        """The loop's writes and report, into its result."""
+    def finish(self, view: LoopView, result: LoopResult) -> None:
+        """The loop's writes and report, into its result (nothing when the loop ended before
+        :meth:`begin`: its writes were the last loop's)."""
+        if not self._begun:
+            return
+        self._begun = False
         writes = list(self._writes)
         for state in self._states:
             write = state.write()
             if write is not None:
                 writes.append(write)
-        loop.result.capacity_writes = writes
+        result.capacity_writes = writes
         quotas = self._quotas
         if not quotas and self.quotas_enabled and self.objects.quotas:
-            tracker = self.quota_tracker(loop, loop.nodes)
+            tracker = self.quota_tracker(view, view.nodes)
             if tracker is not None:
                 self._quota_reports(tracker)
                 quotas = self._quotas
@@ -477,7 +487,7 @@ class CapacityStage:
             for s in self._states
             if s.changed
         )
-        loop.result.capacity = CapacityReport(quotas, tuple(self._buffers), requests, self._mode)
-        status = loop.result.status
+        result.capacity = CapacityReport(quotas, tuple(self._buffers), requests, self._mode)
+        status = result.status
         if status is not None and quotas:
-            loop.result.status = replace(status, capacity_quotas=quotas)
+            result.status = replace(status, capacity_quotas=quotas)

@@ -21,6 +21,8 @@ from kubetide.scheduling.drainability import PDB
 if TYPE_CHECKING:
     from kubetide.cluster.capacity.objects import CapacityObjects, CapacityWrite
     from kubetide.cluster.capacity.report import CapacityReport
+    from kubetide.cluster.loop.outcome import Failure
+    from kubetide.cluster.loop.plan import LoopPlan
     from kubetide.cluster.loop.scaleup_decision import ScaleUpDecision
     from kubetide.cluster.status import ClusterAutoscalerStatus
 
@@ -127,6 +129,13 @@ class LoopResult:
     # they did this loop (cluster.capacity); empty and None when no capacity flag is on.
     capacity_writes: list[CapacityWrite] = field(default_factory=list)
     capacity: CapacityReport | None = None
+    # What the loop decided, phase by phase (``cluster.loop.plan``), and the actions that failed.
+    plan: LoopPlan | None = None
+    failures: tuple[Failure, ...] = ()
+    # The nodes whose deletion this loop's scale-down started (tainted), and those whose DeleteNodes
+    # call this loop or pass made (live mode's /debug/plan keeps a record of each deletion).
+    deletions_started: tuple[str, ...] = ()
+    nodes_deleted: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

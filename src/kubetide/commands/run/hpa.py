@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 
 from kubetide.clock import Clock
 from kubetide.cluster.flags import FlagSpec
@@ -24,6 +25,7 @@ from kubetide.commands.run.help import render_help
 from kubetide.commands.run.logs import configure_logging
 from kubetide.commands.run.runtime import HealthLimits, Runtime
 from kubetide.commands.run.settings import leader_flags, leader_from, live_flags, parse_line, settings_from
+from kubetide.commands.run.shadow import ShadowSettings, shadow_flags, shadow_problems, shadow_settings
 from kubetide.hpa.config import HPAConfig
 from kubetide.hpa.driver import HPADriver, Synced
 from kubetide.hpa.flags import HPA_FLAGS, config_from_flags
@@ -36,6 +38,7 @@ from kubetide.live.guard import (
     GuardedMemoryConfigMap,
     GuardedScaleTargets,
     WriteGate,
+    read_only_hook,
     recorder_type,
 )
 from kubetide.live.hpa.api import KubeApi
@@ -51,6 +54,9 @@ from kubetide.live.hpa.prometheus.source import PrometheusMetricsSource
 from kubetide.live.hpa.published import PublishedState
 from kubetide.live.hpa.reporter import HPALoopReporter
 from kubetide.live.hpa.scale import ApiScaleTargets
+from kubetide.live.shadow.hpa_shadow import HPAShadow, ListingKept
+from kubetide.live.shadow.journal import Journal
+from kubetide.live.shadow.shadow import ShadowRecorder, ShadowRunner
 from kubetide.model.validation.names import dns1123_label, dns1123_subdomain
 from kubetide.runners import HPARunner
 
@@ -110,6 +116,7 @@ _OWN: list[FlagSpec] = [
         check=_name_check(dns1123_label),
     ),
     *live_flags(),
+    *shadow_flags(),
     *leader_flags(
         enabled=True,
         name_flag="leader-elect-resource-name",
@@ -124,7 +131,9 @@ INTRO = (
     "The HPA controller, deciding exactly as kube-controller-manager's. It reconciles kubetide's\n"
     "HorizontalPodAutoscalers (autoscaling.kubetide.io/v1, `kubectl get khpa`; install the CRD from\n"
     "deploy/) or, with --standard-hpas, the standard ones (run kube-controller-manager with\n"
-    "--controllers=*,-horizontalpodautoscaling then)."
+    "--controllers=*,-horizontalpodautoscaling then). --shadow --shadow-dir=DIR decides beside the\n"
+    "controller that acts (the standard one with --standard-hpas), changes nothing, and records where\n"
+    "the desired replicas differ in DIR (`kubetide shadow report DIR`)."
 )
 
 
@@ -146,19 +155,28 @@ def main(argv: Sequence[str]) -> None:
                 (f"prometheus-rules {e.path}" if e.path else "prometheus-rules", e.message)
                 for e in exc.errors
             ]
+    problems += shadow_problems(
+        parsed,
+        period_flag="horizontal-pod-autoscaler-sync-period",
+        period=float(v["horizontal-pod-autoscaler-sync-period"]),
+    )
     if problems:
         exit_invalid("hpa", problems)
     config = config_from_flags({f.name: float(v[f.name]) for f in HPA_FLAGS})
+    shadow = shadow_settings(v)
     leader = leader_from(
         v, name_flag="leader-elect-resource-name", namespace=str(v["leader-elect-resource-namespace"])
     )
+    if shadow is not None:  # a shadow takes no Lease
+        leader = replace(leader, enabled=False)
     settings = settings_from(COMPONENT, parsed, address=str(v["address"]), leader=leader)
     configure_logging(
         settings.logging_format, settings.verbosity, "hpa", library_level=settings.library_log_level
     )
-    rest = connect("hpa", settings.kubeconfig)
+    on_request = None if shadow is None else read_only_hook(COMPONENT, allow_events=shadow.events)
+    rest = connect("hpa", settings.kubeconfig, on_request)
     runtime = Runtime(settings, rest, HealthLimits())
-    component = HPAComponent(rest, config, runtime, v, rules)
+    component = HPAComponent(rest, config, runtime, v, rules, shadow)
     sys.exit(runtime.run(component))
 
 
@@ -204,26 +222,33 @@ class HPAComponent:
         runtime: Runtime,
         values: Mapping[str, object],
         rules: RulesConfig | None,
+        shadow: ShadowSettings | None = None,
     ) -> None:
         self.rest = rest
         self.config = config
         self.runtime = runtime
         self.values = values
         self.rules = rules
+        self.shadow = shadow
         self.pods: PodCache | None = None
         dry_run = runtime.settings.dry_run
-        self.gate = WriteGate(COMPONENT, runtime.may_act, dry_run=dry_run)
+        self.gate = WriteGate(COMPONENT, runtime.may_act, dry_run=dry_run, shadow=shadow is not None)
         name = str(values["memory-configmap"])
-        memory = MemoryConfigMap(rest, str(values["memory-configmap-namespace"]), name) if name else None
+        # A shadow keeps its memory to itself: the memory ConfigMap is the acting controller's.
+        memory = (
+            MemoryConfigMap(rest, str(values["memory-configmap-namespace"]), name)
+            if name and not shadow
+            else None
+        )
         self.published = PublishedState(
             config,
             GuardedMemoryConfigMap(memory, self.gate) if memory is not None else None,
-            mode="dry-run" if dry_run else "acting",
+            mode="shadow" if shadow else "dry-run" if dry_run else "acting",
         )
         self.reporter = _PublishingReporter(HPAControllerMetrics(), self.published, runtime)
         runtime.serve("/debug/hpa", self.published.page)
 
-    def start(self, stop: threading.Event, clock: Clock) -> HPARunner | None:
+    def start(self, stop: threading.Event, clock: Clock) -> HPARunner | ShadowRunner | None:
         _, pods = start_caches("hpa", self.rest, stop, lambda versions: PodCache(self.rest, versions))
         if pods is None:
             return None
@@ -259,11 +284,39 @@ class HPAComponent:
         )
         events = _Events(recorder)
         hpas = GuardedHPAs(LoopHPASource(source, events), gate)
+        period = min(2.0, self.config.sync_period)
+        if self.shadow is not None:
+            return self._shadow(self.shadow, hpas, metrics, targets, events, clock, period)
         driver = HPADriver(hpas, metrics, targets, events, self.config, timer=time.perf_counter)
         self.reporter.driver = driver
         # The driver decides per HPA when it is due; ticking every 2 s (or the sync period, when
         # shorter) honours short per-HPA periods without listing the HPAs more often than that.
-        return HPARunner(driver, clock, min(2.0, self.config.sync_period), self.reporter)
+        return HPARunner(driver, clock, period, self.reporter)
+
+    def _shadow(
+        self,
+        shadow: ShadowSettings,
+        hpas: GuardedHPAs,
+        metrics: MetricsSource,
+        targets: GuardedScaleTargets,
+        events: _Events,
+        clock: Clock,
+        period: float,
+    ) -> ShadowRunner:
+        """A shadow driver (nothing written) over the cluster's HPAs, compared with their statuses."""
+        listing = ListingKept(hpas)
+        driver = HPADriver(
+            listing, metrics, targets, events, self.config, timer=time.perf_counter, shadow=True
+        )
+        recorder = ShadowRecorder(
+            COMPONENT,
+            "the HPA controller",
+            Journal(shadow.directory),
+            shadow.window,
+            say=events.recorder.emit if shadow.events else None,
+            target=lambda d: f"HorizontalPodAutoscaler/{d.subject}",
+        )
+        return ShadowRunner(HPAShadow(driver, listing, recorder), clock, period)
 
     def report(self) -> str:
         return self.reporter.report()

@@ -12,6 +12,9 @@ Each write through a guarded port is one of three things (:class:`~.gate.WriteGa
   run decides exactly as a real one while nothing a user owns changes;
 - **made** otherwise.
 
+A shadow (``--shadow``) makes none: its gate refuses every write, and beneath the ports its connection
+refuses any request that is not a read before it is sent (:mod:`.readonly`).
+
 Reads and Events pass: they change nothing a user owns (a dry run's Events say "would",
 :mod:`.events`). Each port protocol has its own wrapper, every method written out: nothing is forwarded
 by attribute, so a wrapper offers exactly its protocol (a forwarding wrapper once hid an optional
@@ -23,6 +26,7 @@ from kubetide.live.guard.cluster import GuardedClusterPort, GuardedStatusConfigM
 from kubetide.live.guard.events import DryRunEventRecorder, dry_run_message, recorder_type
 from kubetide.live.guard.gate import WriteGate
 from kubetide.live.guard.hpa import GuardedHPAs, GuardedMemoryConfigMap, GuardedScaleTargets
+from kubetide.live.guard.readonly import WriteRefused, read_only_hook
 
 __all__ = [
     "DryRunEventRecorder",
@@ -35,6 +39,8 @@ __all__ = [
     "GuardedStatusConfigMap",
     "LeadershipLost",
     "WriteGate",
+    "WriteRefused",
     "dry_run_message",
+    "read_only_hook",
     "recorder_type",
 ]
