@@ -75,12 +75,13 @@ def build_snapshot(
     placeholders: list[NodeView] = []
     for gid, count in sorted(counts.items()):
         template = templates.get(gid)
-        if template is None:
+        if template is None or count <= 0:
             continue
-        for i in range(count):
-            placeholder = estimation_node(template, f"{template.node.name}-upcoming-{i}")
-            snapshot.add_node(placeholder)
-            placeholders.append(placeholder)
+        # One placeholder view per group, added as named copies in one step: each copy's view is
+        # estimation_node(template, its name) (the snapshot renames and relabels a copy).
+        names = [f"{template.node.name}-upcoming-{i}" for i in range(count)]
+        first = snapshot.add_template_nodes(estimation_node(template, names[0]), names)
+        placeholders.extend(map(snapshot.node, range(first, first + count)))
     # Pods the scheduler found no room for; and, with --bypassed-scheduler-names, pods of those
     # schedulers not yet scheduled, which CA does not wait for a verdict on (its own simulation decides).
     bypassed = set(options.bypassed_scheduler_names)
