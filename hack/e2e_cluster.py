@@ -47,6 +47,7 @@ PKI = E2E / "pki"
 PIDS = E2E / "pids"
 ENV_FILE = E2E / "env"
 KUBECONFIG = E2E / "kubeconfig"
+AUDIT_LOG = E2E / "audit.log"
 K8S_CACHE = Path(
     os.environ.get("KUBETIDE_K8S_CACHE", Path.home() / ".cache" / "kubetide" / "k8s-1.20.2")
 ).resolve()
@@ -333,6 +334,7 @@ def write_env(cluster: Cluster) -> None:
         "CONTROLLER_MANAGER_PORT": ports.controller_manager,
         "PROMETHEUS_PORT": ports.prometheus,
         "AGENT_PORT": ports.agent,
+        "AUDIT_LOG": AUDIT_LOG,
     }
     ENV_FILE.write_text("".join(f"{key}={shlex.quote(str(value))}\n" for key, value in values.items()))
 
@@ -361,7 +363,21 @@ def start_etcd(cluster: Cluster) -> None:
     wait_until(cluster, "etcd", "healthy", lambda: b'"true"' in http_get(f"{client}/health")[1], 30)
 
 
+# The API server's audit log: every request that is not a read (get, list, watch), with its user, so a
+# test can prove who wrote what (the shadow's test: nothing but Events).
+AUDIT_POLICY = """apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: None
+  verbs: ["get", "list", "watch"]
+- level: Metadata
+"""
+
+
 def start_apiserver(cluster: Cluster) -> None:
+    policy = E2E / "audit-policy.yaml"
+    policy.write_text(AUDIT_POLICY)
     token_file = PKI / "tokens.csv"
     token_file.write_text(f'{cluster.token},admin,admin,"system:masters"\n')
     spawn(cluster, "kube-apiserver", [
@@ -378,6 +394,7 @@ def start_apiserver(cluster: Cluster) -> None:
         "--authorization-mode=RBAC",
         f"--token-auth-file={token_file}",
         "--allow-privileged=true",
+        f"--audit-policy-file={policy}", f"--audit-log-path={AUDIT_LOG}", "--audit-log-format=json",
     ])  # fmt: skip
     readyz = f"{cluster.api_url}/readyz"
     wait_until(

@@ -1,11 +1,12 @@
 #!/bin/sh
 # Writes a kubeconfig for one of deploy/'s ServiceAccounts, so `kubetide run` runs with exactly the
 # privileges deploy/rbac grants it (as its Deployment would), not as the admin.
-#   examples/live/sa-kubeconfig.sh cluster-autoscaler|hpa|escalator [ADMIN_KUBECONFIG] > FILE
+#   examples/live/sa-kubeconfig.sh cluster-autoscaler|hpa|escalator|shadow [ADMIN_KUBECONFIG] > FILE
+# (shadow: the read-only account of deploy/shadow/rbac)
 # Needs kubectl on PATH and `kubectl apply -k deploy/rbac` done (Kubernetes 1.20 mints a token Secret
 # per ServiceAccount; the controller-manager does it within seconds).
 set -eu
-component=${1:?usage: sa-kubeconfig.sh cluster-autoscaler|hpa|escalator [ADMIN_KUBECONFIG]}
+component=${1:?usage: sa-kubeconfig.sh cluster-autoscaler|hpa|escalator|shadow [ADMIN_KUBECONFIG]}
 admin=${2:-${KUBECONFIG:-$HOME/.kube/config}}
 account=kubetide-$component
 k() { kubectl --kubeconfig "$admin" "$@"; }

@@ -116,3 +116,27 @@ def test_every_problem_of_a_snapshot_is_named(tmp_path: Path) -> None:
     assert code == 2 and "--at: not with --snapshot" in err
     code, _, err = run()
     assert code == 2 and "give SCENARIO and --at TIME, or --snapshot FILE" in err
+
+
+def test_why_not_a_group_in_a_simulated_loop_and_in_a_snapshot() -> None:
+    # 11:04:40: spot is backed off after its stockout; the priority expander keeps on-demand.
+    code, out, err = run(EXAMPLE, "--at", "39880s", "--group", "spot", "--group", "on-demand")
+    assert code == 0, err
+    pods = [p["pod"] for p in json.loads(run(EXAMPLE, "--at", "39880s", "--json")[1])["pods"]]
+    assert pods and out == (
+        "Group spot in the loop at 11:04:39 (scale-up: Successful):\n"
+        "  not considered: in backoff after failed scale-up\n"
+        "Group on-demand in the loop at 11:04:39 (scale-up: Successful):\n"
+        "  expander priority: kept (priority 10)\n"
+        "  chosen: 2 -> 3\n" + "".join(f"  pod {p} triggered the scale-up\n" for p in pods)
+    )
+    code, out, _ = run(EXAMPLE, "--at", "39880s", "--json", "--group", "spot")
+    assert json.loads(out)["groups"]["spot"]["notConsidered"] == ["in backoff after failed scale-up"]
+    code, out, _ = run("--snapshot", SNAPSHOT, "--group", "gpu", "--pod", "ml/trainer")
+    assert code == 0
+    assert out.endswith(
+        "Group gpu in the loop at 2026-11-24T05:00:00Z (scale-up: NoOptionsAvailable):\n"
+        "  pod ml/trainer cannot go there: node(s) had untolerated taint {nvidia.com/gpu: true}\n"
+    )
+    code, _, err = run(EXAMPLE, "--at", "1h", "--group", "nope")
+    assert code == 2 and "--group nope: no node group of that name (known: on-demand, spot)" in err

@@ -237,3 +237,71 @@ def test_every_part_of_a_snapshot_reports_its_problems_at_once(tmp_path: Path) -
         "config.tolerance",
     ):
         assert path in err, (path, err)
+
+
+def memory_configmap(uid: str = "") -> dict[str, object]:
+    """`kubectl get configmap -n kubetide kubetide-hpa-memory -o yaml`, as kubetide run hpa writes it."""
+    memory = {"recommendations": [{"replicas": 8, "timestamp": "2026-11-23T09:58:00.000000Z"}]}
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": "kubetide-hpa-memory",
+            "namespace": "kubetide",
+            "annotations": {"kubetide.io/memory-written-at": "2026-11-23T09:59:50.000000Z"},
+        },
+        "data": {"shop.web": json.dumps({"uid": uid, **memory} if uid else memory)},
+    }
+
+
+def test_the_controllers_memory_configmap_among_the_files_shapes_the_decision(tmp_path: Path) -> None:
+    cm = tmp_path / "memory.yaml"
+    cm.write_text(yaml.safe_dump(memory_configmap()))
+    code, out, err = run("hpa", "explain", "-f", OBJECTS, "-f", POD_METRICS, "-f", str(cm), "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["recommendations_before"] == [{"replicas": 8, "seconds_ago": 115.0}]
+    assert report["desired_replicas"] == 8
+    assert report["memory"]["found"] is True
+    assert (
+        report["memory"]["from"]
+        == f"{cm}[0] (ConfigMap kubetide-hpa-memory), written 2026-11-23T09:59:50.000000Z"
+    )
+    code, out, _ = run("hpa", "explain", "-f", OBJECTS, "-f", POD_METRICS, "-f", str(cm))
+    assert f"  controller memory: {cm}[0] (ConfigMap kubetide-hpa-memory), written" in out
+    assert "  remembered recommendations: 8@115s ago" in out
+    # Without it, the explanation says it is a controller that just started.
+    code, out, _ = run("hpa", "explain", "-f", OBJECTS, "-f", POD_METRICS, "--json")
+    assert json.loads(out)["memory"] == {
+        "from": "none (neither --state nor the ConfigMap kubetide-hpa-memory among the files): "
+        "explained as a controller that just started",
+        "found": False,
+        "written_at": None,
+    }
+
+
+def test_a_memory_of_another_hpa_of_that_name_is_refused(tmp_path: Path) -> None:
+    objects = list(yaml.safe_load_all(Path(OBJECTS).read_text()))
+    for obj in objects[0]["items"] if objects[0].get("kind") == "List" else objects:
+        if obj.get("kind") == "HorizontalPodAutoscaler":
+            obj["metadata"]["uid"] = "uid-now"
+    mine = tmp_path / "objects.yaml"
+    mine.write_text(yaml.safe_dump_all(objects))
+    cm = tmp_path / "memory.yaml"
+    cm.write_text(yaml.safe_dump(memory_configmap(uid="uid-before")))
+    code, out, err = run("hpa", "explain", "-f", str(mine), "-f", POD_METRICS, "-f", str(cm), "--json")
+    assert code == 0, err
+    assert json.loads(out)["memory"]["from"].startswith(
+        f"none ({cm}[0] (ConfigMap kubetide-hpa-memory) remembers another HPA of that name (uid uid-before; "
+        "this one is uid-now)"
+    )
+    state = tmp_path / "state.json"
+    state.write_text(json.dumps({"uid": "uid-before", "recommendations": []}))
+    code, _, err = run("hpa", "explain", "-f", str(mine), "-f", POD_METRICS, "--state", str(state))
+    assert code == 2
+    assert f"{state}.uid: the memory is of the HPA with uid uid-before, not of shop/web (uid uid-now)" in err
+
+
+def test_controller_address_is_for_the_cluster_only() -> None:
+    code, _, err = run("hpa", "explain", "-f", OBJECTS, "--controller-address", "http://127.0.0.1:8086")
+    assert code == 2 and "--controller-address: only with --cluster" in err

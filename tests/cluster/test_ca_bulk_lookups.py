@@ -1,7 +1,7 @@
-"""A provider that answers group and instance lookups in bulk (``BulkNodeLookup``) gives the loop
-what node-by-node lookups give; when a bulk call fails, the loop asks node by node, so a failing
-node is handled exactly as without bulk answers. (And the loop's reasons, read in bulk too, are
-plain strings.)"""
+"""A provider that declares bulk group and instance lookups (``CloudProvider.bulk_lookup``) gives the
+loop what node-by-node lookups give; when a bulk call fails, the loop asks node by node, so a failing
+node is handled exactly as without bulk answers. The live guard declares what its cloud declares. (And
+the loop's reasons, read in bulk too, are plain strings.)"""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from ca_loop_harness import Harness, node, pod, template
 
 from kubetide.cloud.instance import CloudProviderError
-from kubetide.cloud.provider import bulk_lookup
+from kubetide.cloud.provider import BulkNodeLookup
+from kubetide.cluster.autoscaler import StaticAutoscaler
 from kubetide.cluster.loop.world import LoopResult
 from kubetide.live.guard import GuardedCloud, WriteGate
 from kubetide.model.node import NodeView
@@ -24,6 +25,9 @@ class BulkCloud(RecordingCloud):
         super().__init__()
         self.failing = failing
         self.bulk_calls = 0
+
+    def bulk_lookup(self) -> BulkNodeLookup:
+        return self
 
     def node_group_ids(self, nodes: Sequence[NodeView]) -> list[str | None]:
         self.bulk_calls += 1
@@ -60,7 +64,7 @@ def _summary(results: list[LoopResult]) -> list[object]:
 
 def test_bulk_answers_decide_as_node_by_node_answers() -> None:
     bulk = BulkCloud(failing=False)
-    assert bulk_lookup(bulk) is bulk and bulk_lookup(RecordingCloud()) is None
+    assert bulk.bulk_lookup() is bulk and RecordingCloud().bulk_lookup() is None
     assert _summary(_loops(bulk)) == _summary(_loops(RecordingCloud()))
     assert bulk.bulk_calls >= 8  # both bulk lookups, every loop
 
@@ -71,13 +75,22 @@ def test_a_failing_bulk_lookup_falls_back_to_node_by_node() -> None:
     assert failing.bulk_calls >= 8
 
 
-def test_the_guarded_cloud_is_asked_node_by_node() -> None:
-    # The guard (leader check, dry run) offers its protocol's methods only: a bulk answer through it
-    # would skip its own per-node methods, so it has none.
+def test_the_guarded_cloud_declares_what_its_cloud_declares() -> None:
+    # Declared, not discovered (a forwarding wrapper once hid a capability): the guard offers its
+    # cloud's bulk lookups, which only read; the loop acts through the groups the guard hands out, so a
+    # dry run through it still changes nothing in the cloud.
+    gate = WriteGate("cluster-autoscaler", lambda: True, dry_run=True)
+    assert GuardedCloud(RecordingCloud(), gate).bulk_lookup() is None
     inner = BulkCloud(failing=False)
-    for dry_run in (True, False):
-        wrapped = GuardedCloud(inner, WriteGate("cluster-autoscaler", lambda: True, dry_run=dry_run))
-        assert not hasattr(wrapped, "node_group_ids") and bulk_lookup(wrapped) is None
+    wrapped = GuardedCloud(inner, gate)
+    assert wrapped.bulk_lookup() is inner
+    h = Harness(inner.with_group("ng", 0, 5, 1, template=template("ng")))
+    h.add_node(node("n0", "ng"), "ng")
+    h.add_pod(pod("busy", 1500, node_name="n0"))
+    h.add_pod(pod("pending", 1500))
+    result = StaticAutoscaler(wrapped, h.api).run_once(h.world(), 0.0)
+    assert result.scale_up_result == "Successful" and inner.bulk_calls >= 2
+    assert inner.calls_to("increase_size") == []
 
 
 def test_unremovable_reasons_are_plain_strings() -> None:

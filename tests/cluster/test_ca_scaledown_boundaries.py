@@ -12,7 +12,7 @@ from ca_loop_harness import GIB, Harness, node, pod, template
 from kubetide.cloud.instance import NodeGroupAutoscalingOptions
 from kubetide.cluster.compat import Compatibility, compatibility
 from kubetide.cluster.flags import parse_flags
-from kubetide.cluster.loop.scaledown_plan import ScaleDownPlanner
+from kubetide.cluster.loop.scaledown_stages import soft_taints
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.cluster.scaledown.budgets import Budget, crop_nodes, group_nodes
 from kubetide.cluster.scaledown.cooldown import ScaleDownTimes, scale_down_in_cooldown
@@ -20,7 +20,6 @@ from kubetide.cluster.scaledown.eligibility import EligibilityInput, filter_out_
 from kubetide.cluster.scaledown.limits import limits_left, try_decrement
 from kubetide.cluster.scaledown.taints import DELETION_CANDIDATE_TAINT, TO_BE_DELETED_TAINT, is_being_deleted
 from kubetide.cluster.scaledown.unneeded import GroupSizes, UnneededNode, removable_at
-from kubetide.cluster.scaleup.limits import ResourceLimits
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Container, OwnerRef, Pod
 from kubetide.model.resources import Resources
@@ -496,28 +495,24 @@ def test_soft_taints_spend_the_budget_on_removals_first() -> None:
     first, then unneeded nodes get it, within --max-bulk-soft-taint-count API calls (exactly that many);
     a node with a ToBeDeleted taint is skipped whatever its value; a --max-bulk-soft-taint-time of 0
     (``elapsed >= budget`` at once) stops them all."""
-    opts = AutoscalingOptions(max_bulk_soft_taint_count=2)
-    planner = ScaleDownPlanner(opts, ResourceLimits({}, {}))
     soft = Taint(DELETION_CANDIDATE_TAINT, "1", "PreferNoSchedule")
     needed = [cnode(f"needed{i}", taints=(soft,)) for i in range(2)]
     unneeded = [cnode(f"unneeded{i}") for i in range(2)]
     deleting = cnode("deleting", taints=(Taint(TO_BE_DELETED_TAINT, "garbage", "NoSchedule"),))
     nodes = [*unneeded, *needed, deleting]
-    planner.unneeded = {n.name: UnneededNode(n, NOW, True) for n in [*unneeded, deleting]}
+    timers = {n.name: UnneededNode(n, NOW, True) for n in [*unneeded, deleting]}
+    group_of: dict[str, str | None] = dict.fromkeys((n.name for n in nodes), "ng")
 
-    class Loop:
-        group_of = dict.fromkeys((n.name for n in nodes), "ng")
+    def taints(count: int, time: float = 5.0) -> tuple[tuple[tuple[str, Taint], ...], tuple[str, ...]]:
+        return soft_taints(nodes, timers, group_of, count, time)
 
-    add, remove = planner._soft_taints(Loop(), nodes)  # type: ignore[arg-type]
+    add, remove = taints(2)
     assert remove == ("needed0", "needed1") and add == ()
-    planner.options = AutoscalingOptions(max_bulk_soft_taint_count=3)
-    add, remove = planner._soft_taints(Loop(), nodes)  # type: ignore[arg-type]
+    add, remove = taints(3)
     assert len(remove) == 2 and [name for name, _ in add] == ["unneeded0"]
-    planner.options = AutoscalingOptions(max_bulk_soft_taint_count=4)
-    add, _ = planner._soft_taints(Loop(), nodes)  # type: ignore[arg-type]
+    add, _ = taints(4)
     assert [name for name, _ in add] == ["unneeded0", "unneeded1"]  # never "deleting"
-    planner.options = AutoscalingOptions(max_bulk_soft_taint_count=4, max_bulk_soft_taint_time=0.0)
-    assert planner._soft_taints(Loop(), nodes) == ((), ())  # type: ignore[arg-type]
+    assert taints(4, 0.0) == ((), ())
 
 
 def test_node_delete_delay_after_taint_ends_exactly_at_its_end() -> None:

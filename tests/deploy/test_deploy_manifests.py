@@ -75,3 +75,26 @@ def test_the_cluster_autoscaler_writes_its_status_where_cas_tooling_looks() -> N
     (binding,) = [d for d in rbac if d["kind"] == "RoleBinding"]
     assert role["metadata"]["namespace"] == binding["metadata"]["namespace"] == "kube-system"
     assert any("configmaps" in r["resources"] and "update" in r["verbs"] for r in role["rules"])
+
+
+def test_the_shadow_may_only_read_but_for_events() -> None:
+    """deploy/shadow/rbac: get, list and watch; the one write is Events (--shadow-events), in a role of
+    its own that can be left out. The shadow Deployment's command line is valid and takes no Lease."""
+    from kubetide.commands.run import cluster_autoscaler
+    from kubetide.commands.run.settings import parse_line
+
+    rbac = DEPLOY / "shadow" / "rbac"
+    spec = yaml.safe_load((rbac / "kustomization.yaml").read_text())
+    assert set(spec) <= {"resources", "bases"} and spec["resources"] == ["shadow.yaml", "shadow-events.yaml"]
+    reads = {"get", "list", "watch"}
+    roles = [d for d in _docs(rbac / "shadow.yaml") if d["kind"] in ("ClusterRole", "Role")]
+    assert roles and all(set(rule["verbs"]) <= reads for role in roles for rule in role["rules"])
+    (events,) = [d for d in _docs(rbac / "shadow-events.yaml") if d["kind"] == "ClusterRole"]
+    assert events["rules"] == [{"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]}]
+    overlay = yaml.safe_load((DEPLOY / "shadow" / "kustomization.yaml").read_text())
+    assert overlay == {"bases": ["rbac"], "resources": ["cluster-autoscaler.yaml"]}
+    (deployment,) = _docs(DEPLOY / "shadow" / "cluster-autoscaler.yaml")
+    pod = deployment["spec"]["template"]["spec"]
+    assert deployment["spec"]["replicas"] == 1 and pod["serviceAccountName"] == "kubetide-shadow"
+    parsed = parse_line(pod["containers"][0]["args"], cluster_autoscaler.REGISTRY)
+    assert parsed.problems == [] and parsed.values["shadow"] and "leader-elect" not in parsed.given

@@ -7,9 +7,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
+
 from kubetide.hpa.config import HPAConfig
 from kubetide.hpa.driver import HPADriver, StatusWriteError
 from kubetide.hpa.ports import PodMetric, Scale, ScaleError
+from kubetide.hpa.state import HPAState, Recommendation
 from kubetide.model.errors import ManifestError
 from kubetide.model.hpa import HPA, CrossVersionObjectReference, HPAStatus
 from kubetide.model.pod import Pod
@@ -219,3 +222,95 @@ def test_a_standard_hpa_with_min_replicas_zero_is_left_to_the_api_server() -> No
     source.add(in_ns("a", min_replicas=0))
     driver.tick(0.0)
     assert events.reasons("HorizontalPodAutoscaler/a/web") == ["SuccessfulRescale"]
+
+
+# --- shadow mode -------------------------------------------------------------------------------------
+
+
+def shadow_setup(**worlds: World) -> tuple[Worlds, Source, Events, HPADriver]:
+    ports, source, events = Worlds(**worlds), Source(), Events()
+    driver = HPADriver(source, ports, ports, events, HPAConfig(sync_period=15.0), shadow=True)
+    return ports, source, events, driver
+
+
+def test_a_shadow_decides_every_hpa_and_writes_no_scale_status_or_event() -> None:
+    ports, source, events, driver = shadow_setup(a=World(replicas=2, usage_per_pod=900), b=World(replicas=3))
+    ports.failing_updates.add("a")  # a write would fail: the shadow makes none
+    source.add(in_ns("a"))
+    source.add(in_ns("b"))
+    done = {s.key: s for s in driver.tick(0.0)}
+    assert set(done) == {"a/web", "b/web"}
+    a = done["a/web"]
+    assert a.result is not None and a.result.scaled and a.result.desired_replicas == 4
+    assert [e.reason for e in a.result.events] == ["SuccessfulRescale"]  # would-be Events, in the result
+    assert a.decision is not None and a.decision.rescale and not a.status_written
+    assert ports.worlds["a"].replicas == 2 and ports.worlds["a"].writes == []
+    assert source.writes == [] and events.items == []
+    assert [r.replicas for r in driver.controller.state("a/web").recommendations or []] == [2, 4]
+
+
+def test_a_shadow_remembers_its_own_decisions_as_if_it_had_acted() -> None:
+    """Pods +1 per minute: the shadow decided 2 -> 3 and nobody acted, so the cluster is still at 2.
+    Its memory holds its own +1, so 15 s later the policy allows it nothing more (2 - 1 + 1 = 2), where
+    a controller that had not decided the +1 would ask for 3 again."""
+    behavior = {"scaleUp": {"stabilizationWindowSeconds": 0, "policies": [{"type": "Pods", "value": 1, "periodSeconds": 60}]}}  # fmt: skip
+    ports, source, _, driver = shadow_setup(a=World(replicas=2, usage_per_pod=900))
+    source.add(in_ns("a", behavior=behavior))
+    (first,) = driver.tick(0.0)
+    assert first.result is not None and first.result.desired_replicas == 3
+    (second,) = driver.tick(15.0)
+    assert second.result is not None and not second.result.scaled
+    assert second.result.normalization is not None
+    assert second.result.normalization.limit_reason == "ScaleUpLimit"
+    # Its view of the HPA is the status it would have written, not the one in the cluster.
+    assert second.decision is not None and second.decision.hpa.status == first.result.status
+    assert source.hpas["a/web"].status.desired_replicas == 0  # type: ignore[union-attr]
+    fresh = HPADriver(source, ports, ports, Events(), HPAConfig(sync_period=15.0), shadow=True)
+    (again,) = fresh.tick(15.0)
+    assert again.result is not None and again.result.desired_replicas == 3
+
+
+def test_a_shadow_cannot_take_the_quiet_lane() -> None:
+    ports, source, events = Worlds(), Source(), Events()
+    with pytest.raises(ValueError, match="shadow"):
+        HPADriver(source, ports, ports, events, shadow=True, quiet_lane=True)
+
+
+# --- restored memory ---------------------------------------------------------------------------------
+
+
+def held_high() -> HPAState:
+    """A memory that recommended 6 replicas 100 s ago (at t=300): a scale-down stays held."""
+    return HPAState([Recommendation(6, 200.0)])
+
+
+def test_restored_memory_goes_to_the_hpa_of_the_same_uid_at_the_next_tick() -> None:
+    world = World(replicas=6, usage_per_pod=100)
+    _, source, _, driver = setup(a=world, b=World(replicas=6, usage_per_pod=100))
+    source.add(dataclasses.replace(in_ns("a"), uid="uid-a"))
+    source.add(dataclasses.replace(in_ns("b"), uid="uid-b2"))  # deleted and created again
+    driver.restore("a/web", "uid-a", held_high())
+    driver.restore("b/web", "uid-b1", held_high())
+    driver.restore("c/web", "uid-c", held_high())  # not listed: dropped
+    done = {s.key: s for s in driver.tick(300.0)}
+    a, b = done["a/web"].result, done["b/web"].result
+    assert a is not None and not a.scaled and a.normalization is not None and a.normalization.stabilized == 6
+    assert done["a/web"].decision is not None
+    assert done["a/web"].decision.remembered.recommendations == (Recommendation(6, 200.0),)
+    # b's memory was another HPA's: b starts as a controller that just started (its current count).
+    assert b is not None and not b.scaled and done["b/web"].decision is not None
+    assert done["b/web"].decision.remembered.recommendations is None
+    source.add(dataclasses.replace(in_ns("c"), uid="uid-c"))
+    (c,) = [s for s in driver.tick(315.0) if s.key == "c/web"]
+    assert c.decision is not None and c.decision.remembered.recommendations is None
+
+
+def test_restored_memory_never_replaces_what_the_driver_remembers_itself() -> None:
+    world = World(replicas=6, usage_per_pod=100)
+    _, source, _, driver = setup(a=world)
+    source.add(dataclasses.replace(in_ns("a"), uid="uid-a"))
+    driver.tick(0.0)
+    own = driver.controller.memory("a/web")
+    driver.restore("a/web", "uid-a", held_high())
+    driver.tick(15.0)
+    assert driver.controller.memory("a/web") is own

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import httpx2
 import pytest
 
@@ -48,5 +51,25 @@ def test_server_answers_metrics_and_health() -> None:
         check = httpx2.get(f"{base}/health-check")
         assert check.status_code == 500 and "startup" in check.text
         assert httpx2.get(f"{base}/nope").status_code == 404
+    finally:
+        server.stop()
+
+
+def test_server_answers_a_components_json_pages_with_their_query() -> None:
+    def page(query: Mapping[str, str]) -> tuple[int, Any]:
+        if query.get("boom"):
+            raise RuntimeError("a bug in the page")
+        return (200, {"asked": dict(query)}) if query.get("hpa") != "none" else (404, {"error": "no"})
+
+    server = StatusServer("127.0.0.1:0", HealthTracker(), pages={"/debug/hpa": page}).start()
+    try:
+        base = f"http://127.0.0.1:{server.port}/debug/hpa"
+        answer = httpx2.get(base, params={"hpa": "shop/web"})
+        assert answer.status_code == 200 and answer.headers["content-type"] == "application/json"
+        assert answer.json() == {"asked": {"hpa": "shop/web"}}
+        assert httpx2.get(base, params={"hpa": "none"}).status_code == 404
+        broken = httpx2.get(base, params={"boom": "1"})
+        assert broken.status_code == 500 and broken.json() == {"error": "RuntimeError: a bug in the page"}
+        assert httpx2.get(f"{base}/more").status_code == 404
     finally:
         server.stop()

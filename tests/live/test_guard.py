@@ -10,7 +10,6 @@ import pytest
 from prometheus_client import REGISTRY
 
 from kubetide.cloud.provider import CloudProvider, CloudProviderError, NodeGroup
-from kubetide.cluster.driver import StatePort
 from kubetide.hpa.driver import HPASource, StatusWriteError
 from kubetide.hpa.ports import Scale, ScaleError, ScaleTargetPort
 from kubetide.live.guard import (
@@ -23,7 +22,13 @@ from kubetide.live.guard import (
     LeadershipLost,
     WriteGate,
 )
-from kubetide.model.api import ClusterPort, EvictionOutcome
+from kubetide.model.api import (
+    NO_CAPABILITIES,
+    ClusterPort,
+    ConfigMapWriter,
+    EvictionOutcome,
+    PortCapabilities,
+)
 from kubetide.model.hpa import HPA, CrossVersionObjectReference, HPAStatus
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
@@ -43,13 +48,28 @@ def _said(action: str) -> float:
     return value or 0.0
 
 
+def _no_config_maps() -> Any:
+    """A cluster port that declares no capability."""
+
+    class Port(RecordingClusterPort):
+        def capabilities(self) -> PortCapabilities:
+            return NO_CAPABILITIES
+
+    return Port()
+
+
 def test_writes_stop_the_moment_leadership_is_lost() -> None:
     leading = [True]
     inner = RecordingClusterPort([NodeView("n1"), NodeView("n2")])
     port = GuardedClusterPort(inner, WriteGate(COMPONENT, lambda: leading[0]))
     port.add_node_taint("n1", Taint("k", "v", "NoSchedule"))
-    # The CA driver writes its state and learned templates only through a port that can: this one can.
-    assert isinstance(port, StatePort)
+    # The CA driver writes its state and learned templates only through a port that declares it can:
+    # this one declares it, its writes through the guard; events with data it does not offer.
+    assert port.capabilities().config_maps is port and port.capabilities().event_data is None
+    assert (
+        GuardedClusterPort(_no_config_maps(), WriteGate(COMPONENT, lambda: True)).capabilities().config_maps
+        is None
+    )
     port.write_config_map("kube-system", "kubetide-cluster-autoscaler-templates", {})
     leading[0] = False
     for write in (
@@ -212,7 +232,7 @@ def test_the_hpa_writes_are_refused_once_not_leading_and_said_in_a_dry_run() -> 
 @pytest.mark.parametrize(
     ("wrapper", "protocols"),
     [
-        (GuardedClusterPort, (ClusterPort, StatePort)),
+        (GuardedClusterPort, (ClusterPort, ConfigMapWriter)),
         (GuardedCloud, (CloudProvider,)),
         (GuardedNodeGroup, (NodeGroup,)),
         (GuardedScaleTargets, (ScaleTargetPort,)),

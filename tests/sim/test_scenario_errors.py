@@ -513,3 +513,34 @@ def test_a_file_with_very_many_refused_values_lists_them_without_the_cross_secti
     assert "spec.actions[3].attachInstance.group: no node group 'nope' (known: general, spot)" in problems(
         data
     )
+
+
+def test_a_placement_annotation_is_checked_with_its_path() -> None:
+    def scenario(value: Any, replicas: int = 2, kind: str = "Deployment") -> dict[str, Any]:
+        data = doc()
+        web = deployment(replicas=replicas)
+        web["kind"] = kind
+        web["metadata"]["annotations"] = {"kubetide.io/placement": value}
+        data["spec"]["objects"] = [web]
+        return data
+
+    def placed(value: Any, replicas: int = 2, kind: str = "Deployment") -> list[str]:
+        return problems(scenario(value, replicas, kind))
+
+    path = 'spec.objects[0].metadata.annotations["kubetide.io/placement"]'
+    load(scenario('{"general-1": 2}'))  # valid
+    assert placed('{"general-1": 2, "general-2": 1}') == [
+        f"{path}: places 3 pods but the workload starts with 2 (spec.replicas)"
+    ]
+    assert placed("general-1") == [f"{path}: is not JSON: Expecting value: line 1 column 1 (char 0)"]
+    assert placed('["general-1"]') == [
+        f'{path}: must be a JSON object of node name to pod count, e.g. {{"n-1": 2}}'
+    ]
+    (bad,) = placed('{"Not_A_Node": 0}')
+    assert bad.startswith(f"{path}: node 'Not_A_Node': a lowercase RFC 1123 subdomain")
+    assert "node 'Not_A_Node': the pod count must be an integer >= 1, got 0" in bad
+    daemon = placed('{"general-1": 1}', kind="DaemonSet")[0]  # (and a DaemonSet has no replicas)
+    assert daemon == (
+        f"{path}: places the pods of Deployments, ReplicaSets, StatefulSets and Jobs; "
+        "a DaemonSet's pods run on every node they can"
+    )

@@ -215,3 +215,41 @@ def test_the_validate_command_exits_0_or_2_never_a_traceback(
     assert result.exit_code in (0, 2), result.output
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     assert "Traceback" not in result.stderr
+
+
+# The sizes a run's length follows (bounded in sim/scenario/bounds.py, tested there): not fuzzed here,
+# so each run of the example stays a few seconds.
+_RUN_PATHS = [
+    p
+    for p in _ALL_PATHS
+    if not (p and p[-1] in ("duration", "initialSize", "minSize", "maxSize", "replicas"))
+]
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(_RUN_PATHS), st.sampled_from(["delete", "replace", "add"]), _hostile),
+        min_size=1,
+        max_size=2,
+    )
+)
+def test_the_simulate_command_runs_or_exits_2_never_a_traceback(
+    tmp_path_factory: pytest.TempPathFactory, mutations: list[tuple[tuple[Any, ...], str, Any]]
+) -> None:
+    """Issue 26: what `validate` accepts, `simulate` runs to the end; what it refuses, `simulate` refuses
+    the same way, exit 2 with the field named."""
+    where = tmp_path_factory.mktemp("fuzz")
+    doc = _mutated(mutations)
+    (where / "scenario.yaml").write_text(yaml.safe_dump(doc, allow_unicode=True))
+    checked = CliRunner().invoke(main, ["validate", str(where / "scenario.yaml")])
+    result = CliRunner().invoke(
+        main, ["simulate", str(where / "scenario.yaml"), "--output-dir", str(where / "out"), "--json"]
+    )
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert "Traceback" not in result.stderr
+    assert result.exit_code == checked.exit_code, (result.output, checked.output)
+    if result.exit_code == 0:
+        assert (where / "out" / "summary.json").is_file()
+    else:
+        assert result.exit_code == 2 and ": invalid scenario (" in result.stderr

@@ -13,7 +13,7 @@ offered and the caller takes its documented fallback. Pure types; no I/O.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, cast
+from typing import Protocol
 
 from kubetide.cloud.instance import (
     CloudProviderError,
@@ -44,7 +44,6 @@ __all__ = [
     "NotImplementedByProvider",
     "PricingModel",
     "StaticNodeGroup",
-    "bulk_lookup",
 ]
 
 
@@ -208,10 +207,18 @@ class CloudProvider(Protocol):
         """Called once when the autoscaler stops."""
         ...
 
+    def bulk_lookup(self) -> BulkNodeLookup | None:
+        """An optional capability, declared: the provider's :class:`BulkNodeLookup` (often the provider
+        itself), or None when it answers node by node. Declared, not discovered: a wrapper (the live
+        guard) declares what it offers itself, so it can neither hide its provider's nor offer one
+        that would skip its own methods."""
+        ...
+
 
 class BulkNodeLookup(Protocol):
-    """Optional, for a provider that can answer for many nodes at once: the loop asks every node's
-    group and instance every loop, and one call per node is most of what those questions cost.
+    """Optional (:meth:`CloudProvider.bulk_lookup`), for a provider that can answer for many nodes at
+    once: the loop asks every node's group and instance every loop, and one call per node is most of
+    what those questions cost.
 
     Each answer is, node for node, what the per-node method gives. If any per-node call would raise,
     the bulk call raises (CloudProviderError or NotImplementedByProvider) and the caller asks node by
@@ -225,13 +232,3 @@ class BulkNodeLookup(Protocol):
     def has_instances(self, nodes: Sequence[NodeView]) -> list[bool]:
         """``has_instance(n)`` for each of ``nodes``, in order."""
         ...
-
-
-def bulk_lookup(cloud: object) -> BulkNodeLookup | None:
-    """``cloud`` as a :class:`BulkNodeLookup` when its class implements both methods; None otherwise.
-    Read on the class, so a wrapper that forwarded attributes to the cloud it wraps would still be asked
-    node by node, through its own methods."""
-    kind = type(cloud)
-    if callable(getattr(kind, "node_group_ids", None)) and callable(getattr(kind, "has_instances", None)):
-        return cast(BulkNodeLookup, cloud)
-    return None

@@ -1,4 +1,5 @@
-"""The Cluster Autoscaler's main loop: ``StaticAutoscaler.RunOnce`` (CA spec §1), as a functional core.
+"""The Cluster Autoscaler's main loop: ``StaticAutoscaler.RunOnce`` (CA spec §1), as a functional core
+that decides, then acts.
 
 ``StaticAutoscaler(cloud, port, options).run_once(world, now)`` reads the world (a :class:`World`:
 nodes, pods, PDBs, ConfigMaps, controllers) and the cloud through the cloud-provider port, and acts
@@ -6,10 +7,30 @@ through the cloud (``IncreaseSize``, ``DeleteNodes``, ``DecreaseTargetSize``) an
 :class:`~kubetide.model.api.ClusterPort` (single node taints, evictions). It reads no clock and does no
 I/O; the events, counters, metrics and status of the loop are returned in a :class:`LoopResult`.
 
-This module only orders the stages; each lives in :mod:`kubetide.cluster.loop`: ``housekeeping``
-(startup cleanup, unregistered and failed instances, group sizes), ``scaleup_decision`` (decides a
-:class:`ScaleUpDecision`) and ``scaleup_actuator`` (executes it), ``scaledown_plan`` (decides a
-:class:`ScaleDownPlan`) and ``scaledown_actuator`` / ``deletions`` (execute it and resume drains).
+**Decide, then act.** Each stage of :mod:`kubetide.cluster.loop` that decides is a function of the
+loop's read-only view (:class:`~kubetide.cluster.loop.view.LoopView`) and the autoscaler's memory,
+returning a frozen phase of a :class:`LoopPlan` (housekeeping, the :class:`ScaleUpDecision` with the
+expander's trace, the :class:`ScaleDownPlan`, each with its reasons); one :class:`LoopActuator`
+carries the phases out through the ports and records what it did and what failed
+(:class:`~kubetide.cluster.loop.outcome.LoopOutcome`). Where upstream acts between two decisions, the
+loop runs in phases, each decided on the outcome of the last: housekeeping deletions and size fixes
+before the scale-up decision (a size fixed ends the loop), the deletions in progress before the
+snapshot, the scale-up before the scale-down (a scale-up made or failed ends the loop), the taints of
+the scale-down before the first drain step of the nodes tainted (a refused taint ends the loop), the
+min sizes last. The loop's whole plan is ``LoopResult.plan``; ``kubetide explain`` and the live
+``/debug/plan`` read it.
+
+To decide without acting (a shadow beside another autoscaler)::
+
+    plan = autoscaler.decide(world, now)       # every phase, none carried out
+    outcome = autoscaler.actuator.execute(plan)  # what carrying it out did and what failed
+
+:meth:`StaticAutoscaler.decide` decides each phase after an action as if the action had been made and
+changed nothing yet; the autoscaler's memory of its decisions goes on (unneeded timers, the cluster
+state read from the cloud) and its memory of its actions does not (cooldown times, deletions started,
+events already said), since none was made. A dry run is not this: it runs :meth:`run_once` through
+ports that only say what they would write (:mod:`kubetide.live.guard`), so it remembers what it would
+have done, as a real run would.
 
 The order is upstream's: refresh the cloud, build the snapshot, templates, cluster state, remove
 unregistered instances, health check, delete failed creations, fix group sizes, filter pods that fit
@@ -46,70 +67,77 @@ scale-up, and salvo / graceful-degradation modes are not implemented.
 
 from __future__ import annotations
 
-import operator
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from itertools import repeat
 
 from kubetide.cloud.instance import CloudProviderError, InstanceState, NodeTemplate, NotImplementedByProvider
-from kubetide.cloud.provider import CloudProvider, PricingModel, bulk_lookup
+from kubetide.cloud.provider import CloudProvider, PricingModel
 from kubetide.cluster.clusterstate.learned_templates import (
     TEMPLATES_CONFIG_MAP,
     decode_templates,
     encode_templates,
 )
-from kubetide.cluster.clusterstate.matching import NodeMatching, match_nodes_without_provider_id
 from kubetide.cluster.clusterstate.persisted import STATE_CONFIG_MAP, decode_state, encode_state
 from kubetide.cluster.clusterstate.readiness import is_node_ready
 from kubetide.cluster.clusterstate.registry import ClusterStateRegistry
 from kubetide.cluster.expander import ChainStrategy, ExpanderDependencies, build_strategy
 from kubetide.cluster.expander.priority import CONFIG_MAP_NAME
-from kubetide.cluster.gpu import with_unready_gpus_unready
 from kubetide.cluster.loop import housekeeping
-from kubetide.cluster.loop.context import CA_EVENT_OBJECT, LoopContext, Recorder
+from kubetide.cluster.loop.actuator import LoopActuator
 from kubetide.cluster.loop.deletions import (
     Deletion,
     DrainSettings,
-    DrainState,
-    continue_deletions,
-    to_be_deleted_taint,
+    deletions_in_progress,
+    plan_step,
+    tainted_view,
+)
+from kubetide.cluster.loop.events import CA_EVENT_OBJECT, Recorder
+from kubetide.cluster.loop.outcome import LoopOutcome
+from kubetide.cluster.loop.plan import (
+    ClusterStateFindings,
+    DrainRound,
+    FailedInstanceRemovals,
+    LoopPlan,
+    MinSizeRaises,
+    Notices,
+    Phase,
+    SizeFixes,
+    TaintRemovals,
+    UnregisteredRemovals,
 )
 from kubetide.cluster.loop.report import candidates_by_group, loop_metrics
-from kubetide.cluster.loop.scaledown_actuator import execute_scale_down
 from kubetide.cluster.loop.scaledown_plan import ScaleDownPlan, ScaleDownPlanner
-from kubetide.cluster.loop.scaleup_actuator import execute_scale_up
 from kubetide.cluster.loop.scaleup_decision import ScaleUpDecision, decide_scale_up
 from kubetide.cluster.loop.snapshot import build_snapshot
+from kubetide.cluster.loop.start import start_loop
 from kubetide.cluster.loop.templates import TemplateProvider, daemonset_exemplars
 from kubetide.cluster.loop.timing import FunctionLabel, FunctionTimer, Stopwatch
+from kubetide.cluster.loop.unremovable import unremovable_notices
+from kubetide.cluster.loop.view import LoopView
 from kubetide.cluster.loop.world import CAEvent, LoopMetrics, LoopResult, LoopStats, World
 from kubetide.cluster.options import AutoscalingOptions
-from kubetide.cluster.reasons import (
-    EventReason,
-    KubetideEventReason,
-    ScaleDownResult,
-    ScaleUpResult,
-    UnremovableReason,
-)
+from kubetide.cluster.reasons import EventReason, KubetideEventReason, ScaleDownResult, ScaleUpResult
 from kubetide.cluster.scaledown.cooldown import ScaleDownTimes
-from kubetide.cluster.scaledown.taints import MAX_NODE_DELETION_TIME_S, is_being_deleted, to_be_deleted_time
 from kubetide.cluster.scaledown.unneeded import UnneededNode
 from kubetide.cluster.scaleup.limits import ResourceLimits
 from kubetide.cluster.scaleup.orchestrator import ScaleUpSettings
 from kubetide.cluster.scaleup.similar import BASIC_IGNORED_LABELS, PROVIDER_IGNORED_LABELS, SimilarityRules
 from kubetide.cluster.status import StatusTracker
-from kubetide.cluster.taintconfig import TaintConfig, with_startup_tainted_unready
+from kubetide.cluster.taintconfig import TaintConfig
 from kubetide.model.api import ClusterPort
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
 from kubetide.scheduling.drainability import DrainContext, DrainOptions
 from kubetide.scheduling.hinting import HintingSimulator
 from kubetide.scheduling.kept import SnapshotKeeper
+from kubetide.scheduling.snapshot import ClusterSnapshot
 
 __all__ = [
     "CAEvent",
+    "LoopActuator",
     "LoopMetrics",
+    "LoopPlan",
     "LoopResult",
     "LoopStats",
     "ScaleDownPlan",
@@ -126,14 +154,31 @@ class _Carried:
     api_errors: int = 0
 
 
-_provider_id = operator.attrgetter("provider_id")
-_NAME = operator.attrgetter("name")
+@dataclass
+class _Loop:
+    """One loop being run: its view (a new one when an action changes what it sees), the plan decided so
+    far, and, when acting, the result being written and everything done so far (``done``)."""
+
+    view: LoopView
+    plan: LoopPlan
+    result: LoopResult
+    timer: FunctionTimer
+    acting: bool
+    done: LoopOutcome = field(default_factory=LoopOutcome)
+
+    def __post_init__(self) -> None:
+        self.result.stats = self.done.stats  # the loop's counters are what it did
+
+    def stop(self, why: str, error: str | None = None) -> None:
+        self.plan = self.plan.stop(why)
+        if error is not None:
+            self.result.error = error
 
 
 class StaticAutoscaler:
     """One CA process: the state kept between loops (cluster state, templates cache, scale-down planner,
-    cooldown times, event deduplication, last status) and :meth:`run_once`, the stages in order.
-    A restart is a new instance; what must survive it lives in the cluster and the cloud."""
+    cooldown times, event deduplication, last status), the actuator, and :meth:`run_once`, the stages
+    in order. A restart is a new instance; what must survive it lives in the cluster and the cloud."""
 
     def __init__(
         self,
@@ -164,7 +209,7 @@ class StaticAutoscaler:
         self.first_loop = True
         self.limits = ResourceLimits.from_options(o)
         self.planner = ScaleDownPlanner(o, self.limits)
-        self.recorder = Recorder(o.record_duplicated_events, o.namespace)
+        self.recorder = Recorder(o.record_duplicated_events)
         self.status = StatusTracker()
         self._world: World | None = None
         self._state_restored = False
@@ -176,10 +221,9 @@ class StaticAutoscaler:
         # --node-delete-delay-after-taint counts from the moment itself (after a restart, the taint's).
         self._tainted_at: dict[str, float] = {}
         self.drain_settings = DrainSettings.from_options(o)
-        # The drains this process runs, by node (upstream's drain goroutines' state), and the nodes whose
-        # DeleteNodes it called, never called twice.
-        self._drains: dict[str, DrainState] = {}
-        self._deleted: set[str] = set()
+        # The one actuator: it carries the plans out through the ports and keeps the drains in progress.
+        self.actuator = LoopActuator(port, self.registry, self.drain_settings)
+        self._deleted: set[str] = set()  # the nodes whose DeleteNodes this process called, never called twice
         # group -> (the template last seen, its content fingerprint, the content's since)
         self._template_marks: dict[str, tuple[NodeTemplate, str, float]] = {}
         # The last learned templates given to encode_templates, and its text.
@@ -245,18 +289,14 @@ class StaticAutoscaler:
 
     # -- the loop ------------------------------------------------------------------------------------
     def run_once(self, world: World, now: float) -> LoopResult:
-        allowed = self.options.allowed_scheduler_names
-        if allowed:
-            # Upstream's listPods: with --allowed-scheduler-names, pods of other schedulers (scheduled or
-            # not) are left out of the loop's pod list altogether.
-            kept = frozenset(allowed)
-            pods = [p for p in world.pods if p.scheduler_name in kept]
-            world = replace(world, pods=pods, pods_by_node=None, unbound_pods=None)
+        """One loop: each phase decided, then carried out by the actuator, the next decided on its
+        outcome. The plan is ``result.plan``."""
+        world = self._scheduled_by_allowed(world)
         result = LoopResult()
         timer = FunctionTimer(self.stopwatch, result.function_durations)  # updateClusterState starts here
         self._world = world
         try:
-            loop = self._context(world, now, result, timer)
+            loop = self._start(world, now, result, timer, acting=True)
             if loop is None:
                 return result
             # Deferred to the end of the loop whatever happens, as upstream writes its status (§1 step 15).
@@ -266,325 +306,358 @@ class StaticAutoscaler:
         finally:
             self._world = None  # read during the loop only; a source may then reuse what it showed
 
-    def _context(
-        self, world: World, now: float, result: LoopResult, timer: FunctionTimer | None = None
-    ) -> LoopContext | None:
-        timer = timer or FunctionTimer()
-        refreshed = timer.start()
+    def decide(self, world: World, now: float) -> LoopPlan:
+        """The loop's plan at ``now``, nothing of it carried out: each phase after an action is decided as
+        if the action had been made (the cloud and the cluster as they are). What the autoscaler
+        remembers of its decisions goes on (unneeded timers, the cluster state read from the cloud);
+        what it remembers of its actions does not (cooldown times, deletions started), as none was
+        made. :attr:`actuator` carries a plan out (``actuator.execute(plan)``)."""
+        world = self._scheduled_by_allowed(world)
+        self._world = world
         try:
-            self.cloud.refresh()
-            groups = {g.id(): g for g in self.cloud.node_groups()}
-        except CloudProviderError as exc:
-            result.error = f"failed to refresh cloud provider: {exc}"
-            return None
+            loop = self._start(world, now, LoopResult(), FunctionTimer(), acting=False)
+            if loop is None:
+                return LoopPlan(now, stopped="the loop could not start")
+            self._run(loop)
+            return loop.plan
         finally:
-            timer.observe(FunctionLabel.CLOUD_PROVIDER_REFRESH, refreshed)
-        if all(map(_provider_id, world.nodes)):
-            matching = NodeMatching(tuple(world.nodes))  # the usual case: no cloud call
-        else:
-            try:
-                instances = {gid: g.nodes() for gid, g in groups.items()}
-            except CloudProviderError as exc:
-                result.error = f"failed to list the cloud's instances: {exc}"
-                return None
-            matching = match_nodes_without_provider_id(world.nodes, instances)
-        # Upstream's FilterOutNodesWithStartupTaints: a Ready node still carrying a startup taint is not ready.
-        nodes = with_startup_tainted_unready(matching.nodes, self.taints)
-        # And FilterOutNodesWithUnreadyResources: a GPU node whose GPUs are not allocatable yet.
-        gpu_label = self.cloud.gpu_label()
-        nodes = with_unready_gpus_unready(nodes, gpu_label)
-        names = list(map(_NAME, nodes))  # the world's nodes' names, in order
-        group_of = self._groups_of(nodes, names)
-        lookups_failed = False
-        if group_of is None:
-            group_of = {}
-            for n in nodes:
-                try:
-                    g = self.cloud.node_group_for_node(n)
-                except CloudProviderError:
-                    g, lookups_failed = None, True
-                group_of[n.name] = g.id() if g is not None else None
-        pods_by_node: dict[str, Sequence[Pod]]
-        if world.pods_by_node is not None:  # kept by the source: a loop need not walk 30,000 pods
-            index = world.pods_by_node
-            pods_by_node = dict(zip(names, map(index.get, names, repeat(())), strict=True))
-        else:
-            buckets: dict[str, list[Pod]] = {n.name: [] for n in world.nodes}
-            unbound: list[Pod] = []
-            bucket_of = buckets.get
-            for p in world.pods:
-                bucket = bucket_of(p.node_name)
-                if bucket is not None:
-                    if p.phase not in ("Succeeded", "Failed"):
-                        bucket.append(p)
-                elif not p.node_name:
-                    unbound.append(p)
-            pods_by_node = dict(buckets)
-            if world.unbound_pods is None:  # the pending pods are read from it: no second walk
-                world = replace(world, unbound_pods=unbound)
-        unidentified = tuple(n.name for n in matching.unidentified if is_node_ready(n))
-        loop = LoopContext(
-            now,
-            world,
-            result,
-            nodes,
-            group_of,
-            groups,
-            pods_by_node,
-            unidentified=unidentified,
-            gpu_label=gpu_label,
-            groups_known=not lookups_failed,
-            timer=timer,
-        )
-        self._report_nodes_without_provider_id(loop, matching)
+            self._world = None
+
+    def _scheduled_by_allowed(self, world: World) -> World:
+        allowed = self.options.allowed_scheduler_names
+        if not allowed:
+            return world
+        # Upstream's listPods: with --allowed-scheduler-names, pods of other schedulers (scheduled or
+        # not) are left out of the loop's pod list altogether.
+        kept = frozenset(allowed)
+        pods = [p for p in world.pods if p.scheduler_name in kept]
+        return replace(world, pods=pods, pods_by_node=None, unbound_pods=None)
+
+    def _start(
+        self, world: World, now: float, result: LoopResult, timer: FunctionTimer, *, acting: bool
+    ) -> _Loop | None:
+        started = start_loop(self.cloud, world, now, self.taints, timer)
+        if started.view is None:
+            result.error = started.error
+            return None
+        loop = _Loop(started.view, LoopPlan(now, groups=started.view.groups), result, timer, acting)
+        if started.notices is not None:
+            self._carry_out(loop, started.notices)
         return loop
 
-    def _groups_of(self, nodes: Sequence[NodeView], names: list[str]) -> dict[str, str | None] | None:
-        """Every node's group id from a provider that answers in bulk; None when it does not, or when
-        some node's lookup fails (the caller then asks node by node, noting which failed)."""
-        cloud = bulk_lookup(self.cloud)
-        if cloud is None:
-            return None
-        try:
-            ids = cloud.node_group_ids(nodes)
-        except (CloudProviderError, NotImplementedByProvider):
-            return None
-        return dict(zip(names, ids, strict=True))
+    def _carry_out(self, loop: _Loop, *phases: Phase) -> LoopOutcome:
+        """Add ``phases`` to the loop's plan and, when acting, have the actuator carry them out: its
+        events are recorded (as client-go's recorder keeps them) and its counts added to the loop's.
+        When deciding only, the outcome is every action made."""
+        loop.plan = loop.plan.then(*phases)
+        if not loop.acting:
+            return _assumed(phases, loop.view.now, self.drain_settings.cordon)
+        outcome = self.actuator.execute(loop.plan.only(*phases))
+        loop.result.events += self.recorder.keep(outcome.events, loop.view.now)
+        loop.done.add(outcome)
+        loop.result.deletions_due_at = loop.done.deletions_due_at
+        return outcome
 
-    def _report_nodes_without_provider_id(self, loop: LoopContext, matching: NodeMatching) -> None:
-        for m in matching.matched:
-            self.recorder.emit(
-                loop,
-                CAEvent(
-                    "Warning",
-                    str(KubetideEventReason.NODE_WITHOUT_PROVIDER_ID),
-                    f"Node/{m.node}",
-                    f"node {m.node} has no spec.providerID; matched to instance {m.instance} of node group "
-                    f"{m.group} by its address {m.address}",
-                    {"node": m.node, "group": m.group, "instance": m.instance},
-                ),
-            )
-        for n in matching.unidentified:
-            self.recorder.emit(
-                loop,
-                CAEvent(
-                    "Warning",
-                    str(KubetideEventReason.NODE_WITHOUT_PROVIDER_ID),
-                    f"Node/{n.name}",
-                    f"node {n.name} has no spec.providerID and matches no instance of any node group; "
-                    "while it is Ready, no instance is removed as unregistered",
-                    {"node": n.name},
-                ),
-            )
-
-    def _run(self, loop: LoopContext) -> int:
-        """The stages in upstream's order; returns the unschedulable pods count (for the metrics)."""
-        now, world, result, o = loop.now, loop.world, loop.result, self.options
-        if not o.scale_up_from_zero and not any(is_node_ready(n) for n in loop.nodes):
-            result.error = "no ready nodes: the loop is skipped (--scale-up-from-zero=false)"
-            return 0
+    def _housekeeping(self, loop: _Loop) -> Mapping[str, NodeTemplate] | None:
+        """Up to the deletions in progress: the start's cleanup, the templates, the cluster state and
+        its findings, the instances to delete, the sizes to fix; the groups' templates, or None when
+        the loop ends there."""
+        o = self.options
+        if not o.scale_up_from_zero and not any(is_node_ready(n) for n in loop.view.nodes):
+            loop.stop("no ready nodes", "no ready nodes: the loop is skipped (--scale-up-from-zero=false)")
+            return None
         if self.first_loop:
-            self._restore_state(loop)
-            housekeeping.startup_cleanup(loop, self.port, self.recorder)
-            self.planner.unneeded.update(housekeeping.restore_unneeded(loop, o, self.port, self.recorder))
-        templates, mismatches = self.templates.compute(
-            list(loop.groups.values()),
-            loop.nodes,
-            loop.group_of,
-            loop.pods_by_node,
-            now,
-            lambda: daemonset_exemplars(world.pods, world.daemonsets),
-        )
-        for m in mismatches:
-            self.recorder.emit(
-                loop,
-                CAEvent(
-                    "Warning",
-                    str(KubetideEventReason.NODE_TEMPLATE_MISMATCH),
-                    f"NodeGroup/{m.group}",
-                    f"node group {m.group}: {m.resource} differs: the provider's template has {m.template}, "
-                    f"its nodes have {m.observed}; using the real nodes",
-                    {
-                        "group": m.group,
-                        "resource": m.resource,
-                        "template": m.template,
-                        "observed": m.observed,
-                    },
-                ),
-            )
-        try:
-            # The groups just looked up serve again; after a failed lookup the registry asks itself
-            # (and its update fails, as upstream's).
-            update = self.registry.update_nodes(loop.nodes, now, loop.group_of if loop.groups_known else None)
-        except CloudProviderError as exc:
-            self.planner.unneeded = {}
-            result.error = f"failed to update cluster state: {exc}"
-            return 0
-        housekeeping.apply_cluster_state_update(loop, update, self.registry, self.recorder)
-        loop.timer.observe(FunctionLabel.UPDATE_STATE, loop.timer.loop_started)
-        self.first_loop = False
-        housekeeping.remove_old_unregistered(loop, self.registry, o, self.recorder)
+            self._restore_state(loop.view)
+            self._clean_up_at_start(loop)
+        templates = self._templates(loop)
+        if not self._update_cluster_state(loop):
+            return None
+        self._carry_out_some(loop, housekeeping.unregistered_removals(loop.view, self.registry, o))
         if not self.registry.is_cluster_healthy():
             self.planner.unneeded = {}
-            self.recorder.emit(
-                loop,
-                CAEvent(
-                    "Warning", str(EventReason.CLUSTER_UNHEALTHY), CA_EVENT_OBJECT, "Cluster is unhealthy"
-                ),
+            unhealthy = CAEvent(
+                "Warning", str(EventReason.CLUSTER_UNHEALTHY), CA_EVENT_OBJECT, "Cluster is unhealthy"
             )
-            result.scale_up_result = "ClusterUnhealthy"
-            return 0
-        housekeeping.delete_created_with_errors(loop, self.registry, o, self.recorder)
-        if housekeeping.fix_node_group_sizes(loop, self.registry, self.recorder):
-            return 0
+            self._carry_out(loop, Notices("cluster health", (unhealthy,)))
+            loop.result.scale_up_result = "ClusterUnhealthy"
+            loop.stop("the cluster is unhealthy")
+            return None
+        self._carry_out_some(loop, housekeeping.failed_instance_removals(loop.view, self.registry, o))
+        if self._carry_out_some(loop, housekeeping.size_fixes(loop.view, self.registry)).size_fixed:
+            loop.stop("a node group's size was fixed")
+            return None
+        return templates
 
+    def _run(self, loop: _Loop) -> int:
+        """The stages in upstream's order; returns the unschedulable pods count (for the metrics)."""
+        now, o = loop.view.now, self.options
+        templates = self._housekeeping(loop)
+        if templates is None:
+            return 0
         deletions = self._deletions_in_progress(loop)
-        drain_ctx = DrainContext(now, self.drain_options, tuple(world.pdbs), world.controllers)
-        if deletions:
-            continue_deletions(
-                loop,
-                deletions,
-                loop.pods_by_node,
-                self.port,
-                self.recorder,
-                drain_ctx,
-                settings=self.drain_settings,
-                drains=self._drains,
-                is_deleting_in_cloud=self._deleting_in_cloud,
-                register_scale_down=lambda gid, node: self.registry.register_scale_down(gid, node, now),
-            )
-
-        view = build_snapshot(loop, self.registry, templates, o, self._hinting, self._snapshots)
-        snapshot, all_nodes, to_help = view.snapshot, list(view.all_nodes), list(view.to_help)
-
-        # -- scale-up: decide, then act ----------------------------------------------------------------
-        scale_up_started = loop.timer.start()
-        decision = decide_scale_up(
-            loop,
-            to_help,
-            o,
-            self.registry,
-            templates,
-            [*all_nodes, *view.placeholders],
-            self.settings,
-            self.strategy,
-            snapshot,
+        drain_ctx = DrainContext(
+            now, self.drain_options, tuple(loop.view.world.pdbs), loop.view.world.controllers
         )
-        result.scale_up = decision
-        if execute_scale_up(loop, decision, self.registry, self.recorder):
-            self.times = replace(self.times, last_scale_up=now)
-        if decision.plan is not None:  # CA times the orchestrator only in a loop that asks it
-            loop.timer.observe(FunctionLabel.SCALE_UP, scale_up_started)
-        if decision.plan is not None and result.scale_up_result in _ENDS_LOOP:
+        if deletions:
+            deleting = self._deleting_in_cloud
+            self._carry_out(loop, self._drain_round(loop.view, deletions, drain_ctx, deleting, started=False))
+        snap = build_snapshot(
+            loop.view, self.registry, templates, o, self._hinting, self._snapshots, loop.timer
+        )
+        to_help = list(snap.to_help)
+        decision = self._scale_up(
+            loop, to_help, templates, [*snap.all_nodes, *snap.placeholders], snap.snapshot
+        )
+        if decision.plan is not None and loop.result.scale_up_result in _ENDS_LOOP:
             # static_autoscaler.go RunOnce, postScaleUp: a scale-up that succeeded (or failed with an
             # error) ends the loop: no unneeded nodes, no soft taints, no scale-down, no min sizes.
-            if result.scale_up_result == ScaleUpResult.SUCCESSFUL:
-                result.scale_down_result = str(ScaleDownResult.IN_COOLDOWN)
+            if loop.result.scale_up_result == ScaleUpResult.SUCCESSFUL:
+                loop.result.scale_down_result = str(ScaleDownResult.IN_COOLDOWN)
             self._back_off_failed_deletions(loop)
+            loop.stop(f"scale-up: {loop.result.scale_up_result}")
             return len(to_help)
-
-        # -- scale-down: decide, then act --------------------------------------------------------------
         if o.scale_down_enabled:
             unneeded_started = loop.timer.start()
             plan = self.planner.plan(
-                loop,
+                loop.view,
                 self.registry,
-                snapshot,
-                all_nodes,
+                snap.snapshot,
+                list(snap.all_nodes),
                 drain_ctx,
                 deletions,
                 self.times,
                 decision.disables_scale_down,
             )
             loop.timer.observe(FunctionLabel.FIND_UNNEEDED, unneeded_started)
-            scale_down_started = loop.timer.start()
-            started = execute_scale_down(
-                loop,
-                plan,
-                self.port,
-                self.recorder,
-                drain_ctx,
-                settings=self.drain_settings,
-                drains=self._drains,
-                register_scale_down=lambda gid, node: self.registry.register_scale_down(gid, node, now),
-            )
-            if plan.result is not ScaleDownResult.IN_COOLDOWN:
-                loop.timer.observe(FunctionLabel.SCALE_DOWN, scale_down_started)
-            self.planner.forget([item.node.name for item in started])
-            for item in started:
-                self._tainted_at[item.node.name] = now
-            if result.scale_down_result == ScaleDownResult.NODE_DELETE_STARTED:
-                self.times = replace(self.times, last_scale_down_delete=now)
-            elif result.scale_down_result == ScaleDownResult.ERROR:
-                # RunOnce: StartDeletion's error (a taint refused) sets lastScaleDownFailTime and ends
-                # the loop with it, before --enforce-node-group-min-size.
-                self.times = replace(self.times, last_scale_down_fail=now)
-                result.error = "failed to scale down: couldn't taint a node with ToBeDeleted"
-                self._report_unremovable(loop)
-                self._back_off_failed_deletions(loop)
+            if not self._scale_down(loop, plan, drain_ctx):
                 return len(to_help)
         self._report_unremovable(loop)
         self._back_off_failed_deletions(loop)
-        if o.enforce_node_group_min_size and housekeeping.enforce_min_sizes(
-            loop, self.registry, o, self.recorder
-        ):
-            self.times = replace(self.times, last_scale_up=now)  # postScaleUp: lastScaleUpTime
+        if o.enforce_node_group_min_size:
+            raised = self._carry_out(
+                loop, housekeeping.min_size_raises(loop.view, self.registry, o)
+            ).raised_to_min
+            if raised and loop.acting:
+                self.times = replace(self.times, last_scale_up=now)  # postScaleUp: lastScaleUpTime
         return len(to_help)
 
-    def _report_unremovable(self, loop: LoopContext) -> None:
-        """kubetide: a Normal ``UnremovableNode`` event on a node when the reason that keeps an otherwise
-        removable node changes (CA only logs these; users ask for them as events). The everyday reasons
-        (busy, not unneeded long enough, recently checked, being deleted, not autoscaled) are not
-        reported, and each reason once until it changes."""
-        result = loop.result
-        said = self._unremovable_said
-        for name in [n for n in said if n not in result.unremovable]:
-            del said[name]
-        news = [
-            (n, r) for n, r in result.unremovable.items() if r in _REPORTED_UNREMOVABLE and said.get(n) != r
-        ]
-        for name, reason in sorted(news):  # by node name (few: most reasons are not reported)
-            said[name] = reason
-            data: dict[str, object] = {"node": name, "group": loop.group_of.get(name) or "", "reason": reason}
-            detail = ""
-            blocking = result.blocking_pods.get(name)
-            if blocking is not None:
-                data.update(pod=blocking[0], podReason=blocking[1])
-                detail = f" (pod {blocking[0]}: {blocking[1]})"
-            self.recorder.emit(
-                loop,
-                CAEvent(
-                    "Normal",
-                    str(KubetideEventReason.UNREMOVABLE_NODE),
-                    f"Node/{name}",
-                    f"node {name} cannot be removed: {reason}{detail}",
-                    data,
-                ),
+    def _carry_out_some(
+        self,
+        loop: _Loop,
+        phase: ClusterStateFindings | UnregisteredRemovals | FailedInstanceRemovals | SizeFixes,
+    ) -> LoopOutcome:
+        """:meth:`_carry_out` of a housekeeping phase that may have nothing to do (then not in the plan)."""
+        if phase == type(phase)():
+            return LoopOutcome()
+        return self._carry_out(loop, phase)
+
+    def _clean_up_at_start(self, loop: _Loop) -> None:
+        """The first loop: stale taints removed, unneeded timers back from the soft taints."""
+        stale = housekeeping.stale_taint_removals(loop.view)
+        if stale.removals:
+            self._untainted(loop, self._carry_out(loop, stale))
+        soft = housekeeping.soft_taint_cleanup(loop.view, self.options)
+        self.planner.unneeded.update(soft.restored)
+        if soft.removals or soft.restored:
+            self._untainted(loop, self._carry_out(loop, soft))
+
+    @staticmethod
+    def _untainted(loop: _Loop, outcome: LoopOutcome) -> None:
+        """The loop's view of the nodes whose taint was removed."""
+        removed = outcome.untainted
+        if removed:
+            loop.view = loop.view.with_nodes(
+                [
+                    replace(n, taints=tuple(t for t in n.taints if t.key != removed[n.name]))
+                    if n.name in removed
+                    else n
+                    for n in loop.view.nodes
+                ]
             )
 
-    def _back_off_failed_deletions(self, loop: LoopContext) -> None:
+    def _templates(self, loop: _Loop) -> Mapping[str, NodeTemplate]:
+        view = loop.view
+        templates, mismatches = self.templates.compute(
+            list(view.groups.values()),
+            list(view.nodes),
+            view.group_of,
+            view.pods_by_node,
+            view.now,
+            lambda: daemonset_exemplars(view.world.pods, view.world.daemonsets),
+        )
+        events = tuple(
+            CAEvent(
+                "Warning",
+                str(KubetideEventReason.NODE_TEMPLATE_MISMATCH),
+                f"NodeGroup/{m.group}",
+                f"node group {m.group}: {m.resource} differs: the provider's template has {m.template}, "
+                f"its nodes have {m.observed}; using the real nodes",
+                {"group": m.group, "resource": m.resource, "template": m.template, "observed": m.observed},
+            )
+            for m in mismatches
+        )
+        if events:
+            self._carry_out(loop, Notices("node templates", events))
+        return templates
+
+    def _update_cluster_state(self, loop: _Loop) -> bool:
+        """The cluster state read from the cloud and the nodes, its findings carried out; False when it
+        could not be read (the loop ends)."""
+        view = loop.view
+        try:
+            # The groups just looked up serve again; after a failed lookup the registry asks itself
+            # (and its update fails, as upstream's).
+            update = self.registry.update_nodes(
+                view.nodes, view.now, view.group_of if view.groups_known else None
+            )
+        except CloudProviderError as exc:
+            self.planner.unneeded = {}
+            loop.stop("the cluster state could not be read", f"failed to update cluster state: {exc}")
+            return False
+        findings = housekeeping.cluster_state_findings(view, update, self.registry, self.options.namespace)
+        if loop.acting:
+            for revert in findings.reverts:  # fixNodeGroupSize must not decrease it again
+                self.registry.forget_incorrect_size(revert.group)
+        self._carry_out_some(loop, findings)
+        loop.timer.observe(FunctionLabel.UPDATE_STATE, loop.timer.loop_started)
+        self.first_loop = False
+        return True
+
+    def _scale_up(
+        self,
+        loop: _Loop,
+        to_help: list[Pod],
+        templates: Mapping[str, NodeTemplate],
+        nodes: list[NodeView],
+        snapshot: ClusterSnapshot,
+    ) -> ScaleUpDecision:
+        started = loop.timer.start()
+        o = self.options
+        decision = decide_scale_up(
+            loop.view, to_help, o, self.registry, templates, nodes, self.settings, self.strategy, snapshot
+        )
+        loop.result.scale_up = decision
+        loop.result.scale_up_result = decision.result
+        outcome = self._carry_out(loop, decision)
+        if outcome.scale_up_failed:
+            loop.result.scale_up_result = str(ScaleUpResult.ERROR)
+        if outcome.scaled_up and loop.acting:
+            self.times = replace(self.times, last_scale_up=loop.view.now)
+        if decision.plan is not None:  # CA times the orchestrator only in a loop that asks it
+            loop.timer.observe(FunctionLabel.SCALE_UP, started)
+        return decision
+
+    def _scale_down(self, loop: _Loop, plan: ScaleDownPlan, drain_ctx: DrainContext) -> bool:
+        """Carry the plan out, then the first drain step of the deletions it started; False when a taint
+        was refused (RunOnce: StartDeletion's error ends the loop, before --enforce-node-group-min-size)."""
+        result, now = loop.result, loop.view.now
+        started_at = loop.timer.start()
+        result.unneeded = dict(plan.unneeded)
+        result.unremovable.update(plan.unremovable)
+        result.blocking_pods.update(plan.blocking)
+        result.not_candidates.update(plan.not_candidates)
+        outcome = self._carry_out(loop, plan)
+        started = [(node, plan.delete[i]) for node, i in outcome.started]
+        result.deletions_started = tuple(item.node.name for _, item in started)
+        if started:
+            deletions = [
+                Deletion(node, loop.view.groups[item.group], now, drain=not item.empty, atomic=item.atomic)
+                for node, item in started
+            ]
+            self._carry_out(
+                loop, self._drain_round(loop.view, deletions, drain_ctx, lambda n: False, started=True)
+            )
+        if plan.result is not ScaleDownResult.NODE_DELETE_STARTED:
+            result.scale_down_result = str(plan.result)
+        elif outcome.taint_failed:
+            result.scale_down_result = str(ScaleDownResult.ERROR)
+        else:
+            result.scale_down_result = str(
+                ScaleDownResult.NODE_DELETE_STARTED if started else ScaleDownResult.NO_NODE_DELETED
+            )
+        if plan.result is not ScaleDownResult.IN_COOLDOWN:
+            loop.timer.observe(FunctionLabel.SCALE_DOWN, started_at)
+        if not loop.acting:
+            return True
+        self.planner.forget([item.node.name for _, item in started])
+        for _, item in started:
+            self._tainted_at[item.node.name] = now
+        if result.scale_down_result == ScaleDownResult.NODE_DELETE_STARTED:
+            self.times = replace(self.times, last_scale_down_delete=now)
+        elif result.scale_down_result == ScaleDownResult.ERROR:
+            # RunOnce: StartDeletion's error (a taint refused) sets lastScaleDownFailTime and ends the
+            # loop with it, before --enforce-node-group-min-size.
+            self.times = replace(self.times, last_scale_down_fail=now)
+            loop.stop(
+                "a node's ToBeDeleted taint was refused",
+                "failed to scale down: couldn't taint a node with ToBeDeleted",
+            )
+            self._report_unremovable(loop)
+            self._back_off_failed_deletions(loop)
+            return False
+        return True
+
+    def _drain_round(
+        self,
+        view: LoopView,
+        deletions: list[Deletion],
+        drain_ctx: DrainContext,
+        deleting_in_cloud: Callable[[NodeView], bool],
+        *,
+        started: bool,
+    ) -> DrainRound:
+        """One step of each deletion, decided from its drain's state (the actuator's)."""
+        drains = self.actuator.drains
+        steps = tuple(
+            plan_step(
+                d,
+                drains.get(d.node.name),
+                view.pods_by_node,
+                drain_ctx,
+                self.drain_settings,
+                view.now,
+                deleting_in_cloud(d.node),
+            )
+            for d in deletions
+        )
+        return DrainRound(steps, started)
+
+    def _report_unremovable(self, loop: _Loop) -> None:
+        """kubetide's ``UnremovableNode`` events (:mod:`kubetide.cluster.loop.unremovable`)."""
+        result = loop.result
+        notices, said = unremovable_notices(
+            self._unremovable_said, result.unremovable, result.blocking_pods, loop.view.group_of
+        )
+        if loop.acting:
+            self._unremovable_said = said
+        if notices is not None:
+            self._carry_out(loop, notices)
+
+    def _back_off_failed_deletions(self, loop: _Loop) -> None:
         """A deletion that failed (drain timed out or aborted, ``DeleteNodes`` refused), in a drain started
         this loop or resumed: scale-down waits ``--scale-down-delay-after-failure`` and the node is not a
         candidate again for ``--unremovable-node-recheck-timeout``. Upstream's asynchronous deletions do
         neither (only a failed taint sets the failure time), so a failing ``DeleteNodes`` was retried,
         with a fresh drain, as soon as the node was unneeded again."""
-        if not loop.failed_deletions:
+        failed = loop.done.failed_deletions
+        if not failed:
             return
-        for name in loop.failed_deletions:  # abandoned and untainted: no longer a deletion of ours
+        now = loop.view.now
+        for name in failed:  # abandoned and untainted: no longer a deletion of ours
             self._tainted_at.pop(name, None)
-        self.times = replace(self.times, last_scale_down_fail=loop.now)
-        until = loop.now + self.options.unremovable_node_recheck_timeout
-        for name in loop.failed_deletions:
+        self.times = replace(self.times, last_scale_down_fail=now)
+        until = now + self.options.unremovable_node_recheck_timeout
+        for name in failed:
             self.planner.recently_unremovable[name] = until
 
     # -- state kept across restarts ------------------------------------------------------------------
-    def _restore_state(self, loop: LoopContext) -> None:
+    def _restore_state(self, view: LoopView) -> None:
         key = f"{self.options.namespace}/{STATE_CONFIG_MAP}"
-        state = decode_state(loop.world.config_maps.get(key))
+        state = decode_state(view.world.config_maps.get(key))
         if state is not None:
             self.registry.restore(state)
         learned = decode_templates(
-            loop.world.config_maps.get(f"{self.options.namespace}/{TEMPLATES_CONFIG_MAP}")
+            view.world.config_maps.get(f"{self.options.namespace}/{TEMPLATES_CONFIG_MAP}")
         )
         for gid, entry in (learned or {}).items():
             self.templates.cache.setdefault(gid, entry)  # a node seen this process wins
@@ -596,74 +669,51 @@ class StaticAutoscaler:
         goroutine does once ``--node-delete-delay-after-taint`` has passed. No scale-up, no new
         scale-down decision, no status: the next loop does those. The nodes removed are in
         ``result.deleted_between_loops``; ``carry`` also counts them into the next loop's metrics
-        (for a caller that does not count them itself)."""
+        (for a caller that does not count them itself). The round's plan is ``result.plan``."""
         result = LoopResult()
-        loop = self._context(world, now, result)
+        loop = self._start(world, now, result, FunctionTimer(), acting=True)
         if loop is None:
             return result
         deletions = self._deletions_in_progress(loop)
         if deletions:
             drain_ctx = DrainContext(now, self.drain_options, tuple(world.pdbs), world.controllers)
-            continue_deletions(
-                loop,
-                deletions,
-                loop.pods_by_node,
-                self.port,
-                self.recorder,
-                drain_ctx,
-                settings=self.drain_settings,
-                drains=self._drains,
-                # The cluster state was read by the last loop: ask the cloud now, so a node deleted
-                # since (by this process's last round, or by the process before a restart) is not
-                # deleted and counted again.
-                is_deleting_in_cloud=self._deleting_in_cloud_now(loop),
-                register_scale_down=lambda gid, node: self.registry.register_scale_down(gid, node, now),
-            )
-        self._deleted.update(loop.deleted)
+            # The cluster state was read by the last loop: ask the cloud now, so a node deleted since (by
+            # this process's last round, or by the process before a restart) is not deleted and counted again.
+            deleting = self._deleting_in_cloud_now(loop.view)
+            self._carry_out(loop, self._drain_round(loop.view, deletions, drain_ctx, deleting, started=False))
+        self._deleted.update(loop.done.deleted)
         self._back_off_failed_deletions(loop)
         # Counted by the next loop's metrics (its counters' increments), as upstream's goroutine counts
         # into the same Prometheus counters the loop reports.
-        result.deleted_between_loops = dict(loop.scaled_down)
-        result.evicted_between_loops = dict(loop.evictions)
+        result.deleted_between_loops = dict(loop.done.scaled_down)
+        result.evicted_between_loops = dict(loop.done.evictions)
         if carry:
-            _add(self._carried.scaled_down, loop.scaled_down)
-            _add(self._carried.evictions, loop.evictions)
-        self._carried.api_errors += loop.api_errors
+            _add(self._carried.scaled_down, loop.done.scaled_down)
+            _add(self._carried.evictions, loop.done.evictions)
+        self._carried.api_errors += loop.done.api_errors
+        result.plan = loop.plan
+        result.failures = tuple(loop.done.failures)
+        result.nodes_deleted = tuple(loop.done.deleted)
         return result
 
     # -- deletions in progress (derived from taints) ------------------------------------------------
-    def _deletions_in_progress(self, loop: LoopContext) -> list[Deletion]:
-        out = []
-        tainted_at = self._tainted_at
-        for node in loop.nodes:
-            since = to_be_deleted_time(node) if node.taints else None
-            exact = tainted_at.get(node.name) if tainted_at else None
-            if since is None and exact is None:
-                continue  # not being deleted: most nodes
-            gid = loop.group_of.get(node.name)
-            if since is None and exact is not None and loop.now - exact < MAX_NODE_DELETION_TIME_S:
-                # This process tainted it, but the world does not show the taint: a dry run (the write
-                # was dropped) or a watch that has not caught up. The deletion it started goes on.
-                node, since = replace(node, taints=(*node.taints, to_be_deleted_taint(exact))), exact
-            if since is None or gid is None:
-                continue
-            # A drain this process runs goes on past the 5-minute window (its wait alone may take
-            # --max-graceful-termination-sec), as upstream's goroutine does.
-            if not is_being_deleted(node, loop.now) and node.name not in self._drains:
-                continue
-            if exact is not None and int(exact) == int(since):
-                since = exact
-            drain = self.planner.started_as_drain(node.name, loop.pods_by_node.get(node.name, ()))
-            atomic = self.registry.group_options(gid).zero_or_max_node_scaling
-            out.append(Deletion(node, loop.groups[gid], since, drain, atomic))
+    def _deletions_in_progress(self, loop: _Loop) -> list[Deletion]:
+        view = loop.view
+        out = deletions_in_progress(
+            view,
+            self._tainted_at,
+            self.actuator.drains,
+            self.planner.started_as_drain,
+            lambda gid: self.registry.group_options(gid).zero_or_max_node_scaling,
+        )
+        if not loop.acting:
+            return out
         if self._tainted_at or self._deleted:
-            present = set(map(_NAME, loop.nodes))
+            present = {n.name for n in view.nodes}
             for name in [n for n in self._tainted_at if n not in present]:
                 del self._tainted_at[name]
             self._deleted &= present
-        if self._drains:  # a drain abandoned and started again starts afresh (its evictions announced again)
-            deleting = {d.node.name for d in out}
-            self._drains = {n: s for n, s in self._drains.items() if n in deleting}
+        self.actuator.keep_drains({d.node.name for d in out})
         return out
 
     def _deleting_in_cloud(self, node: NodeView) -> bool:
@@ -672,19 +722,19 @@ class StaticAutoscaler:
             or self.registry.instance_state(node.provider_id) is InstanceState.Deleting
         )
 
-    def _deleting_in_cloud_now(self, loop: LoopContext) -> Callable[[NodeView], bool]:
+    def _deleting_in_cloud_now(self, view: LoopView) -> Callable[[NodeView], bool]:
         """:meth:`_deleting_in_cloud` from the cloud's instances as they are now (each group's read once,
         when a deletion of it comes up): an instance Deleting, or no longer in its group, is not
         deleted again. A group whose instances cannot be read falls back to the last loop's view."""
         states: dict[str, dict[str, InstanceState | None] | None] = {}
 
         def deleting(node: NodeView) -> bool:
-            gid = loop.group_of.get(node.name)
+            gid = view.group_of.get(node.name)
             if node.name in self._deleted or gid is None or not node.provider_id:
                 return self._deleting_in_cloud(node)
             if gid not in states:
                 try:
-                    instances = loop.groups[gid].nodes()
+                    instances = view.groups[gid].nodes()
                 except CloudProviderError:
                     states[gid] = None
                 else:
@@ -697,20 +747,22 @@ class StaticAutoscaler:
         return deleting
 
     # -- metrics and status ----------------------------------------------------------------------------
-    def _finish(self, loop: LoopContext, unschedulable: int) -> None:
-        self._deleted.update(loop.deleted)
-        _add(loop.scaled_down, self._carried.scaled_down)
-        _add(loop.evictions, self._carried.evictions)
-        loop.api_errors += self._carried.api_errors
+    def _finish(self, loop: _Loop, unschedulable: int) -> None:
+        view, result, done = loop.view, loop.result, loop.done
+        self._deleted.update(done.deleted)
+        _add(done.scaled_down, self._carried.scaled_down)
+        _add(done.evictions, self._carried.evictions)
+        done.api_errors += self._carried.api_errors
         self._carried = _Carried()
-        loop.result.metrics = loop_metrics(loop, self.registry, len(self.planner.unneeded), unschedulable)
-        candidates = candidates_by_group(loop, self.planner.unneeded)
-        loop.result.status = self.status.update(
-            self.registry, list(loop.groups.values()), candidates, loop.now
-        )
+        result.metrics = loop_metrics(view, done, self.registry, len(self.planner.unneeded), unschedulable)
+        candidates = candidates_by_group(view, self.planner.unneeded)
+        result.status = self.status.update(self.registry, list(view.groups.values()), candidates, view.now)
         if self._state_restored:  # never overwrite the previous process's state before reading it
-            loop.result.state = encode_state(self.registry.persisted_state())
-            loop.result.templates = self._encoded_templates(self._learned_templates())
+            result.state = encode_state(self.registry.persisted_state())
+            result.templates = self._encoded_templates(self._learned_templates())
+        result.plan = loop.plan
+        result.failures = tuple(done.failures)
+        result.nodes_deleted = tuple(done.deleted)
 
     def _encoded_templates(self, learned: dict[str, tuple[NodeTemplate, float]]) -> dict[str, str]:
         """``encode_templates(learned)``: the last loop's text while every group has the very same
@@ -743,6 +795,23 @@ class StaticAutoscaler:
         return out
 
 
+def _assumed(phases: tuple[Phase, ...], now: float, cordon: bool) -> LoopOutcome:
+    """What carrying ``phases`` out would do if every action were made (deciding without acting)."""
+    out = LoopOutcome()
+    for phase in phases:
+        if isinstance(phase, TaintRemovals):
+            out.untainted.update((r.node, r.key) for r in phase.removals)
+        elif isinstance(phase, SizeFixes):
+            out.size_fixed += [f.group for f in phase.fixes]
+        elif isinstance(phase, ScaleUpDecision) and phase.plan is not None:
+            out.scaled_up += phase.plan.infos
+        elif isinstance(phase, ScaleDownPlan) and phase.result is ScaleDownResult.NODE_DELETE_STARTED:
+            out.started += [(tainted_view(item.node, now, cordon), i) for i, item in enumerate(phase.delete)]
+        elif isinstance(phase, MinSizeRaises):
+            out.raised_to_min += [r.group for r in phase.raises]
+    return out
+
+
 def _add(counts: dict[str, int], more: Mapping[str, int]) -> None:
     for key, count in more.items():
         counts[key] = counts.get(key, 0) + count
@@ -756,16 +825,3 @@ def _fingerprint(template: NodeTemplate) -> str:
 
 # The scale-up results after which upstream's RunOnce returns before scale-down.
 _ENDS_LOOP = frozenset({str(ScaleUpResult.SUCCESSFUL), str(ScaleUpResult.ERROR)})
-
-_REPORTED_UNREMOVABLE = frozenset(
-    str(r)
-    for r in (
-        UnremovableReason.BLOCKED_BY_POD,
-        UnremovableReason.NODE_GROUP_MIN_SIZE_REACHED,
-        UnremovableReason.MINIMAL_RESOURCE_LIMIT_EXCEEDED,
-        UnremovableReason.SCALE_DOWN_DISABLED_ANNOTATION,
-        UnremovableReason.SCALE_DOWN_UNREADY_DISABLED,
-        UnremovableReason.NO_PLACE_TO_MOVE_PODS,
-        UnremovableReason.UNEXPECTED_ERROR,
-    )
-)

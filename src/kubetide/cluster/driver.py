@@ -7,26 +7,28 @@ its totals. It never reads a clock: its runner (:mod:`kubetide.runners.cluster_a
 ``tick`` every ``--scan-interval`` on the simulator's or live mode's clock, each with its own ``now``,
 and ``deletions`` when a drain's next step is due. What differs between the two is only
 the ports passed in (the world source, the cloud provider, the cluster port). Events go to the API on
-pods, nodes, or the status ConfigMap (group-level ones too, as upstream); a port that records the
-structured data as well (:class:`EventDataPort`, the simulator's) gets every event as the loop made it.
+pods, nodes, or the status ConfigMap (group-level ones too, as upstream); a port that declares it
+records the structured data as well (``PortCapabilities.event_data``, the simulator's) gets every event
+as the loop made it, and one that declares ConfigMap writes (``PortCapabilities.config_maps``) the
+autoscaler's state and learned templates. The loop's plan is :attr:`LoopResult.plan` of each result.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol
 
 from kubetide.cloud.provider import CloudProvider
 from kubetide.cluster.autoscaler import StaticAutoscaler
 from kubetide.cluster.clusterstate.learned_templates import TEMPLATES_CONFIG_MAP
 from kubetide.cluster.clusterstate.persisted import STATE_CONFIG_MAP
-from kubetide.cluster.loop.context import CA_EVENT_OBJECT
+from kubetide.cluster.loop.events import CA_EVENT_OBJECT
 from kubetide.cluster.loop.timing import Stopwatch
 from kubetide.cluster.loop.world import CAEvent, LoopResult, LoopStats, World
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.model.api import ApiError, ClusterPort
 
-__all__ = ["ClusterAutoscalerDriver", "EventDataPort", "StatePort", "WorldSource"]
+__all__ = ["ClusterAutoscalerDriver", "WorldSource"]
 
 
 class WorldSource(Protocol):
@@ -40,26 +42,6 @@ class WorldSource(Protocol):
     def world(self) -> World:
         """A consistent snapshot: nodes, pods, PDBs, ConfigMaps and the controllers' replicas."""
         ...
-
-
-@runtime_checkable
-class EventDataPort(Protocol):
-    """A :class:`ClusterPort` that also records each event's structured ``data`` (the simulator's, whose
-    ``events.jsonl`` carries it). The driver then calls this instead of ``emit_event``; same promise:
-    best effort, never raises."""
-
-    def emit_event_with_data(
-        self, type_: str, reason: str, obj: str, message: str, data: Mapping[str, Any]
-    ) -> None: ...
-
-
-@runtime_checkable
-class StatePort(Protocol):
-    """A :class:`ClusterPort` that can also write a ConfigMap the autoscaler owns (the simulator's; a live
-    port may add it). The driver writes the loop's state (:attr:`LoopResult.state`) through it whenever
-    it changed, so a restarted autoscaler reads it back. ApiError: not written; retried next loop."""
-
-    def write_config_map(self, namespace: str, name: str, data: Mapping[str, str]) -> None: ...
 
 
 class ClusterAutoscalerDriver:
@@ -85,7 +67,9 @@ class ClusterAutoscalerDriver:
         self.stats = LoopStats()
         self.loops = 0
         self.last: LoopResult | None = None
+        self.last_world: World | None = None  # what the last loop read (None: it could not read)
         self._written: dict[str, Mapping[str, str]] = {}  # ConfigMap name -> data last written
+        self._event_data = port.capabilities().event_data
         self.autoscaler = self._new(now)
 
     def _new(self, now: float) -> StaticAutoscaler:
@@ -104,8 +88,10 @@ class ClusterAutoscalerDriver:
         try:
             world = self.source.world()
         except ApiError as exc:
+            self.last_world = None
             result = LoopResult(error=f"failed to read the cluster: {exc}")
         else:
+            self.last_world = world
             result = self.autoscaler.run_once(world, now)
         self.stats.add(result.stats)
         for ev in result.events:
@@ -129,21 +115,23 @@ class ClusterAutoscalerDriver:
 
     def _write_state(self, result: LoopResult) -> None:
         """The ConfigMaps the autoscaler owns (its state, its learned templates), each when it changed."""
-        if not isinstance(self.port, StatePort):
+        writer = self.port.capabilities().config_maps
+        if writer is None:
             return
         for name, data in ((STATE_CONFIG_MAP, result.state), (TEMPLATES_CONFIG_MAP, result.templates)):
             if data is None or data == self._written.get(name):
                 continue
             try:
-                self.port.write_config_map(self.options.namespace, name, data)
+                writer.write_config_map(self.options.namespace, name, data)
             except ApiError as exc:  # retried next loop; reported on the result
                 result.write_problems.append(f"ConfigMap {self.options.namespace}/{name} not written: {exc}")
                 continue
             self._written[name] = data
 
     def _emit(self, ev: CAEvent) -> None:
-        if isinstance(self.port, EventDataPort):
-            self.port.emit_event_with_data(ev.type, ev.reason, ev.object, ev.message, dict(ev.data))
+        with_data = self._event_data
+        if with_data is not None:
+            with_data.emit_event_with_data(ev.type, ev.reason, ev.object, ev.message, dict(ev.data))
         else:
             self.port.emit_event(ev.type, ev.reason, self.api_object(ev.object), ev.message)
 

@@ -20,7 +20,15 @@ from kubetide.cluster.expander import ExpanderStep
 from kubetide.cluster.loop.world import LoopResult, World
 from kubetide.cluster.reasons import EventReason
 
-__all__ = ["Explanation", "NodeExplanation", "PodExplanation", "explain_loop", "render_text"]
+__all__ = [
+    "Explanation",
+    "ExplanationFormatError",
+    "NodeExplanation",
+    "PodExplanation",
+    "explain_loop",
+    "format_time",
+    "render_text",
+]
 
 
 @dataclass(frozen=True)
@@ -89,6 +97,111 @@ class Explanation:
             },
         }
 
+    @classmethod
+    def from_json(cls, doc: Any, where: str = "") -> Explanation:
+        """The explanation :meth:`to_json` wrote (``kubetide explain --cluster`` reads it from a running
+        kubetide); raises :class:`ExplanationFormatError` naming the first field that is not as written."""
+        read = _Reader(where)
+        up, down = read.mapping(doc, "scaleUp"), read.mapping(doc, "scaleDown")
+        return cls(
+            at=read.number(doc, "loopTime"),
+            scale_up_result=read.text(up, "scaleUp.result"),
+            scale_down_result=read.text(down, "scaleDown.result"),
+            pods=tuple(
+                PodExplanation(
+                    read.text(p, f"pods[{i}].pod"),
+                    read.text_or_none(p, f"pods[{i}].triggeredScaleUp"),
+                    read.texts(p, f"pods[{i}].groups"),
+                    bool(p.get("fitsUpcomingNodes")),
+                )
+                for i, p in enumerate(read.mappings(doc, "pods"))
+            ),
+            skipped_groups={
+                g: tuple(str(r) for r in reasons)
+                for g, reasons in read.mapping(up, "scaleUp.skippedGroups").items()
+            },
+            expander_steps=tuple(
+                ExpanderStep(
+                    read.text(s, f"scaleUp.expander[{i}].filter"),
+                    tuple(str(g) for g in s.get("kept") or ()),
+                    tuple(read.texts(s, f"scaleUp.expander[{i}].ratings").items()),
+                )
+                for i, s in enumerate(read.mappings(up, "scaleUp.expander"))
+            ),
+            chosen=tuple(
+                (
+                    read.text(c, f"scaleUp.chosen[{i}].group"),
+                    int(read.number(c, f"scaleUp.chosen[{i}].from")),
+                    int(read.number(c, f"scaleUp.chosen[{i}].to")),
+                )
+                for i, c in enumerate(read.mappings(up, "scaleUp.chosen"))
+            ),
+            nodes=tuple(
+                NodeExplanation(
+                    read.text(n, f"scaleDown.nodes[{i}].node"),
+                    read.number_or_none(n, f"scaleDown.nodes[{i}].unneededSince"),
+                    read.text_or_none(n, f"scaleDown.nodes[{i}].unremovableReason"),
+                    read.text_or_none(n, f"scaleDown.nodes[{i}].blockingPod"),
+                    read.text_or_none(n, f"scaleDown.nodes[{i}].blockingPodReason"),
+                    read.text_or_none(n, f"scaleDown.nodes[{i}].notCandidate"),
+                )
+                for i, n in enumerate(read.mappings(down, "scaleDown.nodes"))
+            ),
+        )
+
+
+class ExplanationFormatError(ValueError):
+    """A document is not what :meth:`Explanation.to_json` writes; the message names the field."""
+
+
+class _Reader:
+    """Reads one field of a document by its dotted path (the last part is the key), or says which."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def _get(self, doc: Any, path: str) -> Any:
+        if not isinstance(doc, Mapping):
+            raise self._wrong(path.rpartition(".")[0] or "(document)", "a mapping")
+        return doc.get(path.rpartition(".")[2])
+
+    def _wrong(self, path: str, expected: str) -> ExplanationFormatError:
+        where = f"{self.where}: " if self.where else ""
+        return ExplanationFormatError(f"{where}{path}: must be {expected}")
+
+    def mapping(self, doc: Any, path: str) -> Mapping[str, Any]:
+        value = self._get(doc, path)
+        if not isinstance(value, Mapping):
+            raise self._wrong(path, "a mapping")
+        return value
+
+    def mappings(self, doc: Any, path: str) -> list[Mapping[str, Any]]:
+        value = self._get(doc, path)
+        if not isinstance(value, list) or not all(isinstance(v, Mapping) for v in value):
+            raise self._wrong(path, "a list of mappings")
+        return value
+
+    def texts(self, doc: Any, path: str) -> dict[str, str]:
+        return {str(k): str(v) for k, v in self.mapping(doc, path).items()}
+
+    def text(self, doc: Any, path: str) -> str:
+        value = self._get(doc, path)
+        if not isinstance(value, str):
+            raise self._wrong(path, "a string")
+        return value
+
+    def text_or_none(self, doc: Any, path: str) -> str | None:
+        return None if self._get(doc, path) is None else self.text(doc, path)
+
+    def number(self, doc: Any, path: str) -> float:
+        value = self._get(doc, path)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self._wrong(path, "a number")
+        return float(value)
+
+    def number_or_none(self, doc: Any, path: str) -> float | None:
+        return None if self._get(doc, path) is None else self.number(doc, path)
+
 
 def _pending(world: World) -> list[str]:
     return sorted(
@@ -156,7 +269,7 @@ def render_text(
     ex: Explanation, pods: Sequence[str] | None = None, nodes: Sequence[str] | None = None
 ) -> str:
     """The explanation for people; ``pods`` / ``nodes`` narrow it (None: all of them)."""
-    out = [f"Cluster autoscaler loop at {_clock(ex.at)}"]
+    out = [f"Cluster autoscaler loop at {format_time(ex.at)}"]
     if nodes is None or pods is not None:
         out.append("")
         out.append(f"Scale-up: {ex.scale_up_result or '-'}")
@@ -194,7 +307,7 @@ def render_text(
             if nodes is not None and n.node not in nodes:
                 continue
             if n.unneeded_since is not None:
-                out.append(f"  {n.node}: unneeded since {_clock(n.unneeded_since)}")
+                out.append(f"  {n.node}: unneeded since {format_time(n.unneeded_since)}")
             elif n.reason is not None:
                 line = f"  {n.node}: kept: {n.reason}"
                 if n.blocking_pod:
@@ -207,7 +320,7 @@ def render_text(
     return "\n".join(out) + "\n"
 
 
-def _clock(t: float) -> str:
+def format_time(t: float) -> str:
     """Simulated time as h:mm:ss; a wall-clock time (a snapshot's) as RFC 3339."""
     if t >= 10 * 365 * 86400:
         return datetime.fromtimestamp(t, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

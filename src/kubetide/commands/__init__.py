@@ -17,6 +17,7 @@ _COMMANDS: tuple[tuple[str, str], ...] = (
     ("kubetide.commands.explain", "explain"),
     ("kubetide.commands.compare", "compare"),
     ("kubetide.commands.scenario", "scenario"),
+    ("kubetide.commands.shadow", "shadow"),
 )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -11,6 +12,7 @@ import click
 
 from kubetide.hpa.config import HPAConfig
 from kubetide.hpa.explain import explain, explain_ports, render
+from kubetide.hpa.memory import DEFAULT_CONFIGMAP, DEFAULT_CONFIGMAP_NAMESPACE, read_document
 from kubetide.hpa.snapshot import read_snapshot, unknown_snapshot_keys
 from kubetide.hpa.state import HPAState
 from kubetide.model import yamldoc
@@ -62,8 +64,27 @@ _DEFAULTS = HPAConfig()
     "--state",
     type=click.Path(dir_okay=False, path_type=Path),
     help="The controller's memory for -f / --cluster: {recommendations: [{replicas, timestamp}], "
-    "scaleUpEvents: [{replicaChange, timestamp}], scaleDownEvents: [...]}. Without it: a controller "
+    "scaleUpEvents: [{replicaChange, timestamp}], scaleDownEvents: [...], uid?}. Without it: what the "
+    "live controller published (--controller-address, else its --memory-configmap), else a controller "
     "that just started.",
+)
+@click.option(
+    "--controller-address",
+    metavar="URL",
+    help="With --cluster: read the memory from the running kubetide run hpa's /debug/hpa "
+    "(http://HOST:8086), not from its ConfigMap.",
+)
+@click.option(
+    "--memory-configmap",
+    default=DEFAULT_CONFIGMAP,
+    show_default=True,
+    help="The ConfigMap kubetide run hpa keeps its memory in (--cluster reads it; -f takes it among its files).",
+)
+@click.option(
+    "--memory-configmap-namespace",
+    default=DEFAULT_CONFIGMAP_NAMESPACE,
+    show_default=True,
+    help="Its namespace (kubetide run hpa's --memory-configmap-namespace).",
 )
 @click.option(
     "--prometheus-url",
@@ -103,6 +124,9 @@ def explain_command(
     kubeconfig: str | None,
     hpa_name: str | None,
     state: Path | None,
+    controller_address: str | None,
+    memory_configmap: str,
+    memory_configmap_namespace: str,
     prometheus_url: str,
     prometheus_rate_window: str,
     now: str | None,
@@ -120,7 +144,8 @@ def explain_command(
                                                     (examples/hpa-explain.yaml documents every field)
       kubetide hpa explain -f objects.yaml -f metrics.json [--hpa NS/NAME]
                                                     what kubectl printed from your cluster
-      kubetide hpa explain --cluster --hpa NS/NAME  straight from the cluster (reads only)
+      kubetide hpa explain --cluster --hpa NS/NAME  straight from the cluster (reads only), with the
+                                                    memory kubetide run hpa publishes
 
     The output shows each metric's proposal with the numbers behind it (ratio, ready / unready /
     missing pods, tolerance check), the stabilization window and rate limits applied, the resulting
@@ -138,7 +163,7 @@ def explain_command(
             live,
             kubeconfig,
             hpa_name,
-            state,
+            _MemoryOptions(state, controller_address, memory_configmap_namespace, memory_configmap),
             (prometheus_url, prometheus_rate_window),
             now,
             (tolerance, downscale, cpu_init, readiness),
@@ -160,18 +185,31 @@ def _explain_snapshot(path: Path) -> dict[str, Any]:
     return explain(snap)
 
 
+@dataclass(frozen=True)
+class _MemoryOptions:
+    state_file: Path | None
+    controller_address: str | None
+    namespace: str
+    name: str
+
+
 def _explain_real(
     files: tuple[Path, ...],
     live: bool,
     kubeconfig: str | None,
     hpa_name: str | None,
-    state_file: Path | None,
+    memory: _MemoryOptions,
     prometheus: tuple[str, str],
     now_text: str | None,
     flags: tuple[float, str, str, str],
 ) -> dict[str, Any]:
     # Imported here: the live adapter (and its client library) only for the commands that need it.
-    from kubetide.live.hpa.explain_inputs import ExplainInputs, from_recorded, read_state
+    from kubetide.live.hpa.explain_inputs import (
+        ExplainInputs,
+        FoundMemory,
+        from_recorded,
+        memory_from_objects,
+    )
     from kubetide.live.hpa.prometheus.client import url_problem
     from kubetide.live.hpa.recorded import split_objects
 
@@ -189,11 +227,11 @@ def _explain_real(
             now = parse_time(now_text)
         except ValueError:
             problems.append(f"--now: must be an RFC 3339 time like 2026-01-02T03:04:05Z, got {now_text!r}")
-    state = HPAState()
-    if state_file is not None:
-        (data,) = _load(state_file, single=True)
+    given: tuple[str, HPAState] | None = None
+    if memory.state_file is not None:
+        (data,) = _load(memory.state_file, single=True)
         try:
-            state = read_state(data, str(state_file))
+            given = read_document(data, str(memory.state_file))
         except ManifestError as exc:
             problems += [str(p) for p in exc.errors]
     if live and not hpa_name:
@@ -202,7 +240,12 @@ def _explain_real(
         problems.append(f"--prometheus-url: {problem}, got {prometheus_url!r}")
     if prometheus_url and not live:
         problems.append("--prometheus-url: only with --cluster (-f reads the metrics from the files)")
+    if memory.controller_address is not None and not live:
+        problems.append("--controller-address: only with --cluster")
+    if memory.controller_address is not None and (problem := url_problem(memory.controller_address)):
+        problems.append(f"--controller-address: {problem}, got {memory.controller_address!r}")
     inputs: ExplainInputs | None = None
+    found: FoundMemory | None = None
     try:
         if not live:  # the files are read whatever else is wrong: every problem at once
             objects = [
@@ -211,34 +254,68 @@ def _explain_real(
                 for i, obj in enumerate(split_objects(_load(path, single=False), str(path)))
             ]
             inputs = from_recorded(objects, hpa_name, now)
+            if given is None:
+                found = memory_from_objects(objects, memory.name, inputs.hpa)
         elif not problems:  # the cluster is asked only with valid arguments
-            inputs = _from_cluster(kubeconfig, str(hpa_name), now, (prometheus_url, window))
+            inputs, found = _from_cluster(
+                kubeconfig, str(hpa_name), now, (prometheus_url, window), memory, given
+            )
     except ManifestError as exc:
         problems += [str(p) for p in exc.errors]
-    if problems or inputs is None:
+    if inputs is not None and given is not None:
+        uid, state = given
+        if uid and inputs.hpa.uid and uid != inputs.hpa.uid:
+            problems.append(
+                f"{memory.state_file}.uid: the memory is of the HPA with uid {uid}, not of {inputs.hpa.key} "
+                f"(uid {inputs.hpa.uid}): it was deleted and created again"
+            )
+        found = FoundMemory(state, f"--state {memory.state_file}")
+    if problems or inputs is None or found is None:
         _invalid("input", problems)
-    report = explain_ports(inputs.hpa, inputs.metrics, inputs.targets, config, state, inputs.now)
+    report = explain_ports(inputs.hpa, inputs.metrics, inputs.targets, config, found.state, inputs.now)
     report["now"] = {"time": inputs.now, "from": inputs.now_source}
+    report["memory"] = {"from": found.source, "found": found.found, "written_at": found.written_at}
     return report
 
 
-def _from_cluster(kubeconfig: str | None, name: str, now: float | None, prometheus: tuple[str, float]) -> Any:
+def _from_cluster(
+    kubeconfig: str | None,
+    name: str,
+    now: float | None,
+    prometheus: tuple[str, float],
+    memory: _MemoryOptions,
+    given: tuple[str, HPAState] | None,
+) -> tuple[Any, Any]:
+    """The inputs, and the memory (None when ``--state`` gives it)."""
     from kubetide.commands.run.logs import configure_quiet_logging
     from kubetide.kube.client import KubeAccessError, make_http_client
     from kubetide.kube.rest import Rest
     from kubetide.live.hpa.api import ApiFailure
-    from kubetide.live.hpa.explain_inputs import from_cluster
+    from kubetide.live.hpa.explain_inputs import (
+        ControllerUnreachable,
+        from_cluster,
+        memory_from_configmap,
+        memory_from_controller,
+    )
 
     configure_quiet_logging()  # a library's warning never carries a credential
     namespace, _, short = name.rpartition("/")
     try:
         rest = Rest(make_http_client(kubeconfig))
-        return from_cluster(rest, namespace or "default", short, now, *prometheus)
+        inputs = from_cluster(rest, namespace or "default", short, now, *prometheus)
+        if given is not None:
+            return inputs, None
+        if memory.controller_address is not None:
+            return inputs, memory_from_controller(memory.controller_address, inputs.hpa)
+        return inputs, memory_from_configmap(rest, memory.namespace, memory.name, inputs.hpa)
     except KubeAccessError as exc:
         click.echo(f"kubetide hpa explain: {exc}", err=True)
         sys.exit(1)
     except ApiFailure as exc:
         click.echo(f"kubetide hpa explain: cannot read HPA {namespace or 'default'}/{short}: {exc}", err=True)
+        sys.exit(1)
+    except ControllerUnreachable as exc:
+        click.echo(f"kubetide hpa explain: {exc}", err=True)
         sys.exit(1)
 
 

@@ -8,6 +8,7 @@ passed in, metrics and the scale target behind the ports in :mod:`kubetide.hpa.p
 (one module per metric source type), ``combine`` (the selector check, then the metrics combined),
 ``normalization`` (from the proposal to the desired count, AbleToScale and ScalingLimited) with
 ``without_behavior`` (the downscale window and the scale-up cap) or ``with_behavior`` (stabilization
-windows, rate-limit policies), ``conditions`` and ``decision`` (what a sync decides and returns), ``driver`` (the loop),
-``explain`` (the same, for people).
+windows, rate-limit policies), ``conditions`` and ``decision`` (what a sync decides and returns), ``driver`` (the loop, acting or,
+in shadow mode, deciding only), ``memory`` (what of the controller's memory a later decision can
+still read, as the live controller publishes and restores it), ``explain`` (the same, for people).
 """

@@ -40,7 +40,7 @@ from kubetide.hpa.normalization import normalize
 from kubetide.hpa.podindex import PodIndex
 from kubetide.hpa.ports import MetricsSource, ScaleError, ScaleTargetPort
 from kubetide.hpa.selectors import SelectorRegistry
-from kubetide.hpa.state import HPAState, Recommendation
+from kubetide.hpa.state import NEVER_SYNCED, HPAState, Recommendation, Remembered
 from kubetide.hpa.tolerances import tolerances_for
 from kubetide.hpa.with_behavior import store_scale_event
 from kubetide.model.hpa import HPA, Condition, HPAStatus
@@ -64,6 +64,7 @@ class _Sync:
     now: float
     conditions: list[Condition]
     events: list[Event]
+    remembered: Remembered = NEVER_SYNCED
 
     def condition(self, type_: str, status: bool, reason: str, message: str) -> None:
         set_condition(self.conditions, type_, "True" if status else "False", reason, message, self.now)
@@ -102,6 +103,7 @@ class _Sync:
             tolerances,
             tuple(recommendations) if recommendations is not None else None,
             scale_event,
+            self.remembered,
         )
 
     def result(self, decision: HPADecision, desired: int, *, scaled: bool, error: str | None) -> SyncResult:
@@ -189,15 +191,19 @@ class HorizontalController:
         ``explain``, tests); the loop driver calls :meth:`decide` and :meth:`complete` itself.
         """
         decision = self.decide(hpa, now)
-        outcome = None
-        if decision.rescale:
-            try:
-                self.targets.update_scale(hpa.namespace, hpa.scale_target_ref, decision.desired_replicas)
-            except ScaleError as exc:
-                outcome = RescaleOutcome(str(exc))
-            else:
-                outcome = RESCALED
-        return self.complete(decision, outcome, now)
+        return self.complete(decision, self.write(decision), now)
+
+    def write(self, decision: HPADecision) -> RescaleOutcome | None:
+        """Write the decided replicas through the scale-target port: the outcome ``complete`` needs
+        (None when the decision wanted no rescale)."""
+        if not decision.rescale:
+            return None
+        hpa = decision.hpa
+        try:
+            self.targets.update_scale(hpa.namespace, hpa.scale_target_ref, decision.desired_replicas)
+        except ScaleError as exc:
+            return RescaleOutcome(str(exc))
+        return RESCALED
 
     def decide(self, hpa: HPA, now: float) -> HPADecision:
         """Everything ``reconcileAutoscaler`` does up to the scale write, writing nothing.
@@ -205,7 +211,8 @@ class HorizontalController:
         Reads the scale and the metrics through the ports; neither the target nor this controller's
         memory is changed (the recommendations it would store travel in the decision).
         """
-        sync = _Sync(hpa, now, list(hpa.status.conditions), [])
+        memory = self._states.get(hpa.key)
+        sync = _Sync(hpa, now, list(hpa.status.conditions), [], Remembered.of(memory))
         self.register(hpa)
         try:
             scale = self.targets.get_scale(hpa.namespace, hpa.scale_target_ref)
@@ -238,7 +245,7 @@ class HorizontalController:
             return sync.decision(
                 current, hpa.status.desired_replicas, (), error=_INVALID_MIN_REPLICAS, rescale=False
             )
-        memory = self._states.get(hpa.key) or HPAState()
+        memory = memory or HPAState()
         # Work on a copy: the memory changes only when the caller completes the decision.
         state = HPAState(
             list(memory.recommendations)
@@ -385,7 +392,7 @@ class HorizontalController:
                 decision.error,
                 now,
             )
-        sync = _Sync(hpa, now, list(decision.conditions), list(decision.events))
+        sync = _Sync(hpa, now, list(decision.conditions), list(decision.events), decision.remembered)
         desired = decision.desired_replicas
         if outcome.error is not None:
             sync.event(
@@ -443,7 +450,7 @@ class HorizontalController:
     def failed(self, hpa: HPA, problem: str, now: float) -> SyncResult:
         """A sync that broke in a way upstream has no words for (an unexpected error in a port or in
         this code): ScalingActive False ``FailedReconcile`` and a Warning event, the rest unchanged."""
-        sync = _Sync(hpa, now, list(hpa.status.conditions), [])
+        sync = _Sync(hpa, now, list(hpa.status.conditions), [], Remembered.of(self._states.get(hpa.key)))
         sync.event(True, EventReason.FAILED_RECONCILE, problem)
         sync.condition(_ACTIVE, False, ConditionReason.FAILED_RECONCILE, f"the HPA sync failed: {problem}")
         decision = sync.decision(None, hpa.status.desired_replicas, None, error=problem)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kubetide.hpa.replicas import Calculation
-from kubetide.hpa.state import Recommendation
+from kubetide.hpa.state import NEVER_SYNCED, Recommendation, Remembered
 from kubetide.model.hpa import HPA, Condition, HPAStatus, MetricSpec
 
 
@@ -111,3 +111,5 @@ class HPADecision:
     # committed only when the rescale succeeds.
     recommendations: tuple[Recommendation, ...] | None = None
     scale_event: ScaleEventChange | None = None
+    # The memory the sync started from (what ``hpa explain`` shows as remembered).
+    remembered: Remembered = NEVER_SYNCED

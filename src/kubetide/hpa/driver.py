@@ -13,6 +13,18 @@ delete handler drops them.
 The driver reads no clock and does no I/O of its own: it acts only through the ports, so the
 simulator and the live adapter run this same loop. Live mode passes a ``timer`` (a monotonic clock)
 for kube-controller-manager's reconciliation duration metric; without one every duration is 0.
+
+**Shadow mode** (``shadow=True``) decides every due HPA exactly as the acting loop would and writes
+nothing: no scale, no status, no Event (each sync's would-be Events and status are in its result). Its
+memory follows its own decisions, as if it had acted: every decided rescale is completed as a
+successful write, so its recommendations and scale events are the ones it would have had, and its
+view of each HPA carries the status it would have written (conditions such as ScaledToZero, which
+later decisions read), while the scale and the metrics are the cluster's, moved by whoever acts.
+
+**Restored memory**: :meth:`restore` hands the driver what a previous controller remembered of an
+HPA (published by the live controller, :mod:`kubetide.hpa.memory`); it is installed at the next tick
+if that HPA is listed with the same uid (a deleted HPA's memory never goes to a new one of the same
+name), and dropped otherwise.
 """
 
 from __future__ import annotations
@@ -25,9 +37,10 @@ from typing import Protocol
 from kubetide.hpa.conditions import EventReason
 from kubetide.hpa.config import HPAConfig
 from kubetide.hpa.controller import HorizontalController
-from kubetide.hpa.decision import RESCALED, RescaleOutcome, SyncResult
-from kubetide.hpa.ports import EventPort, MetricsSource, ScaleError, ScaleTargetPort
+from kubetide.hpa.decision import RESCALED, HPADecision, RescaleOutcome, SyncResult
+from kubetide.hpa.ports import EventPort, MetricsSource, ScaleTargetPort
 from kubetide.hpa.quiet import QuietLane
+from kubetide.hpa.state import HPAState
 from kubetide.model.errors import ManifestError
 from kubetide.model.hpa import HPA, HPAStatus
 
@@ -73,6 +86,7 @@ class Synced:
     status_written: bool = False
     problem: str | None = None  # the status write failure, the manifest error, the unexpected error
     seconds: float = 0.0  # how long the reconcile took, by the driver's timer (0 without one)
+    decision: HPADecision | None = None  # what the sync decided (None: it broke before deciding)
 
 
 class HPADriver:
@@ -87,7 +101,10 @@ class HPADriver:
         config: HPAConfig | None = None,
         timer: Callable[[], float] | None = None,
         quiet_lane: bool = False,
+        shadow: bool = False,
     ) -> None:
+        if shadow and quiet_lane:
+            raise ValueError("the quiet lane writes statuses: a shadow driver cannot take it")
         self.source = source
         self.timer = timer
         self.metrics = metrics
@@ -101,6 +118,9 @@ class HPADriver:
         self._lane = QuietLane(self.controller) if quiet_lane else None
         self.syncs = 0  # HPAs reconciled (both lanes)
         self.quiet_syncs = 0  # of which the quiet lane finished (not listed in tick's results)
+        self.shadow = shadow
+        self._own_status: dict[str, HPAStatus] = {}  # shadow: the status it would have written
+        self._restored: dict[str, tuple[str, HPAState]] = {}  # key -> (uid, memory), for the next tick
 
     def restart(self) -> None:
         """A controller-manager restart: the in-memory recommendations, scale events, selectors and
@@ -109,10 +129,21 @@ class HPADriver:
         self._lane = QuietLane(self.controller) if self.quiet_lane else None
         self._due.clear()
         self._registered.clear()
+        self._own_status.clear()
+        self._restored.clear()
+
+    def restore(self, key: str, uid: str, memory: HPAState) -> None:
+        """Remember ``memory`` for the HPA ``key`` from the next tick on, if it is then listed with
+        ``uid`` and has no memory of this driver's yet."""
+        self._restored[key] = (uid, memory)
 
     def next_due(self, key: str) -> float | None:
         """When the HPA is next reconciled (None: at the next tick, or unknown)."""
         return self._due.get(key)
+
+    def keys(self) -> list[str]:
+        """The HPAs of the last tick's listing (``namespace/name``), valid or not."""
+        return list(self._due)
 
     def tick(self, now: float) -> tuple[Synced, ...]:
         """Reconcile every due HPA. Raises HPASourceError (reconciling nothing) if listing fails."""
@@ -122,8 +153,11 @@ class HPADriver:
             del self._due[gone]
             self.controller.forget(gone)
             self._registered.discard(gone)
+            self._own_status.pop(gone, None)
             if lane is not None:
                 lane.forget(gone)
+        if self._restored:
+            self._install_restored(listed)
         registered = self._registered
         for key, item in listed.items():
             # The informer knows every HPA, due or not; registering is needed once per key.
@@ -143,6 +177,8 @@ class HPADriver:
                 due_at[key] = now + default_period
                 synced = self._invalid(key, item)
             else:
+                if self.shadow and key in self._own_status:
+                    item = item.with_status(self._own_status[key])
                 period = item.sync_period  # spec.syncPeriod, else the controller's
                 due_at[key] = now + (period if period is not None else default_period)
                 if lane is not None:
@@ -161,20 +197,26 @@ class HPADriver:
         return tuple(done)
 
     def sync(self, hpa: HPA, now: float) -> Synced:
-        """One HPA, now: decide, act, complete, emit, write the status. Never raises."""
+        """One HPA, now: decide, act, complete, emit, write the status. Never raises. A shadow
+        driver decides and completes only (see the module's docstring)."""
+        decision: HPADecision | None = None
         try:
-            result = self._reconcile(hpa, now)
+            decision = self.controller.decide(hpa, now)
+            result = self.controller.complete(decision, self._act(decision), now)
         except Exception as exc:  # a bug or a port breaking its contract: this HPA only
             result = self.controller.failed(hpa, f"{type(exc).__name__}: {exc}", now)
+        if self.shadow:
+            self._own_status[hpa.key] = result.status
+            return Synced(hpa.key, result, decision=decision)
         obj = f"HorizontalPodAutoscaler/{hpa.namespace}/{hpa.name}"
         for event in result.events:
             self._emit(event.type, event.reason, obj, event.message)
         if result.status == hpa.status:
-            return Synced(hpa.key, result)  # upstream skips a write that changes nothing
+            return Synced(hpa.key, result, decision=decision)  # upstream skips a write that changes nothing
         problem = self._write_status(hpa, result.status)
         if problem is not None:
-            return Synced(hpa.key, result, problem=problem)
-        return Synced(hpa.key, result, status_written=True)
+            return Synced(hpa.key, result, problem=problem, decision=decision)
+        return Synced(hpa.key, result, status_written=True, decision=decision)
 
     def _write_status(self, hpa: HPA, status: HPAStatus) -> str | None:
         """Write the status; on failure a ``FailedUpdateStatus`` Warning and the problem."""
@@ -187,19 +229,22 @@ class HPADriver:
             return f"failed to update status for {hpa.key}: {message}"
         return None
 
-    def _reconcile(self, hpa: HPA, now: float) -> SyncResult:
-        decision = self.controller.decide(hpa, now)
-        outcome: RescaleOutcome | None = None
-        if decision.rescale:
-            try:
-                self.targets.update_scale(hpa.namespace, hpa.scale_target_ref, decision.desired_replicas)
-            except ScaleError as exc:
-                outcome = RescaleOutcome(str(exc))
-            except Exception as exc:  # outside the port's contract, but still a failed write
-                outcome = RescaleOutcome(f"{type(exc).__name__}: {exc}")
-            else:
-                outcome = RESCALED
-        return self.controller.complete(decision, outcome, now)
+    def _act(self, decision: HPADecision) -> RescaleOutcome | None:
+        """The scale write a decision wants, and its outcome; a shadow's counts as made."""
+        if self.shadow:
+            return RESCALED if decision.rescale else None
+        try:
+            return self.controller.write(decision)
+        except Exception as exc:  # outside the port's contract, but still a failed write
+            return RescaleOutcome(f"{type(exc).__name__}: {exc}")
+
+    def _install_restored(self, listed: Mapping[str, HPA | ManifestError]) -> None:
+        """Give each listed HPA the memory restored for it, if it is its own and none was made since."""
+        restored, self._restored = self._restored, {}
+        for key, (uid, memory) in restored.items():
+            item = listed.get(key)
+            if isinstance(item, HPA) and item.uid == uid and self.controller.memory(key) is None:
+                self.controller.restore(key, memory)
 
     def _invalid(self, key: str, error: ManifestError) -> Synced:
         namespace, _, name = key.partition("/")

@@ -1,8 +1,11 @@
 """Explaining one HPA sync to a person: the numbers behind each metric's proposal, the tolerance check,
-which stabilization window or rate limit shaped the result, the conditions and events.
+which stabilization window or rate limit shaped the result, the memory it started from, the conditions
+and events.
 
-``explain(snapshot)`` reconciles the snapshot and returns a plain dict (the ``--json`` output);
-``render(report)`` turns it into text.
+``report(decision, result)`` is one sync as a plain dict (``hpa explain --json``, the live
+controller's ``/debug/hpa``); ``explain(snapshot)`` and ``explain_ports`` reconcile one HPA and report
+it; ``render(report)`` turns a report into text and ``render_compact`` into the few lines the live
+controller logs per sync at ``-v=4``.
 """
 
 from __future__ import annotations
@@ -12,10 +15,10 @@ from typing import Any
 
 from kubetide.hpa.config import HPAConfig
 from kubetide.hpa.controller import HorizontalController
-from kubetide.hpa.decision import RESCALED, MetricOutcome, SyncResult
+from kubetide.hpa.decision import RESCALED, HPADecision, MetricOutcome, SyncResult
 from kubetide.hpa.ports import MetricsSource, ScaleTargetPort
 from kubetide.hpa.snapshot import HPASnapshot
-from kubetide.hpa.state import HPAState
+from kubetide.hpa.state import HPAState, ScaleEvent
 from kubetide.model.hpa import HPA, MetricTarget
 
 _OUTCOME_TEXT = {
@@ -29,11 +32,10 @@ _OUTCOME_TEXT = {
 
 
 def explain(snapshot: HPASnapshot) -> dict[str, Any]:
-    before = _remembered(snapshot.state, snapshot.now)  # the controller updates the state it is given
     controller = HorizontalController(snapshot.metrics, snapshot.targets, snapshot.config)
     controller.restore(snapshot.hpa.key, snapshot.state)
-    result = controller.reconcile(snapshot.hpa, snapshot.now)
-    return _report(snapshot.hpa, result, before)
+    decision = controller.decide(snapshot.hpa, snapshot.now)
+    return report(decision, controller.complete(decision, controller.write(decision), snapshot.now))
 
 
 def explain_ports(
@@ -46,16 +48,14 @@ def explain_ports(
 ) -> dict[str, Any]:
     """Explain ``hpa`` over any ports (a real cluster, recorded API answers). Nothing is written: the
     decision is completed as if its scale write had succeeded."""
-    before = _remembered(state, now)
     controller = HorizontalController(metrics, targets, config)
     controller.restore(hpa.key, state)
     decision = controller.decide(hpa, now)
-    result = controller.complete(decision, RESCALED if decision.rescale else None, now)
-    return _report(hpa, result, before)
+    return report(decision, controller.complete(decision, RESCALED if decision.rescale else None, now))
 
 
-def _remembered(state: HPAState, now: float) -> list[dict[str, Any]]:
-    return [{"replicas": r.replicas, "seconds_ago": now - r.timestamp} for r in state.recommendations or []]
+def _events_before(events: tuple[ScaleEvent, ...], now: float) -> list[dict[str, Any]]:
+    return [{"replica_change": e.replica_change, "seconds_ago": now - e.timestamp} for e in events]
 
 
 def _target_text(target: MetricTarget | None) -> str:
@@ -98,9 +98,12 @@ def _metric(outcome: MetricOutcome, index: int) -> dict[str, Any]:
     return out
 
 
-def _report(hpa: HPA, result: SyncResult, recommendations: list[dict[str, Any]]) -> dict[str, Any]:
+def report(decision: HPADecision, result: SyncResult) -> dict[str, Any]:
+    """One sync explained: ``decision`` as ``HorizontalController.decide`` made it, ``result`` as
+    ``complete`` finished it."""
+    hpa, now, remembered = decision.hpa, decision.now, decision.remembered
     norm = result.normalization
-    report: dict[str, Any] = {
+    out: dict[str, Any] = {
         "hpa": hpa.key,
         "target": f"{hpa.scale_target_ref.kind}/{hpa.scale_target_ref.name}",
         "min_replicas": hpa.min_replicas,
@@ -111,7 +114,14 @@ def _report(hpa: HPA, result: SyncResult, recommendations: list[dict[str, Any]])
         if result.tolerances is None
         else {"down": result.tolerances[0], "up": result.tolerances[1]},
         "metrics": [_metric(m, i) for i, m in enumerate(result.metrics)],
-        "recommendations_before": recommendations,
+        "recommendations_before": [
+            {"replicas": r.replicas, "seconds_ago": now - r.timestamp}
+            for r in remembered.recommendations or ()
+        ],
+        "scale_events_before": {
+            "up": _events_before(remembered.scale_up_events, now),
+            "down": _events_before(remembered.scale_down_events, now),
+        },
         "normalization": None,
         "desired_replicas": result.desired_replicas,
         "scaled": result.scaled,
@@ -124,7 +134,7 @@ def _report(hpa: HPA, result: SyncResult, recommendations: list[dict[str, Any]])
         "events": [{"type": e.type, "reason": e.reason, "message": e.message} for e in result.events],
     }
     if norm is not None:
-        report["normalization"] = {
+        out["normalization"] = {
             "proposal": norm.proposal,
             "stabilized": norm.stabilized,
             "stabilization": norm.stabilization_reason,
@@ -133,7 +143,7 @@ def _report(hpa: HPA, result: SyncResult, recommendations: list[dict[str, Any]])
             "limit_message": norm.limit_message,
             "path": "behavior" if norm.with_behavior else "default (no behavior)",
         }
-    return report
+    return out
 
 
 def render(report: dict[str, Any]) -> str:
@@ -143,6 +153,8 @@ def render(report: dict[str, Any]) -> str:
     if "now" in report:
         when = datetime.fromtimestamp(report["now"]["time"], UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         lines.append(f"  now: {when} ({report['now']['from']})")
+    if "memory" in report:
+        lines.append(f"  controller memory: {report['memory']['from']}")
     current = report["current_replicas"]
     lines.append(f"  current replicas: {current if current is not None else 'unknown (scale unreadable)'}")
     tol = report["tolerance"]
@@ -175,10 +187,9 @@ def render(report: dict[str, Any]) -> str:
         lines.append(f"Normalization ({norm['path']})")
         lines.append(f"  proposal over all metrics (max): {norm['proposal']}")
         if report["recommendations_before"]:
-            recs = ", ".join(
-                f"{r['replicas']}@{r['seconds_ago']:g}s ago" for r in report["recommendations_before"]
-            )
-            lines.append(f"  remembered recommendations: {recs}")
+            lines.append(f"  remembered recommendations: {_recommendations_text(report)}")
+        for direction, events in _events_text(report):
+            lines.append(f"  remembered scale-{direction} events: {events}")
         lines.append(f"  after stabilization: {norm['stabilized']} ({norm['stabilization']})")
         lines.append(f"  after limits: {norm['limited_to']} ({norm['limit']}: {norm['limit_message']})")
     lines.append("")
@@ -199,4 +210,67 @@ def render(report: dict[str, Any]) -> str:
         lines.append("Events")
         for e in report["events"]:
             lines.append(f"  {e['type']:<8} {e['reason']:<24} {e['message']}")
+    return "\n".join(lines)
+
+
+def _ago(seconds: float) -> str:
+    """A time before now to the tenth of a second (the live controller's clock has microseconds)."""
+    return f"{round(seconds, 1):g}s ago"
+
+
+def _recommendations_text(report: dict[str, Any]) -> str:
+    return ", ".join(f"{r['replicas']}@{_ago(r['seconds_ago'])}" for r in report["recommendations_before"])
+
+
+def _events_text(report: dict[str, Any]) -> list[tuple[str, str]]:
+    """(direction, its events as text) for each direction with remembered scale events."""
+    before = report.get("scale_events_before") or {}
+    out = []
+    for direction, sign in (("up", "+"), ("down", "-")):
+        events = before.get(direction) or []
+        if events:
+            out.append(
+                (
+                    direction,
+                    ", ".join(f"{sign}{e['replica_change']}@{_ago(e['seconds_ago'])}" for e in events),
+                )
+            )
+    return out
+
+
+def render_compact(report: dict[str, Any]) -> str:
+    """A few lines per sync: the decision, each metric's proposal, the normalization, the memory."""
+    current, desired = report["current_replicas"], report["desired_replicas"]
+    if report["scaled"]:
+        head = f"{report['hpa']}: {current} -> {desired} ({report['reason']})"
+    elif current is None:
+        head = f"{report['hpa']}: scale unreadable, desired stays {desired}"
+    else:
+        head = f"{report['hpa']}: stays at {current} (desired {desired})"
+    lines = [head]
+    for m in report["metrics"]:
+        name = f"metric {m['index'] + 1} {m['name']} (target {m['target']})"
+        if m.get("failed"):
+            lines.append(f"  {name}: FAILED {m['reason']}: {m['message']}")
+        elif "ratio" in m:
+            pods = m["pods"]
+            lines.append(
+                f"  {name}: proposes {m['proposal']} (ratio {m['ratio']:.4f}; {pods['ready']} ready, "
+                f"{pods['unready']} unready, {pods['missing']} missing, {pods['ignored']} ignored; "
+                f"{m['outcome']})"
+            )
+        else:
+            lines.append(f"  {name}: proposes {m['proposal']}")
+    norm = report["normalization"]
+    if norm is not None:
+        lines.append(
+            f"  normalization ({norm['path']}): proposal {norm['proposal']}, stabilized {norm['stabilized']} "
+            f"({norm['stabilization']}), limited {norm['limited_to']} ({norm['limit']})"
+        )
+    memory = [f"recommendations {_recommendations_text(report)}"] if report["recommendations_before"] else []
+    memory += [f"scale-{direction} events {events}" for direction, events in _events_text(report)]
+    if memory:
+        lines.append(f"  remembered: {'; '.join(memory)}")
+    if report["error"]:
+        lines.append(f"  error: {report['error']}")
     return "\n".join(lines)

@@ -13,8 +13,9 @@ httpx2) stay inside it and the live wing: the cores see only kubetide's own view
   loops while a cache is not synced.
 - :mod:`~kubetide.kube.events`: Events as client-go's recorder writes and aggregates them.
 - :mod:`~kubetide.kube.leader`: Lease leader election with client-go's semantics.
-- :mod:`~kubetide.kube.http`: ``/metrics`` and ``/health-check`` (the loops themselves run on
-  :mod:`kubetide.clock`'s real-time clock, through :mod:`kubetide.runners`).
+- :mod:`~kubetide.kube.http`: ``/metrics``, ``/health-check`` and a component's JSON pages (the loops
+  themselves run on :mod:`kubetide.clock`'s real-time clock, through :mod:`kubetide.runners`);
+  :mod:`~kubetide.kube.urls`: whether a URL given on the command line can be the service it names.
 - :mod:`~kubetide.kube.metrics`: kubetide's own ``kubetide_*`` metrics; :mod:`~kubetide.kube.failures`
   and :mod:`~kubetide.kube.redaction`: one-line failures (and :class:`~kubetide.kube.failures.LoopFailed`)
   and logs without secrets.

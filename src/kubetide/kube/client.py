@@ -8,6 +8,7 @@ only when no file is found; lightkube's ``from_env`` tries in-cluster first, so 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx2
@@ -20,9 +21,12 @@ from lightkube.core.exceptions import ConfigError
 
 from kubetide.kube.redaction import register_kubeconfig_secrets
 
-__all__ = ["KubeAccessError", "load_kubeconfig", "make_client", "make_http_client"]
+__all__ = ["KubeAccessError", "RequestHook", "load_kubeconfig", "make_client", "make_http_client"]
 
 DEFAULT_TIMEOUT_S = 10.0
+# Called with each request before it is sent; may raise to keep it from being sent (a shadow's
+# read-only rule, kubetide.live.guard.readonly).
+RequestHook = Callable[[httpx2.Request], None]
 
 
 class KubeAccessError(Exception):
@@ -78,13 +82,29 @@ def make_client(
     *,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     field_manager: str = "kubetide",
+    on_request: RequestHook | None = None,
 ) -> Client:
-    """A lightkube client for the configuration ``load_kubeconfig(kubeconfig)`` finds."""
+    """A lightkube client for the configuration ``load_kubeconfig(kubeconfig)`` finds; ``on_request``
+    sees every request before it is sent."""
     config = load_kubeconfig(kubeconfig)
-    return Client(config=config, timeout=httpx2.Timeout(timeout_s), field_manager=field_manager)
+    client = Client(config=config, timeout=httpx2.Timeout(timeout_s), field_manager=field_manager)
+    if on_request is not None:
+        # lightkube offers no hook of its own: its httpx client is the one every call goes through.
+        _hook(client._client._client, on_request)
+    return client
 
 
-def make_http_client(kubeconfig: str | None = None, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> httpx2.Client:
+def _hook(http: httpx2.Client, on_request: RequestHook) -> None:
+    hooks = http.event_hooks
+    http.event_hooks = {**hooks, "request": [on_request, *hooks.get("request", [])]}
+
+
+def make_http_client(
+    kubeconfig: str | None = None,
+    *,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    on_request: RequestHook | None = None,
+) -> httpx2.Client:
     """An httpx client with the same server, TLS and credentials lightkube would use, for raw JSON.
 
     The watch caches and the port decode JSON themselves (:mod:`kubetide.kube.rest` says why); they
@@ -93,4 +113,7 @@ def make_http_client(kubeconfig: str | None = None, *, timeout_s: float = DEFAUL
     config = load_kubeconfig(kubeconfig).get()
     if config is None:
         raise KubeAccessError("the kubeconfig has no current context")
-    return _adapter_client(config, ConnectionParams(timeout=httpx2.Timeout(timeout_s)))
+    http = _adapter_client(config, ConnectionParams(timeout=httpx2.Timeout(timeout_s)))
+    if on_request is not None:
+        _hook(http, on_request)
+    return http

@@ -1,4 +1,5 @@
-"""The HTTP endpoint of a live command (``--address``): ``/metrics`` and ``/health-check``.
+"""The HTTP endpoint of a live command (``--address``): ``/metrics``, ``/health-check`` and the
+component's JSON pages (the HPA's ``/debug/hpa``).
 
 ``/metrics`` is prometheus_client's registry in the text format, without the ``*_created`` series the
 Python client adds to every counter, histogram and summary (Go's client, hence CA, Escalator and
@@ -8,14 +9,19 @@ Autoscaler's ``HealthCheck`` does (live contract §1): 200 on a standby replica 
 the replica becomes leader) and before the first loop; 500 when no loop has started within
 ``--max-inactivity``, none has succeeded within ``--max-failing-time``, or the first loop has not run
 within ``--max-startup-time``. The loops report to a :class:`HealthTracker`; the server only reads it.
+A JSON page is a function of the query's parameters returning (HTTP status, document); it runs on the
+server's thread, so it reads only what the loop publishes whole (a value replaced, never changed).
 """
 
 from __future__ import annotations
 
+import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qsl
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -27,7 +33,9 @@ from prometheus_client import (
 
 from kubetide.model.numbers import is_ascii_digits
 
-__all__ = ["HealthTracker", "StatusServer", "parse_address"]
+__all__ = ["HealthTracker", "JsonPage", "StatusServer", "parse_address"]
+
+JsonPage = Callable[[Mapping[str, str]], tuple[int, Any]]
 
 
 class HealthTracker:
@@ -94,7 +102,8 @@ def parse_address(address: str) -> tuple[str, int]:
 
 
 class StatusServer:
-    """Serves ``/metrics`` and ``/health-check`` on a daemon thread; :meth:`stop` shuts it down."""
+    """Serves ``/metrics``, ``/health-check`` and the JSON ``pages`` (by path) on a daemon thread;
+    :meth:`stop` shuts it down."""
 
     def __init__(
         self,
@@ -103,18 +112,27 @@ class StatusServer:
         *,
         registry: CollectorRegistry = REGISTRY,
         clock: Callable[[], float] = time.time,
+        pages: Mapping[str, JsonPage] | None = None,
     ):
         host, port = parse_address(address)
         disable_created_metrics()  # type: ignore[no-untyped-call]  # process-wide, read at each scrape
+        json_pages = dict(pages or {})
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
-                path = self.path.split("?", 1)[0]
+                path, _, query = self.path.partition("?")
                 if path == "/metrics":
                     self._send(200, generate_latest(registry), CONTENT_TYPE_LATEST)
                 elif path == "/health-check":
                     ok, message = health.check(clock())
                     self._send(200 if ok else 500, message.encode(), "text/plain; charset=utf-8")
+                elif path in json_pages:
+                    try:
+                        code, document = json_pages[path](dict(parse_qsl(query)))
+                        body = json.dumps(document, indent=2).encode() + b"\n"
+                    except Exception as exc:  # a page's bug: an answer that says so, not a reset
+                        code, body = 500, json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode()
+                    self._send(code, body, "application/json")
                 else:
                     self._send(404, b"not found\n", "text/plain; charset=utf-8")
 

@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from prometheus_client import Counter
 
-__all__ = ["API_ERRORS", "DRY_RUN_ACTIONS", "EVENTS_DROPPED", "LOOPS_SKIPPED", "LOOP_ERRORS"]
+__all__ = [
+    "API_ERRORS",
+    "DRY_RUN_ACTIONS",
+    "EVENTS_DROPPED",
+    "LOOPS_SKIPPED",
+    "LOOP_ERRORS",
+    "SHADOW_DISAGREEMENTS",
+    "SHADOW_WRITES_REFUSED",
+]
 
 API_ERRORS = Counter(
     "kubetide_api_errors",
@@ -35,4 +43,14 @@ LOOPS_SKIPPED = Counter(
     "Loops not run, by component and reason (cacheNotSynced: a watch broke and a cache the loop reads "
     "has not listed again)",
     ["component", "reason"],
+)
+SHADOW_DISAGREEMENTS = Counter(
+    "kubetide_shadow_disagreements",
+    "A shadow's disagreements with the autoscaler that acts, by component and kind",
+    ["component", "kind"],
+)
+SHADOW_WRITES_REFUSED = Counter(
+    "kubetide_shadow_writes_refused",
+    "Writes a shadow attempted and its connection refused before sending (a bug: a shadow only reads)",
+    ["component"],
 )

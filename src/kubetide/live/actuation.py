@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 from kubetide.kube.discovery import ServedVersions
 from kubetide.kube.events import EventRecorder, UidLookup
 from kubetide.kube.rest import MERGE_PATCH, KubeStatusError, Rest, retrying
-from kubetide.model.api import ApiError, EvictionOutcome, NotFoundError
+from kubetide.model.api import ApiError, EvictionOutcome, NotFoundError, PortCapabilities
 from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import Taint
 
@@ -148,7 +148,10 @@ class KubeClusterPort:
         log.info("evicted pod %s (grace period %s)", pod.key, grace)
         return EvictionOutcome.EVICTED
 
-    # -- the autoscaler's own state ConfigMap (the driver's ``StatePort``) ---------------------------
+    def capabilities(self) -> PortCapabilities:
+        return PortCapabilities(config_maps=self)
+
+    # -- the autoscaler's own ConfigMaps (a declared capability) -------------------------------------
 
     def write_config_map(self, namespace: str, name: str, data: Mapping[str, str]) -> None:
         """Create or replace the ConfigMap's data (its other fields kept); a conflict re-reads and

@@ -10,18 +10,32 @@ adapter patches with optimistic concurrency and retries on conflict). Errors: a 
 :class:`ApiError` when the write could not be made after the adapter's own retries (API server down,
 forbidden, a conflict that kept recurring); the caller then knows nothing changed and decides again
 next loop. :class:`NotFoundError` (an ``ApiError``) means the object is gone.
+
+What a port offers beyond its methods it declares (:meth:`ClusterPort.capabilities`): the caller asks,
+it does not probe the object's type, so a wrapper (the live guard) says what it offers itself and can
+hide nothing of what it wraps by accident (one hid the ConfigMap writes once, and live CA kept no state).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import Protocol
+from typing import Any, Protocol
 
 from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import Taint
 
-__all__ = ["ApiError", "ClusterPort", "EvictionOutcome", "NotFoundError"]
+__all__ = [
+    "NO_CAPABILITIES",
+    "ApiError",
+    "ClusterPort",
+    "ConfigMapWriter",
+    "EventDataRecorder",
+    "EvictionOutcome",
+    "NotFoundError",
+    "PortCapabilities",
+]
 
 
 class ApiError(Exception):
@@ -36,6 +50,33 @@ class EvictionOutcome(StrEnum):
     EVICTED = "Evicted"  # the API accepted the eviction: the pod is terminating
     REFUSED = "Refused"  # 429 TooManyRequests: a PodDisruptionBudget holds it; retry later
     GONE = "Gone"  # the pod no longer exists: nothing left to evict
+
+
+class ConfigMapWriter(Protocol):
+    """Writes a ConfigMap the autoscaler owns (its state, its learned templates), so a restarted
+    autoscaler reads it back. ApiError: not written (the caller retries next loop)."""
+
+    def write_config_map(self, namespace: str, name: str, data: Mapping[str, str]) -> None: ...
+
+
+class EventDataRecorder(Protocol):
+    """Records an event with its structured ``data`` too (the simulator's ``events.jsonl`` carries it);
+    same promise as :meth:`ClusterPort.emit_event`: best effort, never raises."""
+
+    def emit_event_with_data(
+        self, type_: str, reason: str, obj: str, message: str, data: Mapping[str, Any]
+    ) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class PortCapabilities:
+    """The optional capabilities of a :class:`ClusterPort`, each None when it does not offer it."""
+
+    config_maps: ConfigMapWriter | None = None
+    event_data: EventDataRecorder | None = None
+
+
+NO_CAPABILITIES = PortCapabilities()
 
 
 class ClusterPort(Protocol):
@@ -81,4 +122,8 @@ class ClusterPort(Protocol):
         Best effort, as client-go's recorder: never raises; an event that cannot be written is dropped
         and counted by the adapter.
         """
+        ...
+
+    def capabilities(self) -> PortCapabilities:
+        """What this port offers beyond these methods (:class:`PortCapabilities`), declared."""
         ...

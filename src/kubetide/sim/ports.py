@@ -21,7 +21,7 @@ from dataclasses import replace
 from typing import Any, overload
 
 from kubetide.cluster.loop.world import World
-from kubetide.model.api import EvictionOutcome, NotFoundError
+from kubetide.model.api import EvictionOutcome, NotFoundError, PortCapabilities
 from kubetide.model.node import NodeView
 from kubetide.model.pod import OwnerRef, Pod
 from kubetide.model.scheduling_terms import Taint
@@ -89,8 +89,13 @@ class SimClusterPort:
             return EvictionOutcome.EVICTED
         return EvictionOutcome.REFUSED
 
+    def capabilities(self) -> PortCapabilities:
+        """Both: the autoscalers' own ConfigMaps, kept by the cluster across restarts, and events with
+        their data (``events.jsonl``)."""
+        return PortCapabilities(config_maps=self, event_data=self)
+
     def write_config_map(self, namespace: str, name: str, data: Mapping[str, str]) -> None:
-        """The autoscaler's own state ConfigMap (``StatePort``): kept by the cluster across restarts."""
+        """The autoscaler's own state ConfigMap: kept by the cluster across restarts."""
         self.cluster.config_maps[f"ConfigMap/{namespace}/{name}"] = dict(data)
 
     def emit_event(self, type_: str, reason: str, obj: str, message: str) -> None:

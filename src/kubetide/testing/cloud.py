@@ -28,7 +28,7 @@ from kubetide.cloud.instance import (
     NodeTemplate,
     NotImplementedByProvider,
 )
-from kubetide.cloud.provider import CloudProvider, NodeGroup, PricingModel
+from kubetide.cloud.provider import BulkNodeLookup, CloudProvider, NodeGroup, PricingModel
 from kubetide.model.node import NodeView
 
 __all__ = ["Call", "RecordingCloud", "RecordingNodeGroup"]
@@ -254,6 +254,9 @@ class RecordingCloud:
 
     def cleanup(self) -> None:
         self._record("cleanup", None)
+
+    def bulk_lookup(self) -> BulkNodeLookup | None:
+        return None  # node by node
 
 
 def _conforms(cloud: RecordingCloud, group: RecordingNodeGroup) -> tuple[CloudProvider, NodeGroup]:

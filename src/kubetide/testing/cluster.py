@@ -1,5 +1,5 @@
-"""A recording :class:`~kubetide.model.api.ClusterPort` (with the ConfigMap writes of the CA driver's
-``StatePort``): the one in-memory cluster port of the unit tests, the benchmarks and explanations.
+"""A recording :class:`~kubetide.model.api.ClusterPort` (with the ConfigMap writes of the CA driver, a
+declared capability): the one in-memory cluster port of the unit tests, the benchmarks and explanations.
 
 Like :class:`~kubetide.testing.cloud.RecordingCloud`: it holds the nodes and pods it is given and applies
 each write to them as the API server would (so the next loop's world shows it), records every call,
@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
-from kubetide.model.api import ApiError, EvictionOutcome, NotFoundError
+from kubetide.model.api import ApiError, EvictionOutcome, NotFoundError, PortCapabilities
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import Taint
@@ -171,7 +171,10 @@ class RecordingClusterPort:
     def emit_event(self, type_: str, reason: str, obj: str, message: str) -> None:
         self.events.append(RecordedEvent(type_, str(reason), obj, message))
 
-    # -- StatePort: the ConfigMaps the autoscaler owns
+    def capabilities(self) -> PortCapabilities:
+        return PortCapabilities(config_maps=self)
+
+    # -- the ConfigMaps the autoscaler owns (a declared capability)
 
     def write_config_map(self, namespace: str, name: str, data: Mapping[str, str]) -> None:
         self._call("write_config_map", f"{namespace}/{name}", dict(data))

@@ -5,6 +5,8 @@ stands for it."""
 
 from __future__ import annotations
 
+import json
+from collections import Counter
 from typing import Any
 
 from kubetide.live.export import ClusterObjects, ExportOptions, build_scenario
@@ -129,3 +131,81 @@ def test_a_bare_pod_stays_on_the_node_standing_for_its_own() -> None:
     simulation.run()
     (debug,) = [p for p in simulation.cluster.pods.values() if p.name == "debug"]
     assert debug.node == "general-2"
+
+
+def owned_pod(name: str, on: str, owner_kind: str, owner: str, **labels: str) -> dict[str, Any]:
+    pod = bare_pod(name, on)
+    pod["metadata"]["ownerReferences"] = [{"kind": owner_kind, "name": owner, "controller": True}]
+    pod["metadata"]["labels"] = labels
+    return pod
+
+
+def workload(kind: str, name: str, **spec: Any) -> dict[str, Any]:
+    template = {
+        "metadata": {"labels": {"app": name}},
+        "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "500m"}}}]},
+    }
+    if kind == "Job":
+        template["spec"]["restartPolicy"] = "Never"
+        body: dict[str, Any] = {"template": template, **spec}
+    else:
+        body = {"selector": {"matchLabels": {"app": name}}, "template": template, **spec}
+    version = "batch/v1" if kind == "Job" else "apps/v1"
+    return {
+        "apiVersion": version,
+        "kind": kind,
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": body,
+    }
+
+
+def test_a_workloads_pods_start_on_the_nodes_standing_for_theirs() -> None:
+    # Upstream CA reads the cluster as it is; a replay that let the simulated scheduler repack the
+    # workloads' pods would start from a cluster that never was (issue 23: placement follows the cluster's).
+    pods = [
+        owned_pod("web-7d9f-a", "general-b", "ReplicaSet", "web-7d9f", **{"pod-template-hash": "7d9f"}),
+        owned_pod("web-7d9f-b", "general-b", "ReplicaSet", "web-7d9f", **{"pod-template-hash": "7d9f"}),
+        owned_pod("web-7d9f-c", "general-b", "ReplicaSet", "web-7d9f", **{"pod-template-hash": "7d9f"}),
+        owned_pod("web-7d9f-d", "gone-node", "ReplicaSet", "web-7d9f", **{"pod-template-hash": "7d9f"}),
+        owned_pod("db-0", "general-b", "StatefulSet", "db"),
+        owned_pod("batch-x", "general-a", "Job", "batch"),
+        owned_pod("orphan-rs-1", "general-a", "ReplicaSet", "orphan-rs"),  # no pod-template-hash
+    ]
+    job = workload("Job", "batch", parallelism=1, completions=3)
+    job["metadata"]["annotations"] = {"kubetide.io/duration": "10m"}
+    cluster = ClusterObjects(
+        nodes=nodes(),
+        pods=pods,
+        deployments=[workload("Deployment", "web", replicas=4)],
+        statefulsets=[workload("StatefulSet", "db", replicas=1)],
+        jobs=[job],
+    )
+    provider = KwokCloudProvider(FakeKwokApi(), parse_cloud_config(CLOUD))
+    options = ExportOptions(
+        name="kwok",
+        duration="2m",
+        catalog=frozenset(BUILTIN_CATALOG),
+        provider=provider_groups(provider, cluster.nodes),
+        initial_node_name=node_name,
+    )
+    result = build_scenario(cluster, options)
+    objects = {o["metadata"]["name"]: o for o in result.document["spec"]["objects"]}
+    a, b = node_name("general", 1), node_name("general", 2)
+
+    def placement(name: str) -> Any:
+        return json.loads(objects[name]["metadata"]["annotations"]["kubetide.io/placement"])
+
+    assert placement("web") == {b: 3}  # the simulated scheduler would have spread them
+    assert placement("db") == {b: 1} and placement("batch") == {a: 1}
+    assert "1 pod(s) of workloads run on nodes that are not simulated" in "\n".join(result.notes)
+    simulation = Simulation(parse_scenario(result.document))
+    simulation.run()
+    on: dict[str, list[str]] = {}
+    for pod in simulation.cluster.pods.values():
+        if pod.owner is not None and pod.node is not None:
+            on.setdefault(pod.owner, []).append(pod.node)
+    # general-b is full with web's three and db's one (4 x 500m of 2 CPUs): the fourth goes elsewhere.
+    web = Counter(on["Deployment/default/web"])
+    assert web[b] == 3 and web.total() == 4
+    assert on["StatefulSet/default/db"] == [b]
+    assert on["Job/default/batch"] == [a]  # its pod runs 10m: still the first one

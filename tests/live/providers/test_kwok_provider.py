@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import random
 
 import pytest
@@ -11,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kubetide.cloud.instance import CloudProviderError, InstanceState, NotImplementedByProvider
+from kubetide.live.guard import WriteGate
 from kubetide.live.providers.kwok import STATE_CONFIGMAP, KwokCloudProvider, parse_cloud_config
 from kubetide.live.providers.kwok.api import KubeCallError
 from kubetide.model.node import NodeView
@@ -359,13 +361,37 @@ def test_nodes_already_past_the_max_are_kept_and_counted(caplog: pytest.LogCaptu
         general.increase_size(1)
 
 
-def test_a_dry_run_corrects_its_own_copy_only() -> None:
+def test_a_dry_run_corrects_its_own_copy_only_and_says_what_it_would_write(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     api = FakeKwokApi()
     stale_state(api, 5, [(f"general-old{i}", 1_700_000_000.0 + i) for i in range(5)])
-    provider = KwokCloudProvider(api, parse_cloud_config(CONFIG), clock=Clock(), carry_out=False)
-    provider.refresh()
+    gate = WriteGate("cluster-autoscaler", lambda: True, dry_run=True)
+    provider = KwokCloudProvider(api, parse_cloud_config(CONFIG), clock=Clock(), gate=gate)
+    with caplog.at_level(logging.DEBUG, logger="kubetide.dry-run"):
+        provider.refresh()
     assert group(provider, "general").target_size() == 3  # three of the five in flight: room for three
     assert api.nodes == {} and state(api)["groups"]["general"]["target"] == 5
+    said = [r.getMessage() for r in caplog.records if r.name == "kubetide.dry-run"]
+    assert said == [
+        "dry run: would write the corrected kwok state to ConfigMap kube-system/kubetide-kwok-state",
+        "dry run: would create the kwok nodes due: general-old0, general-old1, general-old2",
+    ]
+
+
+def test_a_replica_that_does_not_lead_writes_nothing_at_refresh() -> None:
+    api = FakeKwokApi()
+    stale_state(api, 5, [(f"general-old{i}", 1_700_000_000.0 + i) for i in range(5)])
+    gate = WriteGate("cluster-autoscaler", lambda: False)
+    provider = KwokCloudProvider(api, parse_cloud_config(CONFIG), clock=Clock(), gate=gate)
+    with pytest.raises(CloudProviderError, match="not the leader any more: kwok write refused"):
+        provider.refresh()
+    assert api.nodes == {} and state(api)["groups"]["general"]["target"] == 5
+    leading = KwokCloudProvider(
+        api, parse_cloud_config(CONFIG), clock=Clock(), gate=WriteGate("cluster-autoscaler", lambda: True)
+    )
+    leading.refresh()  # the leader corrects the state and creates the three due
+    assert len(api.nodes) == 3 and state(api)["groups"]["general"]["target"] == 3
 
 
 @settings(max_examples=60, deadline=None)

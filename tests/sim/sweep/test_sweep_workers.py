@@ -133,13 +133,20 @@ finally:
 @pytest.fixture
 def dask_cluster() -> object:
     distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
-    )
-    try:
-        yield cluster
-    finally:
-        cluster.close()
+    import dask
+
+    # Worker processes import numpy and kubetide before they connect: on a loaded 2-core CI machine
+    # that can pass dask's 30 s default, and the cluster then closes without starting up.
+    with dask.config.set(
+        {"distributed.comm.timeouts.connect": "180s", "distributed.comm.timeouts.tcp": "180s"}
+    ):
+        cluster = distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+        )
+        try:
+            yield cluster
+        finally:
+            cluster.close()
 
 
 def test_a_sweep_on_a_dask_local_cluster_writes_everything_and_resumes(

@@ -23,7 +23,7 @@ from kubetide.cloud.instance import (
     NodeGroupAutoscalingOptions,
     NotImplementedByProvider,
 )
-from kubetide.cloud.provider import CloudProvider, NodeGroup, bulk_lookup
+from kubetide.cloud.provider import CloudProvider, NodeGroup
 from kubetide.cluster.backoff import ExponentialBackoff
 from kubetide.cluster.clusterstate.creation_errors import creation_error_groups, scale_up_failed_message
 from kubetide.cluster.clusterstate.health import is_cluster_healthy, is_node_group_healthy
@@ -216,10 +216,10 @@ class ClusterStateRegistry:
 
     def _deleted(self, nodes: Sequence[NodeView]) -> list[bool]:
         """:meth:`_is_deleted` of every node, in one call where the provider answers in bulk."""
-        cloud = bulk_lookup(self.cloud)
-        if cloud is not None:
+        bulk = self.cloud.bulk_lookup()
+        if bulk is not None:
             try:
-                return [not has for has in cloud.has_instances(nodes)]
+                return [not has for has in bulk.has_instances(nodes)]
             except (CloudProviderError, NotImplementedByProvider):
                 pass  # some node's answer is an error: node by node, as upstream handles each
         return list(map(self._is_deleted, nodes))

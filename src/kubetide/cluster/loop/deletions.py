@@ -1,36 +1,39 @@
 """Scale-down deletions in progress (CA spec §7.8 steps 3-6), with their state kept on the nodes, so a
-restart resumes them.
+restart resumes them: this module decides each round's step of each deletion;
+:mod:`kubetide.cluster.loop.drain_actuator` carries the steps out.
 
-A node CA started deleting carries ``ToBeDeletedByClusterAutoscaler=<unix seconds>:NoSchedule``. Each
-round (every loop, and the deletion wake-ups between loops), :func:`continue_deletions` takes every
-such node one step further, as upstream's drain goroutine would (:mod:`kubetide.cluster.loop.drain`
-has its clocks): once ``--node-delete-delay-after-taint`` has passed it evicts the pods that must go,
-each once, with CA's grace period (the Eviction API honours PDBs; a refused eviction is retried until
-``--max-pod-eviction-time``), then waits for the evicted pods to be gone from the node (up to
-``--max-graceful-termination-sec`` plus 30 s) and only then calls ``DeleteNodes``. A drain that fails
-(evictions refused too long, pods still there after the wait) untaints the node with a
-``ScaleDownFailed`` event. Before evicting, drainability is checked again: a pod that can no longer be
-moved (a bare pod that landed on the node) aborts the deletion and the node is untainted. DaemonSet pods
-are evicted best-effort as ``--daemonset-eviction-for-occupied-nodes`` / ``-empty-nodes`` say, never
-waited for. The nodes of an atomic group go in one ``DeleteNodes`` call once all are drained, and one
-failure fails them all (``GroupDeletionScheduler``, ``deleteNodesFromCloudProvider``). A node whose
-instance is already Deleting in the cloud is left alone, so nothing is asked twice. Because the taint
-and the cloud say which nodes are being deleted, a restarted CA neither forgets a half-drained node
-(upstream strips the taints at start, users' "CA forgets tainted nodes") nor deletes it twice. An
-eviction the API server fails (``ApiError``) counts as not done: the node waits like for a PDB, and is
-never deleted with a pod whose fate is unknown.
+A node CA started deleting carries ``ToBeDeletedByClusterAutoscaler=<unix seconds>:NoSchedule``
+(:func:`deletions_in_progress` finds them). Each round (every loop, and the deletion wake-ups between
+loops) takes every such node one step further, as upstream's drain goroutine would
+(:mod:`kubetide.cluster.loop.drain` has its clocks): once ``--node-delete-delay-after-taint`` has
+passed it evicts the pods that must go, each once, with CA's grace period (the Eviction API honours
+PDBs; a refused eviction is retried until ``--max-pod-eviction-time``), then waits for the evicted pods
+to be gone from the node (up to ``--max-graceful-termination-sec`` plus 30 s) and only then calls
+``DeleteNodes``. A drain that fails (evictions refused too long, pods still there after the wait)
+untaints the node with a ``ScaleDownFailed`` event. Before evicting, drainability is checked again: a
+pod that can no longer be moved (a bare pod that landed on the node) aborts the deletion and the node
+is untainted. DaemonSet pods are evicted best-effort as ``--daemonset-eviction-for-occupied-nodes`` /
+``-empty-nodes`` say, never waited for. The nodes of an atomic group go in one ``DeleteNodes`` call
+once all are drained, and one failure fails them all (``GroupDeletionScheduler``,
+``deleteNodesFromCloudProvider``). A node whose instance is already Deleting in the cloud is left
+alone, so nothing is asked twice. Because the taint and the cloud say which nodes are being deleted, a
+restarted CA neither forgets a half-drained node (upstream strips the taints at start, users' "CA
+forgets tainted nodes") nor deletes it twice. An eviction the API server fails (``ApiError``) counts as
+not done: the node waits like for a PDB, and is never deleted with a pod whose fate is unknown.
+
+A step is decided from the drain's state before the round (:func:`plan_step`); what an eviction
+answered decides the rest of the round (:func:`look`, once nothing is left to evict, and
+:func:`atomic_batches`, once every node's step is over).
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, replace
 
-from kubetide.cloud.instance import CloudProviderError
 from kubetide.cloud.provider import NodeGroup
 from kubetide.cluster.clusterstate.readiness import is_node_ready
-from kubetide.cluster.loop.context import LoopContext, Recorder
 from kubetide.cluster.loop.drain import (
     EVICTION_RETRY_S,
     WAIT_POLL_S,
@@ -41,10 +44,13 @@ from kubetide.cluster.loop.drain import (
     non_expendable,
     ticks_since,
 )
-from kubetide.cluster.loop.world import CAEvent
-from kubetide.cluster.reasons import EventReason
-from kubetide.cluster.scaledown.taints import TO_BE_DELETED_TAINT
-from kubetide.model.api import ApiError, ClusterPort, EvictionOutcome, NotFoundError
+from kubetide.cluster.loop.view import LoopView
+from kubetide.cluster.scaledown.taints import (
+    MAX_NODE_DELETION_TIME_S,
+    TO_BE_DELETED_TAINT,
+    is_being_deleted,
+    to_be_deleted_time,
+)
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import Taint
@@ -55,12 +61,20 @@ __all__ = [
     "Deletion",
     "DrainSettings",
     "DrainState",
-    "continue_deletions",
+    "DrainStep",
+    "Look",
+    "LookResult",
+    "StepKind",
+    "atomic_batches",
+    "deletions_in_progress",
+    "failure_prefix",
+    "look",
+    "plan_step",
     "pods_to_evict",
     "scale_down_reason",
+    "tainted_view",
     "to_be_deleted_taint",
     "undrainable_pod",
-    "untaint",
 ]
 
 
@@ -78,6 +92,15 @@ class Deletion:
 
 def to_be_deleted_taint(now: float) -> Taint:
     return Taint(TO_BE_DELETED_TAINT, str(int(now)), "NoSchedule")
+
+
+def tainted_view(node: NodeView, now: float, cordon: bool) -> NodeView:
+    """``node`` as ``MarkToBeDeleted`` leaves it: the ToBeDeleted taint of ``now`` (replacing an older
+    one) and, with ``cordon``, unschedulable."""
+    taint = to_be_deleted_taint(now)
+    kept = tuple(t for t in node.taints if t.key != taint.key)
+    view = replace(node, taints=(*kept, taint))
+    return replace(view, unschedulable=True) if cordon else view
 
 
 def pods_to_evict(pods: Sequence[Pod], evict_daemonsets: bool) -> list[Pod]:
@@ -125,401 +148,230 @@ def scale_down_reason(node: NodeView, drain: bool) -> str:
     return "underutilized" if drain else "empty"
 
 
-def _evict(loop: LoopContext, port: ClusterPort, pod: Pod, grace: int) -> EvictionOutcome:
-    try:
-        return port.evict(pod, grace)
-    except NotFoundError:
-        return EvictionOutcome.GONE  # nothing left to evict
-    except ApiError:
-        # Unknown: counted, and retried at the next retry time as a PDB refusal would be; past
-        # --max-pod-eviction-time the drain fails with ScaleDownFailed naming the pod.
-        loop.api_errors += 1
-        return EvictionOutcome.REFUSED
-
-
-def _due(loop: LoopContext, at: float) -> None:
-    waiting = loop.result.deletions_due_at
-    loop.result.deletions_due_at = at if waiting is None else min(waiting, at)
-
-
-def _failure_prefix(d: Deletion) -> str:
+def failure_prefix(d: Deletion) -> str:
     """``CleanUpAndRecordFailedScaleDownEvent``'s wording: a drained node's, or an empty node's."""
     return "failed to drain and delete node" if d.drain else "failed to delete empty node"
 
 
-def continue_deletions(
-    loop: LoopContext,
-    deletions: Sequence[Deletion],
-    pods_by_node: Mapping[str, Sequence[Pod]],
-    port: ClusterPort,
-    recorder: Recorder,
-    ctx: DrainContext,
-    *,
-    settings: DrainSettings,
-    drains: dict[str, DrainState],
-    is_deleting_in_cloud: Callable[[NodeView], bool],
-    register_scale_down: Callable[[str, str], None],
-) -> None:
-    """One round of each deletion: wait out ``--node-delete-delay-after-taint`` (upstream sleeps that long
-    after tainting, so schedulers see the taint before the drain), evict, wait for the evicted pods to
-    go, delete (:mod:`kubetide.cluster.loop.drain` has the clocks). ``drains``: each node's drain state,
-    kept by the caller from round to round; the loop result's ``deletions_due_at`` says when the next
-    round is due. The nodes of an atomic (ZeroOrMaxNodeScaling) group are deleted together, in one
-    ``DeleteNodes`` call once all of them are ready, or not at all (``GroupDeletionScheduler``)."""
-    now = loop.now
-    batches: dict[str, list[Deletion]] = {}  # atomic group -> its deletions this round
-    failed_groups: set[str] = set()
-    for d in deletions:
-        node = d.node
-        if is_deleting_in_cloud(node):
+def deletions_in_progress(
+    view: LoopView,
+    tainted_at: Mapping[str, float],
+    draining: Collection[str],
+    started_as_drain: Callable[[str, Sequence[Pod]], bool],
+    atomic: Callable[[str], bool],
+) -> list[Deletion]:
+    """The nodes being deleted, from their ToBeDeleted taints: those within the deletion window
+    (:data:`MAX_NODE_DELETION_TIME_S`), and those whose drain this process runs (``draining``: a drain
+    goes on past the window, its wait alone may take ``--max-graceful-termination-sec``, as upstream's
+    goroutine does). ``tainted_at``: when this process tainted each node it is deleting (the taint keeps
+    whole seconds only); a node it tainted whose taint the world does not show (a dry run dropped the
+    write, or a watch has not caught up) is being deleted all the same."""
+    out = []
+    now = view.now
+    for node in view.nodes:
+        since = to_be_deleted_time(node) if node.taints else None
+        exact = tainted_at.get(node.name) if tainted_at else None
+        if since is None and exact is None:
+            continue  # not being deleted: most nodes
+        gid = view.group_of.get(node.name)
+        if since is None and exact is not None and now - exact < MAX_NODE_DELETION_TIME_S:
+            node, since = replace(node, taints=(*node.taints, to_be_deleted_taint(exact))), exact
+        if since is None or gid is None:
             continue
-        if d.atomic:
-            batches.setdefault(d.group.id(), []).append(d)
-        start = d.since + settings.delay_after_taint
-        if now < start:
-            _due(loop, start)
+        if not is_being_deleted(node, now) and node.name not in draining:
             continue
-        state = drains.get(node.name)
-        if state is None:
-            # initiateEviction's ``retryUntil`` counts from here (a restarted process: from now).
-            state = drains[node.name] = DrainState(started=now)
-        if state.ready:
-            continue  # drained: waiting for the rest of its atomic group
-        outcome = _drain_round(loop, d, state, pods_by_node, port, recorder, ctx, settings, drains)
-        if outcome is _Round.FAILED:
-            if d.atomic:
-                failed_groups.add(d.group.id())
-        elif outcome is _Round.READY:
-            if d.atomic:
-                state.ready = True
-            else:
-                _delete(loop, [d], port, recorder, drains, register_scale_down, settings.cordon)
-    for gid, batch in batches.items():
-        if gid in failed_groups:
-            # AbortNodeDeletion: the group is scaled down as a whole or not at all.
-            for d in batch:
-                if d.node.name not in loop.failed_deletions:
-                    _abandon(
-                        loop,
-                        port,
-                        recorder,
-                        drains,
-                        d.node.name,
-                        {"group": gid, "node": d.node.name},
-                        f"{_failure_prefix(d)}: couldn't scale down other nodes in this node group",
-                        cordon=settings.cordon,
-                    )
-            continue
-        if all((st := drains.get(d.node.name)) is not None and st.ready for d in batch):
-            _delete(loop, batch, port, recorder, drains, register_scale_down, settings.cordon)
+        if exact is not None and int(exact) == int(since):
+            since = exact
+        drain = started_as_drain(node.name, view.pods_by_node.get(node.name, ()))
+        out.append(Deletion(node, view.groups[gid], since, drain, atomic(gid)))
+    return out
 
 
-class _Round(enum.Enum):
-    WAITING = "waiting"  # evictions or the wait go on: a later round continues
-    READY = "ready"  # the evicted pods are gone: the node may go
-    FAILED = "failed"  # the drain failed; the node was untainted
+class StepKind(enum.Enum):
+    """What one round does with one deletion."""
+
+    SKIP = "skip"  # its instance is already being deleted in the cloud: nothing is asked twice
+    NOT_YET = "notYet"  # --node-delete-delay-after-taint has not passed since the taint
+    HOLD = "hold"  # drained: it waits for the rest of its atomic group
+    ABORT = "abort"  # a pod can no longer be moved: the deletion is abandoned
+    RETRY_LATER = "retryLater"  # refused evictions: retried at the next retry time
+    GIVE_UP = "giveUp"  # a pod is still not evicted at --max-pod-eviction-time: the drain fails
+    EVICT = "evict"  # evict the pods not evicted yet (and DaemonSet pods best-effort), then look
+    LOOK = "look"  # nothing left to evict: look for the evicted pods, delete once they are gone
 
 
-def _drain_round(
-    loop: LoopContext,
+@dataclass(frozen=True, slots=True)
+class DrainStep:
+    """One deletion's step this round. ``state``: the drain's state once the step is decided (None for
+    SKIP and NOT_YET: the drain has not started); ``due``: when the next round is due for it."""
+
+    deletion: Deletion
+    kind: StepKind
+    state: DrainState | None = None
+    due: float | None = None
+    message: str = ""  # ABORT: the ScaleDownFailed event's message
+    announce: tuple[Pod, ...] = ()  # EVICT: the pods whose eviction is asked for the first time
+    evict: tuple[tuple[Pod, int], ...] = ()  # EVICT: the pods to move, each with its grace period
+    best_effort: tuple[tuple[Pod, int], ...] = ()  # EVICT: DaemonSet pods evicted best-effort
+    refused: tuple[Pod, ...] = ()  # GIVE_UP: the pods never evicted
+    pods: tuple[Pod, ...] = ()  # EVICT and LOOK: the node's pods the drain moves or waits for
+    tick: int = -1  # EVICT: the retry time (ticks of EVICTION_RETRY_S from the drain's start)
+
+
+def plan_step(
     d: Deletion,
-    state: DrainState,
+    state: DrainState | None,
     pods_by_node: Mapping[str, Sequence[Pod]],
-    port: ClusterPort,
-    recorder: Recorder,
     ctx: DrainContext,
     settings: DrainSettings,
-    drains: dict[str, DrainState],
-) -> _Round:
+    now: float,
+    deleting_in_cloud: bool,
+) -> DrainStep:
+    """This round's step of deletion ``d`` whose drain is at ``state`` (None: not started)."""
+    if deleting_in_cloud:
+        return DrainStep(d, StepKind.SKIP)
+    start = d.since + settings.delay_after_taint
+    if now < start:
+        return DrainStep(d, StepKind.NOT_YET, due=start)
+    if state is None:  # initiateEviction's ``retryUntil`` counts from here (a restarted process: from now)
+        state = DrainState(started=now)
+    if state.ready:
+        return DrainStep(d, StepKind.HOLD, state)
     node = d.node
-    pods = non_expendable(pods_by_node.get(node.name, ()), settings.expendable_cutoff)
-    data: dict[str, object] = {"group": d.group.id(), "node": node.name}
+    pods = tuple(non_expendable(pods_by_node.get(node.name, ()), settings.expendable_cutoff))
     blocking = undrainable_pod([p for p in pods if p.key not in state.evicted], ctx)
     if blocking is not None:
         # Re-checked right before evicting, as later CA versions' actuator does: a pod that cannot be
         # moved (a bare pod, safe-to-evict "false", local storage, a kube-system pod) landed on the
         # node after it was chosen; evicting it would lose it, so the deletion is abandoned.
         pod, why = blocking
-        _abandon(
-            loop,
-            port,
-            recorder,
-            drains,
-            node.name,
-            data,
-            f"{_failure_prefix(d)}: pod {pod.key} can no longer be moved ({why}); deletion aborted",
-            cordon=settings.cordon,
-        )
-        return _Round.FAILED
-    if state.best_effort is None:
-        # The DaemonSet pods the node has when its drain starts (createSnapshot), evicted best-effort.
-        evict_by_default = (
-            settings.daemonset_eviction_for_occupied_nodes
-            if d.drain
-            else settings.daemonset_eviction_for_empty_nodes
-        )
-        state.best_effort = tuple(p.key for p in daemonset_pods_to_evict(pods, evict_by_default))
+        message = f"{failure_prefix(d)}: pod {pod.key} can no longer be moved ({why}); deletion aborted"
+        return DrainStep(d, StepKind.ABORT, state, message=message)
+    state = _best_effort_chosen(d, state, pods, settings)
     # DaemonSet pods are not moved: the ones chosen above are evicted best-effort, the others stay.
-    to_move = pods_to_evict(pods, False)
-    pending = [p for p in to_move if p.key not in state.evicted]
-    over = state.best_effort_over
-    best_effort = [p for p in pods if p.key in state.best_effort and p.key not in over]
-    # A chosen DaemonSet pod no longer on the node needs no eviction.
-    over.update(set(state.best_effort) - {p.key for p in pods})
-    if pending or best_effort:
-        if not _evict_round(loop, d, pending, best_effort, port, recorder, settings, state, data):
-            drains.pop(node.name, None)
-            return _Round.FAILED
-        if any(p.key not in state.evicted for p in pending) or any(p.key not in over for p in best_effort):
-            return _Round.WAITING  # refused evictions: retried at the next retry time
-    if state.wait_from is None:
-        state.wait_from = loop.now
-    if _gone(loop, d, state, pods, port, recorder, settings, drains, data):
-        return _Round.READY
-    return _Round.FAILED if node.name not in drains else _Round.WAITING
+    pending = [p for p in pods_to_evict(pods, False) if p.key not in state.evicted]
+    chosen, over = state.best_effort or (), state.best_effort_over
+    best_effort = [p for p in pods if p.key in chosen and p.key not in over]
+    gone = set(chosen) - {p.key for p in pods}  # a chosen DaemonSet pod no longer there needs no eviction
+    if not gone <= over:
+        state = replace(state, best_effort_over=over | gone)
+    if not pending and not best_effort:
+        return DrainStep(d, StepKind.LOOK, state, pods=pods)
+    return _eviction_step(d, state, pods, pending, best_effort, settings, now)
 
 
-def _evict_round(
-    loop: LoopContext,
+def _best_effort_chosen(
+    d: Deletion, state: DrainState, pods: Sequence[Pod], settings: DrainSettings
+) -> DrainState:
+    """The DaemonSet pods the node has when its drain starts (createSnapshot), evicted best-effort."""
+    if state.best_effort is not None:
+        return state
+    by_default = (
+        settings.daemonset_eviction_for_occupied_nodes
+        if d.drain
+        else settings.daemonset_eviction_for_empty_nodes
+    )
+    return replace(state, best_effort=tuple(p.key for p in daemonset_pods_to_evict(pods, by_default)))
+
+
+def _eviction_step(
     d: Deletion,
-    pending: Sequence[Pod],
-    best_effort: Sequence[Pod],
-    port: ClusterPort,
-    recorder: Recorder,
-    settings: DrainSettings,
     state: DrainState,
-    data: dict[str, object],
-) -> bool:
+    pods: tuple[Pod, ...],
+    pending: list[Pod],
+    best_effort: list[Pod],
+    settings: DrainSettings,
+    now: float,
+) -> DrainStep:
     """Evict the pods not evicted yet (and the DaemonSet pods best-effort), if a retry time has come;
-    False when the drain failed: a pod to move is still not evicted at the first retry time at or after
+    the drain fails when a pod to move is still not evicted at the first retry time at or after
     ``--max-pod-eviction-time`` (``evictPod`` makes no attempt then)."""
-    start = state.started
-    tick = ticks_since(start, EVICTION_RETRY_S, loop.now)
+    tick = ticks_since(state.started, EVICTION_RETRY_S, now)
     if tick <= state.eviction_tick:  # this retry time is done: wait for the next
-        _due(loop, start + (state.eviction_tick + 1) * EVICTION_RETRY_S)
-        return True
-    state.eviction_tick = tick
+        due = state.started + (state.eviction_tick + 1) * EVICTION_RETRY_S
+        return DrainStep(d, StepKind.RETRY_LATER, state, due=due)
+    state = replace(state, eviction_tick=tick)
     if not settings.in_time(tick):
         # retryUntil has passed: the DaemonSet pods' evictions end with no error; a pod to move that
         # was not evicted (refused until now, or come since) fails the drain.
-        state.best_effort_over.update(p.key for p in best_effort)
+        state = replace(state, best_effort_over=state.best_effort_over | {p.key for p in best_effort})
         if pending:
-            _give_up(loop, d, pending, port, recorder, data, settings.cordon)
-            return False
-        return True
+            return DrainStep(d, StepKind.GIVE_UP, state, refused=tuple(pending))
+        return DrainStep(d, StepKind.LOOK, state, pods=pods)
+    tried = set(state.tried)
+    announce = []
     for p in [*pending, *best_effort]:
-        if p.key not in state.tried:
-            state.tried.add(p.key)
-            recorder.emit(
-                loop,
-                CAEvent(
-                    "Normal",
-                    EventReason.SCALE_DOWN,
-                    f"Pod/{p.key}",
-                    "deleting pod for node scale down",
-                    {**data, "pod": p.key},
-                ),
-            )
-    for p in pending:
-        grace = eviction_grace(p, settings.max_graceful_termination_sec)
-        outcome = _evict(loop, port, p, grace)
-        if outcome is not EvictionOutcome.REFUSED:
-            state.evicted[p.key] = 0 if outcome is EvictionOutcome.GONE else grace
-            loop.evictions["succeeded"] = loop.evictions.get("succeeded", 0) + 1
-    for p in best_effort:  # initiateEviction counts none of these (bestEffortEvictionConfirmations)
-        grace = eviction_grace(p, settings.max_graceful_termination_sec)
-        if _evict(loop, port, p, grace) is not EvictionOutcome.REFUSED:
-            state.best_effort_over.add(p.key)
-    if any(p.key not in state.evicted for p in pending) or any(
-        p.key not in state.best_effort_over for p in best_effort
-    ):
-        _due(loop, start + (tick + 1) * EVICTION_RETRY_S)
-    return True
-
-
-def _give_up(
-    loop: LoopContext,
-    d: Deletion,
-    refused: Sequence[Pod],
-    port: ClusterPort,
-    recorder: Recorder,
-    data: dict[str, object],
-    cordon: bool,
-) -> None:
-    node = d.node.name
-    untaint(loop, port, recorder, node, data, cordon=cordon)
-    loop.failed_deletions.append(node)
-    loop.evictions["failed"] = loop.evictions.get("failed", 0) + len(refused)
-    for p in refused:  # upstream's evictor, giving up on a pod (DaemonSet pods aside)
-        recorder.emit(
-            loop,
-            CAEvent(
-                "Warning",
-                EventReason.SCALE_DOWN_FAILED,
-                f"Pod/{p.key}",
-                "failed to delete pod for ScaleDown",
-                {**data, "pod": p.key},
-            ),
-        )
-    names = ", ".join(p.key for p in refused)
-    recorder.emit(
-        loop,
-        CAEvent(
-            "Warning",
-            EventReason.SCALE_DOWN_FAILED,
-            f"Node/{node}",
-            f"{_failure_prefix(d)}: failed to evict pods from node {node}: {names}",
-            data,
-        ),
+        if p.key not in tried:
+            tried.add(p.key)
+            announce.append(p)
+    grace = settings.max_graceful_termination_sec
+    return DrainStep(
+        d,
+        StepKind.EVICT,
+        replace(state, tried=frozenset(tried)),
+        announce=tuple(announce),
+        evict=tuple((p, eviction_grace(p, grace)) for p in pending),
+        best_effort=tuple((p, eviction_grace(p, grace)) for p in best_effort),
+        pods=pods,
+        tick=tick,
     )
 
 
-def _gone(
-    loop: LoopContext,
-    d: Deletion,
-    state: DrainState,
-    pods: Sequence[Pod],
-    port: ClusterPort,
-    recorder: Recorder,
-    settings: DrainSettings,
-    drains: dict[str, DrainState],
-    data: dict[str, object],
-) -> bool:
-    """``waitPodsToDisappear``, one look per poll time: True when none of the evicted pods is left on the
-    node (the node may go); past the limit the drain fails and the node is untainted. DaemonSet pods
-    evicted best-effort are not waited for."""
-    assert state.wait_from is not None
+class LookResult(enum.Enum):
+    WAIT = "wait"  # the evicted pods are not all gone, or this poll time was looked at: a later round
+    READY = "ready"  # none of the evicted pods is left: the node may go
+    TIMEOUT = "timeout"  # pods remain after the wait's limit: the drain fails
+
+
+@dataclass(frozen=True, slots=True)
+class Look:
+    result: LookResult
+    state: DrainState
+    due: float | None = None
+    message: str = ""  # TIMEOUT: the ScaleDownFailed event's message
+
+
+def look(d: Deletion, state: DrainState, pods: Sequence[Pod], settings: DrainSettings, now: float) -> Look:
+    """``waitPodsToDisappear``, one look per poll time, once every eviction is over: READY when none of
+    the evicted pods is left on the node; past the limit the drain fails. DaemonSet pods evicted
+    best-effort are not waited for."""
+    if state.wait_from is None:
+        state = replace(state, wait_from=now)
     start = state.wait_from
-    tick = ticks_since(start, WAIT_POLL_S, loop.now)
+    assert start is not None
+    tick = ticks_since(start, WAIT_POLL_S, now)
     if tick <= state.poll_tick:  # looked at this poll time already
-        _due(loop, start + (state.poll_tick + 1) * WAIT_POLL_S)
-        return False
-    state.poll_tick = tick
+        return Look(LookResult.WAIT, state, start + (state.poll_tick + 1) * WAIT_POLL_S)
+    state = replace(state, poll_tick=tick)
     if tick * WAIT_POLL_S >= settings.wait_limit:
-        _abandon(
-            loop,
-            port,
-            recorder,
-            drains,
-            d.node.name,
-            data,
-            f"{_failure_prefix(d)}: Failed to drain node /{d.node.name}: pods remaining after timeout",
-            cordon=settings.cordon,
-        )
-        return False
+        message = f"{failure_prefix(d)}: Failed to drain node /{d.node.name}: pods remaining after timeout"
+        return Look(LookResult.TIMEOUT, state, message=message)
     # A pod is gone once no pod of its name is on the node (upstream: Get is NotFound, or the pod of
     # that name is on another node). The world may have been read before the pod's eviction: one
     # evicted with no grace period (or found gone) was deleted at once by the API server.
     evicted = state.evicted
     if any(evicted.get(p.key, 0) > 0 for p in pods):
-        _due(loop, start + (tick + 1) * WAIT_POLL_S)
-        return False
-    return True
+        return Look(LookResult.WAIT, state, start + (tick + 1) * WAIT_POLL_S)
+    return Look(LookResult.READY, state)
 
 
-def _delete(
-    loop: LoopContext,
-    batch: Sequence[Deletion],
-    port: ClusterPort,
-    recorder: Recorder,
-    drains: dict[str, DrainState],
-    register_scale_down: Callable[[str, str], None],
-    cordon: bool,
-) -> None:
-    """``deleteNodesFromCloudProvider``: one ``DeleteNodes`` call for the batch (a node, or a whole
-    atomic group); if it fails, every node of it fails."""
-    group = batch[0].group
-    gid = group.id()
-    for d in batch:
-        drains.pop(d.node.name, None)
-    try:
-        group.delete_nodes([d.node for d in batch])
-    except CloudProviderError as exc:
-        for d in batch:
-            data: dict[str, object] = {"group": gid, "node": d.node.name}
-            untaint(loop, port, recorder, d.node.name, data, cordon=cordon)
-            loop.failed_deletions.append(d.node.name)
-            recorder.emit(
-                loop,
-                CAEvent(
-                    "Warning",
-                    EventReason.SCALE_DOWN_FAILED,
-                    f"Node/{d.node.name}",
-                    f"{_failure_prefix(d)}: failed to delete nodes from group {gid}: {exc}",
-                    data,
-                ),
-            )
-        return
-    for d in batch:
-        node = d.node
-        loop.deleted.append(node.name)
-        register_scale_down(gid, node.name)
-        loop.result.stats.nodes_removed += 1
-        reason = scale_down_reason(node, d.drain)
-        loop.scaled_down[reason] = loop.scaled_down.get(reason, 0) + 1
-        recorder.emit(
-            loop,
-            CAEvent(
-                "Normal",
-                EventReason.SCALE_DOWN,
-                f"Node/{node.name}",
-                "nodes removed by cluster autoscaler",
-                {"group": gid, "node": node.name},
-            ),
-        )
-
-
-def _abandon(
-    loop: LoopContext,
-    port: ClusterPort,
-    recorder: Recorder,
-    drains: dict[str, DrainState],
-    node: str,
-    data: dict[str, object],
-    message: str,
-    *,
-    cordon: bool,
-) -> None:
-    """``CleanUpAndRecordFailedScaleDownEvent``: the event, the taint removed (and the node uncordoned
-    with ``--cordon-node-before-terminating``), the deletion over."""
-    drains.pop(node, None)
-    untaint(loop, port, recorder, node, data, cordon=cordon)
-    loop.failed_deletions.append(node)
-    recorder.emit(loop, CAEvent("Warning", EventReason.SCALE_DOWN_FAILED, f"Node/{node}", message, data))
-
-
-def untaint(
-    loop: LoopContext,
-    port: ClusterPort,
-    recorder: Recorder,
-    node: str,
-    data: dict[str, object],
-    *,
-    cordon: bool,
-) -> None:
-    """``CleanToBeDeleted``: the ToBeDeleted taint removed and, with ``cordon``, ``spec.unschedulable``
-    set back to false."""
-    # The deletion is abandoned: the node may take pods again. If the API refuses, the taint stays and
-    # the node counts as being deleted until the deletion window passes, then the startup cleanup or
-    # the next deletion deals with it.
-    removed = recorder.api_call(
-        loop,
-        EventReason.SCALE_DOWN_FAILED,
-        f"Node/{node}",
-        f"failed to remove {TO_BE_DELETED_TAINT} taint",
-        data,
-        port.remove_node_taint,
-        node,
-        TO_BE_DELETED_TAINT,
-    )
-    if removed and cordon:
-        recorder.api_call(
-            loop,
-            EventReason.SCALE_DOWN_FAILED,
-            f"Node/{node}",
-            f"failed to remove {TO_BE_DELETED_TAINT} taint",
-            data,
-            port.set_node_unschedulable,
-            node,
-            False,
-        )
+def atomic_batches(
+    steps: Sequence[DrainStep], failed: Collection[str], ready: Callable[[str], bool]
+) -> list[tuple[list[Deletion], bool]]:
+    """After a round, each atomic (ZeroOrMaxNodeScaling) group's deletions this round, with whether they
+    are deleted now (True: every node of it is drained, in one ``DeleteNodes`` call) or abandoned
+    (False: one of them failed this round; ``AbortNodeDeletion``, the group is scaled down as a whole or
+    not at all). Groups with neither are left out. ``failed``: the nodes whose deletion failed this
+    round; ``ready``: whether a node is drained."""
+    batches: dict[str, list[Deletion]] = {}
+    for step in steps:
+        d = step.deletion
+        if d.atomic and step.kind is not StepKind.SKIP:
+            batches.setdefault(d.group.id(), []).append(d)
+    out = []
+    for batch in batches.values():
+        if any(d.node.name in failed for d in batch):
+            out.append((batch, False))
+        elif all(ready(d.node.name) for d in batch):
+            out.append((batch, True))
+    return out

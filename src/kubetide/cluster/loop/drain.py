@@ -34,7 +34,7 @@ they go with the node.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from kubetide.cluster.options import AutoscalingOptions
@@ -98,19 +98,20 @@ class DrainSettings:
         return max(self.max_graceful_termination_sec, 0) + POD_EVICTION_HEADROOM_S
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class DrainState:
-    """What one drain of one node has done so far, in this process. A restarted CA starts a new drain
-    of a node it finds tainted (the pods it evicted before are evicted once more, and waited for)."""
+    """What one drain of one node has done so far, in this process (each step makes a new one). A
+    restarted CA starts a new drain of a node it finds tainted (the pods it evicted before are evicted
+    once more, and waited for)."""
 
     started: float  # the drain's start: its eviction clock (retryUntil) counts from here
-    evicted: dict[str, int] = field(default_factory=dict)  # pod key -> the grace period it was given
-    tried: set[str] = field(default_factory=set)  # pods whose eviction was asked (announced) at least once
+    evicted: Mapping[str, int] = field(default_factory=dict)  # pod key -> the grace period it was given
+    tried: frozenset[str] = frozenset()  # pods whose eviction was asked (announced) at least once
     eviction_tick: int = -1  # the last retry time (ticks of EVICTION_RETRY_S from the start) acted on
     # The DaemonSet pods evicted best-effort (chosen when the drain starts), and those whose eviction is
     # over (accepted, gone, or given up at the deadline).
     best_effort: tuple[str, ...] | None = None
-    best_effort_over: set[str] = field(default_factory=set)
+    best_effort_over: frozenset[str] = frozenset()
     wait_from: float | None = None  # when every eviction was over: the wait's start
     poll_tick: int = -1  # the last look (ticks of WAIT_POLL_S from wait_from) made
     ready: bool = False  # the evicted pods are gone: the node waits for the rest of its atomic group

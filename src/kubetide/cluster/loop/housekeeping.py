@@ -1,5 +1,5 @@
 """Housekeeping of one loop (CA spec §1 steps 1, 16, 18, 19 and 28): what CA cleans up or corrects
-before and after it scales, decided from the cluster state and acted on at once.
+before and after it scales, decided from the loop's view and the cluster state.
 
 * at start, stale ``ToBeDeletedByClusterAutoscaler`` taints go (kubetide keeps the ones still within
   the deletion window, so their drains resume) and unneeded timers come back from the soft taints;
@@ -7,22 +7,32 @@ before and after it scales, decided from the cluster state and acted on at once.
 * group target sizes that nodes never filled are decreased (``fixNodeGroupSize``);
 * with ``--enforce-node-group-min-size``, groups below their min size are raised.
 
-Each is a small cloud or API write whose failure is reported and does not stop the loop.
+Each function returns a phase of the plan (:mod:`kubetide.cluster.loop.plan`); the actuator
+(:mod:`kubetide.cluster.loop.housekeeping_actuator`) makes the writes, each of which may fail alone.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import replace
-
-from kubetide.cloud.instance import CloudProviderError, NotImplementedByProvider
-from kubetide.cloud.provider import NodeGroup
+from kubetide.cloud.instance import CloudProviderError
 from kubetide.cluster.clusterstate.registry import ClusterStateRegistry, UpdateResult
 from kubetide.cluster.goformat import go_duration
-from kubetide.cluster.loop.context import LoopContext, Recorder
+from kubetide.cluster.loop.events import backoff_event, cluster_event
+from kubetide.cluster.loop.plan import (
+    ClusterStateFindings,
+    FailedInstanceRemovals,
+    InstanceRemoval,
+    MinSizeRaise,
+    MinSizeRaises,
+    SizeChange,
+    SizeFixes,
+    TaintRemoval,
+    TaintRemovals,
+    UnregisteredRemovals,
+)
+from kubetide.cluster.loop.view import LoopView
 from kubetide.cluster.loop.world import CAEvent
 from kubetide.cluster.options import AutoscalingOptions
-from kubetide.cluster.reasons import EventReason, KubetideEventReason
+from kubetide.cluster.reasons import KubetideEventReason
 from kubetide.cluster.scaledown.taints import (
     DELETION_CANDIDATE_TAINT,
     TO_BE_DELETED_TAINT,
@@ -30,100 +40,43 @@ from kubetide.cluster.scaledown.taints import (
     to_be_deleted_time,
 )
 from kubetide.cluster.scaledown.unneeded import UnneededNode
-from kubetide.model.api import ClusterPort
-from kubetide.model.node import NodeView
 
 __all__ = [
-    "apply_cluster_state_update",
-    "delete_created_with_errors",
-    "enforce_min_sizes",
-    "fix_node_group_sizes",
-    "remove_old_unregistered",
-    "restore_unneeded",
-    "startup_cleanup",
+    "cluster_state_findings",
+    "failed_instance_removals",
+    "min_size_raises",
+    "size_fixes",
+    "soft_taint_cleanup",
+    "stale_taint_removals",
+    "unregistered_removals",
 ]
 
 
-def _without(node: NodeView, key: str) -> NodeView:
-    return replace(node, taints=tuple(t for t in node.taints if t.key != key))
-
-
-def apply_cluster_state_update(
-    loop: LoopContext, update: UpdateResult, registry: ClusterStateRegistry, recorder: Recorder
-) -> None:
-    """The cluster state's own findings (§2.6, §2.7): its events, failed scale-ups (each backs its
-    group off) and the reverts of timed-out scale-ups (``--revert-timed-out-scale-ups``, 1.36+, and
-    ``--scale-up-progress-timeout``), executed through the cloud."""
-    for ev in update.events:
-        recorder.cluster_event(loop, ev)
-    for failure in update.failed_scale_ups:
-        loop.result.stats.failed_scale_ups += 1
-        code = failure.error.error_code or "unknown"
-        loop.failed_scale_ups[code] = loop.failed_scale_ups.get(code, 0) + 1
-        recorder.backoff_event(loop, registry, failure.group)
-    for revert in update.reverts:
-        group = loop.groups.get(revert.group)
-        if group is None or revert.delta >= 0:
-            continue
-        registry.forget_incorrect_size(revert.group)  # fixNodeGroupSize must not decrease it again
-        try:
-            group.decrease_target_size(revert.delta)
-        except CloudProviderError as exc:
-            recorder.emit(
-                loop,
-                CAEvent(
-                    "Warning",
-                    str(EventReason.FAILED_TO_REVERT_SCALE_UP),
-                    f"NodeGroup/{revert.group}",
-                    f"Failed to revert scale-up of group {revert.group}: {exc}",
-                    {"group": revert.group},
-                ),
-            )
-    if update.reverts:
-        registry.recalculate()
-
-
-def startup_cleanup(loop: LoopContext, port: ClusterPort, recorder: Recorder) -> None:
+def stale_taint_removals(view: LoopView) -> TaintRemovals:
     """Upstream removes every ToBeDeleted taint at start; kubetide keeps the ones still within the
     deletion window (their drains are resumed) and removes only stale ones."""
-    for i, node in enumerate(loop.nodes):
-        since = to_be_deleted_time(node)
-        if since is None or loop.group_of.get(node.name) is None or is_being_deleted(node, loop.now):
-            continue
-        data: dict[str, object] = {"node": node.name}
-        name = node.name
-        if not recorder.api_call(
-            loop,
-            EventReason.CLUSTER_AUTOSCALER_CLEANUP,
-            f"Node/{name}",
-            f"failed to remove stale {TO_BE_DELETED_TAINT} taint",
-            data,
-            port.remove_node_taint,
-            name,
+    removals = tuple(
+        TaintRemoval(
+            node.name,
             TO_BE_DELETED_TAINT,
-        ):
-            continue
-        loop.nodes[i] = _without(node, TO_BE_DELETED_TAINT)
-        recorder.emit(
-            loop,
-            CAEvent(
-                "Normal",
-                str(EventReason.CLUSTER_AUTOSCALER_CLEANUP),
-                f"Node/{name}",
-                "removed stale ToBeDeletedByClusterAutoscaler taint",
-                data,
-            ),
+            f"failed to remove stale {TO_BE_DELETED_TAINT} taint",
+            announce=True,
         )
+        for node in view.nodes
+        if to_be_deleted_time(node) is not None
+        and view.group_of.get(node.name) is not None
+        and not is_being_deleted(node, view.now)
+    )
+    return TaintRemovals("stale ToBeDeleted taints", removals)
 
 
-def restore_unneeded(
-    loop: LoopContext, options: AutoscalingOptions, port: ClusterPort, recorder: Recorder
-) -> dict[str, UnneededNode]:
+def soft_taint_cleanup(view: LoopView, options: AutoscalingOptions) -> TaintRemovals:
     """At start: with ``--node-deletion-candidate-ttl`` > 0, unneeded timers come back from the soft
     taints (younger than the TTL); with ``--max-bulk-soft-taint-count=0``, stale soft taints go."""
     ttl = options.node_deletion_candidate_ttl
-    unneeded: dict[str, UnneededNode] = {}
-    for i, node in enumerate(loop.nodes):
+    restored: dict[str, UnneededNode] = {}
+    removals = []
+    for node in view.nodes:
         since = next((t.value for t in node.taints if t.key == DELETION_CANDIDATE_TAINT), None)
         if since is None:
             continue
@@ -131,191 +84,107 @@ def restore_unneeded(
             when = float(since)
         except ValueError:
             when = float("-inf")
-        if ttl > 0 and loop.now - when < ttl:
-            unneeded[node.name] = UnneededNode(node, when, False)
+        if ttl > 0 and view.now - when < ttl:
+            restored[node.name] = UnneededNode(node, when, False)
         elif options.max_bulk_soft_taint_count == 0:
-            name = node.name
-            if recorder.api_call(
-                loop,
-                EventReason.CLUSTER_AUTOSCALER_CLEANUP,
-                f"Node/{name}",
-                f"failed to remove {DELETION_CANDIDATE_TAINT} taint",
-                {"node": name},
-                port.remove_node_taint,
-                name,
-                DELETION_CANDIDATE_TAINT,
-            ):
-                loop.nodes[i] = _without(node, DELETION_CANDIDATE_TAINT)
-    return unneeded
+            failure = f"failed to remove {DELETION_CANDIDATE_TAINT} taint"
+            removals.append(TaintRemoval(node.name, DELETION_CANDIDATE_TAINT, failure, announce=False))
+    return TaintRemovals("stale soft taints", tuple(removals), restored)
 
 
-def _delete(group: NodeGroup, nodes: Sequence[NodeView], force: bool) -> None:
-    if force:
-        try:
-            group.force_delete_nodes(nodes)
-            return
-        except NotImplementedByProvider:
-            pass
-    group.delete_nodes(nodes)
+def cluster_state_findings(
+    view: LoopView, update: UpdateResult, registry: ClusterStateRegistry, namespace: str
+) -> ClusterStateFindings:
+    """The cluster state's own findings (§2.6, §2.7): its events, failed scale-ups (each backs its
+    group off) and the reverts of timed-out scale-ups (``--revert-timed-out-scale-ups``, 1.36+, and
+    ``--scale-up-progress-timeout``)."""
+    events = [cluster_event(ev, view.groups, namespace) for ev in update.events]
+    failed = []
+    backoffs = 0
+    for failure in update.failed_scale_ups:
+        failed.append((failure.group, failure.error.error_code or "unknown"))
+        event = backoff_event(registry, failure.group, view.now)
+        if event is not None:
+            backoffs += 1
+            events.append(event)
+    reverts = tuple(
+        SizeChange(r.group, r.delta) for r in update.reverts if r.group in view.groups and r.delta < 0
+    )
+    return ClusterStateFindings(tuple(events), tuple(failed), backoffs, reverts, bool(update.reverts))
 
 
-def remove_old_unregistered(
-    loop: LoopContext, registry: ClusterStateRegistry, options: AutoscalingOptions, recorder: Recorder
-) -> None:
-    if loop.unidentified:
+def unregistered_removals(
+    view: LoopView, registry: ClusterStateRegistry, options: AutoscalingOptions
+) -> UnregisteredRemovals:
+    if view.unidentified:
         # kubetide: a Ready Node that no instance can be matched to may be any unregistered instance
         # (it registered without providerID); deleting one could terminate a machine that runs pods.
-        return
+        return UnregisteredRemovals()
     force = options.force_delete_unregistered_nodes
     foreign_too = options.delete_unregistered_foreign_instances
+    kept: list[CAEvent] = []
     if not foreign_too:
-        for u in registry.newly_kept_foreign(loop.now):
-            recorder.emit(
-                loop,
+        for u in registry.newly_kept_foreign(view.now):
+            kept.append(
                 CAEvent(
                     "Warning",
                     str(KubetideEventReason.UNREGISTERED_INSTANCE_KEPT),
                     f"NodeGroup/{u.group}",
                     f"instance {u.instance_id} of node group {u.group} has not registered as a node for "
-                    f"{go_duration(loop.now - u.since)}, but kubetide did not launch it (it was there before "
+                    f"{go_duration(view.now - u.since)}, but kubetide did not launch it (it was there before "
                     "kubetide managed the "
                     "group, or appeared with no scale-up of kubetide in flight) and never saw it as a node: "
                     "it may be no Kubernetes machine, so it is kept; --delete-unregistered-foreign-instances "
                     "removes such instances as Cluster Autoscaler does",
                     {"group": u.group, "instance": u.instance_id},
-                ),
-            )
-    for gid, nodes in sorted(registry.unregistered_to_delete(loop.now, force, foreign_too).items()):
-        group = loop.groups.get(gid)
-        if group is None:
-            continue
-        fakes = [NodeView(u.instance_id, provider_id=u.instance_id, ready=False) for u in nodes]
-        try:
-            _delete(group, fakes, force)
-        except CloudProviderError as exc:
-            for u in nodes:
-                recorder.emit(
-                    loop,
-                    CAEvent(
-                        "Warning",
-                        str(EventReason.DELETE_UNREGISTERED_FAILED),
-                        f"NodeGroup/{gid}",
-                        f"Failed to remove node {u.instance_id}: {exc}",
-                        {"group": gid, "instance": u.instance_id},
-                    ),
                 )
-            return
-        for u in nodes:
-            loop.result.stats.unregistered_removed += 1
-            recorder.emit(
-                loop,
-                CAEvent(
-                    "Normal",
-                    str(EventReason.DELETE_UNREGISTERED),
-                    f"NodeGroup/{gid}",
-                    f"Removed unregistered node {u.instance_id}",
-                    {"group": gid, "instance": u.instance_id},
-                ),
             )
-        registry.recalculate()
+    removals = tuple(
+        InstanceRemoval(gid, tuple(u.instance_id for u in nodes), force)
+        for gid, nodes in sorted(registry.unregistered_to_delete(view.now, force, foreign_too).items())
+        if gid in view.groups
+    )
+    return UnregisteredRemovals(tuple(kept), removals)
 
 
-def delete_created_with_errors(
-    loop: LoopContext, registry: ClusterStateRegistry, options: AutoscalingOptions, recorder: Recorder
-) -> None:
-    deleted = False
-    for gid, instances in sorted(registry.instances_with_creation_errors().items()):
-        group = loop.groups.get(gid)
-        if group is None:
-            continue
-        fakes = [NodeView(i.id, provider_id=i.id, ready=False) for i in instances]
-        try:
-            _delete(group, fakes, options.force_delete_failed_nodes)
-        except CloudProviderError:
-            continue
-        deleted = True
-        for inst in instances:
-            loop.result.stats.failed_instances_removed += 1
-            recorder.emit(
-                loop,
-                CAEvent(
-                    "Normal",
-                    str(KubetideEventReason.DELETE_CREATED_WITH_ERROR),
-                    f"NodeGroup/{gid}",
-                    f"Removed instance {inst.id} of group {gid} that failed to be created",
-                    {"group": gid, "instance": inst.id},
-                ),
-            )
-    if deleted:
-        registry.recalculate()
+def failed_instance_removals(
+    view: LoopView, registry: ClusterStateRegistry, options: AutoscalingOptions
+) -> FailedInstanceRemovals:
+    removals = tuple(
+        InstanceRemoval(gid, tuple(i.id for i in instances), options.force_delete_failed_nodes)
+        for gid, instances in sorted(registry.instances_with_creation_errors().items())
+        if gid in view.groups
+    )
+    return FailedInstanceRemovals(removals)
 
 
-def fix_node_group_sizes(loop: LoopContext, registry: ClusterStateRegistry, recorder: Recorder) -> bool:
-    """True when a size was fixed: upstream then skips the rest of the loop."""
-    fixed = False
-    for gid, delta in sorted(registry.size_fixes(loop.now).items()):
-        group = loop.groups.get(gid)
-        if group is None:
-            continue
-        try:
-            group.decrease_target_size(delta)
-        except CloudProviderError:
-            continue
-        fixed = True
-        recorder.emit(
-            loop,
-            CAEvent(
-                "Warning",
-                str(KubetideEventReason.FIX_NODE_GROUP_SIZE),
-                f"NodeGroup/{gid}",
-                f"Decreased the target size of group {gid} by {-delta}: its nodes did not come up",
-                {"group": gid, "delta": delta},
-            ),
-        )
-    if fixed:
-        registry.recalculate()
-    return fixed
+def size_fixes(view: LoopView, registry: ClusterStateRegistry) -> SizeFixes:
+    fixes = tuple(
+        SizeChange(gid, delta)
+        for gid, delta in sorted(registry.size_fixes(view.now).items())
+        if gid in view.groups
+    )
+    return SizeFixes(fixes)
 
 
-def enforce_min_sizes(
-    loop: LoopContext, registry: ClusterStateRegistry, options: AutoscalingOptions, recorder: Recorder
-) -> bool:
+def min_size_raises(
+    view: LoopView, registry: ClusterStateRegistry, options: AutoscalingOptions
+) -> MinSizeRaises:
     """``--enforce-node-group-min-size`` (``ScaleUpToNodeGroupMinSize``): raise groups below their min
     size (unhealthy and backed-off groups are skipped). ``--max-nodes-total`` caps each group as
-    upstream's ``GetCappedNewNodeCount(newNodeCount, targetSize)`` does: against the group's own target.
-    True when a group was raised (the loop's last scale-up time)."""
-    raised = False
-    for gid, group in sorted(loop.groups.items()):
+    upstream's ``GetCappedNewNodeCount(newNodeCount, targetSize)`` does: against the group's own target."""
+    raises = []
+    for gid, group in sorted(view.groups.items()):
         try:
             target = group.target_size()
         except CloudProviderError:
             continue
-        if target >= group.min_size() or not registry.is_safe_to_scale_up(gid, loop.now):
+        if target >= group.min_size() or not registry.is_safe_to_scale_up(gid, view.now):
             continue
         delta = group.min_size() - target
         if options.max_nodes_total > 0 and delta + target > options.max_nodes_total:
             delta = options.max_nodes_total - target
         if delta < 1:
             continue
-        try:
-            group.increase_size(delta)
-        except CloudProviderError:
-            break  # ExecuteScaleUps stops at the first failure
-        raised = True
-        registry.register_scale_up(gid, delta, loop.now)
-        loop.result.stats.scale_ups += 1
-        loop.result.stats.nodes_added += delta
-        recorder.emit(
-            loop,
-            CAEvent(
-                "Normal",
-                str(EventReason.SCALED_UP_GROUP),
-                f"NodeGroup/{gid}",
-                f"Scale-up: group {gid} size set to {target + delta} instead of {target} "
-                f"(max: {group.max_size()})",
-                {"group": gid, "from": target, "to": target + delta},
-            ),
-        )
-    if raised:
-        registry.recalculate()
-    return raised
+        raises.append(MinSizeRaise(gid, target, delta, group.max_size()))
+    return MinSizeRaises(tuple(raises))

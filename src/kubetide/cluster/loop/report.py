@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from kubetide.cluster.clusterstate.registry import ClusterStateRegistry
-from kubetide.cluster.loop.context import LoopContext
+from kubetide.cluster.loop.outcome import LoopOutcome
+from kubetide.cluster.loop.view import LoopView
 from kubetide.cluster.loop.world import LoopMetrics
 from kubetide.cluster.scaledown.unneeded import UnneededNode
 
@@ -15,8 +16,9 @@ __all__ = ["candidates_by_group", "loop_metrics"]
 
 
 def loop_metrics(
-    loop: LoopContext, registry: ClusterStateRegistry, unneeded: int, unschedulable: int
+    view: LoopView, done: LoopOutcome, registry: ClusterStateRegistry, unneeded: int, unschedulable: int
 ) -> LoopMetrics:
+    """``done``: everything the loop did (and the deletions between loops since the last one)."""
     r = registry.total_readiness
     return LoopMetrics(
         unschedulable_pods=unschedulable,
@@ -29,14 +31,14 @@ def loop_metrics(
             "longUnregistered": len(r.long_unregistered),
             "unregistered": len(r.unregistered),
         },
-        node_groups=len(loop.groups),
-        scaled_up_nodes=loop.result.stats.nodes_added,
-        scaled_down_nodes=dict(loop.scaled_down),
-        failed_scale_ups=dict(loop.failed_scale_ups),
-        evicted_pods=dict(loop.evictions),
+        node_groups=len(view.groups),
+        scaled_up_nodes=done.stats.nodes_added,
+        scaled_down_nodes=dict(done.scaled_down),
+        failed_scale_ups=dict(done.failed_scale_ups),
+        evicted_pods=dict(done.evictions),
         cluster_safe_to_autoscale=registry.is_cluster_healthy(),
-        api_errors=loop.api_errors,
-        kept_foreign_instances=_count_by_group(registry, loop.now),
+        api_errors=done.api_errors,
+        kept_foreign_instances=_count_by_group(registry, view.now),
     )
 
 
@@ -47,11 +49,11 @@ def _count_by_group(registry: ClusterStateRegistry, now: float) -> dict[str, int
     return out
 
 
-def candidates_by_group(loop: LoopContext, unneeded: Mapping[str, UnneededNode]) -> dict[str, list[str]]:
+def candidates_by_group(view: LoopView, unneeded: Mapping[str, UnneededNode]) -> dict[str, list[str]]:
     """Scale-down candidates per group, for the status (upstream: the unneeded nodes)."""
     out: dict[str, list[str]] = {}
     for name in unneeded:
-        gid = loop.group_of.get(name)
+        gid = view.group_of.get(name)
         if gid is not None:
             out.setdefault(gid, []).append(name)
     return out

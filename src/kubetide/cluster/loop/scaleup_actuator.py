@@ -4,67 +4,61 @@ record the events CA records (``ScaledUpGroup`` before and after, ``TriggeredSca
 pods, ``NotTriggerScaleUp`` on the others).
 
 A failed ``IncreaseSize`` backs the group off (``cloudProviderError``) and stops the plan there, as
-upstream does: the groups after it were balanced against it, so they are re-planned next loop.
+upstream does: the groups after it were balanced against it, so they are re-planned next loop. The
+cluster state is told of each outcome (``RegisterScaleUp``, ``RegisterFailedScaleUp``).
 """
 
 from __future__ import annotations
 
 from kubetide.cloud.instance import CloudProviderError, ErrorClass, InstanceErrorInfo
-from kubetide.cluster.clusterstate.registry import ClusterStateRegistry
-from kubetide.cluster.loop.context import LoopContext, Recorder
+from kubetide.cluster.loop.execution import Execution
 from kubetide.cluster.loop.scaleup_decision import ScaleUpDecision
 from kubetide.cluster.loop.world import CAEvent
-from kubetide.cluster.reasons import EventReason, ScaleUpResult
+from kubetide.cluster.reasons import EventReason
 from kubetide.cluster.scaleup.balance import ScaleUpInfo
 
 __all__ = ["execute_scale_up"]
 
 
-def execute_scale_up(
-    loop: LoopContext, decision: ScaleUpDecision, registry: ClusterStateRegistry, recorder: Recorder
-) -> list[ScaleUpInfo]:
-    """Run the decision; returns the groups actually scaled (empty: nothing changed in the cloud)."""
-    loop.result.scale_up_result = decision.result
+def execute_scale_up(run: Execution, decision: ScaleUpDecision) -> None:
+    """Run the decision; the groups actually scaled go to ``run.outcome.scaled_up`` (none: nothing
+    changed in the cloud)."""
     plan = decision.plan
     executed: list[ScaleUpInfo] = []
     if plan is not None:
-        for ev in plan.events:
-            recorder.cluster_event(loop, ev)
+        for event in decision.plan_events:
+            run.emit(event)
         for info in plan.infos:
-            if not _increase(loop, info, registry, recorder):
+            if not _increase(run, info):
                 break
             executed.append(info)
+    run.outcome.scaled_up += executed
     if plan is not None and executed:
-        registry.recalculate()
+        run.registry.recalculate()
         text = "[" + " ".join(str(i) for i in executed) + "]"
         groups_data = [{"group": i.group, "from": i.current_size, "to": i.new_size} for i in executed]
         first = groups_data[0]
         for p in plan.pods_triggered:
-            recorder.emit(
-                loop,
+            run.emit(
                 CAEvent(
                     "Normal",
                     str(EventReason.TRIGGERED_SCALE_UP),
                     f"Pod/{p.namespace}/{p.name}",
                     f"pod triggered scale-up: {text}",
                     {"groups": groups_data, **first},
-                ),
+                )
             )
     for event in decision.events:
-        recorder.emit(loop, event)
+        run.emit(event)
     if not executed:
         for event in decision.not_triggered():
-            recorder.emit(loop, event)
-    return executed
+            run.emit(event)
 
 
-def _increase(
-    loop: LoopContext, info: ScaleUpInfo, registry: ClusterStateRegistry, recorder: Recorder
-) -> bool:
-    group = loop.groups[info.group]
+def _increase(run: Execution, info: ScaleUpInfo) -> bool:
+    group = run.groups[info.group]
     data = {"group": info.group, "from": info.current_size, "to": info.new_size}
-    recorder.emit(
-        loop,
+    run.emit(
         CAEvent(
             "Normal",
             str(EventReason.SCALED_UP_GROUP),
@@ -72,33 +66,32 @@ def _increase(
             f"Scale-up: setting group {info.group} size to {info.new_size} instead of "
             f"{info.current_size} (max: {info.max_size})",
             data,
-        ),
+        )
     )
     try:
         group.increase_size(info.delta)
     except CloudProviderError as exc:
-        recorder.emit(
-            loop,
+        run.outcome.fail("increase_size", f"NodeGroup/{info.group}", exc)
+        run.emit(
             CAEvent(
                 "Warning",
                 str(EventReason.FAILED_TO_SCALE_UP_GROUP),
                 f"NodeGroup/{info.group}",
                 f"Scale-up failed for group {info.group}: {exc}",
                 {"group": info.group},
-            ),
+            )
         )
         error = InstanceErrorInfo(ErrorClass.Other, "cloudProviderError", str(exc))
-        registry.register_failed_scale_up(info.group, error, loop.now)
-        loop.result.stats.failed_scale_ups += 1
-        loop.failed_scale_ups["cloudProviderError"] = loop.failed_scale_ups.get("cloudProviderError", 0) + 1
-        recorder.backoff_event(loop, registry, info.group)
-        loop.result.scale_up_result = str(ScaleUpResult.ERROR)
+        run.registry.register_failed_scale_up(info.group, error, run.now)
+        run.outcome.stats.failed_scale_ups += 1
+        run.outcome.count(run.outcome.failed_scale_ups, "cloudProviderError")
+        run.backed_off(info.group)
+        run.outcome.scale_up_failed = True
         return False
-    registry.register_scale_up(info.group, info.delta, loop.now)
-    loop.result.stats.scale_ups += 1
-    loop.result.stats.nodes_added += info.delta
-    recorder.emit(
-        loop,
+    run.registry.register_scale_up(info.group, info.delta, run.now)
+    run.outcome.stats.scale_ups += 1
+    run.outcome.stats.nodes_added += info.delta
+    run.emit(
         CAEvent(
             "Normal",
             str(EventReason.SCALED_UP_GROUP),
@@ -106,6 +99,6 @@ def _increase(
             f"Scale-up: group {info.group} size set to {info.new_size} instead of "
             f"{info.current_size} (max: {info.max_size})",
             data,
-        ),
+        )
     )
     return True

@@ -4,7 +4,8 @@ It filters out the pods that fit on existing or upcoming nodes (binding them in 
 scale-down simulation later sees them as load), drops young pods, checks ``shouldScaleUp`` (no pods,
 ``--max-nodes-total``, all pods too new), and asks the orchestrator for a :class:`ScaleUpPlan`. The
 result is a frozen :class:`ScaleUpDecision`: the plan, or why there is none, and the events that say
-so (``NotTriggerScaleUp`` reasons are computed only if the actuator ends up scaling nothing). Nothing is executed here (:mod:`kubetide.cluster.loop.scaleup_actuator` does that).
+so (``NotTriggerScaleUp`` reasons are computed only if the actuator ends up scaling nothing). Nothing is
+executed here (:mod:`kubetide.cluster.loop.scaleup_actuator` does that).
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from kubetide.cluster.clusterstate.readiness import is_node_ready
 from kubetide.cluster.clusterstate.registry import ClusterStateRegistry
 from kubetide.cluster.expander import ChainStrategy, ExpanderStep, ExpansionContext
 from kubetide.cluster.gpu import GPU_RESOURCE
-from kubetide.cluster.loop.context import CA_EVENT_OBJECT, LoopContext
+from kubetide.cluster.loop.events import CA_EVENT_OBJECT, cluster_event
+from kubetide.cluster.loop.view import LoopView
 from kubetide.cluster.loop.world import CAEvent
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.cluster.reasons import EventReason, ScaleUpResult, SkipReason
@@ -69,6 +71,9 @@ class ScaleUpDecision:
     groups: tuple[GroupState, ...] = ()
     # The expander chain's steps: (filter, groups it kept), in order (``kubetide explain``).
     expander_trace: tuple[ExpanderStep, ...] = ()
+    # What the orchestrator found while planning (a priority ConfigMap it cannot read, prices missing),
+    # said before the plan is carried out.
+    plan_events: tuple[CAEvent, ...] = ()
 
     def not_triggered(self) -> tuple[CAEvent, ...]:
         """``NotTriggerScaleUp`` for every pod, with each group's reasons: what pods are told when no
@@ -132,7 +137,7 @@ def _all_pods_new(pods: Sequence[Pod], now: float) -> bool:
 
 
 def group_states(
-    loop: LoopContext,
+    view: LoopView,
     registry: ClusterStateRegistry,
     templates: Mapping[str, NodeTemplate],
     limits: ResourceLimits | None = None,
@@ -141,16 +146,16 @@ def group_states(
     (``DeltaForNode``)."""
     states = []
     gpus = limits is not None and limits.gpus_limited
-    for gid, g in loop.groups.items():
+    for gid, g in view.groups.items():
         template = templates.get(gid)
         gpu, gpu_unknown = None, False
         if gpus and template is not None:
             try:
-                gpu = gpu_target(template.node, loop.gpu_label, g)
+                gpu = gpu_target(template.node, view.gpu_label, g)
             except UnknownGpuTarget:
                 gpu_unknown = True
         unsafe = None
-        if registry.backoff.is_backed_off(gid, loop.now):
+        if registry.backoff.is_backed_off(gid, view.now):
             unsafe = SkipReason.BACKOFF
         elif not registry.is_node_group_healthy(gid):
             unsafe = SkipReason.NOT_READY_FOR_SCALE_UP
@@ -178,7 +183,7 @@ def group_states(
 
 
 def _cluster_count(
-    loop: LoopContext,
+    view: LoopView,
     registry: ClusterStateRegistry,
     templates: Mapping[str, NodeTemplate],
     ready: Sequence[NodeView],
@@ -188,13 +193,13 @@ def _cluster_count(
     (ready nodes, and ``UpcomingNodes`` from every group's template) for ``--max-nodes-total``; for the
     resource totals ``ResourcesLeft``'s usage: each group's target size times its template's capacity,
     plus the ready nodes of no autoscaled group (scale_up/resource/manager.go ``coresMemoryTotal``)."""
-    counts, _ = registry.upcoming_nodes(loop.now)
+    counts, _ = registry.upcoming_nodes(view.now)
     upcoming = sum(n for gid, n in counts.items() if gid in templates)
     usage: dict[str, int] = {}
     limits = settings.limits
     if limits is not None:
         per_group: list[tuple[NodeView, NodeGroup, int]] = []
-        for gid, group in loop.groups.items():
+        for gid, group in view.groups.items():
             template = templates.get(gid)
             try:
                 target = group.target_size()
@@ -202,11 +207,11 @@ def _cluster_count(
                 continue
             if template is not None and target > 0:
                 per_group.append((template.node, group, target))
-        outside_nodes = [n for n in ready if loop.group_of.get(n.name) is None]
+        outside_nodes = [n for n in ready if view.group_of.get(n.name) is None]
         outside = Counter(n.capacity for n in outside_nodes)
         usage = limits.usage_of([*((t.capacity, k) for t, _, k in per_group), *outside.items()])
         if limits.gpus_limited:  # customResourcesTotal
-            label = loop.gpu_label
+            label = view.gpu_label
             try:
                 usage.update(
                     gpu_usage(
@@ -222,7 +227,7 @@ def _cluster_count(
 
 
 def decide_scale_up(
-    loop: LoopContext,
+    view: LoopView,
     to_help: list[Pod],
     options: AutoscalingOptions,
     registry: ClusterStateRegistry,
@@ -234,11 +239,11 @@ def decide_scale_up(
 ) -> ScaleUpDecision:
     """``shouldScaleUp`` then the orchestrator's plan for ``to_help`` (pods that fit nowhere, old enough),
     estimated on the loop's cluster ``snapshot``."""
-    now = loop.now
+    now = view.now
     if not to_help:
         return ScaleUpDecision(str(ScaleUpResult.NOT_NEEDED))
     # ReadyNodeLister: Ready and schedulable (what ScaleUp is given as the cluster's nodes).
-    ready = [n for n in loop.nodes if is_node_ready(n) and not n.unschedulable]
+    ready = [n for n in view.nodes if is_node_ready(n) and not n.unschedulable]
     if options.max_nodes_total > 0 and len(ready) >= options.max_nodes_total:
         if not options.compat.limited_by_max_nodes_total:
             # CA 1.31 RunOnce: ``scaleUpStatus.Result = ScaleUpNoOptionsAvailable``, only a log line.
@@ -259,12 +264,17 @@ def decide_scale_up(
         return ScaleUpDecision(str(ScaleUpResult.LIMITED_BY_MAX_NODES_TOTAL), events=tuple(events))
     if _all_pods_new(to_help, now):
         return ScaleUpDecision(str(ScaleUpResult.IN_COOLDOWN), disables_scale_down=True)
-    groups = group_states(loop, registry, templates, settings.limits)
-    ctx = ExpansionContext(now=now, cluster_node_count=len(loop.nodes))
-    cluster = _cluster_count(loop, registry, templates, ready, settings)
+    groups = group_states(view, registry, templates, settings.limits)
+    ctx = ExpansionContext(now=now, cluster_node_count=len(view.nodes))
+    cluster = _cluster_count(view, registry, templates, ready, settings)
     plan = plan_scale_up(to_help, groups, snapshot_nodes, settings, strategy, ctx, cluster, snapshot)
     return ScaleUpDecision(
-        str(plan.result), plan, pods=tuple(to_help), groups=tuple(groups), expander_trace=tuple(ctx.trace)
+        str(plan.result),
+        plan,
+        pods=tuple(to_help),
+        groups=tuple(groups),
+        expander_trace=tuple(ctx.trace),
+        plan_events=tuple(cluster_event(ev, view.groups, options.namespace) for ev in plan.events),
     )
 
 

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 from kubetide.cloud.instance import NodeTemplate
 from kubetide.cluster.clusterstate.registry import ClusterStateRegistry
-from kubetide.cluster.loop.context import LoopContext
 from kubetide.cluster.loop.scaleup_decision import estimation_node, filter_out_schedulable
-from kubetide.cluster.loop.timing import FunctionLabel
+from kubetide.cluster.loop.timing import FunctionLabel, FunctionTimer
+from kubetide.cluster.loop.view import LoopView
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.model.durations import parse_go_duration
 from kubetide.model.node import NodeView
@@ -41,25 +41,27 @@ class LoopSnapshot:
 
 
 def build_snapshot(
-    loop: LoopContext,
+    view: LoopView,
     registry: ClusterStateRegistry,
     templates: Mapping[str, NodeTemplate],
     options: AutoscalingOptions,
     simulator: HintingSimulator,
     keeper: SnapshotKeeper | None = None,
+    timer: FunctionTimer | None = None,
 ) -> LoopSnapshot:
-    """``keeper``: the last loop's snapshot, updated instead of built afresh (the same snapshot)."""
-    now, cutoff = loop.now, options.expendable_pods_priority_cutoff
+    """``keeper``: the last loop's snapshot, updated instead of built afresh (the same snapshot);
+    ``timer``: times ``filterOutSchedulable``."""
+    now, cutoff = view.now, options.expendable_pods_priority_cutoff
     counts, registered_upcoming = registry.upcoming_nodes(now)
     upcoming_names = {n for names in registered_upcoming.values() for n in names}
     all_nodes = (
-        [n for n in loop.nodes if n.name not in upcoming_names] if upcoming_names else list(loop.nodes)
+        [n for n in view.nodes if n.name not in upcoming_names] if upcoming_names else list(view.nodes)
     )
     if keeper is not None:  # pods below the expendable cutoff are not bound
-        pods_by_node = loop.pods_by_node
+        pods_by_node = view.pods_by_node
         snapshot = keeper.snapshot(all_nodes, [pods_by_node[n.name] for n in all_nodes], cutoff)
     else:
-        bound = [p for n in all_nodes for p in loop.pods_by_node[n.name] if not (p.priority < cutoff)]
+        bound = [p for n in all_nodes for p in view.pods_by_node[n.name] if not (p.priority < cutoff)]
         snapshot = ClusterSnapshot(all_nodes, bound)
     placeholders: list[NodeView] = []
     for gid, count in sorted(counts.items()):
@@ -74,7 +76,7 @@ def build_snapshot(
     # Pods the scheduler found no room for; and, with --bypassed-scheduler-names, pods of those
     # schedulers not yet scheduled, which CA does not wait for a verdict on (its own simulation decides).
     bypassed = set(options.bypassed_scheduler_names)
-    world = loop.world
+    world = view.world
     pending = [
         p
         for p in (world.pods if world.unbound_pods is None else world.unbound_pods)
@@ -84,9 +86,10 @@ def build_snapshot(
         and p.phase not in ("Succeeded", "Failed")
         and not (p.priority < cutoff)
     ]
-    started = loop.timer.start()
+    timer = timer or FunctionTimer()
+    started = timer.start()
     to_help = filter_out_schedulable(simulator, snapshot, pending)
-    loop.timer.observe(FunctionLabel.FILTER_OUT_SCHEDULABLE, started)
+    timer.observe(FunctionLabel.FILTER_OUT_SCHEDULABLE, started)
     delay = options.new_pod_scale_up_delay
     to_help = [p for p in to_help if p.creation_time is None or now - p.creation_time > _delay(p, delay)]
     return LoopSnapshot(snapshot, tuple(all_nodes), tuple(placeholders), tuple(to_help))

@@ -19,6 +19,8 @@ from kubetide.model.pod import Pod
 from kubetide.scheduling.drainability import PDB
 
 if TYPE_CHECKING:
+    from kubetide.cluster.loop.outcome import Failure
+    from kubetide.cluster.loop.plan import LoopPlan
     from kubetide.cluster.loop.scaleup_decision import ScaleUpDecision
     from kubetide.cluster.status import ClusterAutoscalerStatus
 
@@ -119,6 +121,13 @@ class LoopResult:
     deletions_due_at: float | None = None
     # How long each of CA's functions took (``cluster.loop.timing``; empty without a stopwatch).
     function_durations: list[tuple[str, float]] = field(default_factory=list)
+    # What the loop decided, phase by phase (``cluster.loop.plan``), and the actions that failed.
+    plan: LoopPlan | None = None
+    failures: tuple[Failure, ...] = ()
+    # The nodes whose deletion this loop's scale-down started (tainted), and those whose DeleteNodes
+    # call this loop or pass made (live mode's /debug/plan keeps a record of each deletion).
+    deletions_started: tuple[str, ...] = ()
+    nodes_deleted: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

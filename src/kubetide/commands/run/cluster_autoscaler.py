@@ -6,7 +6,8 @@ cluster port and the cloud provider, and runs it with the shared
 :class:`~kubetide.runners.ClusterAutoscalerRunner` under :class:`~kubetide.commands.run.runtime.Runtime`
 (leader election, the real-time clock, ``/health-check``); each loop's result goes to
 :class:`~kubetide.live.cluster_autoscaler.reporter.CALoopReporter` (``/metrics`` with CA's metric
-names, log lines, the status ConfigMap).
+names, log lines, the status ConfigMap, and the plan served at ``/debug/plan`` for
+``kubetide explain --cluster``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 
 from kubetide.clock import Clock
 from kubetide.cloud.provider import CloudProvider
@@ -27,11 +29,14 @@ from kubetide.commands.run.help import render_help
 from kubetide.commands.run.logs import configure_logging
 from kubetide.commands.run.runtime import HealthLimits, Runtime
 from kubetide.commands.run.settings import leader_flags, leader_from, live_flags, parse_line, settings_from
-from kubetide.kube.client import KubeAccessError
+from kubetide.commands.run.shadow import shadow_flags, shadow_problems, shadow_provider_gate, shadow_settings
+from kubetide.commands.run.shadow_ca import ShadowCAComponent
+from kubetide.kube.client import KubeAccessError, RequestHook, make_client
 from kubetide.kube.events import uid_lookup
 from kubetide.kube.rest import Rest
 from kubetide.live.actuation import KubeClusterPort
 from kubetide.live.cluster_autoscaler.metrics import CAMetrics
+from kubetide.live.cluster_autoscaler.published import PAGE_PATH, PublishedPlans
 from kubetide.live.cluster_autoscaler.reporter import CALoopReporter, StatusAmendment
 from kubetide.live.cluster_autoscaler.status_configmap import StatusConfigMap
 from kubetide.live.cluster_autoscaler.world import CAWorldSource
@@ -40,6 +45,7 @@ from kubetide.live.guard import (
     GuardedClusterPort,
     GuardedStatusConfigMap,
     WriteGate,
+    read_only_hook,
     recorder_type,
 )
 from kubetide.live.providers.kwok import KwokConfigError, build_kwok_provider
@@ -61,6 +67,7 @@ _LIVE: list[FlagSpec] = [
     ),
     FlagSpec("emit-per-nodegroup-metrics", "bool", False, "per node group min/max/target/backoff gauges"),
     *aws_flags(),
+    *shadow_flags(),
 ]
 REGISTRY: dict[str, FlagSpec] = {**CA_FLAGS, **{s.name: s for s in _LIVE}}
 USAGE = "kubetide run cluster-autoscaler [CA FLAGS]"
@@ -69,7 +76,10 @@ INTRO = (
     "(names, defaults, units). --cloud-provider=kwok --cloud-config=FILE manages node groups of Node\n"
     "objects kubetide creates (for test clusters and dry runs); run `kubetide node-agent` beside it.\n"
     "--cloud-provider=aws manages Auto Scaling groups (--nodes=MIN:MAX:ASG,\n"
-    "--node-group-auto-discovery=asg:tag=...), region from --aws-region or $AWS_REGION."
+    "--node-group-auto-discovery=asg:tag=...), region from --aws-region or $AWS_REGION.\n"
+    "--shadow --shadow-dir=DIR runs it beside the cluster's own autoscaler with read-only\n"
+    "permissions (deploy/shadow): it decides every loop, changes nothing, and records where the two\n"
+    "disagree in DIR; `kubetide shadow report DIR` draws them."
 )
 
 
@@ -91,11 +101,15 @@ def main(argv: Sequence[str]) -> None:
         problems.append(
             ("cloud-config", "the kwok provider needs its node groups file (--cloud-config FILE)")
         )
+    problems += shadow_problems(parsed, period_flag="scan-interval", period=float(values["scan-interval"]))
     if problems:
         exit_invalid(COMPONENT, problems)
     options = AutoscalingOptions.from_flags({k: v for k, v in values.items() if k in CA_FLAGS})
-    # CA keeps its Lease in --namespace.
+    shadow = shadow_settings(values)
+    # CA keeps its Lease in --namespace; a shadow takes none.
     leader = leader_from(values, name_flag="leader-elect-resource-name", namespace=options.namespace)
+    if shadow is not None:
+        leader = replace(leader, enabled=False)
     settings = settings_from(COMPONENT, parsed, address=options.address, leader=leader)
     configure_logging(
         settings.logging_format,
@@ -103,6 +117,11 @@ def main(argv: Sequence[str]) -> None:
         COMPONENT,
         library_level=settings.library_log_level,
     )
+    # One gate for every write of the process: its ports', and the kwok provider's own at refresh. It
+    # asks the runtime (made below, once the provider's flags are known good) whether this replica leads.
+    gate = WriteGate(COMPONENT, lambda: runtime.may_act(), dry_run=settings.dry_run)
+    # A shadow's every request passes the read-only rule before it is sent.
+    on_request = None if shadow is None else read_only_hook(COMPONENT, allow_events=shadow.events)
     # The provider first: its flag problems exit 2 before the cluster is contacted.
     if values["cloud-provider"] == "aws":
         provider: CloudProvider = build_aws(
@@ -121,27 +140,32 @@ def main(argv: Sequence[str]) -> None:
             priced="price" in options.expanders,
         )
     else:
-        provider = _kwok(options, settings.kubeconfig, settings.dry_run)
-    rest = connect(COMPONENT, settings.kubeconfig)
+        kwok_gate = gate if shadow is None else shadow_provider_gate(COMPONENT)
+        provider = _kwok(options, settings.kubeconfig, kwok_gate, on_request)
+    rest = connect(COMPONENT, settings.kubeconfig, on_request)
     runtime = Runtime(
         settings,
         rest,
         HealthLimits(options.max_inactivity, options.max_failing_time, options.max_startup_time),
     )
+    if shadow is not None:
+        sys.exit(runtime.run(ShadowCAComponent(rest, options, provider, shadow)))
     component = ClusterAutoscalerComponent(
-        rest, options, provider, runtime, per_nodegroup=bool(values["emit-per-nodegroup-metrics"])
+        rest, options, provider, runtime, gate, per_nodegroup=bool(values["emit-per-nodegroup-metrics"])
     )
     sys.exit(runtime.run(component))
 
 
-def _kwok(options: AutoscalingOptions, kubeconfig: str | None, dry_run: bool) -> CloudProvider:
+def _kwok(
+    options: AutoscalingOptions, kubeconfig: str | None, gate: WriteGate, on_request: RequestHook | None
+) -> CloudProvider:
     try:
         return build_kwok_provider(
             options.cloud_config,
             options.nodes,
             namespace=options.namespace,
-            kubeconfig=kubeconfig,
-            dry_run=dry_run,
+            client=make_client(kubeconfig, field_manager="kubetide-kwok", on_request=on_request),
+            gate=gate,
         )
     except KwokConfigError as exc:
         exit_invalid(COMPONENT, file_problems("cloud-config", exc.errors))
@@ -159,12 +183,13 @@ class ClusterAutoscalerComponent:
         options: AutoscalingOptions,
         provider: CloudProvider,
         runtime: Runtime,
+        gate: WriteGate,
         *,
         per_nodegroup: bool,
     ) -> None:
         self.rest = rest
         self.options = options
-        self.gate = WriteGate(COMPONENT, runtime.may_act, dry_run=runtime.settings.dry_run)
+        self.gate = gate
         self.cloud = GuardedCloud(provider, self.gate)
         self.provider = provider
         self.metrics = CAMetrics(per_nodegroup=per_nodegroup)
@@ -173,6 +198,8 @@ class ClusterAutoscalerComponent:
         )
         self.world: CAWorldSource | None = None
         self.reporter: CALoopReporter | None = None
+        self.published = PublishedPlans(mode="dry-run" if runtime.settings.dry_run else "acting")
+        runtime.serve(PAGE_PATH, self.published.page)
 
     def start(self, stop: threading.Event, clock: Clock) -> ClusterAutoscalerRunner | None:
         versions, world = start_caches(
@@ -204,7 +231,15 @@ class ClusterAutoscalerComponent:
                     priced="price" in self.options.expanders,
                     emit=lambda type_, reason, message: recorder.emit(type_, reason, status_map, message),
                 )
-        self.reporter = CALoopReporter(self.metrics, self.provider, self.options, self.status_map, amendment)
+        self.reporter = CALoopReporter(
+            self.metrics,
+            self.provider,
+            self.options,
+            self.status_map,
+            amendment,
+            published=self.published,
+            world_of_loop=lambda: driver.last_world,
+        )
         # The live metrics count a drain's deletions when they happen, not in the next loop.
         return ClusterAutoscalerRunner(
             driver, clock, self.options.scan_interval, self.reporter, carry_deletions=False

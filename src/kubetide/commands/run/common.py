@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import NoReturn, Protocol, TypeVar
 
-from kubetide.kube.client import KubeAccessError, make_http_client
+from kubetide.kube.client import KubeAccessError, RequestHook, make_http_client
 from kubetide.kube.discovery import DiscoveryError, ServedVersions, discover
 from kubetide.kube.rest import Backoff, KubeStatusError, Rest
 from kubetide.model.errors import FieldError
@@ -47,9 +47,11 @@ def file_problems(flag: str, errors: Iterable[FieldError]) -> list[tuple[str, st
     return [(e.path, e.message) if e.path.startswith("-") else (flag, str(e)) for e in errors]
 
 
-def connect(component: str, kubeconfig: str | None) -> Rest:
+def connect(component: str, kubeconfig: str | None, on_request: RequestHook | None = None) -> Rest:
+    """The API connection; ``on_request`` sees each request before it is sent (a shadow's read-only
+    rule)."""
     try:
-        return Rest(make_http_client(kubeconfig))
+        return Rest(make_http_client(kubeconfig, on_request=on_request))
     except KubeAccessError as exc:
         print(f"kubetide run {component}: {exc}", file=sys.stderr)
         sys.exit(1)

@@ -30,17 +30,27 @@ from kubetide.commands.run.help import render_help
 from kubetide.commands.run.logs import configure_logging
 from kubetide.commands.run.runtime import HealthLimits, Runtime
 from kubetide.commands.run.settings import LeaderElection, leader_flags, live_flags, parse_line, settings_from
+from kubetide.commands.run.shadow import (
+    ShadowSettings,
+    shadow_flags,
+    shadow_problems,
+    shadow_provider_gate,
+    shadow_settings,
+)
 from kubetide.escalator import EscalatorDriver, NodeGroupOptions
 from kubetide.escalator.config import Location, node_groups_from_entries
-from kubetide.kube.client import KubeAccessError
+from kubetide.kube.client import KubeAccessError, RequestHook, make_client
 from kubetide.kube.events import uid_lookup
 from kubetide.kube.rest import Rest
 from kubetide.live.actuation import KubeClusterPort
 from kubetide.live.escalator.metrics import EscalatorMetrics
 from kubetide.live.escalator.reporter import EscalatorLoopReporter
 from kubetide.live.escalator.world import EscalatorCaches
-from kubetide.live.guard import GuardedCloud, GuardedClusterPort, WriteGate, recorder_type
+from kubetide.live.guard import GuardedCloud, GuardedClusterPort, WriteGate, read_only_hook, recorder_type
 from kubetide.live.providers.kwok import KwokConfigError, build_kwok_provider, load_cloud_config
+from kubetide.live.shadow.escalator_shadow import EscalatorShadow
+from kubetide.live.shadow.journal import Journal
+from kubetide.live.shadow.shadow import ShadowRecorder, ShadowRunner
 from kubetide.model import yamldoc
 from kubetide.model.numbers import is_ascii_digits
 from kubetide.runners import EscalatorRunner
@@ -80,6 +90,7 @@ _OWN: list[FlagSpec] = [
 ]
 _LIVE: list[FlagSpec] = [
     *live_flags(dry_run_alias="drymode"),
+    *shadow_flags(),
     *leader_flags(
         enabled=False,
         name_flag="leader-elect-config-name",
@@ -94,7 +105,9 @@ INTRO = (
     "Escalator's loop against the cluster kubectl would use, with Escalator's flags and node groups\n"
     "file. --cloud-provider=kwok --cloud-config=FILE scales groups of Node objects kubetide creates\n"
     "(the groups are matched by cloud_provider_group_name); its state ConfigMap lives in\n"
-    "--leader-elect-config-namespace. Run `kubetide node-agent` beside it."
+    "--leader-elect-config-namespace. Run `kubetide node-agent` beside it. --shadow --shadow-dir=DIR\n"
+    "decides beside the Escalator that acts, changes nothing, and records where the two disagree in DIR\n"
+    "(`kubetide shadow report DIR`)."
 )
 
 
@@ -195,10 +208,14 @@ def main(argv: Sequence[str]) -> None:
         groups, file_problems = load_node_groups(str(values["nodegroups"]))
         problems += file_problems
     problems += _provider_problems(values, groups)
+    problems += shadow_problems(parsed, period_flag="scaninterval", period=float(values["scaninterval"]))
+    if values["shadow"] and values["drymode"]:
+        problems.append(("drymode", "not with --shadow: a shadow changes nothing already"))
     if problems:
         exit_invalid(COMPONENT, problems)
+    shadow = shadow_settings(values)
     leader = LeaderElection(
-        enabled=bool(values["leader-elect"]),
+        enabled=bool(values["leader-elect"]) and shadow is None,  # a shadow takes no Lease
         name=str(values["leader-elect-config-name"]),
         namespace=str(values["leader-elect-config-namespace"]),
         lease_duration=float(values["leader-elect-lease-duration"]),
@@ -211,6 +228,16 @@ def main(argv: Sequence[str]) -> None:
     fmt = "json" if "json" in (values["logfmt"], values["logging-format"]) else "text"
     # Escalator's level is kubetide's own; the libraries' is --library-log-level.
     configure_logging(fmt, 0, COMPONENT, library_level=settings.library_log_level, level=_log_level(loglevel))
+    # One gate for every write of the process: its ports', and the kwok provider's own at refresh. It
+    # asks the runtime (made below, once the provider's flags are known good) whether this replica leads.
+    # A shadow's refuses every write, and its connection every request that is not a read.
+    gate = WriteGate(
+        COMPONENT,
+        lambda: runtime.may_act(),
+        dry_run=settings.dry_run or shadow is not None,
+        shadow=shadow is not None,
+    )
+    on_request = None if shadow is None else read_only_hook(COMPONENT, allow_events=shadow.events)
     # The provider first: its flag problems exit 2 before the cluster is contacted.
     if values["cloud-provider"] == "aws":
         # The groups the node-group file names, with the ASGs' own bounds (Escalator's min_nodes and
@@ -234,19 +261,29 @@ def main(argv: Sequence[str]) -> None:
             missing_is_fatal=True,
         )
     else:
-        provider = _kwok(values, leader.namespace, settings.kubeconfig, settings.dry_run)
-    rest = connect(COMPONENT, settings.kubeconfig)
+        kwok_gate = gate if shadow is None else shadow_provider_gate(COMPONENT)
+        provider = _kwok(values, leader.namespace, settings.kubeconfig, kwok_gate, on_request)
+    rest = connect(COMPONENT, settings.kubeconfig, on_request)
     runtime = Runtime(settings, rest, HealthLimits())
-    component = EscalatorComponent(rest, groups, provider, runtime, period=float(values["scaninterval"]))
+    component = EscalatorComponent(
+        rest, groups, provider, runtime, gate, period=float(values["scaninterval"]), shadow=shadow
+    )
     sys.exit(runtime.run(component))
 
 
-def _kwok(values: dict[str, Any], namespace: str, kubeconfig: str | None, dry_run: bool) -> CloudProvider:
+def _kwok(
+    values: dict[str, Any],
+    namespace: str,
+    kubeconfig: str | None,
+    gate: WriteGate,
+    on_request: RequestHook | None,
+) -> CloudProvider:
     try:
         # The kwok state ConfigMap beside the Lease: Escalator has no --namespace, and deploy/ grants
         # the ServiceAccount ConfigMaps in that namespace only.
+        client = make_client(kubeconfig, field_manager="kubetide-kwok", on_request=on_request)
         return build_kwok_provider(
-            str(values["cloud-config"]), (), namespace=namespace, kubeconfig=kubeconfig, dry_run=dry_run
+            str(values["cloud-config"]), (), namespace=namespace, client=client, gate=gate
         )
     except KwokConfigError as exc:
         exit_invalid(COMPONENT, file_problems("cloud-config", exc.errors))
@@ -264,17 +301,22 @@ class EscalatorComponent:
         groups: Sequence[NodeGroupOptions],
         provider: CloudProvider,
         runtime: Runtime,
+        gate: WriteGate,
         *,
         period: float,
+        shadow: ShadowSettings | None = None,
     ) -> None:
         self.rest, self.groups, self.period = rest, tuple(groups), period
-        self.dry_run = runtime.settings.dry_run
-        self.gate = WriteGate(COMPONENT, runtime.may_act, dry_run=self.dry_run)
+        self.shadow = shadow
+        # A shadow decides in Escalator's dry mode, behind its gate, which refuses every write.
+        self.dry_run = runtime.settings.dry_run or shadow is not None
+        self.gate = gate
+        self.provider = provider
         self.cloud = GuardedCloud(provider, self.gate)
         self.reporter = EscalatorLoopReporter(EscalatorMetrics(), COMPONENT)
         self.caches: EscalatorCaches | None = None
 
-    def start(self, stop: threading.Event, clock: Clock) -> EscalatorRunner | None:
+    def start(self, stop: threading.Event, clock: Clock) -> EscalatorRunner | ShadowRunner | None:
         versions, caches = start_caches(COMPONENT, self.rest, stop, lambda v: EscalatorCaches(self.rest, v))
         if caches is None:
             return None
@@ -285,6 +327,17 @@ class EscalatorComponent:
         port = KubeClusterPort(self.rest, versions, component=COMPONENT, events=recorder)
         guarded = GuardedClusterPort(port, self.gate)
         driver = EscalatorDriver(self.groups, caches, guarded, self.cloud, dry_run=self.dry_run)
+        if self.shadow is not None:
+            records = ShadowRecorder(
+                COMPONENT,
+                "Escalator",
+                Journal(self.shadow.directory),
+                self.shadow.window,
+                say=recorder.emit if self.shadow.events else None,
+                target=lambda d: f"NodeGroup/{d.subject}",
+            )
+            shadow = EscalatorShadow(driver, caches, self.provider, self.groups, records)
+            return ShadowRunner(shadow, clock, self.period)
         return EscalatorRunner(driver, clock, self.period, self.reporter)
 
     def report(self) -> str:

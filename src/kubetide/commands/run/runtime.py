@@ -26,7 +26,7 @@ from typing import Protocol
 from kubetide.clock import Callback, Clock, GatedClock, RealTimeClock
 from kubetide.commands.run.settings import LiveSettings
 from kubetide.kube.failures import log_failure
-from kubetide.kube.http import HealthTracker, StatusServer
+from kubetide.kube.http import HealthTracker, JsonPage, StatusServer
 from kubetide.kube.leader import LeaderElector
 from kubetide.kube.metrics import LOOP_ERRORS
 from kubetide.kube.rest import Rest
@@ -92,6 +92,12 @@ class Runtime:
         self.clock = RealTimeClock(time=wall_clock, on_error=self._loop_failed, waiter=waiter)
         self._component: Component | None = None
         self._loop_now: Callback | None = None  # the runner's loop, gated: run at once on a new lease
+        self.pages: dict[str, JsonPage] = {}
+        self.terms = 0  # times this replica became leader: a component reloads its state on a new one
+
+    def serve(self, path: str, page: JsonPage) -> None:
+        """Serve ``page`` as JSON at ``path`` on ``--address``, beside /metrics (before :meth:`run`)."""
+        self.pages[path] = page
 
     def may_act(self) -> bool:
         """Writes are allowed: this replica leads (or runs alone) and no stop was asked for."""
@@ -103,6 +109,7 @@ class Runtime:
         self.clock.stop()
 
     def _started_leading(self) -> None:
+        self.terms += 1
         self.leading.set()
         self.health.start_monitoring(self._wall_clock())
         loop_now = self._loop_now
@@ -117,7 +124,11 @@ class Runtime:
         """Run until SIGTERM/SIGINT (or one loop with ``--once``); the exit status."""
         signal.signal(signal.SIGTERM, self._on_signal)
         signal.signal(signal.SIGINT, self._on_signal)
-        server = None if self.settings.once else StatusServer(self.settings.address, self.health).start()
+        server = (
+            None
+            if self.settings.once
+            else StatusServer(self.settings.address, self.health, pages=self.pages).start()
+        )
         self._component = component
         gated = GatedClock(self.clock, self.gated)
         try:

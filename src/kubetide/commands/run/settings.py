@@ -138,6 +138,7 @@ class ParsedLine:
     problems: list[tuple[str, str]]
     logging: dict[str, str]
     help: bool
+    given: frozenset[str] = frozenset()  # the flags the line names (the others have their defaults)
 
 
 def parse_line(argv: Iterable[str], registry: Mapping[str, FlagSpec]) -> ParsedLine:
@@ -157,7 +158,7 @@ def parse_line(argv: Iterable[str], registry: Mapping[str, FlagSpec]) -> ParsedL
             parse_address(str(values["address"]))
         except ValueError:
             problems.append(("address", f"must be host:port or :port, got {values['address']!r}"))
-    return ParsedLine(values, [*line.problems, *problems], line.logging, line.help)
+    return ParsedLine(values, [*line.problems, *problems], line.logging, line.help, frozenset(line.values))
 
 
 def settings_from(

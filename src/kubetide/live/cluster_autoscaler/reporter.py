@@ -1,6 +1,7 @@
 """What live CA does with each loop's result, as the runner's reporter: CA's metrics, one log line per
-event, the status ConfigMap, the provider's own additions, and the loop's failure raised for the
-runtime to log and count.
+event, the loop's plan (one block at ``-v=4``, and kept for ``/debug/plan``: :mod:`.published`), the
+status ConfigMap, the provider's own additions, and the loop's failure raised for the runtime to log
+and count.
 
 A deletions pass between loops (a drain step) updates the metrics at once (as upstream's goroutine
 increments its counters when it deletes) and logs its events; its failure is a warning, since the
@@ -11,10 +12,13 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from typing import Protocol
 
 from kubetide.cloud.provider import CloudProvider
-from kubetide.cluster.loop.world import LoopResult
+from kubetide.cluster.explain import format_time
+from kubetide.cluster.loop.plan_text import render_plan
+from kubetide.cluster.loop.world import LoopResult, World
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.cluster.status import (
     ClusterAutoscalerStatus,
@@ -25,6 +29,7 @@ from kubetide.cluster.status import (
 from kubetide.kube.failures import LoopFailed
 from kubetide.kube.rest import KubeStatusError
 from kubetide.live.cluster_autoscaler.metrics import CAMetrics
+from kubetide.live.cluster_autoscaler.published import PublishedPlans
 from kubetide.live.guard import LeadershipLost
 from kubetide.live.guard.cluster import StatusWriter
 
@@ -51,7 +56,14 @@ class CALoopReporter:
         options: AutoscalingOptions,
         status_map: StatusWriter,
         amendment: StatusAmendment | None = None,
+        *,
+        published: PublishedPlans | None = None,
+        world_of_loop: Callable[[], World | None] = lambda: None,
     ) -> None:
+        """``published``: where each loop's plan is kept for ``/debug/plan``, with the world the loop
+        read (``world_of_loop``: the driver's)."""
+        self.published = published
+        self.world_of_loop = world_of_loop
         self.metrics = metrics
         self.cloud = cloud
         self.options = options
@@ -67,13 +79,10 @@ class CALoopReporter:
     def loop_finished(self, result: LoopResult, now: float) -> None:
         self.last = result
         self.metrics.loop_finished(result, now, time.monotonic() - self._started, self.cloud)
-        log.debug(
-            "loop: scale-up %s, scale-down %s, unneeded %s, unremovable %s",
-            result.scale_up_result or "-",
-            result.scale_down_result or "-",
-            sorted(result.unneeded),
-            dict(sorted(result.unremovable.items())),
-        )
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("%s", render_plan(result, format_time), extra={"loopTime": format_rfc3339(now)})
+        if self.published is not None:
+            self.published.observe(result, self.world_of_loop(), now)
         _log_events(result)
         status = result.status
         if status is not None and self.amendment is not None:
@@ -94,6 +103,12 @@ class CALoopReporter:
 
     def deletions_finished(self, result: LoopResult, now: float) -> None:
         self.metrics.deletions_finished(result, now)
+        plan = result.plan
+        if log.isEnabledFor(logging.DEBUG) and ((plan is not None and plan.phases) or result.error):
+            text = render_plan(result, format_time, between_loops=True)
+            log.debug("%s", text, extra={"loopTime": format_rfc3339(now)})
+        if self.published is not None:
+            self.published.observe_deletions(result, now)
         _log_events(result)
         if result.error is not None:
             log.warning("deletions between loops: %s", result.error)

@@ -8,12 +8,14 @@ then CA's configuration, so a reader meets each target before whatever refers to
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from kubetide.live.export.clean import clean_manifest
 from kubetide.live.export.snapshot import ClusterObjects, Manifest
+from kubetide.model.placement import PLACEMENT_ANNOTATION
 
 __all__ = [
     "PRIORITY_EXPANDER_CONFIGMAP",
@@ -65,16 +67,80 @@ def _has_controller(obj: Manifest) -> bool:
     return any(owner.get("controller") for owner in owners)
 
 
-def _workloads(items: list[Manifest], wanted: NamespaceFilter) -> Iterable[dict[str, Any]]:
-    return (clean_manifest(o) for o in items if wanted(o))
+def _live_pods(c: ClusterObjects, wanted: NamespaceFilter) -> list[Manifest]:
+    return [p for p in c.pods if wanted(p) and (p.get("status") or {}).get("phase") not in _TERMINAL_PHASES]
+
+
+def _workload_of(pod: Manifest) -> str | None:
+    """``Kind/namespace/name`` of the exported workload that made ``pod``: its controller, or for a
+    ReplicaSet's pod the Deployment that owns that ReplicaSet (named ``<deployment>-<pod-template-hash>``)."""
+    meta = pod.get("metadata") or {}
+    owner = next((o for o in meta.get("ownerReferences") or [] if o.get("controller")), None)
+    if owner is None:
+        return None
+    kind, name = str(owner.get("kind")), str(owner.get("name"))
+    if kind == "ReplicaSet":
+        suffix = f"-{(meta.get('labels') or {}).get('pod-template-hash', '')}"
+        if not name.endswith(suffix) or suffix == "-":
+            return None  # a ReplicaSet of its own: not exported
+        kind, name = "Deployment", name[: -len(suffix)]
+    return f"{kind}/{_namespace(pod)}/{name}"
+
+
+def _placed(c: ClusterObjects, wanted: NamespaceFilter, notes: list[str]) -> dict[str, dict[str, int]]:
+    """For each workload, the simulated nodes standing for the nodes its pods run on, with counts."""
+    placed: dict[str, dict[str, int]] = {}
+    unsimulated = 0
+    for pod in sorted(_live_pods(c, wanted), key=ref):
+        node = (pod.get("spec") or {}).get("nodeName")
+        owner = _workload_of(pod)
+        if not node or owner is None or owner.startswith("DaemonSet/"):
+            continue
+        if node not in wanted.placement:
+            unsimulated += 1
+            continue
+        counts = placed.setdefault(owner, {})
+        counts[wanted.placement[node]] = counts.get(wanted.placement[node], 0) + 1
+    if unsimulated:
+        notes.append(
+            f"{unsimulated} pod(s) of workloads run on nodes that are not simulated; "
+            "the simulated scheduler places them"
+        )
+    return placed
+
+
+def _with_placement(obj: Manifest, placed: dict[str, dict[str, int]], pods: int) -> dict[str, Any]:
+    """The workload, with ``kubetide.io/placement`` naming where its first ``pods`` pods start."""
+    out = clean_manifest(obj)
+    counts, left = {}, pods
+    for node, count in sorted(placed.get(ref(obj), {}).items()):
+        if left > 0:
+            counts[node] = min(count, left)
+            left -= counts[node]
+    if counts:
+        meta = out.setdefault("metadata", {})
+        meta.setdefault("annotations", {})[PLACEMENT_ANNOTATION] = json.dumps(counts, separators=(",", ":"))
+    return out
+
+
+def _replicas(obj: Manifest) -> int:
+    replicas = (obj.get("spec") or {}).get("replicas")
+    return replicas if isinstance(replicas, int) else 1
+
+
+def _workloads(
+    items: list[Manifest], c: ClusterObjects, wanted: NamespaceFilter, notes: list[str]
+) -> Iterable[dict[str, Any]]:
+    placed = _placed(c, wanted, notes) if wanted.placement else {}
+    return (_with_placement(o, placed, _replicas(o)) for o in items if wanted(o))
 
 
 def _deployments(c: ClusterObjects, wanted: NamespaceFilter, notes: list[str]) -> Iterable[dict[str, Any]]:
-    return _workloads(c.deployments, wanted)
+    return _workloads(c.deployments, c, wanted, notes)
 
 
 def _statefulsets(c: ClusterObjects, wanted: NamespaceFilter, notes: list[str]) -> Iterable[dict[str, Any]]:
-    return _workloads(c.statefulsets, wanted)
+    return _workloads(c.statefulsets, c, wanted, [])  # the pods' notes: once, with the Deployments
 
 
 def _daemonsets(c: ClusterObjects, wanted: NamespaceFilter, notes: list[str]) -> Iterable[dict[str, Any]]:
@@ -92,20 +158,23 @@ def _jobs(c: ClusterObjects, wanted: NamespaceFilter, notes: list[str]) -> Itera
     finished = [ref(j) for j in jobs if _finished(j)]
     if finished:
         notes.append(f"left out {len(finished)} finished Job(s): {', '.join(finished)}")
-    return (clean_manifest(j) for j in jobs if not _finished(j))
+    placed = _placed(c, wanted, []) if wanted.placement else {}
+    return (_with_placement(j, placed, _job_pods(j)) for j in jobs if not _finished(j))
+
+
+def _job_pods(job: Manifest) -> int:
+    """The pods the simulated Job makes at the start: parallelism, at most completions."""
+    spec = job.get("spec") or {}
+    parallelism = spec.get("parallelism")
+    parallelism = parallelism if isinstance(parallelism, int) else 1
+    completions = spec.get("completions")
+    return min(parallelism, completions) if isinstance(completions, int) else parallelism
 
 
 def _pods(c: ClusterObjects, wanted: NamespaceFilter, notes: list[str]) -> Iterable[dict[str, Any]]:
     # Pods with a controller are the workloads' own: their controllers create them in the simulation,
-    # and the simulated scheduler places them (a scenario binds no controller's pod to a node).
-    live = [p for p in c.pods if wanted(p) and (p.get("status") or {}).get("phase") not in _TERMINAL_PHASES]
-    owned = [p for p in live if _has_controller(p) and (p.get("spec") or {}).get("nodeName")]
-    if owned and wanted.placement:
-        notes.append(
-            f"{len(owned)} pod(s) of controllers (Deployments, StatefulSets, Jobs, DaemonSets) are created "
-            "by the simulated controllers at the start and placed by the simulated scheduler, so their "
-            "nodes may differ from the cluster's: a scenario binds only bare Pods to nodes (spec.nodeName)"
-        )
+    # bound to the nodes their workload's kubetide.io/placement names (see _placed).
+    live = _live_pods(c, wanted)
     for pod in (p for p in live if not _has_controller(p)):
         out = clean_manifest(pod)
         node = (pod.get("spec") or {}).get("nodeName")

@@ -1,8 +1,8 @@
 """The cloud's writes through the gate: every node group's size changes and deletions.
 
 Every method of the CloudProvider and NodeGroup protocols is written out; the provider-level methods
-and the groups' reads pass. Optional capabilities a provider may add (:class:`BulkNodeLookup`) are not
-offered through the guard, so the loop asks it node by node, through these methods.
+and the groups' reads pass, the optional capabilities the provider declares among them
+(:meth:`~kubetide.cloud.provider.CloudProvider.bulk_lookup`: reads only).
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kubetide.cloud.provider import (
+    BulkNodeLookup,
     CloudProvider,
     CloudProviderError,
     Instance,
@@ -62,6 +63,11 @@ class GuardedCloud:
 
     def cleanup(self) -> None:
         self._inner.cleanup()
+
+    def bulk_lookup(self) -> BulkNodeLookup | None:
+        # Reads pass the guard: the provider's bulk answers are group ids and instance existence, and
+        # the loop acts on the groups this guard hands out (node_groups), so no write skips it.
+        return self._inner.bulk_lookup()
 
 
 class GuardedNodeGroup:

@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Protocol
 
-from kubetide.cluster.driver import StatePort
 from kubetide.live.guard.gate import WriteGate
-from kubetide.model.api import ApiError, ClusterPort, EvictionOutcome
+from kubetide.model.api import ApiError, ClusterPort, ConfigMapWriter, EvictionOutcome, PortCapabilities
 from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import Taint
 
@@ -27,7 +26,7 @@ def _lost() -> LeadershipLost:
     return LeadershipLost("not the leader any more: write refused")
 
 
-class LiveClusterPort(ClusterPort, StatePort, Protocol):
+class LiveClusterPort(ClusterPort, ConfigMapWriter, Protocol):
     """What a live autoscaler writes to the API server: the ClusterPort and its own ConfigMaps."""
 
 
@@ -71,6 +70,14 @@ class GuardedClusterPort:
 
     def emit_event(self, type_: str, reason: str, obj: str, message: str) -> None:
         self._inner.emit_event(type_, reason, obj, message)
+
+    def capabilities(self) -> PortCapabilities:
+        """What the inner port declares, each write through this guard: its ConfigMaps through
+        :meth:`write_config_map`; events (with their data) pass, as :meth:`emit_event`."""
+        inner = self._inner.capabilities()
+        return PortCapabilities(
+            config_maps=self if inner.config_maps is not None else None, event_data=inner.event_data
+        )
 
     def write_config_map(self, namespace: str, name: str, data: Mapping[str, str]) -> None:
         """The ConfigMaps the autoscaler owns (its state, its learned templates). Not written in a dry

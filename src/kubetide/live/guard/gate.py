@@ -1,12 +1,12 @@
-"""The one rule every guarded write follows: made, refused (this replica may not act), or, in a dry
-run, only said (logged and counted)."""
+"""The one rule every guarded write follows: made, refused (this replica may not act, or it is a
+shadow), or, in a dry run, only said (logged and counted)."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
 
-from kubetide.kube.metrics import DRY_RUN_ACTIONS
+from kubetide.kube.metrics import DRY_RUN_ACTIONS, SHADOW_WRITES_REFUSED
 
 __all__ = ["WriteGate"]
 
@@ -14,15 +14,24 @@ log = logging.getLogger("kubetide.dry-run")
 
 
 class WriteGate:
-    """One component's gate: ``may_act`` is the leader election's latest view (and no stop asked)."""
+    """One component's gate: ``may_act`` is the leader election's latest view (and no stop asked).
+    ``shadow``: every write is refused, always (``--shadow``; its connection refuses them too,
+    :mod:`kubetide.live.guard.readonly`)."""
 
-    def __init__(self, component: str, may_act: Callable[[], bool], *, dry_run: bool = False) -> None:
+    def __init__(
+        self, component: str, may_act: Callable[[], bool], *, dry_run: bool = False, shadow: bool = False
+    ) -> None:
         self.component = component
         self.may_act = may_act
         self.dry_run = dry_run
+        self.shadow = shadow
 
     def check_leading(self, refused: Callable[[], Exception]) -> None:
-        """Raise ``refused()`` unless this replica may act now."""
+        """Raise ``refused()`` unless this replica may act now (a shadow never may)."""
+        if self.shadow:
+            SHADOW_WRITES_REFUSED.labels(component=self.component).inc()
+            log.error("shadow: a port was asked to write; refused")
+            raise refused()
         if not self.may_act():
             raise refused()
 

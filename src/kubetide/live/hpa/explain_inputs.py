@@ -3,8 +3,11 @@ kubectl (:func:`from_recorded`), or straight from a cluster (:func:`from_cluster
 
 Either way the metrics and the scale are read through live mode's ports over an API (recorded, or the
 real server), so the explanation parses exactly what the controller would; the scale is never written
-(:class:`ReadOnlyTargets`). The controller's memory (recommendations, scale events) is not in the API:
-``--state`` gives it (:func:`read_state`), else the explanation is that of a controller that just started.
+(:class:`ReadOnlyTargets`). The controller's memory (recommendations, scale events) is not in the HPA
+object: ``--state`` gives it; else kubetide's live controller publishes it, in its memory ConfigMap
+(:func:`memory_from_configmap`, also among ``-f``'s objects: :func:`memory_from_objects`) and on its
+``/debug/hpa`` (:func:`memory_from_controller`); without it the explanation is that of a controller
+that just started, and says so.
 """
 
 from __future__ import annotations
@@ -16,23 +19,40 @@ from typing import Any
 
 import httpx2
 
+from kubetide.hpa.memory import read_document, rfc3339
 from kubetide.hpa.ports import MetricsSource, Scale, ScaleTargetPort
-from kubetide.hpa.state import HPAState, Recommendation, ScaleEvent
+from kubetide.hpa.state import HPAState
 from kubetide.kube.rest import Rest
 from kubetide.live.hpa.api import ApiFailure, KubeApi
+from kubetide.live.hpa.memory_configmap import (
+    MemoryConfigMap,
+    MemoryStoreError,
+    StoredMemory,
+    data_key,
+    parse,
+)
 from kubetide.live.hpa.metrics_api import ApiMetricsSource
 from kubetide.live.hpa.prometheus.client import PrometheusClient
 from kubetide.live.hpa.prometheus.source import PrometheusMetricsSource
 from kubetide.live.hpa.recorded import RecordedCluster, RecordedPods
 from kubetide.live.hpa.scale import ApiScaleTargets
 from kubetide.model.errors import FieldError, ManifestError
-from kubetide.model.fields import Node
 from kubetide.model.hpa import HPA, CrossVersionObjectReference
 from kubetide.model.pod import Pod
 from kubetide.model.selectors import LabelSelector
 from kubetide.model.validation import read_validated, validate_object
 
-__all__ = ["ExplainInputs", "ReadOnlyTargets", "from_cluster", "from_recorded", "read_state"]
+__all__ = [
+    "ControllerUnreachable",
+    "ExplainInputs",
+    "FoundMemory",
+    "ReadOnlyTargets",
+    "from_cluster",
+    "from_recorded",
+    "memory_from_configmap",
+    "memory_from_controller",
+    "memory_from_objects",
+]
 
 # Where an HPA named on the command line is looked for, in this order.
 HPA_PATHS = (
@@ -178,28 +198,90 @@ def from_cluster(
     return ExplainInputs(hpa, metrics, targets, time.time(), "the current time")
 
 
-def read_state(data: Any, source: str) -> HPAState:
-    """The controller's memory, as ``{recommendations: [{replicas, timestamp}], scaleUpEvents:
-    [{replicaChange, timestamp}], scaleDownEvents: [...]}`` with RFC 3339 timestamps."""
-    root = Node(data, source)
-    root.mapping()
-    unknown = sorted(set(root.mapping()) - {"recommendations", "scaleUpEvents", "scaleDownEvents"}, key=str)
-    if unknown:
-        raise ManifestError(
-            [FieldError(f"{source}.{k}", "unknown field (known: recommendations, scaleUpEvents, scaleDownEvents)")
-             for k in unknown]
-        )  # fmt: skip
-    recs = root.get("recommendations")
+@dataclass(frozen=True)
+class FoundMemory:
+    """The controller's memory of one HPA and where it came from, for the reader (``found`` False: a
+    controller that just started, and ``source`` says why)."""
 
-    def events(node: Node) -> list[ScaleEvent]:
-        return [
-            ScaleEvent(e.get("replicaChange").int(minimum=1), e.get("timestamp").time()) for e in node.list()
-        ]
+    state: HPAState
+    source: str
+    found: bool = True
+    written_at: float | None = None
 
-    return HPAState(
-        [Recommendation(r.get("replicas").int(minimum=0), r.get("timestamp").time()) for r in recs.list()]
-        if recs.value is not None
-        else None,
-        events(root.get("scaleUpEvents")),
-        events(root.get("scaleDownEvents")),
+
+def _none(why: str) -> FoundMemory:
+    return FoundMemory(HPAState(), f"none ({why}): explained as a controller that just started", False)
+
+
+def memory_from_stored(stored: StoredMemory | None, where: str, hpa: HPA) -> FoundMemory:
+    """``hpa``'s memory in a stored ConfigMap's (None: there is no such ConfigMap)."""
+    if stored is None:
+        return _none(f"{where} not found")
+    entry = stored.memories.get(hpa.key)
+    if entry is None:
+        broken = [p for p in stored.problems if f"data[{data_key(hpa.key)}]" in p]
+        why = f"{where} has no memory of {hpa.key}" + (f": {'; '.join(broken)}" if broken else "")
+        return _none(why)
+    uid, state = entry
+    if uid and hpa.uid and uid != hpa.uid:
+        return _none(f"{where} remembers another HPA of that name (uid {uid}; this one is {hpa.uid})")
+    written = stored.written_at
+    return FoundMemory(
+        state, where + (f", written {rfc3339(written)}" if written is not None else ""), True, written
     )
+
+
+def memory_from_configmap(rest: Rest, namespace: str, name: str, hpa: HPA) -> FoundMemory:
+    """``hpa``'s memory as the live controller keeps it (reads only)."""
+    store = MemoryConfigMap(rest, namespace, name, attempts=2)
+    try:
+        stored = store.read()
+    except MemoryStoreError as exc:
+        return _none(str(exc))
+    return memory_from_stored(stored, store.where, hpa)
+
+
+def memory_from_objects(objects: Sequence[tuple[str, Any]], name: str, hpa: HPA) -> FoundMemory:
+    """``hpa``'s memory in the ConfigMap called ``name`` among ``-f``'s objects (``kubectl get
+    configmap -n kubetide kubetide-hpa-memory -o yaml``)."""
+    for path, obj in objects:
+        meta = obj.get("metadata") if isinstance(obj, dict) else None
+        if obj.get("kind") == "ConfigMap" and isinstance(meta, dict) and meta.get("name") == name:
+            return memory_from_stored(
+                parse(obj, f"{path} (ConfigMap {name})"), f"{path} (ConfigMap {name})", hpa
+            )
+    return _none(f"neither --state nor the ConfigMap {name} among the files")
+
+
+class ControllerUnreachable(Exception):
+    """``--controller-address`` did not answer as the controller's ``/debug/hpa`` does."""
+
+
+def memory_from_controller(url: str, hpa: HPA, client: httpx2.Client | None = None) -> FoundMemory:
+    """``hpa``'s memory as the running controller holds it now, from its ``/debug/hpa``."""
+    where = f"{url.rstrip('/')}/debug/hpa"
+    own = client is None
+    http = client or httpx2.Client(timeout=10.0)
+    try:
+        answer = http.get(where, params={"hpa": hpa.key})
+        body = answer.json()
+    except (httpx2.HTTPError, ValueError) as exc:
+        raise ControllerUnreachable(f"--controller-address: {where}: {exc}") from None
+    finally:
+        if own:
+            http.close()
+    if answer.status_code == 404:
+        return _none(f"the controller at {url} has no HPA {hpa.key}")
+    if answer.status_code != 200 or not isinstance(body, dict) or "memory" not in body:
+        raise ControllerUnreachable(
+            f"--controller-address: {where}: HTTP {answer.status_code}, not /debug/hpa's answer"
+        )
+    if body["memory"] is None:
+        return _none(f"the controller at {url} remembers nothing of {hpa.key}")
+    try:
+        uid, state = read_document(body["memory"], f"{where} memory")
+    except ManifestError as exc:
+        raise ControllerUnreachable(f"--controller-address: {exc}") from None
+    if uid and hpa.uid and uid != hpa.uid:
+        return _none(f"the controller at {url} remembers another HPA of that name (uid {uid})")
+    return FoundMemory(state, f"the controller at {url} (/debug/hpa)")

@@ -19,7 +19,7 @@ from kubetide.cloud.instance import (
     NodeTemplate,
     NotImplementedByProvider,
 )
-from kubetide.cloud.provider import NodeGroup, PricingModel, StaticNodeGroup
+from kubetide.cloud.provider import BulkNodeLookup, NodeGroup, PricingModel, StaticNodeGroup
 from kubetide.model.node import NodeView
 
 __all__ = ["SnapshotCloud", "SnapshotGroup"]
@@ -113,3 +113,6 @@ class SnapshotCloud:
 
     def cleanup(self) -> None:
         return None
+
+    def bulk_lookup(self) -> BulkNodeLookup | None:
+        return None  # node by node

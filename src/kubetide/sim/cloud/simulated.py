@@ -35,7 +35,7 @@ from itertools import compress
 
 from kubetide.clock import VirtualClock
 from kubetide.cloud.instance import CloudProviderError
-from kubetide.cloud.provider import CloudProvider, NodeGroup, PricingModel
+from kubetide.cloud.provider import BulkNodeLookup, CloudProvider, NodeGroup, PricingModel
 from kubetide.model.node import NodeView
 from kubetide.sim.cloud.disruptions import arm_not_ready_faults, delete_node_objects
 from kubetide.sim.cloud.faults import FaultBook
@@ -182,6 +182,9 @@ class SimulatedCloud:
         return short_id in self._cloud.owners
 
     # --- BulkNodeLookup: the per-node answers above, for every node in one call
+
+    def bulk_lookup(self) -> BulkNodeLookup:
+        return self
 
     # A live instance's providerID is the one it was made with, so the lookups by providerID are
     # exact for it; the other nodes (a providerID written another way, or no instance) take the

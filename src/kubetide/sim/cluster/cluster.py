@@ -107,6 +107,7 @@ class SimCluster:
                     old_replicas = old_workload.replicas
                     old_workload.replicas = workload.replicas
                     old_workload.template = workload.template
+                    old_workload.placement = workload.placement  # for the pods it makes from now
                     self.store.selectors_dirty = True  # its labels may now match another selector
                     self.controllers.reconcile(old_workload, now)
                     for listener in self.listeners:
@@ -159,10 +160,12 @@ class SimCluster:
         now: float,
         node: str | None = None,
         ordinal: int = -1,
+        bound: str | None = None,
     ) -> SimPod | None:
         """A new pod of ``owner``; None when ``name`` is a StatefulSet pod's and another pod has it
         (the controller cannot create it until that pod is gone). Random names taken by another
-        workload's pod (or a bare one) are drawn again."""
+        workload's pod (or a bare one) are drawn again. ``node``: a DaemonSet pod's node (pinned);
+        ``bound``: the node a recorded placement binds it to (``spec.nodeName``, as a bare pod)."""
         while f"{owner.namespace}/{name}" in self.pods:
             if ordinal >= 0:
                 return None
@@ -173,6 +176,8 @@ class SimCluster:
             # metadata.name, as the DaemonSet controller does, in case it has to wait for room.
             pin = NodeSelectorTerm(match_fields=(Requirement("metadata.name", "In", (node,)),))
             spec = spec.evolve(required_node_affinity=(pin,), node_name="")
+        elif bound is not None:
+            spec = spec.evolve(node_name=bound)
         pod = SimPod(
             spec,
             owner.key,

@@ -13,6 +13,7 @@ import numpy as np
 
 from kubetide.model.fields import Node
 from kubetide.model.node import NodeView
+from kubetide.model.placement import placement_of
 from kubetide.model.pod import OwnerRef
 from kubetide.model.selectors import LabelSelector
 from kubetide.model.workloads import ScaleTarget
@@ -31,6 +32,7 @@ class ClusterOps(Protocol):
         now: float,
         node: str | None = None,
         ordinal: int = -1,
+        bound: str | None = None,
     ) -> SimPod | None: ...
 
     def delete_pod(self, pod: SimPod, now: float, reason: str) -> None: ...
@@ -47,6 +49,9 @@ class Workload:
     selector: LabelSelector
     rng: np.random.Generator
     pods: dict[str, SimPod] = field(default_factory=dict)  # alive (not deleted) pods by name
+    # The nodes its next pods are bound to (kubetide.io/placement: where they ran when recorded),
+    # one entry per pod, spent in order; then the scheduler places them.
+    placement: list[str] = field(default_factory=list)
     version: int = 0  # bumped on every change of its pods, for caches
     key: str = field(init=False)  # "Kind/namespace/name"
     selector_text: str = field(init=False)  # the scale subresource's status.selector
@@ -65,6 +70,10 @@ class Workload:
             name = f"{prefix}-{suffix}"
             if name not in self.pods:
                 return name
+
+    def next_node(self) -> str | None:
+        """The node the next pod is bound to (None: the scheduler places it)."""
+        return self.placement.pop(0) if self.placement else None
 
     def reconcile(self, ops: ClusterOps, now: float) -> None:  # pragma: no cover - overridden
         raise NotImplementedError
@@ -89,7 +98,9 @@ class ReplicatedWorkload(Workload):
             return
         diff = self.replicas - len(alive)
         for _ in range(max(diff, 0)):
-            ops.create_pod(self, self.template, self.random_name(self.pod_prefix), now)
+            ops.create_pod(
+                self, self.template, self.random_name(self.pod_prefix), now, bound=self.next_node()
+            )
         if diff < 0:
             colocated: dict[str, int] = {}
             for p in alive:
@@ -114,7 +125,7 @@ class ReplicatedWorkload(Workload):
                 if self.ordered and not (by_ordinal[o].phase == "Running" and by_ordinal[o].ready):
                     return  # OrderedReady: wait for each pod before creating the next
                 continue
-            ops.create_pod(self, self.template, f"{self.name}-{o}", now, ordinal=o)
+            ops.create_pod(self, self.template, f"{self.name}-{o}", now, ordinal=o, bound=self.next_node())
             if self.ordered:
                 return
 
@@ -171,7 +182,7 @@ class JobWorkload(Workload):
         active = [p for p in self.pods.values() if p.phase not in ("Succeeded", "Failed")]
         want = min(self.parallelism, self.completions - self.succeeded)
         for _ in range(want - len(active)):
-            ops.create_pod(self, self.template, self.random_name(self.name), now)
+            ops.create_pod(self, self.template, self.random_name(self.name), now, bound=self.next_node())
 
 
 def build_workload(manifest: Mapping[str, Any], rng: np.random.Generator) -> Workload | None:
@@ -200,6 +211,7 @@ def build_workload(manifest: Mapping[str, Any], rng: np.random.Generator) -> Wor
             ordered=kind == "StatefulSet"
             and spec.get("podManagementPolicy").str("OrderedReady") == "OrderedReady",
             pod_prefix=prefix,
+            placement=list(placement_of(manifest)),
         )
     if kind == "DaemonSet":
         template = parse_template(spec.get("template").mapping(), namespace, "spec.template")
@@ -223,5 +235,6 @@ def build_workload(manifest: Mapping[str, Any], rng: np.random.Generator) -> Wor
             rng,
             parallelism=parallelism,
             completions=spec.get("completions").int(parallelism, minimum=0),
+            placement=list(placement_of(manifest)),
         )
     return None

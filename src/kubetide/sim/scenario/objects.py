@@ -21,6 +21,7 @@ from kubetide.model.errors import ManifestError
 from kubetide.model.fields import Node
 from kubetide.model.hpa import HPA
 from kubetide.model.numbers import is_ascii_digits
+from kubetide.model.placement import PLACEMENT_ANNOTATION, placement_of
 from kubetide.model.pod import Pod
 from kubetide.model.selectors import LabelSelector
 from kubetide.model.validation import read_validated
@@ -30,6 +31,7 @@ __all__ = [
     "API_VERSIONS",
     "DURATION_ANNOTATION",
     "OBJECT_VALIDATORS",
+    "PLACEMENT_ANNOTATION",
     "STARTUP_DELAY_ANNOTATION",
     "ObjectValidator",
     "check_object",
@@ -119,12 +121,33 @@ def _pod_template(root: Node) -> None:
     _annotation_duration(template.get("metadata").get("annotations"), DURATION_ANNOTATION)
 
 
+def _placement(manifest: Mapping[str, Any], path: str, pods: int, what: str) -> None:
+    """``kubetide.io/placement`` places at most the pods the workload makes at the start."""
+    placed = len(placement_of(manifest, path))
+    if placed > pods:
+        raise ManifestError.at(
+            f'{path}.metadata.annotations["{PLACEMENT_ANNOTATION}"]',
+            f"places {placed} pods but the workload starts with {pods} ({what})",
+        )
+
+
 def _scale_target(manifest: Mapping[str, Any], path: str) -> None:
-    ScaleTarget.from_manifest(manifest, path)
+    target = ScaleTarget.from_manifest(manifest, path)
     _pod_template(Node(manifest, path))
+    _placement(manifest, path, target.replicas, "spec.replicas")
+
+
+def _no_placement(manifest: Mapping[str, Any], path: str, instead: str) -> None:
+    annotations = (manifest.get("metadata") or {}).get("annotations") or {}
+    if PLACEMENT_ANNOTATION in annotations:
+        raise ManifestError.at(
+            f'{path}.metadata.annotations["{PLACEMENT_ANNOTATION}"]',
+            f"places the pods of Deployments, ReplicaSets, StatefulSets and Jobs; {instead}",
+        )
 
 
 def _daemon_set(manifest: Mapping[str, Any], path: str) -> None:
+    _no_placement(manifest, path, "a DaemonSet's pods run on every node they can")
     root = Node(manifest, path)
     LabelSelector.parse(root.get("spec").get("selector"))
     _pod_template(root)
@@ -133,13 +156,15 @@ def _daemon_set(manifest: Mapping[str, Any], path: str) -> None:
 def _job(manifest: Mapping[str, Any], path: str) -> None:
     root = Node(manifest, path)
     spec = root.get("spec")
-    spec.get("parallelism").int(1, minimum=0)
-    spec.get("completions").int(None, minimum=0)
+    parallelism = spec.get("parallelism").int(1, minimum=0)
+    completions = spec.get("completions").int(parallelism, minimum=0)
     _annotation_duration(root.get("metadata").get("annotations"), DURATION_ANNOTATION)
     _pod_template(root)
+    _placement(manifest, path, min(parallelism, completions), "spec.parallelism, at most spec.completions")
 
 
 def _pod(manifest: Mapping[str, Any], path: str) -> None:
+    _no_placement(manifest, path, "a bare Pod is bound with spec.nodeName")
     _has_containers(Node(manifest, path).get("spec"))
     Pod.from_manifest(manifest, path)
     _annotation_duration(Node(manifest, path).get("metadata").get("annotations"), STARTUP_DELAY_ANNOTATION)

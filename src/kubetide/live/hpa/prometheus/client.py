@@ -13,9 +13,10 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx2
+
+from kubetide.kube.urls import http_url_problem
 
 __all__ = ["PrometheusClient", "PrometheusError", "Sample", "url_problem"]
 
@@ -25,17 +26,7 @@ DEFAULT_TIMEOUT_S = 10.0
 def url_problem(url: str) -> str | None:
     """Why ``url`` cannot be a Prometheus server's base URL (``http(s)://host[:port][/prefix]``), or
     None. Checked at start: a typo must exit 2 rather than fail every query later."""
-    try:
-        parts = urlsplit(url)
-        port = parts.port  # ValueError when the port is not a number in range
-    except ValueError as exc:
-        return f"must be an http:// or https:// URL like http://prometheus:9090 ({exc})"
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return "must be an http:// or https:// URL like http://prometheus:9090"
-    if parts.query or parts.fragment:
-        return "must be Prometheus' base URL, without a query or fragment"
-    del port
-    return None
+    return http_url_problem(url, "http://prometheus:9090", "Prometheus' base URL")
 
 
 class PrometheusError(Exception):

@@ -33,7 +33,7 @@ from kubetide.cloud.instance import (
     NodeTemplate,
     NotImplementedByProvider,
 )
-from kubetide.cloud.provider import CloudProvider, NodeGroup, PricingModel, StaticNodeGroup
+from kubetide.cloud.provider import BulkNodeLookup, CloudProvider, NodeGroup, PricingModel, StaticNodeGroup
 from kubetide.live.providers.aws.activities import failed_launch
 from kubetide.live.providers.aws.api import AsgInfo, AsgInstance, AwsApi, AwsCallError, InstanceTypeInfo
 from kubetide.live.providers.aws.presence import GroupPresence, MissingGroup, StartupCheck
@@ -234,6 +234,9 @@ class AwsCloudProvider:
 
     def cleanup(self) -> None:
         pass
+
+    def bulk_lookup(self) -> BulkNodeLookup | None:
+        return None  # node by node
 
     # --- what the user named and AWS lacks, and prices (for the start-up check and the status)
 

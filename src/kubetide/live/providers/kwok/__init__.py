@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from lightkube import Client
 
 from kubetide.kube.client import make_client
+from kubetide.live.guard.gate import WriteGate
 from kubetide.live.providers.kwok.api import KwokApi, LightkubeKwokApi
 from kubetide.live.providers.kwok.config import (
     KwokConfigError,
@@ -46,11 +47,12 @@ def build_kwok_provider(
     namespace: str = "kube-system",
     kubeconfig: str | None = None,
     client: Client | None = None,
-    dry_run: bool = False,
+    gate: WriteGate | None = None,
 ) -> KwokCloudProvider:
-    """The provider for ``--cloud-config FILE`` and ``--nodes MIN:MAX:NAME`` (repeatable)."""
+    """The provider for ``--cloud-config FILE`` and ``--nodes MIN:MAX:NAME`` (repeatable); ``gate``: the
+    component's, which the provider's own writes at refresh go through too."""
     groups = apply_nodes_flags(load_cloud_config(cloud_config), nodes)
     api = LightkubeKwokApi(
         client if client is not None else make_client(kubeconfig, field_manager="kubetide-kwok")
     )
-    return KwokCloudProvider(api, groups, namespace=namespace, carry_out=not dry_run)
+    return KwokCloudProvider(api, groups, namespace=namespace, gate=gate)

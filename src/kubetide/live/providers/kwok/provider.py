@@ -38,7 +38,8 @@ from kubetide.cloud.instance import (
     NodeTemplate,
     NotImplementedByProvider,
 )
-from kubetide.cloud.provider import CloudProvider, NodeGroup, PricingModel, StaticNodeGroup
+from kubetide.cloud.provider import BulkNodeLookup, CloudProvider, NodeGroup, PricingModel, StaticNodeGroup
+from kubetide.live.guard.gate import WriteGate
 from kubetide.live.providers.kwok.api import KubeCallError, KwokApi, Obj
 from kubetide.live.providers.kwok.config import KwokGroupConfig
 from kubetide.live.providers.kwok.nodes import (
@@ -50,7 +51,7 @@ from kubetide.live.providers.kwok.nodes import (
     template_view,
 )
 from kubetide.live.providers.kwok.reconcile import Correction, reconcile
-from kubetide.live.providers.kwok.state import GroupState, KwokState, Pending, StateStore
+from kubetide.live.providers.kwok.state import STATE_CONFIGMAP, GroupState, KwokState, Pending, StateStore
 from kubetide.model.node import NodeView
 
 __all__ = ["KwokCloudProvider", "KwokNodeGroup"]
@@ -126,12 +127,14 @@ class KwokCloudProvider:
         namespace: str = "kube-system",
         clock: Callable[[], float] = time.time,
         rng: random.Random | None = None,
-        carry_out: bool = True,
+        gate: WriteGate | None = None,
     ) -> None:
+        """``gate``: the component's (:mod:`kubetide.live.guard`): what ``refresh()`` writes by itself
+        (the state corrected, the creations due) goes through it, as every other write of the process
+        does, so a dry run or a replica that does not lead creates no node another replica asked for
+        and corrects its own copy of the state only. None: every write is made (a caller of its own)."""
         self._api = api
-        # False for a dry run: refresh() reads the shared state but never creates the nodes another
-        # replica asked for (the dry-run wrapper keeps this one's own writes from happening at all).
-        self._carry_out_due = carry_out
+        self._gate = gate
         self._store = StateStore(api, namespace)
         self._groups = {g.name: KwokNodeGroup(self, g) for g in groups}
         self._clock = clock
@@ -186,13 +189,26 @@ class KwokCloudProvider:
                     level = logging.WARNING if correction.serious else logging.INFO
                     log.log(level, "kwok state corrected from the Node objects: %s", correction.text)
             self._corrections = corrections
-            if self._carry_out_due and self._state.dump() != recorded:  # a dry run corrects its copy only
+            if self._state.dump() != recorded and self._admit(
+                "write_kwok_state",
+                f"write the corrected kwok state to ConfigMap {self._store.namespace}/{STATE_CONFIGMAP}",
+            ):
                 _, self._state = self._update(lambda state: None)
-            if self._carry_out_due:
-                self._carry_out(self._clock())
+            now = self._clock()
+            due = self._due(now)
+            if due and self._admit("create_nodes", f"create the kwok nodes due: {', '.join(sorted(due))}"):
+                self._carry_out(now)
+
+    def _admit(self, action: str, what: str) -> bool:
+        """Whether refresh() makes a write of its own (made, said in a dry run, refused when not leading).
+        Quiet in a dry run: while the state stays as it is, every loop would say it again."""
+        return self._gate is None or self._gate.admit(action, what, _not_leading, quiet=True)
 
     def cleanup(self) -> None:
         pass
+
+    def bulk_lookup(self) -> BulkNodeLookup | None:
+        return None  # node by node
 
     # --- node group operations (called through KwokNodeGroup)
 
@@ -351,6 +367,15 @@ class KwokCloudProvider:
                 result[parsed[0]][parsed[1]] = node
         return result
 
+    def _due(self, now: float) -> list[str]:
+        """The creations in flight whose time has come."""
+        return [
+            p.name
+            for name in self._groups
+            for p in self._group_state(self._state, name).pending
+            if p.due <= now
+        ]
+
     def _carry_out(self, now: float) -> None:
         """Create the Nodes whose creation is due, then drop them from the state. A creation that fails
         stays in flight and is tried again at the next refresh."""
@@ -383,6 +408,10 @@ class KwokCloudProvider:
                 group_state.pending = [p for p in group_state.pending if p.name not in done]
 
         _, self._state = self._update(change)
+
+
+def _not_leading() -> CloudProviderError:
+    return CloudProviderError("not the leader any more: kwok write refused")
 
 
 def _parse_provider_id(value: str) -> tuple[str, str] | None:

@@ -1,0 +1,120 @@
+"""The cluster autoscaler's shadow over in-memory ports: it decides in the running autoscaler's place,
+finds where the two differ, and writes nothing (its gate and its cloud refuse every write)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from kubetide.cloud.instance import CloudProviderError, Instance, InstanceState, InstanceStatus
+from kubetide.cloud.provider import CloudProvider
+from kubetide.cluster.autoscaler import StaticAutoscaler
+from kubetide.cluster.loop.world import World
+from kubetide.cluster.options import AutoscalingOptions
+from kubetide.live.guard import GuardedClusterPort, LeadershipLost, WriteGate
+from kubetide.live.shadow.journal import Journal
+from kubetide.live.shadow.shadow import CAShadow, ShadowRecorder
+from kubetide.model.node import NodeView
+from kubetide.model.pod import Pod
+from kubetide.model.scheduling_terms import Taint
+from kubetide.testing.cloud import RecordingCloud
+from kubetide.testing.cluster import RecordingClusterPort
+
+sys.path.insert(0, str(Path(__file__).parents[2] / "cluster"))  # the loop tests' builders
+from ca_loop_harness import node, pod, template
+
+PRIORITIES = {
+    "kube-system/cluster-autoscaler-priority-expander": {"priorities": "10:\n  - big\n1:\n  - small\n"}
+}
+READS = {"target_size", "refresh"}  # what the recording cloud records that is not a write
+
+
+class Source:
+    def __init__(self) -> None:
+        self.nodes: dict[str, NodeView] = {}
+        self.pods: dict[str, Pod] = {"p": pod("p", 1500, created=-100.0)}
+
+    def world(self) -> World:
+        return World(list(self.nodes.values()), list(self.pods.values()), config_maps=PRIORITIES)
+
+
+def shadow(tmp_path: Path) -> tuple[CAShadow, RecordingCloud, RecordingClusterPort, Source]:
+    cloud = (
+        RecordingCloud()
+        .with_group("small", 0, 3, template=template("small", cpu=2000))
+        .with_group("big", 0, 3, template=template("big", cpu=8000))
+    )
+    source = Source()
+    gate = WriteGate("cluster-autoscaler", lambda: True, shadow=True)
+    port = RecordingClusterPort(source.nodes, source.pods)
+    options = AutoscalingOptions(expander="priority", scale_down_unneeded_time=3600.0)
+
+    def build(c: CloudProvider) -> StaticAutoscaler:
+        return StaticAutoscaler(c, GuardedClusterPort(port, gate), options)  # type: ignore[arg-type]
+
+    recorder = ShadowRecorder("cluster-autoscaler", "CA", Journal(tmp_path), 10.0)
+    return CAShadow(source, cloud, recorder, build, gate), cloud, port, source
+
+
+def test_the_running_autoscalers_scale_up_is_taken_back_and_kubetide_chooses_its_own_group(
+    tmp_path: Path,
+) -> None:
+    cas, cloud, port, _ = shadow(tmp_path)
+    first = cas.tick(0.0)
+    assert first.timeline["intents"] == ["scale-up big"]
+    # The running autoscaler (least-waste) adds a small node; it is on its way, not registered yet.
+    cloud.groups["small"].target = 1
+    cloud.with_instance("small", Instance("small-1", InstanceStatus(InstanceState.Creating)))
+    for t in range(2, 14, 2):
+        tick = cas.tick(float(t))
+        # kubetide still decides on the cluster as it was: the small node taken back, big chosen.
+        assert tick.timeline["intents"] == ["scale-up big"], t
+        if tick.opened:
+            break
+    (d,) = tick.opened
+    assert (d.kind, d.subject, dict(d.delta)) == ("scale-up-group", "small", {"small": -1, "big": 1})
+    assert "1 pending pod (default/p) needs a new node; expander: priority kept big" in d.why
+    assert tick.timeline["kubetide"] == {"small": 0, "big": 1} and tick.timeline["targets"] == {
+        "small": 1,
+        "big": 0,
+    }
+    # Matched or settled, the running scale-up is no longer taken back: kubetide sees the node coming.
+    assert cas.tick(20.0).timeline["intents"] == []
+    written = [json.loads(line) for line in (tmp_path / "disagreements.jsonl").read_text().splitlines()]
+    assert [r["kind"] for r in written] == ["scale-up-group"]
+    # Nothing was written anywhere: the cloud saw reads only, the cluster port nothing.
+    assert {c.method for c in cloud.calls} <= READS and port.calls == []
+
+
+def test_a_node_the_running_autoscaler_deletes_is_one_kubetide_would_have_kept(tmp_path: Path) -> None:
+    cas, cloud, _, source = shadow(tmp_path)
+    del source.pods["p"]
+    source.nodes["small-1"] = node("small-1", "small")
+    cloud.groups["small"].target = 1
+    cloud.with_node("small", source.nodes["small-1"])
+    for t in range(0, 10, 2):
+        assert cas.tick(float(t)).opened == ()
+    # Tainted by the running autoscaler: being deleted.
+    taint = Taint("ToBeDeletedByClusterAutoscaler", "10", "NoSchedule")
+    source.nodes["small-1"] = replace(source.nodes["small-1"], taints=(taint,))
+    opened = []
+    for t in range(10, 24, 2):
+        opened += cas.tick(float(t)).opened
+    (d,) = opened
+    assert (d.kind, d.subject) == ("scale-down-running-only", "small-1")
+    assert d.why.startswith("unneeded since 00:00:00") and "--scale-down-unneeded-time (3600s)" in d.why
+    assert d.until == 3600.0
+
+
+def test_a_shadows_ports_refuse_every_write(tmp_path: Path) -> None:
+    cas, cloud, port, _ = shadow(tmp_path)
+    (group,) = [g for g in cas.autoscaler.cloud.node_groups() if g.id() == "small"]
+    with pytest.raises(CloudProviderError):
+        group.increase_size(1)
+    with pytest.raises(LeadershipLost):
+        cas.autoscaler.port.delete_node("n")
+    assert cloud.calls == [] and port.calls == []
