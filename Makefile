@@ -47,7 +47,7 @@ bench: $(STAMP)
 image:
 	docker build -t kubetide:$(VERSION) .
 
-# The end-to-end tier: a real control plane (README, "End-to-end tests"). KUBETIDE_E2E_NO_AGENT=1
+# The end-to-end tier: a real control plane (docs/testing.md, "End-to-end tests"). KUBETIDE_E2E_NO_AGENT=1
 # leaves out `kubetide node-agent`. `e2e` always brings the cluster down and returns pytest's status.
 E2E_CLUSTER := $(BIN)/python hack/e2e_cluster.py
 

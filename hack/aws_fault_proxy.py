@@ -1,5 +1,5 @@
 """moto's server and the tests' fault proxy in front of it, on their own: an AWS endpoint for trying the
-aws provider by hand (README, "Against moto").
+aws provider by hand (docs/live.md, "Against moto").
 
     .venv/bin/python hack/aws_fault_proxy.py [--port 5000] [--moto-port 0]
 

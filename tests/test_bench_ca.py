@@ -19,3 +19,13 @@ def test_world_is_ca_scalability_scenario_at_small_scale() -> None:
     )
     result = autoscaler.run_once(world, ca.NOW)
     assert result.scale_up_result == "Successful"
+
+
+def test_the_buffers_row_injects_every_buffers_pods_onto_the_nodes_there_are() -> None:
+    objects = ca.buffer_objects(3, 5)
+    assert len(objects.buffers) == 3
+    assert all(b.status.replicas == 5 for b in objects.buffers)
+    row = ca._buffers_row(nodes=100)
+    assert row["fake_pods"] == ca.BUFFERS * ca.BUFFER_REPLICAS
+    assert row["target_seconds"] > row["without_buffers_seconds"] > 0
+    assert ca.run(only="no-such-row") == []

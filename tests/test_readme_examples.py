@@ -1,4 +1,5 @@
-"""The README's Python examples run as written (from the repository root, as a reader would)."""
+"""The Python examples of the README and docs/ run as written (from the repository root, as a reader
+would)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-BLOCKS = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.DOTALL)
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+BLOCKS = [b for page in PAGES for b in re.findall(r"```python\n(.*?)```", page.read_text(), re.DOTALL)]
 
 
 def test_the_readme_has_python_examples() -> None:

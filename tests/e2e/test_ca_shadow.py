@@ -222,6 +222,23 @@ def _run(
     html = report.read_text()
     assert "<svg" in html and node in html and "scale-up-group" in html
 
+    # Its plans explained as a shadow's (its /debug/plan, as kubetide explain --cluster reads it).
+    explained = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "kubetide"),
+            "explain",
+            "--cluster",
+            f"--address=http://127.0.0.1:{shadow.port}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert explained.returncode == 0, explained.stderr
+    assert "(shadow; " in explained.stdout and "what kubetide would have done" in explained.stdout, (
+        explained.stdout
+    )
+
     # The shadow changed nothing: the API server audited no request of its account but Event writes.
     assert acting.alive() and shadow.alive()
     writes = audited_writes(SHADOW_ACCOUNT)

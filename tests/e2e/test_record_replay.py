@@ -12,7 +12,7 @@ scale-ups and scale-downs, replicas per HPA at every minute within one, pending 
 
 The load is set on the running pods (a loop annotates every pod of the Deployment, new ones within a
 second), never on the template: a template change rolls the Deployment, which the simulator does not
-model (README, "What a replay does not model"). The phases follow conditions (replicas and nodes
+model (docs/simulator.md, "What a replay does not model"). The phases follow conditions (replicas and nodes
 reached), not fixed sleeps; the recording's own end is its duration.
 """
 
@@ -97,8 +97,8 @@ def namespace(kubectl: Kubectl) -> Iterator[str]:
 def _cloud_config(path: Path, group: str) -> None:
     # A minute to provision, as a cloud takes (the kwok provider creates the Node at the first loop
     # after it; the recorder writes that as the delay). A pod waiting for a node then waits mostly for
-    # what the replay models; kube-scheduler's backoff (up to 10 s, not modelled: README, "What a
-    # replay does not model") is a small part of its wait, as on a real cluster.
+    # what the replay models; kube-scheduler's backoff (up to 10 s, not modelled: docs/simulator.md,
+    # "What a replay does not model") is a small part of its wait, as on a real cluster.
     path.write_text(
         yaml.safe_dump(
             {

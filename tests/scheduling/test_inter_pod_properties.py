@@ -29,6 +29,7 @@ from kubetide.scheduling.estimator import estimate
 from kubetide.scheduling.fit import FitChecker
 from kubetide.scheduling.hinting import HintingSimulator
 from kubetide.scheduling.pod_index import ClassCounts, PodIndex
+from kubetide.scheduling.predicates import DOMAIN_FILTERS
 from kubetide.scheduling.removal_simulation import must_move, simulate_removals
 from kubetide.scheduling.snapshot import ClusterSnapshot
 
@@ -280,6 +281,17 @@ def test_filters_agree_with_the_reference(snap: ClusterSnapshot, data: Any) -> N
     start = data.draw(st.integers(0, snap.num_slots))
     assert checker.feasible_from(facts, start).tolist() == fits[start:]
     assert [checker.fits(facts, i) for i in range(snap.num_slots)] == fits
+
+
+@SETTINGS
+@given(worlds(), st.data())
+def test_a_filter_the_pod_decides_applies_whatever_is_bound(snap: ClusterSnapshot, data: Any) -> None:
+    # FitChecker.rules asks such a filter once per template, not per pod placed.
+    incoming = data.draw(constrained_pods("incoming"))
+    for f in DOMAIN_FILTERS:
+        if f.pod_decides:
+            assert f.applies(incoming, snap) == f.may_apply(incoming)
+            assert f.applies(incoming, ClusterSnapshot()) == f.may_apply(incoming)
 
 
 @SETTINGS

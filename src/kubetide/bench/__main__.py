@@ -28,8 +28,8 @@ SUITES: dict[str, str] = {
 CLUSTER_SUITES: dict[str, str] = {"live-server": "kubetide.bench.live_server"}
 
 
-def _load(name: str) -> Callable[[], list[dict[str, Any]]]:
-    run: Callable[[], list[dict[str, Any]]] = importlib.import_module({**SUITES, **CLUSTER_SUITES}[name]).run
+def _load(name: str) -> Callable[..., list[dict[str, Any]]]:
+    run: Callable[..., list[dict[str, Any]]] = importlib.import_module({**SUITES, **CLUSTER_SUITES}[name]).run
     return run
 
 
@@ -60,13 +60,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m kubetide.bench", description=__doc__)
     parser.add_argument("suite", choices=[*SUITES, *CLUSTER_SUITES, "all"])
     parser.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
+    parser.add_argument(
+        "--only", metavar="WORKLOAD", help="run only this row of the suite (suites with rows)"
+    )
     args = parser.parse_args(argv)
     names = list(SUITES) if args.suite == "all" else [args.suite]
     records: list[dict[str, Any]] = []
     for name in names:
         if not args.json:
             print(f"running {name} ...", file=sys.stderr)
-        records.extend(_load(name)())
+        records.extend(_load(name)(only=args.only) if args.only else _load(name)())
     print(json.dumps(records, indent=2) if args.json else _table(records))
     return 0
 

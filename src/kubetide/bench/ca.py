@@ -1,7 +1,11 @@
 """Cluster Autoscaler bench: one full ``run_once`` on CA's GA scalability scenario and five times it.
 
 ``CA-loop-1k``: 1,000 nodes in 5 groups, 30,000 running pods of 300 Deployments and 1,000 pending
-(CA's scalability scenario 6, whose bound is 10 s; budget 0.2 s). ``CA-loop-5k``: 5,000 nodes and
+(CA's scalability scenario 6, whose bound is 10 s; budget 0.2 s). ``CA-loop-1k-buffers``: the same
+kind of world with room on its nodes (12 pods a node, 400 pending) and 50 CapacityBuffers of 100
+replicas each (5,000 fake pods injected every loop, placed on the nodes there are; the buffer
+controller and pod injection on), against the same loop without them, loop for loop: its budget is
+120 % of the loop without buffers (the buffers may add at most 20 %). ``CA-loop-5k``: 5,000 nodes and
 150,000 pods, 5,000 pending (budget 1 s). The first loop runs the snapshot of every node and pod, the
 filter of schedulable pending pods, the estimate for each group and the expander; it scales up, so it
 ends there as CA's RunOnce does. The next loops (the pods wait on the upcoming nodes) run the filter
@@ -31,17 +35,21 @@ from __future__ import annotations
 import gc
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 from kubetide.bench import affinity
 from kubetide.bench.affinity import GROUP_LABEL
 from kubetide.cluster.autoscaler import StaticAutoscaler
+from kubetide.cluster.capacity.buffers.controller import translate_buffers
+from kubetide.cluster.capacity.objects import CapacityObjects
 from kubetide.cluster.loop.world import LoopResult, World
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Container, OwnerRef, Pod
 from kubetide.model.resources import Resources
+from kubetide.sim.cluster.capacity import CapacityStore
 from kubetide.testing.cloud import RecordingCloud
 from kubetide.testing.cluster import RecordingClusterPort
 
@@ -158,6 +166,88 @@ def _loop(name: str, nodes: int, target: float) -> dict[str, Any]:
     }
 
 
+BUFFERS, BUFFER_REPLICAS = 50, 100
+BUFFER_LOOPS = 15
+# Nodes with room to spare (12 pods of the 300 Deployments use about 7 of 8 cores, one in thirty pods
+# pending): the buffers' 5,000 pods fit on the nodes there are, as in a cluster that keeps buffers.
+BUFFER_WORLD_PODS_PER_NODE = 12
+
+
+def buffer_objects(buffers: int = BUFFERS, replicas: int = BUFFER_REPLICAS) -> CapacityObjects:
+    """``buffers`` CapacityBuffers of ``replicas`` each, one PodTemplate each, as the API server holds
+    them once the buffer controller translated them (statuses Ready, managed PodTemplates written)."""
+    store = CapacityStore()
+    for b in range(buffers):
+        requests = {"cpu": f"{100 + 50 * (b % 7)}m", "memory": f"{128 * (1 + b % 4)}Mi"}
+        store.apply(
+            {
+                "apiVersion": "v1",
+                "kind": "PodTemplate",
+                "metadata": {"name": f"spare-{b}", "namespace": "shop"},
+                "template": {"spec": {"containers": [{"name": "c", "resources": {"requests": requests}}]}},
+            },
+            NOW,
+        )
+        store.apply(
+            {
+                "apiVersion": "autoscaling.x-k8s.io/v1beta1",
+                "kind": "CapacityBuffer",
+                "metadata": {"name": f"spare-{b}", "namespace": "shop", "uid": f"uid-buffer-{b}"},
+                "spec": {"podTemplateRef": {"name": f"spare-{b}"}, "replicas": replicas},
+            },
+            NOW,
+        )
+    for _ in range(3):  # the controller's writes, as the API server applies them
+        objects = store.objects(0, dict)
+        assert objects is not None
+        for write in translate_buffers(objects.buffers, objects, NOW).writes:
+            store.write(write, NOW)
+    objects = store.objects(0, dict)
+    assert objects is not None
+    return objects
+
+
+def _buffers_row(nodes: int = 1_000) -> dict[str, Any]:
+    """The loop with and without 50 buffers, on worlds alike, interleaved loop by loop so that a busy
+    machine slows both alike; figures are medians of the loops after the first few (the buffers' nodes
+    are then upcoming, as in a cluster that runs them)."""
+    on = AutoscalingOptions(
+        capacity_buffer_controller_enabled=True, capacity_buffer_pod_injection_enabled=True
+    )
+    runs = []
+    for options, capacity in ((AutoscalingOptions(), None), (on, buffer_objects())):
+        w, cloud = world(nodes, BUFFER_WORLD_PODS_PER_NODE)
+        if capacity is not None:
+            w = replace(w, capacity=capacity)
+        runs.append(
+            (w, StaticAutoscaler(cloud, RecordingClusterPort.discarding(), options, start_time=NOW - 3600))
+        )
+    times: list[list[float]] = [[], []]
+    last = None
+    gc.collect()
+    for k in range(BUFFER_LOOPS):
+        for i, (w, autoscaler) in enumerate(runs):
+            t0 = time.perf_counter()
+            result = autoscaler.run_once(w, NOW + 10.0 * k)
+            times[i].append(time.perf_counter() - t0)
+            if i == 1:
+                last = result
+    plain, buffered = (statistics.median(t[3:]) for t in times)
+    assert last is not None and last.capacity is not None
+    return {
+        "workload": "CA-loop-1k-buffers",
+        "median_seconds": buffered,
+        "runs": BUFFER_LOOPS - 3,
+        "target_seconds": round(1.2 * plain, 4),
+        "without_buffers_seconds": round(plain, 4),
+        "added_percent": round(100 * (buffered / plain - 1), 1),
+        "first_loop_seconds": [round(t[0], 4) for t in times],
+        "buffers": BUFFERS,
+        "fake_pods": sum(b.injected for b in last.capacity.buffers),
+        "nodes": nodes,
+    }
+
+
 def _added(result: LoopResult) -> dict[str, int]:
     """The nodes a loop's scale-up adds, per group."""
     plan = result.scale_up.plan if result.scale_up is not None else None
@@ -207,10 +297,15 @@ def _loop_sd4(target: float) -> dict[str, Any]:
     }
 
 
-def run() -> list[dict[str, Any]]:
-    return [
-        _loop("CA-loop-1k", 1_000, 0.2),
-        _loop("CA-loop-5k", 5_000, 1.0),
-        _loop_su4(1.0),
-        _loop_sd4(1.0),
-    ]
+ROWS: dict[str, Callable[[], dict[str, Any]]] = {
+    "CA-loop-1k": lambda: _loop("CA-loop-1k", 1_000, 0.2),
+    "CA-loop-5k": lambda: _loop("CA-loop-5k", 5_000, 1.0),
+    "CA-loop-SU-4": lambda: _loop_su4(1.0),
+    "CA-loop-SD-4": lambda: _loop_sd4(1.0),
+    "CA-loop-1k-buffers": _buffers_row,
+}
+
+
+def run(only: str | None = None) -> list[dict[str, Any]]:
+    """Every row, or only the one named (``python -m kubetide.bench ca --only CA-loop-1k-buffers``)."""
+    return [row() for name, row in ROWS.items() if only is None or name == only]

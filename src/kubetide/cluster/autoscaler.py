@@ -73,6 +73,7 @@ from dataclasses import dataclass, field, replace
 
 from kubetide.cloud.instance import CloudProviderError, InstanceState, NodeTemplate, NotImplementedByProvider
 from kubetide.cloud.provider import CloudProvider, PricingModel
+from kubetide.cluster.capacity.stage import CapacityStage
 from kubetide.cluster.clusterstate.learned_templates import (
     TEMPLATES_CONFIG_MAP,
     decode_templates,
@@ -247,6 +248,8 @@ class StaticAutoscaler:
             failover_to_untried_groups=o.failover_to_untried_groups,
             compat=o.compat,
         )
+        # CapacityBuffer, ProvisioningRequest and CapacityQuota (None: every capacity flag off).
+        self.capacity = CapacityStage.from_options(o)
         self.drain_options = DrainOptions(
             skip_nodes_with_system_pods=o.skip_nodes_with_system_pods,
             skip_nodes_with_local_storage=o.skip_nodes_with_local_storage,
@@ -401,9 +404,14 @@ class StaticAutoscaler:
         if deletions:
             deleting = self._deleting_in_cloud
             self._carry_out(loop, self._drain_round(loop.view, deletions, drain_ctx, deleting, started=False))
+        capacity = self.capacity
+        if capacity is not None:
+            self._carry_out_notices(loop, "capacity objects", capacity.begin(loop.view))
         snap = build_snapshot(
-            loop.view, self.registry, templates, o, self._hinting, self._snapshots, loop.timer
+            loop.view, self.registry, templates, o, self._hinting, self._snapshots, loop.timer, capacity
         )
+        if capacity is not None:
+            self._carry_out_notices(loop, "provisioning requests' pods", capacity.take_notices())
         to_help = list(snap.to_help)
         decision = self._scale_up(
             loop, to_help, templates, [*snap.all_nodes, *snap.placeholders], snap.snapshot
@@ -417,6 +425,8 @@ class StaticAutoscaler:
             loop.stop(f"scale-up: {loop.result.scale_up_result}")
             return len(to_help)
         if o.scale_down_enabled:
+            if capacity is not None:
+                self.planner.quota_minimums = capacity.min_quotas(loop.view, snap.snapshot)
             unneeded_started = loop.timer.start()
             plan = self.planner.plan(
                 loop.view,
@@ -440,6 +450,11 @@ class StaticAutoscaler:
             if raised and loop.acting:
                 self.times = replace(self.times, last_scale_up=now)  # postScaleUp: lastScaleUpTime
         return len(to_help)
+
+    def _carry_out_notices(self, loop: _Loop, about: str, events: tuple[CAEvent, ...]) -> None:
+        """Events a decision says (the capacity APIs'), when there are any."""
+        if events:
+            self._carry_out(loop, Notices(about, events))
 
     def _carry_out_some(
         self,
@@ -533,15 +548,32 @@ class StaticAutoscaler:
     ) -> ScaleUpDecision:
         started = loop.timer.start()
         o = self.options
-        decision = decide_scale_up(
-            loop.view, to_help, o, self.registry, templates, nodes, self.settings, self.strategy, snapshot
-        )
+
+        def decide(pods: list[Pod], settings: ScaleUpSettings, force: bool = False) -> ScaleUpDecision:
+            return decide_scale_up(
+                loop.view, pods, o, self.registry, templates, nodes, settings, self.strategy, snapshot, force
+            )
+
+        capacity = self.capacity
+        if capacity is None:
+            decision = decide(to_help, self.settings)
+        else:
+            decision = capacity.decide_scale_up(
+                loop.view, loop.timer, to_help, self.settings, snapshot, nodes, decide
+            )
         loop.result.scale_up = decision
         loop.result.scale_up_result = decision.result
         outcome = self._carry_out(loop, decision)
         if outcome.scale_up_failed:
             loop.result.scale_up_result = str(ScaleUpResult.ERROR)
-        if outcome.scaled_up and loop.acting:
+        scaled = bool(outcome.scaled_up)
+        if capacity is not None:
+            events = capacity.after_scale_up(loop.view, loop.result, decision, outcome)
+            self._carry_out_notices(loop, "capacity buffers", events)
+            # A check-capacity answer is a successful scale-up that raised no group (lastScaleUpTime).
+            answered = decision.plan is not None and not decision.plan.infos
+            scaled = scaled or (answered and loop.result.scale_up_result == ScaleUpResult.SUCCESSFUL)
+        if scaled and loop.acting:
             self.times = replace(self.times, last_scale_up=loop.view.now)
         if decision.plan is not None:  # CA times the orchestrator only in a loop that asks it
             loop.timer.observe(FunctionLabel.SCALE_UP, started)
@@ -763,6 +795,8 @@ class StaticAutoscaler:
         result.plan = loop.plan
         result.failures = tuple(done.failures)
         result.nodes_deleted = tuple(done.deleted)
+        if self.capacity is not None:
+            self.capacity.finish(view, result)
 
     def _encoded_templates(self, learned: dict[str, tuple[NodeTemplate, float]]) -> dict[str, str]:
         """``encode_templates(learned)``: the last loop's text while every group has the very same

@@ -20,6 +20,7 @@ from typing import Protocol
 
 from kubetide.cloud.provider import CloudProvider
 from kubetide.cluster.autoscaler import StaticAutoscaler
+from kubetide.cluster.capacity.objects import CapacityPort
 from kubetide.cluster.clusterstate.learned_templates import TEMPLATES_CONFIG_MAP
 from kubetide.cluster.clusterstate.persisted import STATE_CONFIG_MAP
 from kubetide.cluster.loop.events import CA_EVENT_OBJECT
@@ -97,8 +98,23 @@ class ClusterAutoscalerDriver:
         for ev in result.events:
             self._emit(ev)
         self._write_state(result)
+        self._write_capacity(result)
         self.last = result
         return result
+
+    def _write_capacity(self, result: LoopResult) -> None:
+        """The capacity APIs' writes (statuses, managed PodTemplates, deletions), each on its own: one
+        that fails is reported and made again by a later loop."""
+        if not result.capacity_writes:
+            return
+        if not isinstance(self.port, CapacityPort):
+            result.write_problems.append("the cluster port takes no capacity API writes")
+            return
+        for write in result.capacity_writes:
+            try:
+                self.port.write_capacity(write)
+            except ApiError as exc:
+                result.write_problems.append(f"{write.object} not written ({write.action}): {exc}")
 
     def deletions(self, now: float, *, carry: bool = True) -> LoopResult:
         """Deletions due between loops (``LoopResult.deletions_due_at``): drain and delete, nothing else.

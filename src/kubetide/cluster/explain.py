@@ -6,7 +6,10 @@
 - **Scale-up**: the groups considered and skipped, each expander filter in ``--expander`` order with
   the groups it kept, and the groups and sizes chosen;
 - **Nodes**: unneeded since when, or the eligibility rule that keeps the node (CA's unremovable
-  reasons), with the blocking pod and its drain rule (a PDB shows as ``NotEnoughPdb``).
+  reasons), with the blocking pod and its drain rule (a PDB shows as ``NotEnoughPdb``);
+- **Capacity** (when a capacity flag is on): each CapacityQuota's limits, usage and what is left, each
+  CapacityBuffer's fake pods (how many fit on the nodes there are, how many asked for new ones, or why
+  none was injected), each ProvisioningRequest worked on and its conditions.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from kubetide.cluster.capacity.report import CapacityReport
 from kubetide.cluster.expander import ExpanderStep
 from kubetide.cluster.loop.world import LoopResult, World
 from kubetide.cluster.reasons import EventReason
@@ -59,9 +63,10 @@ class Explanation:
     expander_steps: tuple[ExpanderStep, ...]
     chosen: tuple[tuple[str, int, int], ...]  # (group, from, to)
     nodes: tuple[NodeExplanation, ...]
+    capacity: CapacityReport | None = None  # None: no capacity flag on
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "loopTime": self.at,
             "scaleUp": {
                 "result": self.scale_up_result,
@@ -96,6 +101,9 @@ class Explanation:
                 ],
             },
         }
+        if self.capacity is not None:
+            out["capacity"] = self.capacity.to_json()
+        return out
 
     @classmethod
     def from_json(cls, doc: Any, where: str = "") -> Explanation:
@@ -262,6 +270,7 @@ def explain_loop(result: LoopResult, at: float, world: World) -> Explanation:
         decision.expander_trace if decision is not None else (),
         chosen,
         tuple(nodes),
+        result.capacity,
     )
 
 
@@ -317,7 +326,34 @@ def render_text(
                 out.append(f"  {n.node}: not a candidate: {n.not_candidate}")
             else:
                 out.append(f"  {n.node}: not evaluated this loop")
+    if ex.capacity is not None and (pods is None and nodes is None):
+        out.extend(_capacity_lines(ex.capacity))
     return "\n".join(out) + "\n"
+
+
+def _capacity_lines(report: CapacityReport) -> list[str]:
+    out = ["", "Capacity:" + (" (this loop's scale-up served ProvisioningRequests)" if report.mode else "")]
+    for q in report.quotas:
+        parts = [
+            f"{r} {q.used.get(r, 0)} of {limit} used, {q.left.get(r, 0)} left"
+            for r, limit in sorted(q.limits.items())
+        ]
+        out.append(f"  {q.id}: {'; '.join(parts) or 'no limits'}")
+        if q.minimums:
+            kept = ", ".join(f"{r} at least {v}" for r, v in sorted(q.minimums.items()))
+            out.append(f"    kubetide minimums: {kept}")
+    for b in report.buffers:
+        if b.injected:
+            out.append(
+                f"  CapacityBuffer/{b.buffer}: {b.injected} fake pods, {b.fit} fit on the nodes there are, "
+                f"{b.pending} ask for new nodes"
+            )
+        else:
+            out.append(f"  CapacityBuffer/{b.buffer}: no fake pod ({b.reason})")
+    for r in report.requests:
+        conditions = ", ".join(f"{k} {v}" for k, v in r.conditions.items())
+        out.append(f"  ProvisioningRequest/{r.request} ({r.class_name}): {conditions}")
+    return out
 
 
 def format_time(t: float) -> str:

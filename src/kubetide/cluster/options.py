@@ -233,6 +233,72 @@ class AutoscalingOptions:
     node_deletion_candidate_ttl: float = _f("node-deletion-candidate-ttl", "duration", 0.0)
     force_delete_unregistered_nodes: bool = _f("force-delete-unregistered-nodes", "bool", False)
     force_delete_failed_nodes: bool = _f("force-delete-failed-nodes", "bool", False)
+    # CapacityBuffer, ProvisioningRequest and CapacityQuota (CA 1.34-1.36; kubetide.cluster.capacity).
+    capacity_buffer_controller_enabled: bool = _f(
+        "capacity-buffer-controller-enabled",
+        "bool",
+        False,
+        "translate each CapacityBuffer into a managed PodTemplate and a number of chunks, in its status",
+    )
+    capacity_buffer_pod_injection_enabled: bool = _f(
+        "capacity-buffer-pod-injection-enabled",
+        "bool",
+        False,
+        "inject the fake pods of ready CapacityBuffers into the pending pods",
+    )
+    capacity_buffer_pod_dry_run_enabled: bool = _f(
+        "capacity-buffer-pod-dry-run-enabled",
+        "bool",
+        True,
+        "build a buffer's managed PodTemplate from the API server's dry-run creation of its pod (its "
+        "admission and defaulting); false, or in a scenario: the defaulting CA applies itself",
+    )
+    capacity_quotas_enabled: bool = _f(
+        "capacity-quotas-enabled", "bool", False, "enforce CapacityQuotas and keep their status"
+    )
+    enable_provisioning_requests: bool = _f(
+        "enable-provisioning-requests", "bool", False, "handle ProvisioningRequests"
+    )
+    provisioning_request_initial_backoff_time: float = _f(
+        "provisioning-request-initial-backoff-time",
+        "duration",
+        60.0,
+        "how long a ProvisioningRequest waits after Provisioned=False before it is tried again",
+    )
+    provisioning_request_max_backoff_time: float = _f(
+        "provisioning-request-max-backoff-time",
+        "duration",
+        600.0,
+        "the longest wait between a ProvisioningRequest's tries (each wait doubles up to it)",
+    )
+    provisioning_request_max_backoff_cache_size: int = _f(
+        "provisioning-request-max-backoff-cache-size",
+        "int",
+        1000,
+        "how many ProvisioningRequests' waits are remembered (the least recently used go first)",
+    )
+    check_capacity_batch_processing: bool = _f(
+        "check-capacity-batch-processing", "bool", False, "answer check-capacity requests in batches"
+    )
+    check_capacity_provisioning_request_max_batch_size: int = _f(
+        "check-capacity-provisioning-request-max-batch-size",
+        "int",
+        10,
+        "the most check-capacity requests answered in one batch",
+    )
+    check_capacity_provisioning_request_batch_timebox: float = _f(
+        "check-capacity-provisioning-request-batch-timebox",
+        "duration",
+        10.0,
+        "the longest a batch of check-capacity requests may take (wall time; none passes in a simulation)",
+    )
+    check_capacity_processor_instance: str = _f(
+        "check-capacity-processor-instance",
+        "string",
+        "",
+        "serve only the check-capacity requests with this processorInstance parameter (or class prefix); "
+        "when set, no best-effort-atomic request is served",
+    )
     # Client.
     kube_client_qps: float = _f("kube-client-qps", "float", 5.0)
     kube_client_burst: int = _f("kube-client-burst", "int", 10)

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from kubetide.cloud.provider import NodeGroup
+from kubetide.cluster.capacity.quotas.controller import format_amount
+from kubetide.cluster.capacity.report import QuotaReport
 from kubetide.cluster.clusterstate.readiness import Readiness
 from kubetide.cluster.clusterstate.registry import ClusterStateRegistry
 
@@ -112,6 +114,8 @@ class ClusterAutoscalerStatus:
     node_groups: tuple[NodeGroupStatus, ...] = ()
     autoscaler_status: str = "Running"
     message: str = ""
+    # kubetide: the CapacityQuotas' limits, usage and what is left (after nodeGroups; none: not written).
+    capacity_quotas: tuple[QuotaReport, ...] = ()
 
 
 def _transition(status: str, now: float, last: Condition | None) -> float:
@@ -334,6 +338,21 @@ def status_tree(status: ClusterAutoscalerStatus, now: float) -> Tree:
             for g in status.node_groups
         ]
         out.append(("nodeGroups", groups))
+    if status.capacity_quotas:
+        out.append(("capacityQuotas", [_quota(q) for q in status.capacity_quotas]))
+    return out
+
+
+def _amounts(values: Mapping[str, int]) -> Tree:
+    return [(r, format_amount(r, v * 1000 if r == "cpu" else v)) for r, v in sorted(values.items())]
+
+
+def _quota(q: QuotaReport) -> Tree:
+    """kubetide: one CapacityQuota (cpu in cores, memory in bytes, as the quota counts them)."""
+    out: Tree = [("name", q.id), ("limits", _amounts(q.limits)), ("used", _amounts(q.used))]
+    out.append(("left", _amounts(q.left)))
+    if q.minimums:
+        out.append(("minimums", _amounts(q.minimums)))
     return out
 
 

@@ -135,6 +135,11 @@ class _Question:
             out.append(
                 "A dry run: every scale-up and deletion below was only said (logged), nothing was changed."
             )
+        elif page.mode == "shadow":
+            out.append(
+                "A shadow beside the autoscaler that acts: every scale-up and deletion below is what kubetide "
+                "would have done; nothing was changed."
+            )
         out.append("")
         latest_pods = [p for p in self.pods if p in {x.pod for x in latest.pods}]
         latest_nodes = [n for n in self.nodes if n in {x.node for x in latest.nodes}]

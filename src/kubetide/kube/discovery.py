@@ -17,6 +17,7 @@ from lightkube.generic_resource import create_global_resource, create_namespaced
 from kubetide.kube.rest import Rest
 
 __all__ = [
+    "CAPACITY_GROUP",
     "DiscoveryError",
     "ResourceKind",
     "ServedVersions",
@@ -25,6 +26,7 @@ __all__ = [
     "resource_kinds",
 ]
 
+CAPACITY_GROUP = "autoscaling.x-k8s.io"
 # Preference order per group: the first version served wins.
 _PREFERRED = {
     "autoscaling": ("v2", "v2beta2"),
@@ -107,6 +109,11 @@ def resource_kinds(versions: ServedVersions) -> dict[str, ResourceKind]:
             "autoscaling", versions.autoscaling, "HorizontalPodAutoscaler", "horizontalpodautoscalers"
         ),
         ResourceKind("coordination.k8s.io", versions.coordination, "Lease", "leases"),
+        # The capacity APIs (CA's CRDs, deploy/rbac/crd-*.yaml), at the versions those CRDs store.
+        ResourceKind("", "v1", "PodTemplate", "podtemplates"),
+        ResourceKind(CAPACITY_GROUP, "v1beta1", "CapacityBuffer", "capacitybuffers"),
+        ResourceKind(CAPACITY_GROUP, "v1", "ProvisioningRequest", "provisioningrequests"),
+        ResourceKind(CAPACITY_GROUP, "v1alpha1", "CapacityQuota", "capacityquotas", namespaced=False),
     ]
     return {k.plural: k for k in kinds}
 

@@ -23,9 +23,11 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from kubetide.kube.discovery import ServedVersions
+from kubetide.cluster.capacity.objects import CapacityWrite
+from kubetide.kube.discovery import ServedVersions, resource_kinds
 from kubetide.kube.events import EventRecorder, UidLookup
 from kubetide.kube.rest import MERGE_PATCH, KubeStatusError, Rest, retrying
+from kubetide.live.cluster_autoscaler.capacity import write_capacity
 from kubetide.model.api import ApiError, EvictionOutcome, NotFoundError, PortCapabilities
 from kubetide.model.pod import Pod
 from kubetide.model.scheduling_terms import Taint
@@ -182,6 +184,13 @@ class KubeClusterPort:
             )
         except KubeStatusError as exc:
             raise ApiError(f"ConfigMap {namespace}/{name}: {exc}") from exc
+
+    # -- the capacity APIs' statuses, managed PodTemplates and deletions (``CapacityPort``) -------
+
+    def write_capacity(self, write: CapacityWrite) -> None:
+        write_capacity(
+            self.rest, resource_kinds(self.versions), write, attempts=self._attempts, sleep=self._sleep
+        )
 
     # -- events ----------------------------------------------------------------------------------
 

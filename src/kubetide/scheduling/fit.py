@@ -215,7 +215,7 @@ class FitChecker:
         snap, pod = self.snap, facts.pod
         if facts.domain_filters is None:  # those that could apply to this template, once
             facts.domain_filters = [f for f in DOMAIN_FILTERS if f.may_apply(pod)]
-        applying = [f for f in facts.domain_filters if f.applies(pod, snap)]
+        applying = [f for f in facts.domain_filters if f.pod_decides or f.applies(pod, snap)]
         if not applying:
             return ()
         index = snap.pod_index()

@@ -272,6 +272,16 @@ class ClusterSnapshot:
         in the same order."""
         return self._ver[i]
 
+    def reuse_version(self, i: int, version: int, pods: Sequence[Pod]) -> bool:
+        """Give slot ``i`` back ``version`` when its pods are ``pods`` (the very objects, in the same
+        order) and ``version`` was theirs: the same pods bound again (a CapacityBuffer's fake pods,
+        every loop) keep what is kept by version. False (nothing changed) when they are not."""
+        mine = self._pods[i]
+        if len(mine) != len(pods) or not all(map(operator.is_, mine, pods)):
+            return False
+        self._ver[i] = version
+        return True
+
     def all_pods(self) -> Iterable[tuple[int, Pod]]:
         for i in range(self._n):
             if self._active[i]:
@@ -409,6 +419,21 @@ class ClusterSnapshot:
         missing = len(self.resources) - row.shape[-1]
         return np.pad(row, [(0, 0)] * (row.ndim - 1) + [(0, missing)]) if missing else row
 
+    def _unbind_last(
+        self, slots: NDArray[np.intp], counts: NDArray[np.int64], totals: Int64Array, n_keep: int
+    ) -> None:
+        """Undo a bind of ``counts[k]`` pods requesting ``totals[k]`` to ``slots[k]`` (the last pods of
+        each slot); slots at or past ``n_keep`` are truncated away."""
+        index = self._pod_index
+        kept = slots < n_keep
+        for slot, count in zip(slots[kept].tolist(), counts[kept].tolist(), strict=True):
+            pods = self._own(slot)
+            if index is not None:
+                index.pods_removed(slot, pods[len(pods) - count :])
+            del pods[len(pods) - count :]
+        self._used[slots[kept]] -= totals[kept]
+        self.pods_epoch += 1
+
     def _undo(self, entry: tuple[Any, ...], n_keep: int) -> None:
         op, i = entry[0], entry[1]
         index = self._pod_index
@@ -422,6 +447,9 @@ class ClusterSnapshot:
                         index.pods_removed(slot, (popped,))
             self.pods_epoch += 1
             return
+        if op == "blocks+":
+            self._unbind_last(entry[1], entry[2], self._width(entry[3]), n_keep)
+            return
         if op == "rows+":
             slots, rows = entry[1], self._width(entry[2])
             kept = slots < n_keep  # slots at or past n_keep are truncated away
@@ -433,15 +461,8 @@ class ClusterSnapshot:
             self.pods_epoch += 1
             return
         if op == "bulk+":
-            slots, counts, vec = entry[1], entry[2], self._width(entry[3])
-            kept = slots < n_keep  # slots at or past n_keep are truncated away
-            for slot, count in zip(slots[kept].tolist(), counts[kept].tolist(), strict=True):
-                pods = self._own(slot)
-                if index is not None:
-                    index.pods_removed(slot, pods[len(pods) - count :])
-                del pods[len(pods) - count :]
-            self._used[slots[kept]] -= counts[kept, None] * vec
-            self.pods_epoch += 1
+            slots, counts = entry[1], entry[2]
+            self._unbind_last(slots, counts, counts[:, None] * self._width(entry[3]), n_keep)
             return
         if i >= n_keep and op != "node-":
             return  # the node itself is truncated away
@@ -732,6 +753,21 @@ class ClusterSnapshot:
         self._used[slots] += rows
         self.pods_epoch += 1
         self._record(("rows+", slots, rows))
+
+    def add_pod_blocks(
+        self, slots: NDArray[np.intp], blocks: Sequence[Sequence[Pod]], totals: Int64Array
+    ) -> None:
+        """Bind ``blocks[k]`` (pods without inter-pod constraints) to ``slots[k]``, after its pods,
+        requesting ``totals[k]`` together: many slots' bindings of several pods each in one array step
+        (slots distinct)."""
+        index = self._pod_index
+        for slot, pods in zip(slots.tolist(), blocks, strict=True):
+            self._own(slot).extend(pods)
+            if index is not None:
+                index.pods_added(slot, pods)
+        self._used[slots] += totals
+        self.pods_epoch += 1
+        self._record(("blocks+", slots, np.array([len(b) for b in blocks], np.int64), totals))
 
     def take_pods(self, i: int) -> list[Pod]:
         """Unbind every pod of slot ``i`` at once and return them (in binding order)."""

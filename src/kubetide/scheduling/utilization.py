@@ -10,6 +10,7 @@ whose GPUs are not (yet) allocatable reports 0 so it can be removed.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -125,7 +126,8 @@ class UtilizationMemo:
     """:func:`node_utilization`'s answers kept from one loop to the next: a node whose view and pods
     are the very same objects as last time (views and pods are immutable), with the same settings,
     gets the same answer. The pods are the same when the caller gives the same version of them (a
-    snapshot's ``pods_version``), or else when they are the same objects in the same order. A node
+    snapshot's ``pods_version``), or else (or when the version moved on) when they are the same
+    objects in the same order. A node
     with a pod being deleted is computed afresh: the answer then depends on the time."""
 
     def __init__(self) -> None:
@@ -149,6 +151,12 @@ class UtilizationMemo:
         # The pods' identity: the version when given (cheap), else the ids of the pods in order.
         ids = list(map(id, pods)) if version is None else None
         same_pods = kept is not None and (kept[3] == version if version is not None else kept[2] == ids)
+        if kept is not None and not same_pods and version is not None:
+            # Another version of the very same pods (pods taken off and bound again, as fake pods are
+            # every loop): the same answer, kept under the new version.
+            same_pods = len(kept[1]) == len(pods) and all(map(operator.is_, kept[1], pods))
+            if same_pods and kept[0] is node and kept[4] == settings:
+                self._kept[node.name] = (*kept[:3], version, *kept[4:])
         if kept is not None and same_pods and kept[0] is node and kept[4] == settings:
             return kept[5]
         util = node_utilization(

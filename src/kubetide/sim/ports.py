@@ -20,6 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, overload
 
+from kubetide.cluster.capacity.objects import CapacityObjects, CapacityWrite
 from kubetide.cluster.loop.world import World
 from kubetide.model.api import EvictionOutcome, NotFoundError, PortCapabilities
 from kubetide.model.node import NodeView
@@ -88,6 +89,10 @@ class SimClusterPort:
         if self.cluster.evict(sim_pod, self.cluster.engine.now, grace_period_s):
             return EvictionOutcome.EVICTED
         return EvictionOutcome.REFUSED
+
+    def write_capacity(self, write: CapacityWrite) -> None:
+        """A capacity API write (``CapacityPort``): a status, a managed PodTemplate, a deletion."""
+        self.cluster.capacity.write(write, self.cluster.engine.now)
 
     def capabilities(self) -> PortCapabilities:
         """Both: the autoscalers' own ConfigMaps, kept by the cluster across restarts, and events with
@@ -255,7 +260,16 @@ class SimWorldSource:
             self._daemonsets(),
             pods_by_node=by_node,
             unbound_pods=unbound,
+            capacity=self._capacity(),
         )
+
+    def _capacity(self) -> CapacityObjects | None:
+        """The capacity APIs' objects (None while the scenario has none: the world CA 1.31 reads)."""
+        store, workloads = self.cluster.capacity, self.cluster.workloads
+        if not store:
+            return None
+        version = hash(tuple((k, getattr(w, "replicas", 0), len(w.pods)) for k, w in workloads.items()))
+        return store.objects(version, lambda: store.scalables(workloads))
 
     def _daemonsets(self) -> list[Pod]:
         """One pod per DaemonSet from its template, as CA's DaemonSet lister provides it."""

@@ -15,6 +15,7 @@ from kubetide.cloud.provider import CloudProvider
 from kubetide.cluster.autoscaler import StaticAutoscaler
 from kubetide.cluster.loop.world import World
 from kubetide.cluster.options import AutoscalingOptions
+from kubetide.live.cluster_autoscaler.published import PublishedPlans
 from kubetide.live.guard import GuardedClusterPort, LeadershipLost, WriteGate
 from kubetide.live.shadow.journal import Journal
 from kubetide.live.shadow.shadow import CAShadow, ShadowRecorder
@@ -42,7 +43,9 @@ class Source:
         return World(list(self.nodes.values()), list(self.pods.values()), config_maps=PRIORITIES)
 
 
-def shadow(tmp_path: Path) -> tuple[CAShadow, RecordingCloud, RecordingClusterPort, Source]:
+def shadow(
+    tmp_path: Path, published: PublishedPlans | None = None
+) -> tuple[CAShadow, RecordingCloud, RecordingClusterPort, Source]:
     cloud = (
         RecordingCloud()
         .with_group("small", 0, 3, template=template("small", cpu=2000))
@@ -57,7 +60,7 @@ def shadow(tmp_path: Path) -> tuple[CAShadow, RecordingCloud, RecordingClusterPo
         return StaticAutoscaler(c, GuardedClusterPort(port, gate), options)  # type: ignore[arg-type]
 
     recorder = ShadowRecorder("cluster-autoscaler", "CA", Journal(tmp_path), 10.0)
-    return CAShadow(source, cloud, recorder, build, gate), cloud, port, source
+    return CAShadow(source, cloud, recorder, build, gate, published), cloud, port, source
 
 
 def test_the_running_autoscalers_scale_up_is_taken_back_and_kubetide_chooses_its_own_group(
@@ -118,3 +121,14 @@ def test_a_shadows_ports_refuse_every_write(tmp_path: Path) -> None:
     with pytest.raises(LeadershipLost):
         cas.autoscaler.port.delete_node("n")
     assert cloud.calls == [] and port.calls == []
+
+
+def test_each_plan_is_published_for_explain_as_a_shadows(tmp_path: Path) -> None:
+    published = PublishedPlans(mode="shadow")
+    cas, _, _, _ = shadow(tmp_path, published)
+    cas.tick(0.0)
+    status, page = published.page({})
+    assert status == 200 and page["mode"] == "shadow" and page["loops"] == 1
+    explanation = page["lastScaleUp"]["explanation"]
+    assert explanation["scaleUp"]["chosen"] == [{"group": "big", "from": 0, "to": 1}]
+    assert explanation["scaleUp"]["expander"][0]["filter"] == "priority"

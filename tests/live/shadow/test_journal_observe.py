@@ -8,9 +8,19 @@ from pathlib import Path
 
 import pytest
 
-from kubetide.live.shadow.compare import DELETE, SCALE_DOWN, SCALE_UP, Action, Closed, Disagreement
+from kubetide.live.shadow.compare import (
+    DELETE,
+    SCALE_DOWN,
+    SCALE_UP,
+    Action,
+    Closed,
+    Disagreement,
+    ShadowLoop,
+    Step,
+)
 from kubetide.live.shadow.journal import DISAGREEMENTS, TIMELINE, Journal, JournalError
 from kubetide.live.shadow.observe import ClusterLook, running_actions, status_scale_ups
+from kubetide.live.shadow.shadow import ShadowRecorder
 
 
 def disagreement(subject: str = "n1", at: float = 6.0) -> Disagreement:
@@ -116,3 +126,25 @@ def test_times_come_from_the_cluster_when_it_says_them_between_the_two_looks() -
         Action(DELETE, "n1", "a", t - 5),  # a whole second of the taint: not before the earlier look
         Action(DELETE, "n2", "a", t + 3),  # said before the earlier look: the later look's time
     )
+
+
+def test_a_restarted_shadow_goes_on_with_its_open_records_and_writes_none_twice(tmp_path: Path) -> None:
+    """Two processes, one journal: the episode kubetide's deletion intent began before the restart is
+    the same record after it, and it closes once."""
+    want = Action(DELETE, "n1", "g", 0.0, why="empty")
+
+    def steps(recorder: ShadowRecorder, times: range, *intents: Action) -> None:
+        for t in times:
+            recorder.step(Step(ShadowLoop(float(t), intents)), {})
+
+    first = ShadowRecorder("cluster-autoscaler", "CA", Journal(tmp_path), 10.0)
+    steps(first, range(0, 30, 2), want)
+    second = ShadowRecorder("cluster-autoscaler", "CA", Journal(tmp_path), 10.0)  # the restart
+    steps(second, range(100, 140, 2), want)
+    steps(second, range(140, 144, 2))
+    records = [json.loads(line) for line in (tmp_path / DISAGREEMENTS).read_text().splitlines()]
+    assert [(r["type"], r["id"]) for r in records] == [
+        ("disagreement", "scale-down-kubetide-only/n1/0.000"),
+        ("closed", "scale-down-kubetide-only/n1/0.000"),
+    ]
+    assert len((tmp_path / TIMELINE).read_text().splitlines()) == 15 + 20 + 2

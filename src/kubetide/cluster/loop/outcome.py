@@ -44,6 +44,8 @@ class LoopOutcome:
     size_fixed: list[str] = field(default_factory=list)  # groups whose target a size fix lowered
     scaled_up: list[ScaleUpInfo] = field(default_factory=list)  # scale-up groups raised, in order
     scale_up_failed: bool = False  # an IncreaseSize of the scale-up failed (the loop's result: Error)
+    # Groups an all-or-nothing scale-up raised with IncreaseSize (the provider has no atomic increase).
+    atomic_fallbacks: list[str] = field(default_factory=list)
     raised_to_min: list[str] = field(default_factory=list)  # groups raised to their min size
     # Deletions the scale-down started (tainted), as (node view with the taint, its plan entry index).
     started: list[tuple[NodeView, int]] = field(default_factory=list)
@@ -77,6 +79,7 @@ class LoopOutcome:
         self.untainted.update(later.untainted)
         self.size_fixed += later.size_fixed
         self.scaled_up += later.scaled_up
+        self.atomic_fallbacks += later.atomic_fallbacks
         self.scale_up_failed = self.scale_up_failed or later.scale_up_failed
         self.raised_to_min += later.raised_to_min
         self.started += later.started

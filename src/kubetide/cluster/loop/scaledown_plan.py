@@ -14,7 +14,7 @@ or the cloud: :mod:`kubetide.cluster.loop.scaledown_actuator` executes it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from kubetide.cluster.clusterstate.registry import ClusterStateRegistry
@@ -34,7 +34,7 @@ from kubetide.cluster.loop.scaledown_stages import (
 )
 from kubetide.cluster.loop.view import LoopView
 from kubetide.cluster.options import AutoscalingOptions
-from kubetide.cluster.reasons import ScaleDownResult
+from kubetide.cluster.reasons import ScaleDownResult, UnremovableReason
 from kubetide.cluster.scaledown.budgets import GroupNodes
 from kubetide.cluster.scaledown.candidates import CandidateOrder
 from kubetide.cluster.scaledown.cooldown import ScaleDownTimes, scale_down_in_cooldown
@@ -59,6 +59,8 @@ from kubetide.scheduling.snapshot import ClusterSnapshot
 from kubetide.scheduling.utilization import Utilization, UtilizationMemo
 
 __all__ = ["NodeToDelete", "ScaleDownPlan", "ScaleDownPlanner", "must_move_now"]
+
+MinimumCheck = Callable[[NodeView], UnremovableReason | None]
 
 
 def must_move_now(pod: Pod) -> bool:
@@ -164,6 +166,9 @@ class ScaleDownPlanner:
         self.previous_candidates: frozenset[str] = frozenset()
         # Whether each deletion this planner started was a drain (the deletion tracker's two lists).
         self._started_drained: dict[str, bool] = {}
+        # Set by the loop before each plan: more minimums than --cores-total's (the CapacityQuotas'), as a
+        # wrapper of the cluster-wide check (cluster.capacity); None: none.
+        self.quota_minimums: Callable[[MinimumCheck], MinimumCheck] | None = None
 
     def started_as_drain(self, name: str, pods: Sequence[Pod]) -> bool:
         """Whether the deletion of ``name`` was started as a drain (the deletion tracker's lists); one this
@@ -288,6 +293,9 @@ class ScaleDownPlanner:
             gid: GroupSizes(t, view.groups[gid].min_size(), in_progress.get(gid, 0))
             for gid, t in targets.items()
         }
+        within_min_limits = min_limits_check(self.limits, view, snapshot, all_nodes, by_name)
+        if self.quota_minimums is not None:
+            within_min_limits = self.quota_minimums(within_min_limits)
         removable = removable_now(
             view,
             registry.group_options,
@@ -295,7 +303,7 @@ class ScaleDownPlanner:
             sizes,
             targets,
             search.risky,
-            min_limits_check(self.limits, view, snapshot, all_nodes, by_name),
+            within_min_limits,
             o.compat.zero_removal_time_immediate,
         )
         unremovable.update(removable.unremovable)

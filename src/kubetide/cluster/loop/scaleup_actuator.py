@@ -6,11 +6,19 @@ pods, ``NotTriggerScaleUp`` on the others).
 A failed ``IncreaseSize`` backs the group off (``cloudProviderError``) and stops the plan there, as
 upstream does: the groups after it were balanced against it, so they are re-planned next loop. The
 cluster state is told of each outcome (``RegisterScaleUp``, ``RegisterFailedScaleUp``).
+All-or-nothing plans (a ProvisioningRequest's) raise each group with ``AtomicIncreaseSize``, or, where
+the provider has none, ``IncreaseSize`` (``scaleUpExecutor.increaseSize``), noting the group in the
+outcome's ``atomic_fallbacks``.
 """
 
 from __future__ import annotations
 
-from kubetide.cloud.instance import CloudProviderError, ErrorClass, InstanceErrorInfo
+from kubetide.cloud.instance import (
+    CloudProviderError,
+    ErrorClass,
+    InstanceErrorInfo,
+    NotImplementedByProvider,
+)
 from kubetide.cluster.loop.execution import Execution
 from kubetide.cluster.loop.scaleup_decision import ScaleUpDecision
 from kubetide.cluster.loop.world import CAEvent
@@ -29,7 +37,7 @@ def execute_scale_up(run: Execution, decision: ScaleUpDecision) -> None:
         for event in decision.plan_events:
             run.emit(event)
         for info in plan.infos:
-            if not _increase(run, info):
+            if not _increase(run, info, plan.atomic):
                 break
             executed.append(info)
     run.outcome.scaled_up += executed
@@ -55,7 +63,7 @@ def execute_scale_up(run: Execution, decision: ScaleUpDecision) -> None:
             run.emit(event)
 
 
-def _increase(run: Execution, info: ScaleUpInfo) -> bool:
+def _increase(run: Execution, info: ScaleUpInfo, atomic: bool = False) -> bool:
     group = run.groups[info.group]
     data = {"group": info.group, "from": info.current_size, "to": info.new_size}
     run.emit(
@@ -69,7 +77,14 @@ def _increase(run: Execution, info: ScaleUpInfo) -> bool:
         )
     )
     try:
-        group.increase_size(info.delta)
+        if atomic:
+            try:
+                group.atomic_increase_size(info.delta)
+            except NotImplementedByProvider:
+                group.increase_size(info.delta)
+                run.outcome.atomic_fallbacks.append(info.group)
+        else:
+            group.increase_size(info.delta)
     except CloudProviderError as exc:
         run.outcome.fail("increase_size", f"NodeGroup/{info.group}", exc)
         run.emit(

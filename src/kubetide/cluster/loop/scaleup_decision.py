@@ -236,34 +236,29 @@ def decide_scale_up(
     settings: ScaleUpSettings,
     strategy: ChainStrategy,
     snapshot: ClusterSnapshot | None = None,
+    force: bool = False,
 ) -> ScaleUpDecision:
     """``shouldScaleUp`` then the orchestrator's plan for ``to_help`` (pods that fit nowhere, old enough),
-    estimated on the loop's cluster ``snapshot``."""
+    estimated on the loop's cluster ``snapshot``; ``force``: the orchestrator is asked whatever
+    shouldScaleUp says (``ScaleUpEnforcer``: pods of a ProvisioningRequest are pending)."""
     now = view.now
     if not to_help:
         return ScaleUpDecision(str(ScaleUpResult.NOT_NEEDED))
     # ReadyNodeLister: Ready and schedulable (what ScaleUp is given as the cluster's nodes).
     ready = [n for n in view.nodes if is_node_ready(n) and not n.unschedulable]
+    # ScaleUpEnforcer (``force``): the orchestrator is asked all the same; what the refused branch did
+    # besides its result stays done (the Warning event; scale-down disabled for the loop).
+    forced_events: tuple[CAEvent, ...] = ()
+    disables_scale_down = False
     if options.max_nodes_total > 0 and len(ready) >= options.max_nodes_total:
-        if not options.compat.limited_by_max_nodes_total:
-            # CA 1.31 RunOnce: ``scaleUpStatus.Result = ScaleUpNoOptionsAvailable``, only a log line.
-            return ScaleUpDecision(str(ScaleUpResult.NO_OPTIONS_AVAILABLE))
-        # CA 1.33+: ScaleUpLimitedByMaxNodesTotal, the event, and every pod in PodsRemainUnschedulable.
-        msg = f"Max total nodes in cluster reached: {options.max_nodes_total}"
-        events = [CAEvent("Warning", str(EventReason.MAX_NODES_TOTAL_REACHED), CA_EVENT_OBJECT, msg)]
-        for p in to_help:
-            events.append(
-                CAEvent(
-                    "Normal",
-                    str(EventReason.NOT_TRIGGER_SCALE_UP),
-                    f"Pod/{p.namespace}/{p.name}",
-                    "max total nodes in cluster reached",
-                    {"reasons": {"max total nodes in cluster reached": 1}},
-                )
-            )
-        return ScaleUpDecision(str(ScaleUpResult.LIMITED_BY_MAX_NODES_TOTAL), events=tuple(events))
-    if _all_pods_new(to_help, now):
-        return ScaleUpDecision(str(ScaleUpResult.IN_COOLDOWN), disables_scale_down=True)
+        refused = _max_nodes_total_reached(to_help, options)
+        if not force:
+            return refused
+        forced_events = tuple(e for e in refused.events if e.object == CA_EVENT_OBJECT)
+    elif _all_pods_new(to_help, now):
+        if not force:
+            return ScaleUpDecision(str(ScaleUpResult.IN_COOLDOWN), disables_scale_down=True)
+        disables_scale_down = True
     groups = group_states(view, registry, templates, settings.limits)
     ctx = ExpansionContext(now=now, cluster_node_count=len(view.nodes))
     cluster = _cluster_count(view, registry, templates, ready, settings)
@@ -271,11 +266,34 @@ def decide_scale_up(
     return ScaleUpDecision(
         str(plan.result),
         plan,
+        events=forced_events,
+        disables_scale_down=disables_scale_down,
         pods=tuple(to_help),
         groups=tuple(groups),
         expander_trace=tuple(ctx.trace),
         plan_events=tuple(cluster_event(ev, view.groups, options.namespace) for ev in plan.events),
     )
+
+
+def _max_nodes_total_reached(to_help: list[Pod], options: AutoscalingOptions) -> ScaleUpDecision:
+    """RunOnce's answer when the ready nodes reached ``--max-nodes-total``."""
+    if not options.compat.limited_by_max_nodes_total:
+        # CA 1.31 RunOnce: ``scaleUpStatus.Result = ScaleUpNoOptionsAvailable``, only a log line.
+        return ScaleUpDecision(str(ScaleUpResult.NO_OPTIONS_AVAILABLE))
+    # CA 1.33+: ScaleUpLimitedByMaxNodesTotal, the event, and every pod in PodsRemainUnschedulable.
+    msg = f"Max total nodes in cluster reached: {options.max_nodes_total}"
+    events = [CAEvent("Warning", str(EventReason.MAX_NODES_TOTAL_REACHED), CA_EVENT_OBJECT, msg)]
+    for p in to_help:
+        events.append(
+            CAEvent(
+                "Normal",
+                str(EventReason.NOT_TRIGGER_SCALE_UP),
+                f"Pod/{p.namespace}/{p.name}",
+                "max total nodes in cluster reached",
+                {"reasons": {"max total nodes in cluster reached": 1}},
+            )
+        )
+    return ScaleUpDecision(str(ScaleUpResult.LIMITED_BY_MAX_NODES_TOTAL), events=tuple(events))
 
 
 def _not_triggered(

@@ -10,8 +10,9 @@ the snapshot (scale-down then sees them as load) and need no scale-up; young pod
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from kubetide.cloud.instance import NodeTemplate
 from kubetide.cluster.clusterstate.registry import ClusterStateRegistry
@@ -26,7 +27,14 @@ from kubetide.scheduling.hinting import HintingSimulator
 from kubetide.scheduling.kept import SnapshotKeeper
 from kubetide.scheduling.snapshot import ClusterSnapshot
 
-__all__ = ["LoopSnapshot", "build_snapshot"]
+__all__ = ["LoopSnapshot", "PendingPods", "build_snapshot"]
+
+
+class PendingPods(Protocol):
+    """What joins or leaves the pods to help once the filter of schedulable pods has run (the pod list
+    processors after it: the capacity APIs' fake pods, ``kubetide.cluster.capacity``)."""
+
+    def pending(self, view: LoopView, snapshot: ClusterSnapshot, to_help: Sequence[Pod]) -> list[Pod]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,9 +56,10 @@ def build_snapshot(
     simulator: HintingSimulator,
     keeper: SnapshotKeeper | None = None,
     timer: FunctionTimer | None = None,
+    processors: PendingPods | None = None,
 ) -> LoopSnapshot:
     """``keeper``: the last loop's snapshot, updated instead of built afresh (the same snapshot);
-    ``timer``: times ``filterOutSchedulable``."""
+    ``timer``: times ``filterOutSchedulable``; ``processors``: the pod list processors after it."""
     now, cutoff = view.now, options.expendable_pods_priority_cutoff
     counts, registered_upcoming = registry.upcoming_nodes(now)
     upcoming_names = {n for names in registered_upcoming.values() for n in names}
@@ -66,12 +75,13 @@ def build_snapshot(
     placeholders: list[NodeView] = []
     for gid, count in sorted(counts.items()):
         template = templates.get(gid)
-        if template is None:
+        if template is None or count <= 0:
             continue
-        for i in range(count):
-            placeholder = estimation_node(template, f"{template.node.name}-upcoming-{i}")
-            snapshot.add_node(placeholder)
-            placeholders.append(placeholder)
+        # One placeholder view per group, added as named copies in one step: each copy's view is
+        # estimation_node(template, its name) (the snapshot renames and relabels a copy).
+        names = [f"{template.node.name}-upcoming-{i}" for i in range(count)]
+        first = snapshot.add_template_nodes(estimation_node(template, names[0]), names)
+        placeholders.extend(map(snapshot.node, range(first, first + count)))
     # Pods the scheduler found no room for; and, with --bypassed-scheduler-names, pods of those
     # schedulers not yet scheduled, which CA does not wait for a verdict on (its own simulation decides).
     bypassed = set(options.bypassed_scheduler_names)
@@ -89,6 +99,8 @@ def build_snapshot(
     started = timer.start()
     to_help = filter_out_schedulable(simulator, snapshot, pending)
     timer.observe(FunctionLabel.FILTER_OUT_SCHEDULABLE, started)
+    if processors is not None:
+        to_help = processors.pending(view, snapshot, to_help)
     delay = options.new_pod_scale_up_delay
     to_help = [p for p in to_help if p.creation_time is None or now - p.creation_time > _delay(p, delay)]
     return LoopSnapshot(snapshot, tuple(all_nodes), tuple(placeholders), tuple(to_help))

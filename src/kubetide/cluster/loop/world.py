@@ -19,6 +19,8 @@ from kubetide.model.pod import Pod
 from kubetide.scheduling.drainability import PDB
 
 if TYPE_CHECKING:
+    from kubetide.cluster.capacity.objects import CapacityObjects, CapacityWrite
+    from kubetide.cluster.capacity.report import CapacityReport
     from kubetide.cluster.loop.outcome import Failure
     from kubetide.cluster.loop.plan import LoopPlan
     from kubetide.cluster.loop.scaleup_decision import ScaleUpDecision
@@ -45,6 +47,8 @@ class World:
     # world's while its pods are unchanged; nobody may change one. None: derived from ``pods``.
     pods_by_node: Mapping[str, Sequence[Pod]] | None = None
     unbound_pods: Sequence[Pod] | None = None
+    # The CapacityBuffers, ProvisioningRequests and CapacityQuotas (cluster.capacity); None: none read.
+    capacity: CapacityObjects | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +125,10 @@ class LoopResult:
     deletions_due_at: float | None = None
     # How long each of CA's functions took (``cluster.loop.timing``; empty without a stopwatch).
     function_durations: list[tuple[str, float]] = field(default_factory=list)
+    # The capacity APIs' writes (statuses, managed PodTemplates, deletions), for the driver, and what
+    # they did this loop (cluster.capacity); empty and None when no capacity flag is on.
+    capacity_writes: list[CapacityWrite] = field(default_factory=list)
+    capacity: CapacityReport | None = None
     # What the loop decided, phase by phase (``cluster.loop.plan``), and the actions that failed.
     plan: LoopPlan | None = None
     failures: tuple[Failure, ...] = ()

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from kubetide.cloud.instance import NodeTemplate
+from kubetide.cluster.capacity.quotas.tracker import QuotaTracker
 from kubetide.cluster.clusterstate.registry import ClusterEvent
 from kubetide.cluster.compat import DEFAULT_COMPATIBILITY, Compatibility
 from kubetide.cluster.expander import ChainStrategy, ExpansionContext, Option
@@ -94,6 +95,10 @@ class ScaleUpSettings:
     failover_to_untried_groups: bool = False  # kubetide's flag (the loop sets it; CA's way by default)
     gpu_label: str = ""  # the cloud's GPU label, for cluster_count's GPU totals
     compat: Compatibility = DEFAULT_COMPATIBILITY  # --ca-compatibility-version (the skip reasons' words)
+    # A ProvisioningRequest's best-effort-atomic scale-up (``allOrNothing``): every pod or none.
+    all_or_nothing: bool = False
+    # The loop's CapacityQuotas (cluster.capacity.quotas), checked after the cluster-wide limits.
+    quotas: QuotaTracker | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +111,7 @@ class ScaleUpPlan:
     skipped: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     events: tuple[ClusterEvent, ...] = ()
     error: str | None = None
+    atomic: bool = False  # all or nothing: each group raised by AtomicIncreaseSize
 
 
 def _estimation_node(template: NodeTemplate) -> NodeView:
@@ -140,6 +146,7 @@ def _skip_reasons(group: GroupState, cluster: ClusterCount, settings: ScaleUpSet
         count = group.max_size - group.target
         if settings.max_nodes_total > 0 and cluster.nodes + count > settings.max_nodes_total:
             return (SkipReason.ATOMIC_EXCEEDS_CLUSTER_LIMIT,)
+    reasons: list[str] = []
     if settings.limits is not None:
         check = settings.limits.check_quota(
             cluster.usage, node_resources(group.template.node, group.gpu), count
@@ -147,8 +154,10 @@ def _skip_reasons(group: GroupState, cluster: ClusterCount, settings: ScaleUpSet
         # IsNodeGroupResourceExceeded: any resource short for the ``count`` nodes (a ZeroOrMax group's
         # whole remaining size) skips the group.
         if check.exceeded:
-            return (check.message(settings.compat.quota_skip_message),)
-    return ()
+            reasons.append(check.message(settings.compat.quota_skip_message))
+    if settings.quotas:  # the CapacityQuotas that select the group's nodes: one reason per quota short
+        reasons.extend(settings.quotas.check(group.template.node, count).messages())
+    return tuple(reasons)
 
 
 def _similar_groups(
@@ -244,6 +253,8 @@ def expansion_options(
             if node_count > g.max_size:
                 continue  # all or nothing: more than the whole group cannot be had
             node_count = g.max_size  # an atomic group only ever goes to its max
+        if settings.all_or_nothing and len(est.scheduled) < len(pods):
+            continue  # prepareScaleUp: some pods would not fit, and the scale-up is all or nothing
         if node_count > 0 and est.scheduled:
             options.append(Option(g.id, node_count, est.scheduled, g.template.node, g.exists, similar))
     return options, skipped
@@ -285,6 +296,10 @@ def finish_scale_up(
 
     if settings.limits is not None:
         new_nodes = settings.limits.check_quota(usage, per_node(main), new_nodes).allowed
+    if settings.quotas and main.template is not None:
+        new_nodes = min(new_nodes, settings.quotas.check(main.template.node, new_nodes).allowed)
+    if settings.all_or_nothing and new_nodes < best.node_count:
+        return _abort_all_or_nothing(skipped, events)
     if new_nodes < 1:
         return ScaleUpPlan(ScaleUpResult.ERROR, (), (), skipped, tuple(events), "quota exceeded")
     members = [main] + [by_id[s] for s in best.similar_groups]
@@ -292,6 +307,13 @@ def finish_scale_up(
         # Similar groups that cannot take even one node within quota drop out first.
         members = [main] + [
             g for g in members[1:] if settings.limits.check_quota(usage, per_node(g), 1).allowed >= 1
+        ]
+    quotas = settings.quotas
+    if quotas:
+        members = [main] + [
+            g
+            for g in members[1:]
+            if g.template is not None and not quotas.check(g.template.node, 1).is_exceeded
         ]
     infos = balance_scale_up([GroupSize(g.id, g.min_size, g.max_size, g.target) for g in members], new_nodes)
     if settings.limits is not None:
@@ -307,7 +329,43 @@ def finish_scale_up(
                     if usage.get(r, 0) != UNKNOWN:
                         usage = {**usage, r: usage.get(r, 0) + v * allowed}
         infos = capped_infos
-    return ScaleUpPlan(ScaleUpResult.SUCCESSFUL, tuple(infos), best.pods, skipped, tuple(events))
+    if quotas:
+        infos = _cap_by_capacity_quotas(infos, by_id, quotas)
+    if settings.all_or_nothing and sum(i.delta for i in infos) < new_nodes:
+        return _abort_all_or_nothing(skipped, events)
+    return ScaleUpPlan(
+        ScaleUpResult.SUCCESSFUL,
+        tuple(infos),
+        best.pods,
+        skipped,
+        tuple(events),
+        atomic=settings.all_or_nothing,
+    )
+
+
+def _cap_by_capacity_quotas(
+    infos: Sequence[ScaleUpInfo], by_id: Mapping[str, GroupState], quotas: QuotaTracker
+) -> list[ScaleUpInfo]:
+    """``capScaleUpsByQuota``: each group's share cut to what its CapacityQuotas allow, taken from them in
+    turn; a group cut to nothing drops out (what it loses is not given to the others)."""
+    out = []
+    for info in infos:
+        template = by_id[info.group].template
+        allowed = info.delta
+        if template is not None and allowed > 0:
+            allowed = quotas.check(template.node, allowed).allowed
+            if allowed > 0:
+                quotas.consume(template.node, allowed)
+        if allowed > 0:
+            out.append(ScaleUpInfo(info.group, info.current_size, info.current_size + allowed, info.max_size))
+    return out
+
+
+def _abort_all_or_nothing(
+    skipped: Mapping[str, tuple[str, ...]], events: Sequence[ClusterEvent]
+) -> ScaleUpPlan:
+    """``abortAllOrNothing``: not every pod can be helped, so none is."""
+    return ScaleUpPlan(ScaleUpResult.NO_OPTIONS_AVAILABLE, skipped=dict(skipped), events=tuple(events))
 
 
 def _untried_first(
@@ -362,4 +420,5 @@ def plan_scale_up(
         plan.skipped,
         tuple(ctx.events) + plan.events,
         plan.error,
+        plan.atomic,
     )

@@ -149,7 +149,7 @@ def main(argv: Sequence[str]) -> None:
         HealthLimits(options.max_inactivity, options.max_failing_time, options.max_startup_time),
     )
     if shadow is not None:
-        sys.exit(runtime.run(ShadowCAComponent(rest, options, provider, shadow)))
+        sys.exit(runtime.run(ShadowCAComponent(rest, options, provider, shadow, runtime)))
     component = ClusterAutoscalerComponent(
         rest, options, provider, runtime, gate, per_nodegroup=bool(values["emit-per-nodegroup-metrics"])
     )
@@ -206,7 +206,7 @@ class ClusterAutoscalerComponent:
             COMPONENT,
             self.rest,
             stop,
-            lambda v: CAWorldSource(self.rest, v, namespace=self.options.namespace),
+            lambda v: CAWorldSource(self.rest, v, namespace=self.options.namespace, options=self.options),
         )
         if world is None:
             return None

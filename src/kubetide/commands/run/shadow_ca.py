@@ -3,7 +3,8 @@ runs, deciding without acting (:class:`~kubetide.live.shadow.shadow.CAShadow`).
 
 Its caches are the acting autoscaler's (the same world), its ports are guarded by a shadow gate (every
 write refused) over a connection that refuses every write too; it takes no Lease, writes no status or
-state ConfigMap, and posts Events only with ``--shadow-events`` (one per disagreement).
+state ConfigMap, and posts Events only with ``--shadow-events`` (one per disagreement). Each loop's plan
+is served at ``/debug/plan`` (mode ``shadow``): ``kubetide explain --cluster`` explains it.
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ from kubetide.cloud.provider import CloudProvider
 from kubetide.cluster.autoscaler import StaticAutoscaler
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.commands.run.common import start_caches
+from kubetide.commands.run.runtime import Runtime
 from kubetide.commands.run.shadow import ShadowSettings
 from kubetide.kube.events import EventRecorder, uid_lookup
 from kubetide.kube.rest import Rest
 from kubetide.live.actuation import KubeClusterPort
+from kubetide.live.cluster_autoscaler.published import PAGE_PATH, PublishedPlans
 from kubetide.live.cluster_autoscaler.world import CAWorldSource
 from kubetide.live.guard import GuardedClusterPort, WriteGate
 from kubetide.live.shadow.compare import Disagreement
@@ -35,8 +38,15 @@ class ShadowCAComponent:
     """The caches, guarded ports and shadow of one ``--shadow`` CA process."""
 
     def __init__(
-        self, rest: Rest, options: AutoscalingOptions, provider: CloudProvider, shadow: ShadowSettings
+        self,
+        rest: Rest,
+        options: AutoscalingOptions,
+        provider: CloudProvider,
+        shadow: ShadowSettings,
+        runtime: Runtime,
     ) -> None:
+        self.published = PublishedPlans(mode="shadow")
+        runtime.serve(PAGE_PATH, self.published.page)
         self.rest = rest
         self.options = options
         self.provider = provider
@@ -74,7 +84,7 @@ class ShadowCAComponent:
             say=events.emit if self.settings.events else None,
             target=self._event_object,
         )
-        shadow = CAShadow(world, self.provider, recorder, build, self.gate)
+        shadow = CAShadow(world, self.provider, recorder, build, self.gate, self.published)
         self.runner = ShadowRunner(shadow, clock, options.scan_interval)
         return self.runner
 

@@ -72,7 +72,7 @@ class _Record:
 
 class PublishedPlans:
     def __init__(self, *, mode: str = "acting", keep_deletions: int = KEPT_DELETIONS) -> None:
-        self.mode = mode  # acting | dry-run
+        self.mode = mode  # acting | dry-run | shadow
         self.keep_deletions = keep_deletions
         self._record = _Record()
 

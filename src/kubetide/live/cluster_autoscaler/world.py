@@ -3,8 +3,9 @@
 What CA's listers give its loop: every node; the pods that are not terminal (CA lists with the field
 selector ``status.phase!=Succeeded,status.phase!=Failed``), pending ones carrying kube-scheduler's
 ``PodScheduled=False`` message; PodDisruptionBudgets with ``status.disruptionsAllowed``; the ConfigMaps
-of CA's namespace; and the replicas of the workload controllers pods name (for the drain rules). The
-world is rebuilt only when a cache changed, so a loop over a quiet cluster costs nothing.
+of CA's namespace; the replicas of the workload controllers pods name (for the drain rules); and,
+when a capacity flag is on, the capacity APIs' objects (:mod:`.capacity`). The world is rebuilt only
+when a cache changed, so a loop over a quiet cluster costs nothing.
 
 PDB selectors follow the served version (live contract §2): in ``policy/v1beta1`` an empty selector
 matches no pods; in ``policy/v1`` it matches every pod of the namespace. A null selector matches none
@@ -17,9 +18,11 @@ from collections.abc import Callable
 from typing import Any
 
 from kubetide.cluster.loop.world import World
+from kubetide.cluster.options import AutoscalingOptions
 from kubetide.kube.cache import Informer
 from kubetide.kube.discovery import ResourceKind, ServedVersions, resource_kinds
 from kubetide.kube.rest import Rest
+from kubetide.live.cluster_autoscaler.capacity import CapacityCaches
 from kubetide.model.errors import ManifestError
 from kubetide.model.fields import Node as Field
 from kubetide.model.node import NodeView
@@ -129,7 +132,14 @@ def controller_replicas(kind: str) -> Callable[[Json], tuple[tuple[str, str, str
 class CAWorldSource:
     """Caches for CA's world; :meth:`world` is cheap when nothing changed."""
 
-    def __init__(self, rest: Rest, versions: ServedVersions, *, namespace: str = "kube-system"):
+    def __init__(
+        self,
+        rest: Rest,
+        versions: ServedVersions,
+        *,
+        namespace: str = "kube-system",
+        options: AutoscalingOptions | None = None,
+    ):
         kinds = resource_kinds(versions)
         matches_all = versions.pdb_empty_selector_matches_all
         self.nodes: Informer[NodeView] = Informer(rest, kinds["nodes"], NodeView.from_manifest)
@@ -146,11 +156,16 @@ class CAWorldSource:
         self.daemonsets: Informer[tuple[tuple[str, str, str], int, Pod | None]] = Informer(
             rest, kinds["daemonsets"], daemonset_view
         )
+        self.capacity: CapacityCaches | None = None
+        if options is not None and _capacity_enabled(options):
+            shared = {i.kind.plural: i for i in self.controllers}
+            self.capacity = CapacityCaches(rest, kinds, options, self.pods, shared)
         self._built: tuple[tuple[int, ...], World] | None = None
 
     @property
     def informers(self) -> list[Informer[Any]]:
-        return [self.nodes, self.pods, self.pdbs, self.config_maps, *self.controllers, self.daemonsets]
+        own = self.capacity.informers if self.capacity is not None else []
+        return [self.nodes, self.pods, self.pdbs, self.config_maps, *self.controllers, self.daemonsets, *own]
 
     def start(self) -> CAWorldSource:
         for informer in self.informers:
@@ -174,6 +189,8 @@ class CAWorldSource:
     def world(self) -> World:
         """The current world; the same object while no cache changed."""
         versions = tuple(informer.version for informer in self.informers)
+        if self.capacity is not None:
+            versions += self.capacity.versions
         if self._built is not None and self._built[0] == versions:
             return self._built[1]
         controllers: dict[tuple[str, str, str], int] = {}
@@ -191,9 +208,19 @@ class CAWorldSource:
             config_maps=dict(self.config_maps.views()),
             controllers=controllers,
             daemonsets=daemonsets,
+            capacity=self.capacity.objects() if self.capacity is not None else None,
         )
         self._built = (versions, world)
         return world
+
+
+def _capacity_enabled(o: AutoscalingOptions) -> bool:
+    return (
+        o.capacity_buffer_controller_enabled
+        or o.capacity_buffer_pod_injection_enabled
+        or o.enable_provisioning_requests
+        or o.capacity_quotas_enabled
+    )
 
 
 def _config_map(manifest: Json) -> tuple[str, dict[str, str]]:

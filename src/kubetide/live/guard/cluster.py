@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Protocol
 
+from kubetide.cluster.capacity.objects import CapacityPort, CapacityWrite
 from kubetide.live.guard.gate import WriteGate
 from kubetide.model.api import ApiError, ClusterPort, ConfigMapWriter, EvictionOutcome, PortCapabilities
 from kubetide.model.pod import Pod
@@ -70,6 +71,14 @@ class GuardedClusterPort:
 
     def emit_event(self, type_: str, reason: str, obj: str, message: str) -> None:
         self._inner.emit_event(type_, reason, obj, message)
+
+    def write_capacity(self, write: CapacityWrite) -> None:
+        """A capacity API write (``CapacityPort``), when the inner port takes them."""
+        if self._admit("capacity", f"{write.action} {write.object}"):
+            inner = self._inner
+            if not isinstance(inner, CapacityPort):
+                raise ApiError("the cluster port takes no capacity API writes")
+            inner.write_capacity(write)
 
     def capabilities(self) -> PortCapabilities:
         """What the inner port declares, each write through this guard: its ConfigMaps through

@@ -13,12 +13,13 @@ from collections.abc import Iterable
 from kubetide.cluster.loop.plan import LoopPlan
 from kubetide.cluster.loop.scaledown_plan import NodeToDelete, ScaleDownPlan
 from kubetide.cluster.loop.scaleup_decision import ScaleUpDecision
+from kubetide.cluster.loop.world import LoopResult
 from kubetide.cluster.reasons import ScaleDownResult, UnremovableReason
 from kubetide.cluster.scaledown.taints import TO_BE_DELETED_TAINT
 from kubetide.live.shadow.compare import DELETE, SCALE_UP, Action, Kept, ShadowLoop, clock_text
 from kubetide.model.node import NodeView
 
-__all__ = ["being_deleted", "shadow_loop"]
+__all__ = ["being_deleted", "plan_result", "shadow_loop"]
 
 _MOST_PODS_NAMED = 3
 
@@ -127,3 +128,17 @@ def _idle(decision: ScaleUpDecision | None, plan: LoopPlan) -> str:
         skipped = "; ".join(f"{g}: {', '.join(r)}" for g, r in sorted(decision.plan.skipped.items()))
         return f"{said}; groups skipped: {skipped}"
     return said
+
+
+def plan_result(plan: LoopPlan) -> LoopResult:
+    """A decided plan as a loop's result, for what reads results (``/debug/plan``, ``explain``): its
+    decisions and reasons; no event, count or status, since nothing was carried out."""
+    up, down = plan.scale_up, plan.scale_down
+    result = LoopResult(plan=plan, scale_up=up, scale_up_result=up.result if up is not None else "")
+    if down is not None:
+        result.scale_down_result = str(down.result)
+        result.unneeded = dict(down.unneeded)
+        result.unremovable = dict(down.unremovable)
+        result.blocking_pods = dict(down.blocking)
+        result.not_candidates = dict(down.not_candidates)
+    return result

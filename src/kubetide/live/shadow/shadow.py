@@ -23,8 +23,9 @@ from kubetide.cluster.driver import WorldSource
 from kubetide.cluster.loop.plan import LoopPlan
 from kubetide.cluster.scaledown.taints import to_be_deleted_time
 from kubetide.kube.metrics import SHADOW_DISAGREEMENTS
+from kubetide.live.cluster_autoscaler.published import PublishedPlans
 from kubetide.live.guard import WriteGate
-from kubetide.live.shadow.ca_plans import being_deleted, shadow_loop
+from kubetide.live.shadow.ca_plans import being_deleted, plan_result, shadow_loop
 from kubetide.live.shadow.compare import (
     Closed,
     Comparison,
@@ -122,7 +123,11 @@ class CAShadow:
         recorder: ShadowRecorder,
         build: Callable[[CloudProvider], StaticAutoscaler],
         gate: WriteGate,
+        published: PublishedPlans | None = None,
     ) -> None:
+        """``published``: where each loop's plan is served (``/debug/plan``, mode ``shadow``), so
+        ``kubetide explain --cluster`` explains what kubetide would have done."""
+        self.published = published
         self.source = source
         self.provider = provider
         self.recorder = recorder
@@ -157,6 +162,8 @@ class CAShadow:
         running = running_actions(self.last_look, look)
         self._undone = unmatched_scale_ups(self.recorder.state, running)
         plan = self.autoscaler.decide(world, now)
+        if self.published is not None:
+            self.published.observe(plan_result(plan), world, now)
         loop = shadow_loop(plan, world.nodes, self.autoscaler.options.scale_down_unneeded_time)
         counts: dict[str, int] = {}
         for gid in nodes.values():

@@ -71,6 +71,9 @@ class DynamicFilter(Protocol):
 class DomainFilter(DynamicFilter, Protocol):
     """A dynamic filter that decides a node by its topology domains: its state is per-domain rules."""
 
+    # True when :meth:`applies` is :meth:`may_apply` whatever the snapshot (asked once per template).
+    pod_decides: bool
+
     def may_apply(self, pod: Pod) -> bool:
         """False when :meth:`applies` is False for this pod whatever the snapshot."""
         ...

@@ -181,6 +181,7 @@ def _denying(index: PodIndex, key: TopologyKey, classes: list[ClassCounts], fail
 
 class InterPodAffinity(RulesFilter):
     name = "InterPodAffinity"
+    pod_decides = False  # bound pods' anti-affinity may reject any pod
 
     def applies(self, pod: Pod, snap: ClusterSnapshot) -> bool:
         return bool(pod.pod_affinity or pod.pod_anti_affinity or snap.constrained_pods)

@@ -221,6 +221,7 @@ def _eligible_counts(
 
 class PodTopologySpread(RulesFilter):
     name = "PodTopologySpread"
+    pod_decides = True  # the pod's own constraints, whatever is bound
 
     def applies(self, pod: Pod, snap: ClusterSnapshot) -> bool:
         return bool(pod.topology_spread) and self.may_apply(pod)

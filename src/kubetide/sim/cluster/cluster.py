@@ -26,6 +26,7 @@ from kubetide.model.node import NodeView
 from kubetide.model.scheduling_terms import NodeSelectorTerm, Taint
 from kubetide.model.selectors import LabelSelector, Requirement
 from kubetide.scheduling.snapshot import ClusterSnapshot
+from kubetide.sim.cluster.capacity import CAPACITY_KINDS, CapacityStore
 from kubetide.sim.cluster.controllers import Controllers
 from kubetide.sim.cluster.kubelet import Kubelet
 from kubetide.sim.cluster.node_lifecycle import NodeLifecycle
@@ -54,6 +55,8 @@ class SimCluster:
         self.hpas: dict[str, HPA] = store.hpas
         self.pdbs: dict[str, DisruptionBudget] = store.pdbs
         self.config_maps: dict[str, dict[str, str]] = store.config_maps
+        # CapacityBuffers, ProvisioningRequests, CapacityQuotas and PodTemplates.
+        self.capacity: CapacityStore = store.capacity
         self.stats: PodStats = store.stats
         self.kubelet = Kubelet(self)
         self.scheduler = SchedulerLoop(self, seed=int(rngs.stream("scheduler").integers(0, 2**31)))
@@ -88,6 +91,8 @@ class SimCluster:
             self.pdbs[key] = DisruptionBudget.from_manifest(manifest)
         elif kind == "ConfigMap":
             self.config_maps[key] = {str(k): str(v) for k, v in (manifest.get("data") or {}).items()}
+        elif kind in CAPACITY_KINDS:
+            self.capacity.apply(manifest, now)
         elif kind == "Pod":
             old_pod = self.pods.get(key.split("/", 1)[1])
             if old_pod is not None:
@@ -100,6 +105,7 @@ class SimCluster:
         else:
             workload = build_workload(manifest, self.rngs.stream(f"workload/{key}"))
             assert workload is not None
+            self.capacity.note_workload(key, manifest)
             old_workload = self.workloads.get(key)
             if old_workload is not None:
                 if isinstance(old_workload, ReplicatedWorkload) and isinstance(workload, ReplicatedWorkload):
@@ -129,6 +135,8 @@ class SimCluster:
             self.pdbs.pop(key, None)
         elif kind == "ConfigMap":
             self.config_maps.pop(key, None)
+        elif kind in CAPACITY_KINDS:
+            self.capacity.delete(key)
         elif kind == "Pod":
             pod = self.pods.get(key.split("/", 1)[1])
             if pod is not None:
@@ -138,6 +146,7 @@ class SimCluster:
                     self.controllers.reconcile(owner, now)
         else:
             workload = self.workloads.pop(key, None)
+            self.capacity.note_workload(key, None)
             self.store.selectors_dirty = True
             if workload is not None:
                 for pod in list(workload.pods.values()):

@@ -2,7 +2,7 @@
 writes, and keeps the change log of the pods.
 
 It holds the Nodes the cloud registered (:class:`SimNode`), every live pod, the workloads, HPAs,
-PodDisruptionBudgets and ConfigMaps, and the pending pods as an index. Readers that rebuild what they
+PodDisruptionBudgets, ConfigMaps and the capacity APIs' objects (:mod:`.capacity`), and the pending pods as an index. Readers that rebuild what they
 derived from the pods subscribe to the change log (:meth:`ObjectStore.watch_pods`: ADDED, CHANGED,
 REMOVED in order, as a watch streams them) instead of going over every pod again; the node versions
 tell them when the Nodes changed. The store decides nothing: the kubelet, the node lifecycle
@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from kubetide.model.hpa import HPA
 from kubetide.model.node import NodeView
 from kubetide.model.selectors import LabelSelector
+from kubetide.sim.cluster.capacity import CapacityStore
 from kubetide.sim.cluster.pdb import DisruptionBudget
 from kubetide.sim.cluster.pods import ADDED, REMOVED, PodLog, SimPod
 from kubetide.sim.cluster.workloads import Workload
@@ -83,6 +84,7 @@ class ObjectStore:
         self.hpas: dict[str, HPA] = {}
         self.pdbs: dict[str, DisruptionBudget] = {}
         self.config_maps: dict[str, dict[str, str]] = {}
+        self.capacity = CapacityStore()  # CapacityBuffers, ProvisioningRequests, CapacityQuotas, PodTemplates
         self.stats = PodStats()
         self.pending: dict[str, SimPod] = {}
         # Pending pods with spec.nodeName whose Node does not exist (yet): the scheduler never sees

@@ -1,8 +1,8 @@
 """A recorded day beside its replay: what ``kubetide record`` saw, read for the report and compared.
 
 :mod:`.recording` reads the recorded samples and events a scenario's ``spec.recording`` names (the
-recorder in the live wing writes them; the two meet only in the file format, README "Record a real
-day"); :mod:`.fidelity` compares them with a simulation's outputs minute by minute (``kubetide replay
+recorder in the live wing writes them; the two meet only in the file format, docs/simulator.md
+"Record a day and replay it"); :mod:`.fidelity` compares them with a simulation's outputs minute by minute (``kubetide replay
 compare``).
 """
 

@@ -2,7 +2,7 @@
 
 Both sides are read from files: the recorded day (:mod:`.recording`) and a simulation's output
 directory (``timeline.csv``, ``events.jsonl``, ``summary.json``). Compared, with the tolerances the
-README states (and :class:`Tolerances` holds):
+docs/simulator.md states (and :class:`Tolerances` holds):
 
 - node count per group at every minute (the last sample at or before it): within one node;
 - the groups scaled up and the groups scaled down: the same on both sides;

@@ -329,6 +329,33 @@ def _recording_files(s: Scenario) -> Iterator[FieldError]:
         yield FieldError(f"spec.recording.{exc.field}", str(exc))
 
 
+# Each capacity API kind, with the CA flags of which one must be on for the loop to read it.
+_CAPACITY_FLAGS = {
+    "CapacityBuffer": ("capacity-buffer-controller-enabled", "capacity-buffer-pod-injection-enabled"),
+    "ProvisioningRequest": ("enable-provisioning-requests",),
+    "CapacityQuota": ("capacity-quotas-enabled",),
+}
+
+
+def _capacity_flags(s: Scenario) -> Iterator[FieldError]:
+    """A CapacityBuffer, ProvisioningRequest or CapacityQuota is read by the cluster autoscaler only
+    with its flag on, as in CA: one in a scenario whose autoscaler would never read it is refused
+    rather than silently ignored."""
+    ca = s.spec.autoscalers.clusterAutoscaler
+    running = "cluster-autoscaler" in s.enabled_autoscalers() and ca is not None
+    placed = [(s.object_path(i), m) for i, m in enumerate(s.spec.objects)]
+    placed += [(f"spec.actions[{i}].apply", a.apply) for i, a in enumerate(s.spec.actions) if a.apply]
+    for path, manifest in placed:
+        flags = _CAPACITY_FLAGS.get(str(manifest.get("kind")))
+        if flags is None or (running and ca is not None and any(ca.flag(f) for f in flags)):
+            continue
+        yield FieldError(
+            f"{path}.kind",
+            f"a {manifest.get('kind')} is read only by the cluster autoscaler with "
+            f"{' or '.join(flags)}: true in spec.autoscalers.clusterAutoscaler.flags",
+        )
+
+
 _KEYS = tuple(  # what names an object: Kind/namespace/name
     f"{where}.{field}"
     for where in ("spec.objects[*]", "spec.actions[*].apply")
@@ -369,6 +396,7 @@ READS: dict[Check, tuple[str, ...]] = {
     ),
     _one_autoscaler_per_group: ("spec.autoscalers",),
     _recording_files: ("spec.recording",),
+    _capacity_flags: (*_KEYS, "spec.autoscalers"),
     size_bounds: (
         "spec.duration",
         "spec.metrics",

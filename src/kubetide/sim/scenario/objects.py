@@ -16,6 +16,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from kubetide.model.capacity import (
+    BUFFER_API_VERSIONS,
+    PROVREQ_API_VERSIONS,
+    QUOTA_API_VERSIONS,
+    CapacityBuffer,
+    CapacityQuota,
+    PodTemplateView,
+    ProvisioningRequest,
+)
 from kubetide.model.durations import DurationError, parse_duration
 from kubetide.model.errors import ManifestError
 from kubetide.model.fields import Node
@@ -60,6 +69,10 @@ API_VERSIONS: dict[str, tuple[str, ...]] = {
     "Job": ("batch/v1",),
     "Pod": ("v1",),
     "ConfigMap": ("v1",),
+    "PodTemplate": ("v1",),
+    "CapacityBuffer": BUFFER_API_VERSIONS,
+    "ProvisioningRequest": PROVREQ_API_VERSIONS,
+    "CapacityQuota": QUOTA_API_VERSIONS,
 }
 
 
@@ -191,6 +204,13 @@ def _config_map(manifest: Mapping[str, Any], path: str) -> None:
     Node(manifest, path).get("data").string_map()
 
 
+def _pod_template_object(manifest: Mapping[str, Any], path: str) -> None:
+    """A PodTemplate (what a CapacityBuffer or a ProvisioningRequest names): its ``template`` as a pod."""
+    root = Node(manifest, path)
+    _has_containers(root.get("template").get("spec"))
+    PodTemplateView.from_manifest(manifest, path)
+
+
 def _hpa(manifest: Mapping[str, Any], path: str) -> HPA:
     return HPA.from_manifest(manifest, path)  # the API server's rules: kubetide.model.validation
 
@@ -205,6 +225,11 @@ OBJECT_VALIDATORS: dict[str, ObjectValidator] = {
     "Job": _job,
     "Pod": _pod,
     "ConfigMap": _config_map,
+    "PodTemplate": _pod_template_object,
+    # The capacity APIs (autoscaling.x-k8s.io): their views check the CRDs' rules, every problem at once.
+    "CapacityBuffer": CapacityBuffer.from_manifest,
+    "ProvisioningRequest": ProvisioningRequest.from_manifest,
+    "CapacityQuota": CapacityQuota.from_manifest,
 }
 
 

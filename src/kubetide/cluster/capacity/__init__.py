@@ -1,0 +1,2 @@
+"""The capacity APIs in the cluster autoscaler (CapacityBuffer, ProvisioningRequest, CapacityQuota): see
+:mod:`.stage` for where the loop calls them."""

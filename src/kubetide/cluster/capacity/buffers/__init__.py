@@ -1,0 +1,1 @@
+"""CapacityBuffers: the controller that translates them, the injection of their fake pods."""

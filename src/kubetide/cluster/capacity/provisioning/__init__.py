@@ -1,0 +1,1 @@
+"""ProvisioningRequests: which one the loop serves, its classes, its bookings and lifetime."""

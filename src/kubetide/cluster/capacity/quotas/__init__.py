@@ -1,0 +1,1 @@
+"""CapacityQuotas: the tracker of the limits, the controller of the status."""
