@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from kubetide.model.errors import ManifestError
+from kubetide.model.fields import Node
 from kubetide.model.hpa import HPA
 from kubetide.model.pod import Pod
 from kubetide.model.resources import Resources
@@ -137,3 +138,13 @@ def test_pod_scheduled_false_unschedulable_is_read() -> None:
         }
     )
     assert pod.unschedulable_message == "0/3 nodes are available"
+
+
+def test_a_number_no_float_can_hold_is_an_error_naming_its_field() -> None:
+    """YAML and JSON read any integer; one past a float's range cannot be computed with (``now -
+    float(seconds_ago)`` overflowed: found by tests/commands/test_snapshot_fuzz.py)."""
+    node = Node({"seconds_ago": 10**400, "fine": 10**300}, "doc")
+    assert node.get("fine").number() == 10**300
+    with pytest.raises(ManifestError) as raised:
+        node.get("seconds_ago").number()
+    assert str(raised.value) == "doc.seconds_ago: must be a finite number, got an integer of 401 digits"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import sys
 from collections.abc import Iterator, Mapping
 from datetime import datetime
 from typing import Any
@@ -17,6 +18,7 @@ from kubetide.model.errors import ManifestError
 from kubetide.model.quantity import Quantity, QuantityError, parse_quantity
 
 __all__ = ["Node", "parse_time"]
+_FLOAT_MAX = int(sys.float_info.max)  # a larger int is no number a caller can compute with
 
 _MISSING: Any = object()
 
@@ -99,6 +101,8 @@ class Node:
             raise self.error(f"must be a number, got {self.value!r}")
         if isinstance(self.value, float) and not math.isfinite(self.value):
             raise self.error(f"must be a finite number, got {self.value!r}")  # YAML's .nan and .inf
+        if isinstance(self.value, int) and abs(self.value) > _FLOAT_MAX:  # no float holds it
+            raise self.error(f"must be a finite number, got an integer of {len(str(abs(self.value)))} digits")
         return self.value
 
     def bool(self, default: Any = _MISSING) -> Any:
