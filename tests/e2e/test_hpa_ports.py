@@ -136,6 +136,19 @@ def test_scale_subresource_of_a_real_deployment(api: KubeApi, namespace: str) ->
     current = api.get(scale_path)
     metadata = {k: v for k, v in current["metadata"].items() if k != "resourceVersion"}
     api.put(scale_path, {**current, "metadata": metadata, "spec": {"replicas": 1}})
+    # The deployment controller writes the Deployment's status as it scales to 1 (each write a new
+    # resourceVersion): let it settle, so the conflict below is the other writer's alone, not a race with
+    # the controller that a loaded machine can lose every retry of.
+    deployment = f"/apis/apps/v1/namespaces/{namespace}/deployments/web"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        d = api.get(deployment)
+        status = d.get("status") or {}
+        if status.get("observedGeneration") == d["metadata"]["generation"] and status.get("replicas") == 1:
+            break
+        time.sleep(0.2)
+    else:
+        raise AssertionError(f"the Deployment did not settle at 1 replica: {d.get('status')}")
     targets.update_scale(namespace, ref, 4)
     assert targets.get_scale(namespace, ref) == Scale(
         4, targets.get_scale(namespace, ref).status_replicas, "app=web"
