@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kubetide.live.export.clean import clean_manifest
@@ -38,6 +38,8 @@ class NamespaceFilter:
 
     only: frozenset[str] = frozenset()
     placement: Mapping[str, str] = field(default_factory=dict)
+    # Per workload, the simulated nodes its pods start on, with counts (read once, see _placed).
+    started_on: Mapping[str, dict[str, int]] = field(default_factory=dict)
 
     def __call__(self, obj: Manifest) -> bool:
         namespace = _namespace(obj)
@@ -109,7 +111,7 @@ def _placed(c: ClusterObjects, wanted: NamespaceFilter, notes: list[str]) -> dic
     return placed
 
 
-def _with_placement(obj: Manifest, placed: dict[str, dict[str, int]], pods: int) -> dict[str, Any]:
+def _with_placement(obj: Manifest, placed: Mapping[str, dict[str, int]], pods: int) -> dict[str, Any]:
     """The workload, with ``kubetide.io/placement`` naming where its first ``pods`` pods start."""
     out = clean_manifest(obj)
     counts, left = {}, pods
@@ -128,19 +130,16 @@ def _replicas(obj: Manifest) -> int:
     return replicas if isinstance(replicas, int) else 1
 
 
-def _workloads(
-    items: list[Manifest], c: ClusterObjects, wanted: NamespaceFilter, notes: list[str]
-) -> Iterable[dict[str, Any]]:
-    placed = _placed(c, wanted, notes) if wanted.placement else {}
-    return (_with_placement(o, placed, _replicas(o)) for o in items if wanted(o))
+def _workloads(items: list[Manifest], wanted: NamespaceFilter) -> Iterable[dict[str, Any]]:
+    return (_with_placement(o, wanted.started_on, _replicas(o)) for o in items if wanted(o))
 
 
 def _deployments(c: ClusterObjects, wanted: NamespaceFilter, notes: list[str]) -> Iterable[dict[str, Any]]:
-    return _workloads(c.deployments, c, wanted, notes)
+    return _workloads(c.deployments, wanted)
 
 
 def _statefulsets(c: ClusterObjects, wanted: NamespaceFilter, notes: list[str]) -> Iterable[dict[str, Any]]:
-    return _workloads(c.statefulsets, c, wanted, [])  # the pods' notes: once, with the Deployments
+    return _workloads(c.statefulsets, wanted)
 
 
 def _daemonsets(c: ClusterObjects, wanted: NamespaceFilter, notes: list[str]) -> Iterable[dict[str, Any]]:
@@ -158,8 +157,7 @@ def _jobs(c: ClusterObjects, wanted: NamespaceFilter, notes: list[str]) -> Itera
     finished = [ref(j) for j in jobs if _finished(j)]
     if finished:
         notes.append(f"left out {len(finished)} finished Job(s): {', '.join(finished)}")
-    placed = _placed(c, wanted, []) if wanted.placement else {}
-    return (_with_placement(j, placed, _job_pods(j)) for j in jobs if not _finished(j))
+    return (_with_placement(j, wanted.started_on, _job_pods(j)) for j in jobs if not _finished(j))
 
 
 def _job_pods(job: Manifest) -> int:
@@ -254,5 +252,7 @@ def export_objects(
     ``placement``: the simulated node for each node at the start (bare Pods bound to it stay bound)."""
     wanted = NamespaceFilter(frozenset(namespaces), dict(placement or {}))
     notes: list[str] = []
+    if wanted.placement:
+        wanted = replace(wanted, started_on=_placed(cluster, wanted, notes))
     manifests = [m for rule in RULES for m in rule(cluster, wanted, notes)]
     return ObjectExport(manifests, notes)
