@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 
 from kubetide.cloud.instance import NodeTemplate
 from kubetide.cluster.autoscaler import StaticAutoscaler
-from kubetide.cluster.loop.world import CAEvent, LoopResult, World
+from kubetide.cluster.loop.result import LoopResult
+from kubetide.cluster.loop.world import CAEvent, World
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Container, OwnerRef, Pod

@@ -12,7 +12,7 @@ from ca_loop_harness import Harness, node, pod, template
 from kubetide.cloud.instance import CloudProviderError
 from kubetide.cloud.provider import BulkNodeLookup
 from kubetide.cluster.autoscaler import StaticAutoscaler
-from kubetide.cluster.loop.world import LoopResult
+from kubetide.cluster.loop.result import LoopResult
 from kubetide.live.guard import GuardedCloud, WriteGate
 from kubetide.model.node import NodeView
 from kubetide.testing.cloud import RecordingCloud

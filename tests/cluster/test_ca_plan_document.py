@@ -32,7 +32,8 @@ from kubetide.cluster.loop import plan_document, plan_text
 from kubetide.cluster.loop.plan import Phase
 from kubetide.cluster.loop.plan_document import loop_document
 from kubetide.cluster.loop.plan_text import LISTED, render_plan
-from kubetide.cluster.loop.world import CAEvent, LoopResult
+from kubetide.cluster.loop.result import LoopResult
+from kubetide.cluster.loop.world import CAEvent
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.testing.cloud import RecordingCloud
 

@@ -10,7 +10,8 @@ from ca_loop_harness import Harness, node, pod, template
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubetide.cluster.loop.world import LoopResult, World
+from kubetide.cluster.loop.result import LoopResult
+from kubetide.cluster.loop.world import World
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.testing.cloud import RecordingCloud
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry
 
-from kubetide.cluster.loop.world import LoopMetrics, LoopResult
+from kubetide.cluster.loop.result import LoopMetrics, LoopResult
 from kubetide.live.cluster_autoscaler.metrics import CAMetrics
 from kubetide.testing.cloud import RecordingCloud
 

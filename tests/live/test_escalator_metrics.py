@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, generate_latest
 
-from kubetide.escalator.metrics import MetricKind, Sample
+from kubetide.escalator.samples import MetricKind, Sample
 from kubetide.live.escalator.metrics import EscalatorMetrics
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from kubetide.clock import RealTimeClock, VirtualClock
-from kubetide.cluster.loop.world import LoopResult
+from kubetide.cluster.loop.result import LoopResult
 from kubetide.kube.failures import LoopFailed
 from kubetide.runners import ClusterAutoscalerRunner, EscalatorRunner, HPARunner
 from kubetide.testing.clock import FakeTime

@@ -29,7 +29,7 @@ from prometheus_client import CollectorRegistry
 
 from kubetide.clock import Callback, GatedClock
 from kubetide.cluster.driver import ClusterAutoscalerDriver
-from kubetide.cluster.loop.world import LoopResult
+from kubetide.cluster.loop.result import LoopResult
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.hpa.config import HPAConfig
 from kubetide.hpa.driver import HPADriver, Synced

@@ -44,7 +44,8 @@ from kubetide.bench.affinity import GROUP_LABEL
 from kubetide.cluster.autoscaler import StaticAutoscaler
 from kubetide.cluster.capacity.buffers.controller import translate_buffers
 from kubetide.cluster.capacity.objects import CapacityObjects
-from kubetide.cluster.loop.world import LoopResult, World
+from kubetide.cluster.loop.result import LoopResult
+from kubetide.cluster.loop.world import World
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Container, OwnerRef, Pod

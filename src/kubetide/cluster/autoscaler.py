@@ -108,6 +108,7 @@ from kubetide.cluster.loop.plan import (
     UnregisteredRemovals,
 )
 from kubetide.cluster.loop.report import candidates_by_group, loop_metrics
+from kubetide.cluster.loop.result import LoopMetrics, LoopResult
 from kubetide.cluster.loop.scaledown_plan import ScaleDownPlan, ScaleDownPlanner
 from kubetide.cluster.loop.scaleup_decision import ScaleUpDecision, decide_scale_up
 from kubetide.cluster.loop.snapshot import build_snapshot
@@ -116,7 +117,7 @@ from kubetide.cluster.loop.templates import TemplateProvider, daemonset_exemplar
 from kubetide.cluster.loop.timing import FunctionLabel, FunctionTimer, Stopwatch
 from kubetide.cluster.loop.unremovable import unremovable_notices
 from kubetide.cluster.loop.view import LoopView
-from kubetide.cluster.loop.world import CAEvent, LoopMetrics, LoopResult, LoopStats, World
+from kubetide.cluster.loop.world import CAEvent, LoopStats, World
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.cluster.reasons import EventReason, KubetideEventReason, ScaleDownResult, ScaleUpResult
 from kubetide.cluster.scaledown.cooldown import ScaleDownTimes

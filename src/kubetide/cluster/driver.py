@@ -24,8 +24,9 @@ from kubetide.cluster.capacity.objects import CapacityPort
 from kubetide.cluster.clusterstate.learned_templates import TEMPLATES_CONFIG_MAP
 from kubetide.cluster.clusterstate.persisted import STATE_CONFIG_MAP
 from kubetide.cluster.loop.events import CA_EVENT_OBJECT
+from kubetide.cluster.loop.result import LoopResult
 from kubetide.cluster.loop.timing import Stopwatch
-from kubetide.cluster.loop.world import CAEvent, LoopResult, LoopStats, World
+from kubetide.cluster.loop.world import CAEvent, LoopStats, World
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.model.api import ApiError, ClusterPort
 

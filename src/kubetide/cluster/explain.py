@@ -21,7 +21,8 @@ from typing import Any
 
 from kubetide.cluster.capacity.report import CapacityReport
 from kubetide.cluster.expander import ExpanderStep
-from kubetide.cluster.loop.world import LoopResult, World
+from kubetide.cluster.loop.result import LoopResult
+from kubetide.cluster.loop.world import World
 from kubetide.cluster.reasons import EventReason
 
 __all__ = [

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kubetide.cluster.explain import Explanation, ExplanationFormatError, format_time
-from kubetide.cluster.loop.world import LoopResult
+from kubetide.cluster.loop.result import LoopResult
 from kubetide.cluster.reasons import EventReason
 
 __all__ = [

@@ -32,11 +32,11 @@ from kubetide.escalator.metrics import (
     CLOUD_TARGET_SIZE,
     RUN_COUNT,
     MetricValues,
-    Sample,
     record_group_run,
 )
 from kubetide.escalator.reasons import EventReason, Message, Reason
 from kubetide.escalator.result import GroupRun, TickResult
+from kubetide.escalator.samples import Sample
 from kubetide.escalator.scale import AsgSnapshot
 from kubetide.escalator.state import GroupMemory
 from kubetide.escalator.world import EscalatorWorldSource

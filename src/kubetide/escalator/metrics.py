@@ -13,22 +13,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
-from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from kubetide.escalator.decision import EscalatorDecision
 from kubetide.escalator.executor import ActionKind
 from kubetide.escalator.reasons import Reason
+from kubetide.escalator.samples import Labels, MetricKind, Sample
 
-if TYPE_CHECKING:  # result.py holds Samples, so it imports this module
+if TYPE_CHECKING:
     from kubetide.escalator.result import GroupRun
 
 __all__ = [
     "HISTOGRAM_BUCKETS",
-    "MetricKind",
     "MetricValues",
-    "Sample",
     "record_group_run",
     "run_gauges",
 ]
@@ -62,22 +59,6 @@ CLOUD_SIZE = NS + "cloud_provider_size"
 
 # Both histograms (lock duration, node registration lag): 60 s to 29 min in minutes.
 HISTOGRAM_BUCKETS = tuple(float(s) for s in range(60, 1741, 60))
-
-Labels = tuple[tuple[str, str], ...]
-
-
-class MetricKind(StrEnum):
-    GAUGE = "gauge"
-    COUNTER = "counter"
-    HISTOGRAM = "histogram"  # a Sample of this kind is one observation
-
-
-@dataclass(frozen=True, slots=True)
-class Sample:
-    name: str
-    labels: Labels
-    value: float
-    kind: MetricKind = MetricKind.GAUGE
 
 
 def group_labels(group: str) -> Labels:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from kubetide.escalator.config import NodeGroupOptions
 from kubetide.escalator.decision import EscalatorDecision
 from kubetide.escalator.executor import Action, Execution
-from kubetide.escalator.metrics import Sample
+from kubetide.escalator.samples import Sample
 from kubetide.escalator.state import GroupMemory
 
 __all__ = ["GroupRun", "TickResult"]

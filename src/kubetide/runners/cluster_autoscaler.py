@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from kubetide.clock.port import Clock, Handle
-from kubetide.cluster.loop.world import LoopResult
+from kubetide.cluster.loop.result import LoopResult
 from kubetide.runners.periodic import LoopReporter, PeriodicRunner
 
 __all__ = ["ClusterAutoscalerRunner", "DeletionsReporter", "LoopDriver"]

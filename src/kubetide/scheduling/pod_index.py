@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -28,10 +28,23 @@ from kubetide.model.selectors import LabelSelector
 from kubetide.scheduling.label_class import LabelClass, label_class, label_classes
 from kubetide.scheduling.topology_key import TopologyKey, padded
 
-if TYPE_CHECKING:
-    from kubetide.scheduling.snapshot import ClusterSnapshot
 
-__all__ = ["ClassCounts", "IndexState", "PodIndex"]
+class IndexedNodes(Protocol):
+    """What the index reads of its snapshot (:class:`~kubetide.scheduling.snapshot.ClusterSnapshot`):
+    a protocol, so that the snapshot can import the index and the index need not import it back."""
+
+    @property
+    def num_slots(self) -> int: ...
+
+    @property
+    def active(self) -> NDArray[np.bool_]: ...
+
+    def pods_on(self, i: int) -> Sequence[Pod]: ...
+
+    def label_value(self, i: int, key: str) -> str | None: ...
+
+
+__all__ = ["ClassCounts", "IndexState", "IndexedNodes", "PodIndex"]
 
 Int64Array = NDArray[np.int64]
 
@@ -51,7 +64,7 @@ class ClassCounts:
 class PodIndex:
     """Label classes of a snapshot's bound pods with their counts; see the module docstring."""
 
-    def __init__(self, snap: ClusterSnapshot) -> None:
+    def __init__(self, snap: IndexedNodes) -> None:
         self.snap = snap
         self._classes: dict[LabelClass, ClassCounts] = {}
         self.classes: list[ClassCounts] = []  # in order of first appearance

@@ -14,7 +14,8 @@ from collections.abc import Collection
 
 from kubetide.clock import VirtualClock
 from kubetide.cluster.driver import ClusterAutoscalerDriver
-from kubetide.cluster.loop.world import LoopResult, LoopStats, World
+from kubetide.cluster.loop.result import LoopResult
+from kubetide.cluster.loop.world import LoopStats, World
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.cluster.status import ClusterAutoscalerStatus, render_status_config_map
 from kubetide.runners import ClusterAutoscalerRunner

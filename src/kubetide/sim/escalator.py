@@ -32,9 +32,9 @@ from typing import Any
 from kubetide.clock import VirtualClock
 from kubetide.escalator.driver import EscalatorDriver
 from kubetide.escalator.executor import ActionKind, Execution
-from kubetide.escalator.metrics import MetricKind, Sample
 from kubetide.escalator.reasons import EventReason, Message
 from kubetide.escalator.result import GroupRun, TickResult
+from kubetide.escalator.samples import MetricKind, Sample
 from kubetide.runners import EscalatorRunner
 from kubetide.sim.cloud.simulated import SimulatedCloud
 from kubetide.sim.cluster.cluster import SimCluster

@@ -41,7 +41,7 @@ from kubetide.sim.replay.recording import recorded_day
 from kubetide.sim.rng import RngFactory, deterministic_phase
 from kubetide.sim.scenario.model import Scenario
 from kubetide.sim.scenario.objects import object_key
-from kubetide.sim.summarize import summarize
+from kubetide.sim.summarize import FinishedRun, WorkloadWatch, summarize
 
 __all__ = ["IMPLEMENTED_AUTOSCALERS", "Simulation", "SimulationResult"]
 
@@ -90,17 +90,6 @@ class _CloudBridge:
         self.cluster.node_deleted(t, node_name)
 
 
-@dataclass
-class _WorkloadWatch:
-    """Per-workload figures the summary needs that no single moment shows."""
-
-    min_replicas: int
-    max_replicas: int
-    scale_events: int = 0
-    overloaded_seconds: float = 0.0
-    capacity_per_pod: float | None = None
-
-
 class Simulation:
     def __init__(self, scenario: Scenario, seed: int | None = None) -> None:
         self.scenario = scenario
@@ -146,7 +135,7 @@ class Simulation:
                 self.seed,
                 self._ca_groups(options),
             )
-        self.watch: dict[str, _WorkloadWatch] = {}
+        self.watch: dict[str, WorkloadWatch] = {}
         self.node_max: dict[str, int] = dict.fromkeys(self.groups, 0)
         self.workload_keys: list[str] = []
         self.timeline: Timeline | None = None
@@ -177,7 +166,7 @@ class Simulation:
         self.workload_keys = list(dict.fromkeys(keys))
         for key in self.workload_keys:
             replicas = self._replicas(key)
-            self.watch[key] = _WorkloadWatch(replicas, replicas, capacity_per_pod=self.capacity.get(key))
+            self.watch[key] = WorkloadWatch(replicas, replicas, capacity_per_pod=self.capacity.get(key))
         contract = timeline_columns(self.groups, self.workload_keys)
         self.timeline = Timeline([*contract, *group_extra_columns(self.groups)], csv_columns=len(contract))
         for i, action in enumerate(self.scenario.spec.actions):
@@ -384,7 +373,24 @@ class Simulation:
         self.cluster.finish(self.duration)
         wall = time.perf_counter() - start
         assert self.timeline is not None
-        summary = summarize(self, wall)
+        summary = summarize(
+            FinishedRun(
+                scenario=self.scenario.name,
+                seed=self.seed,
+                duration=self.duration,
+                cluster=self.cluster,
+                cloud=self.cloud,
+                groups=self.groups,
+                node_max=self.node_max,
+                timeline=self.timeline,
+                workload_keys=self.workload_keys,
+                watch=self.watch,
+                ca=self.ca,
+                hpa=self.hpa,
+                escalator=self.escalator,
+            ),
+            wall,
+        )
         meta = ReportMeta(
             scenario=self.scenario.name,
             seed=self.seed,

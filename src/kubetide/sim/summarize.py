@@ -4,9 +4,15 @@ autoscaler's counters). Their shape and JSON are :mod:`kubetide.sim.output.summa
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
+from kubetide.sim.cloud.simulated import SimulatedCloud
+from kubetide.sim.cluster.cluster import SimCluster
 from kubetide.sim.cluster.workloads import ReplicatedWorkload
+from kubetide.sim.cluster_autoscaler import SimClusterAutoscaler
+from kubetide.sim.escalator import SimEscalator
+from kubetide.sim.hpa import SimHPA
 from kubetide.sim.output.summary import (
     ClusterAutoscalerSummary,
     EscalatorSummary,
@@ -18,12 +24,42 @@ from kubetide.sim.output.summary import (
     WorkloadSummary,
     time_to_schedule,
 )
+from kubetide.sim.output.timeline import Timeline
 
-if TYPE_CHECKING:
-    from kubetide.sim.simulation import Simulation
+__all__ = ["FinishedRun", "WorkloadWatch", "summarize"]
 
 
-def summarize(sim: Simulation, wall_seconds: float) -> Summary:
+@dataclass
+class WorkloadWatch:
+    """Per-workload figures the summary needs that no single moment shows (kept by the run as it goes)."""
+
+    min_replicas: int
+    max_replicas: int
+    scale_events: int = 0
+    overloaded_seconds: float = 0.0
+    capacity_per_pod: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FinishedRun:
+    """What the summary reads of a finished run: its accounts, each autoscaler's runner (None: off)."""
+
+    scenario: str
+    seed: int
+    duration: float
+    cluster: SimCluster
+    cloud: SimulatedCloud
+    groups: Sequence[str]
+    node_max: Mapping[str, int]
+    timeline: Timeline | None
+    workload_keys: Sequence[str]
+    watch: Mapping[str, WorkloadWatch]
+    ca: SimClusterAutoscaler | None
+    hpa: SimHPA | None
+    escalator: SimEscalator | None
+
+
+def summarize(sim: FinishedRun, wall_seconds: float) -> Summary:
     end = sim.duration
     stats = sim.cluster.stats
     # Pods never bound count as waiting until the end of the run.
@@ -70,7 +106,7 @@ def summarize(sim: Simulation, wall_seconds: float) -> Summary:
             overloaded_seconds=watch.overloaded_seconds,
         )
     return Summary(
-        scenario=sim.scenario.name,
+        scenario=sim.scenario,
         seed=sim.seed,
         simulated_seconds=end,
         wall_seconds=round(wall_seconds, 3),
@@ -86,7 +122,7 @@ def summarize(sim: Simulation, wall_seconds: float) -> Summary:
     )
 
 
-def _max_total_nodes(sim: Simulation) -> int:
+def _max_total_nodes(sim: FinishedRun) -> int:
     """Most Ready nodes at once over the run, from the timeline rows."""
     timeline = sim.timeline
     if timeline is None or len(timeline) == 0:
@@ -98,13 +134,13 @@ def _max_total_nodes(sim: Simulation) -> int:
     return int(total.max()) if total is not None else 0
 
 
-def _ca_summary(sim: Simulation) -> ClusterAutoscalerSummary:
+def _ca_summary(sim: FinishedRun) -> ClusterAutoscalerSummary:
     if sim.ca is None:
         return ClusterAutoscalerSummary()
     return ClusterAutoscalerSummary.of_run(sim.ca.stats, sim.ca.loops)
 
 
-def _escalator_summary(sim: Simulation) -> EscalatorSummary:
+def _escalator_summary(sim: FinishedRun) -> EscalatorSummary:
     """The contract's four counts; beside them the untaints, per-group counts, would-be actions of dry
     mode, and Escalator's own metrics at the end of the run (its Prometheus names and labels)."""
     runner = sim.escalator

@@ -44,10 +44,11 @@ from kubetide.cluster.capacity.quotas.controller import quota_status_writes
 from kubetide.cluster.capacity.quotas.tracker import QuotaTracker
 from kubetide.cluster.capacity.report import BufferReport, CapacityReport, QuotaReport, RequestReport
 from kubetide.cluster.loop.outcome import LoopOutcome
+from kubetide.cluster.loop.result import LoopResult
 from kubetide.cluster.loop.scaleup_decision import ScaleUpDecision
 from kubetide.cluster.loop.timing import FunctionTimer
 from kubetide.cluster.loop.view import LoopView
-from kubetide.cluster.loop.world import CAEvent, LoopResult
+from kubetide.cluster.loop.world import CAEvent
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.cluster.reasons import EventReason, ScaleUpResult, UnremovableReason
 from kubetide.cluster.scaleup.limits import UnknownGpuTarget, gpu_target, node_resources

@@ -1,7 +1,7 @@
 """The stages of the Cluster Autoscaler main loop (:mod:`kubetide.cluster.autoscaler`), each deciding or
 acting, never both.
 
-What a loop reads and returns: ``world`` (the world, the result), ``view`` (the loop's read-only view),
+What a loop reads and returns: ``world`` (the world), ``result`` (what it returns), ``view`` (the loop's read-only view),
 ``start`` (the view read from the world and the cloud). What it decides, each a phase of the frozen
 ``plan``: ``housekeeping`` (startup cleanup, the cluster state's findings, unregistered and failed
 instances, group sizes, min sizes), ``templates`` (node templates from real nodes), ``snapshot``,

@@ -23,9 +23,10 @@ from kubetide.cluster.loop.plan import (
     TaintRemovals,
     UnregisteredRemovals,
 )
+from kubetide.cluster.loop.result import LoopResult
 from kubetide.cluster.loop.scaledown_plan import NodeToDelete, ScaleDownPlan
 from kubetide.cluster.loop.scaleup_decision import ScaleUpDecision
-from kubetide.cluster.loop.world import CAEvent, LoopResult
+from kubetide.cluster.loop.world import CAEvent
 from kubetide.model.pod import Pod
 
 __all__ = ["loop_document", "phase_document", "plan_document"]

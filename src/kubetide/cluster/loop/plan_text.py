@@ -21,9 +21,9 @@ from kubetide.cluster.loop.plan import (
     TaintRemovals,
     UnregisteredRemovals,
 )
+from kubetide.cluster.loop.result import LoopResult
 from kubetide.cluster.loop.scaledown_plan import NodeToDelete, ScaleDownPlan
 from kubetide.cluster.loop.scaleup_decision import ScaleUpDecision
-from kubetide.cluster.loop.world import LoopResult
 
 __all__ = ["LISTED", "render_plan"]
 

@@ -1,5 +1,5 @@
 """What a loop reports besides its events: the numbers behind CA's Prometheus metrics
-(:class:`~kubetide.cluster.loop.world.LoopMetrics`) and the scale-down candidates per group that the
+(:class:`~kubetide.cluster.loop.result.LoopMetrics`) and the scale-down candidates per group that the
 status ConfigMap counts. Computed from the loop's state, so live mode only exports them."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from collections.abc import Mapping
 
 from kubetide.cluster.clusterstate.registry import ClusterStateRegistry
 from kubetide.cluster.loop.outcome import LoopOutcome
+from kubetide.cluster.loop.result import LoopMetrics
 from kubetide.cluster.loop.view import LoopView
-from kubetide.cluster.loop.world import LoopMetrics
 from kubetide.cluster.scaledown.unneeded import UnneededNode
 
 __all__ = ["candidates_by_group", "loop_metrics"]

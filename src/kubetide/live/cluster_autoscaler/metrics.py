@@ -1,6 +1,6 @@
 """Cluster Autoscaler's Prometheus metrics, with CA's names, labels and help (``cluster_autoscaler_*``).
 
-The loop computes the numbers (:class:`~kubetide.cluster.loop.world.LoopMetrics`); this module only
+The loop computes the numbers (:class:`~kubetide.cluster.loop.result.LoopMetrics`); this module only
 exports them, so dashboards and alerts written for CA (``cluster_autoscaler_unschedulable_pods_count``,
 ``..._failed_scale_ups_total{reason}``, ``..._last_activity{activity}``) work unchanged. Per-group
 gauges only with ``--emit-per-nodegroup-metrics``, as CA. ``function_duration_seconds`` (and its
@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram, Summary
 
 from kubetide.cloud.provider import CloudProvider, CloudProviderError, NodeGroup
-from kubetide.cluster.loop.world import LoopResult
+from kubetide.cluster.loop.result import LoopResult
 
 __all__ = ["CAMetrics"]
 

@@ -27,7 +27,8 @@ from typing import Any
 from kubetide.cluster.explain import Explanation, ExplanationFormatError, explain_loop
 from kubetide.cluster.explain_cluster import NodeDeletion, update_deletions
 from kubetide.cluster.loop.plan_document import loop_document
-from kubetide.cluster.loop.world import LoopResult, World
+from kubetide.cluster.loop.result import LoopResult
+from kubetide.cluster.loop.world import World
 from kubetide.cluster.status import format_rfc3339
 
 __all__ = ["KEPT_DELETIONS", "PAGE_PATH", "PublishedLoop", "PublishedPage", "PublishedPlans", "read_page"]

@@ -18,7 +18,8 @@ from typing import Protocol
 from kubetide.cloud.provider import CloudProvider
 from kubetide.cluster.explain import format_time
 from kubetide.cluster.loop.plan_text import render_plan
-from kubetide.cluster.loop.world import LoopResult, World
+from kubetide.cluster.loop.result import LoopResult
+from kubetide.cluster.loop.world import World
 from kubetide.cluster.options import AutoscalingOptions
 from kubetide.cluster.status import (
     ClusterAutoscalerStatus,

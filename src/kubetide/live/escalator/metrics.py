@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from prometheus_client import REGISTRY, CollectorRegistry, Gauge, Histogram
 
-from kubetide.escalator.metrics import HISTOGRAM_BUCKETS, MetricKind, Sample
+from kubetide.escalator.metrics import HISTOGRAM_BUCKETS
+from kubetide.escalator.samples import MetricKind, Sample
 
 __all__ = ["EscalatorMetrics"]
 

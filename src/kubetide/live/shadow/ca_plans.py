@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from kubetide.cluster.loop.plan import LoopPlan
+from kubetide.cluster.loop.result import LoopResult
 from kubetide.cluster.loop.scaledown_plan import NodeToDelete, ScaleDownPlan
 from kubetide.cluster.loop.scaleup_decision import ScaleUpDecision
-from kubetide.cluster.loop.world import LoopResult
 from kubetide.cluster.reasons import ScaleDownResult, UnremovableReason
 from kubetide.cluster.scaledown.taints import TO_BE_DELETED_TAINT
 from kubetide.live.shadow.compare import DELETE, SCALE_UP, Action, Kept, ShadowLoop, clock_text

@@ -91,11 +91,12 @@ class _SpreadState:
         "rules",
         "selectors",
         "simple",
+        "snap",
         "stamp",
     )
 
-    def __init__(self, pod: Pod, index: PodIndex) -> None:
-        self.pod, self.index = pod, index
+    def __init__(self, pod: Pod, snap: ClusterSnapshot, index: PodIndex) -> None:
+        self.pod, self.snap, self.index = pod, snap, index
         self.constraints = hard_constraints(pod)
         self.selectors = [_selector(pod, c) for c in self.constraints]
         # maxSkew less selfMatch: the domain's count may exceed the global minimum by this much.
@@ -131,9 +132,9 @@ class _SpreadState:
                 rules = self._made(seen, self._counts_as_stated(index))
             return rules
         versions = [c.version for classes in self.matched for c in classes]
-        stamp = (versions, [(k.domains, k.presence) for k in self.keys], index.layout, index.snap.num_slots)
+        stamp = (versions, [(k.domains, k.presence) for k in self.keys], index.layout, self.snap.num_slots)
         if stamp != self.stamp:
-            counted = _eligible_counts(self.pod, index.snap, index, self.constraints, self.matched)
+            counted = _eligible_counts(self.pod, self.snap, index, self.constraints, self.matched)
             self.rules = self._rules([(n.tolist(), p.tolist()) for n, p in counted])
             self.stamp = stamp
         return self.rules
@@ -172,7 +173,7 @@ class _SpreadState:
 def spread_state(pod: Pod, snap: ClusterSnapshot) -> _SpreadState:
     """The filter's state for ``pod``'s template, kept in the snapshot's index."""
     index = snap.pod_index()
-    return kept_state(index, ("spread", equivalence_key(pod)), lambda: _SpreadState(pod, index))
+    return kept_state(index, ("spread", equivalence_key(pod)), lambda: _SpreadState(pod, snap, index))
 
 
 def spread_rules(pod: Pod, snap: ClusterSnapshot) -> Rules:

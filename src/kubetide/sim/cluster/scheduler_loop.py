@@ -11,16 +11,11 @@ bound by ``spec.nodeName`` (the kubelet's) are left alone. The placements come f
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from kubetide.scheduling.scheduler import Scheduler
 from kubetide.scheduling.snapshot import ClusterSnapshot
 from kubetide.sim.cluster.pods import SimPod
-from kubetide.sim.cluster.role import ClusterRole
+from kubetide.sim.cluster.role import ClusterRole, RoleHost
 from kubetide.sim.cluster.store import SimNode
-
-if TYPE_CHECKING:
-    from kubetide.sim.cluster.cluster import SimCluster
 
 __all__ = ["DEFAULT_SCHEDULER", "SchedulerLoop"]
 
@@ -29,7 +24,7 @@ _SCHEDULE_PRIORITY = 50  # after everything else that happens at the same instan
 
 
 class SchedulerLoop(ClusterRole):
-    def __init__(self, cluster: SimCluster, seed: int) -> None:
+    def __init__(self, cluster: RoleHost, seed: int) -> None:
         super().__init__(cluster)
         self.snapshot = ClusterSnapshot()
         self.scheduler = Scheduler(seed=seed)
