@@ -148,3 +148,15 @@ def test_a_number_no_float_can_hold_is_an_error_naming_its_field() -> None:
     with pytest.raises(ManifestError) as raised:
         node.get("seconds_ago").number()
     assert str(raised.value) == "doc.seconds_ago: must be a finite number, got an integer of 401 digits"
+
+
+def test_a_time_given_as_a_number_no_float_can_hold_is_an_error_naming_its_field() -> None:
+    """Found by tests/commands/test_snapshot_fuzz.py: ``float(10**400)`` raised OverflowError."""
+    node = Node({"created": 10**400, "nan": float("nan"), "fine": 1700000000}, "doc")
+    assert node.get("fine").time() == 1700000000.0
+    with pytest.raises(ManifestError) as raised:
+        node.get("created").time()
+    assert str(raised.value) == "doc.created: must be a finite number, got an integer of 401 digits"
+    with pytest.raises(ManifestError) as raised:
+        node.get("nan").time()
+    assert str(raised.value) == "doc.nan: must be a finite number, got nan"

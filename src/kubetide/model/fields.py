@@ -143,7 +143,7 @@ class Node:
         if isinstance(self.value, datetime):
             return self.value.timestamp()
         if isinstance(self.value, int | float) and not isinstance(self.value, bool):
-            return float(self.value)
+            return float(self.number())  # finite, and within a float's range (float(10**400) raises)
         try:
             return parse_time(self.str())
         except ValueError:
