@@ -13,7 +13,16 @@ import pytest
 from kubetide.hpa.config import HPAConfig
 from kubetide.hpa.driver import HPADriver
 from kubetide.hpa.ports import Scale
-from kubetide.live.shadow.compare import SCALE_DOWN, SCALE_UP
+from kubetide.live.shadow.compare import (
+    SCALE_DOWN,
+    SCALE_UP,
+    Action,
+    Comparison,
+    Kept,
+    ShadowLoop,
+    Step,
+    compare,
+)
 from kubetide.live.shadow.events import RunningEvents
 from kubetide.live.shadow.hpa_shadow import HPAShadow, ListingKept, VirtualScales
 from kubetide.live.shadow.journal import Journal
@@ -27,7 +36,7 @@ from kubetide.escalator.decision import EscalatorDecision
 from kubetide.escalator.executor import Execution
 from kubetide.escalator.reasons import Reason
 from kubetide.escalator.result import GroupRun
-from kubetide.live.shadow.escalator_shadow import escalator_intents
+from kubetide.live.shadow.escalator_shadow import escalator_intents, escalator_kept
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "escalator"))
 from builders import group
@@ -192,3 +201,22 @@ def test_escalators_decisions_are_intents_on_their_cloud_groups() -> None:
         (SCALE_DOWN, "asg-o", 2, 5),
     ]
     assert intents[0].why.startswith(str(Reason.BELOW_MIN_NODE_COUNT)) and "cpu 120%" in intents[0].why
+
+
+def test_a_scale_down_kubetide_would_not_have_made_is_explained_by_its_decision_for_the_group() -> None:
+    options = group(name="batch", cloud_provider_group_name="asg-batch")
+    stay = EscalatorDecision("batch", 0, reasons=(Reason.NO_CHANGE,), cpu_percent=30.0, mem_percent=5.0)
+    kept = escalator_kept([GroupRun("batch", stay, Execution("batch"), options=options)])
+    assert kept == {"asg-batch": Kept("No need to scale (cpu 30%, memory 5% of the untainted nodes)")}
+    state = Comparison(4.0)
+    state, _, _ = compare(state, Step(ShadowLoop(0.0, kept=kept)))
+    # The acting Escalator taints a node of the group at 2 s (a scale-down by one).
+    down = Action(SCALE_DOWN, "asg-batch", "asg-batch", 2.0, amount=1, size=3)
+    state, opened, _ = compare(state, Step(ShadowLoop(2.0, kept=kept), (down,)))
+    assert opened == ()
+    state, opened, _ = compare(state, Step(ShadowLoop(6.0, kept=kept)))
+    (d,) = opened
+    assert d.sentence("Escalator") == (
+        "Escalator scaled down group asg-batch (3 -> 2) at 00:00:02; kubetide would not have scaled it "
+        "down: No need to scale (cpu 30%, memory 5% of the untainted nodes)"
+    )

@@ -116,7 +116,8 @@ class Compared:
 @dataclass(frozen=True, slots=True)
 class ShadowLoop:
     """What kubetide decided at ``at``: its intents, why it keeps each node it does not remove (nodes
-    being deleted left out), and, when it would scale nothing up, why (``idle``)."""
+    being deleted left out; Escalator's shadow keeps whole groups, by group), and, when it would scale
+    nothing up, why (``idle``)."""
 
     at: float
     intents: tuple[Action, ...] = ()
@@ -248,9 +249,12 @@ def _context(action: Action, kept: Mapping[str, Kept], shadow: ShadowLoop) -> tu
         if reason is None:
             return "no loop of kubetide's had looked at the node yet", None
         return reason.why, reason.until
+    # A group kubetide left alone (Escalator's shadow keeps groups, with its decision's reasons): at
+    # its last loop before the action, else at the loop that sees it.
+    group = kept.get(action.subject) or shadow.kept.get(action.subject)
     if action.kind == SCALE_UP:
-        return shadow.idle, None
-    return "", None
+        return shadow.idle or (group.why if group is not None else ""), None
+    return (group.why if group is not None else ""), None
 
 
 def _intents(
