@@ -93,16 +93,19 @@ def reconciled(status: HPAStatus) -> bool:
 
 
 def hpa_why(result: SyncResult) -> str:
-    """kubetide's reasons for its count, in words: each metric's proposal, then the stabilization and
-    the limits."""
+    """kubetide's reasons for its count, in words: each metric's proposal (with its usage ratio and how
+    the calculation ended: ``within-tolerance``, ``scaled``, ...), then the stabilization and the
+    limits."""
     if result.error:
         return f"its sync failed: {result.error}"
-    parts = [
-        f"{m.name or m.spec.type}: {m.replicas} replicas"
-        if m.replicas is not None
-        else f"{m.name}: {m.failure_reason}"
-        for m in result.metrics
-    ]
+    parts = []
+    for m in result.metrics:
+        if m.replicas is None:
+            parts.append(f"{m.name}: {m.failure_reason}")
+            continue
+        said = f"{m.name or m.spec.type}: {m.replicas} replicas"
+        c = m.calculation
+        parts.append(f"{said} (usage ratio {c.ratio:.2f}, {c.outcome})" if c is not None else said)
     n = result.normalization
     if n is not None:
         parts.append(
