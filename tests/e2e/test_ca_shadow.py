@@ -84,6 +84,13 @@ def records(directory: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def shadow_report(directory: Path, out: Path) -> str:
+    """`kubetide shadow report DIR -o OUT`, as a user runs it; the page."""
+    binary = str(Path(sys.executable).parent / "kubetide")
+    subprocess.run([binary, "shadow", "report", str(directory), "-o", str(out)], check=True, timeout=60)
+    return out.read_text()
+
+
 def audited_writes(user: str) -> list[tuple[str, str]]:
     """(verb, resource path) of every request of ``user`` the API server audited: everything but reads."""
     out = []
@@ -206,20 +213,7 @@ def _run(
     events = kubectl.json("get", "events", "-A", "--field-selector", "reason=ShadowDisagreement")["items"]
     about = {(e["involvedObject"]["kind"], e["involvedObject"]["name"]) for e in events}
     assert ("Node", node) in about and ("ConfigMap", "cluster-autoscaler-status") in about, about
-    report = tmp_path / "report.html"
-    subprocess.run(
-        [
-            str(Path(sys.executable).parent / "kubetide"),
-            "shadow",
-            "report",
-            str(shadow_dir),
-            "-o",
-            str(report),
-        ],
-        check=True,
-        timeout=60,
-    )
-    html = report.read_text()
+    html = shadow_report(shadow_dir, tmp_path / "report.html")
     assert "<svg" in html and node in html and "scale-up-group" in html
 
     # Its plans explained as a shadow's (its /debug/plan, as kubetide explain --cluster reads it).

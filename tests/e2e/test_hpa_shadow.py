@@ -18,14 +18,12 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from .support import Kubectl, KubetideProcess
-from .test_ca_shadow import SHADOW_ACCOUNT, audited_writes, records, shadow_kubeconfig
+from .test_ca_shadow import SHADOW_ACCOUNT, audited_writes, records, shadow_kubeconfig, shadow_report
 from .test_hpa import (
     FAST,
     deployment,
@@ -149,20 +147,7 @@ def test_an_hpa_shadow_with_its_own_counts_finds_and_explains_where_it_differs_a
     assert counted == 2.0, counted
     events = kubectl.json("-n", namespace, "get", "events", "--field-selector", "reason=ShadowDisagreement")
     assert {e["involvedObject"]["name"] for e in events["items"]} == {"web"}, events
-    report = tmp_path / "report.html"
-    subprocess.run(
-        [
-            str(Path(sys.executable).parent / "kubetide"),
-            "shadow",
-            "report",
-            str(shadow_dir),
-            "-o",
-            str(report),
-        ],
-        check=True,
-        timeout=60,
-    )
-    assert f"Replicas of {key}" in report.read_text()
+    assert f"Replicas of {key}" in shadow_report(shadow_dir, tmp_path / "report.html")
 
     # The shadow changed nothing: the acting HPA did every rescale, the shadow's account wrote Events only.
     assert acting.alive() and shadow.alive(), shadow.log()[-3000:]
