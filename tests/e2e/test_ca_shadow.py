@@ -6,7 +6,8 @@ the read-only ServiceAccount of deploy/shadow. A pending pod makes the acting au
 node where the shadow would have added a big one; the pod's deletion makes it delete that node after
 6 s where the shadow would have kept it for an hour. Both disagreements are recorded, explained,
 counted and posted as Events, `kubetide shadow report` draws them, and the API server's audit log
-shows that the shadow wrote nothing but those Events.
+shows that the shadow wrote nothing but those Events. The scale-up's time and pod come from the
+acting autoscaler's Events (`ScaledUpGroup`, `TriggeredScaleUp`).
 """
 
 from __future__ import annotations
@@ -191,6 +192,9 @@ def _run(
     swap = wait_for(lambda: found("scale-up-group"), 90, message="the expander's disagreement recorded")
     assert swap["subject"] == small and swap["delta"] == {small: -1, big: 1}, swap
     assert f"CA scaled up group {small} (0 -> 1)" in swap["message"], swap
+    # Read from the acting autoscaler's Events: its ScaledUpGroup's time, its TriggeredScaleUp's pod.
+    assert f" for pod {namespace}/web-" in swap["message"], swap
+    assert swap["at"] == int(swap["at"]), "a time the cluster wrote (whole seconds), not the shadow's loop"
     assert f"kubetide would have scaled up group {big} (0 -> 1) instead" in swap["message"], swap
     assert "priority kept " + big in swap["message"] and f"{namespace}/web-" in swap["message"], swap
 
