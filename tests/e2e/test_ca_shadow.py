@@ -6,7 +6,8 @@ the read-only ServiceAccount of deploy/shadow. A pending pod makes the acting au
 node where the shadow would have added a big one; the pod's deletion makes it delete that node after
 6 s where the shadow would have kept it for an hour. Both disagreements are recorded, explained,
 counted and posted as Events, `kubetide shadow report` draws them, and the API server's audit log
-shows that the shadow wrote nothing but those Events.
+shows that the shadow wrote nothing but those Events. The scale-up's time and pod come from the
+acting autoscaler's Events (`ScaledUpGroup`, `TriggeredScaleUp`).
 """
 
 from __future__ import annotations
@@ -82,6 +83,13 @@ def records(directory: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def shadow_report(directory: Path, out: Path) -> str:
+    """`kubetide shadow report DIR -o OUT`, as a user runs it; the page."""
+    binary = str(Path(sys.executable).parent / "kubetide")
+    subprocess.run([binary, "shadow", "report", str(directory), "-o", str(out)], check=True, timeout=60)
+    return out.read_text()
 
 
 def audited_writes(user: str) -> list[tuple[str, str]]:
@@ -184,6 +192,9 @@ def _run(
     swap = wait_for(lambda: found("scale-up-group"), 90, message="the expander's disagreement recorded")
     assert swap["subject"] == small and swap["delta"] == {small: -1, big: 1}, swap
     assert f"CA scaled up group {small} (0 -> 1)" in swap["message"], swap
+    # Read from the acting autoscaler's Events: its ScaledUpGroup's time, its TriggeredScaleUp's pod.
+    assert f" for pod {namespace}/web-" in swap["message"], swap
+    assert swap["at"] == int(swap["at"]), "a time the cluster wrote (whole seconds), not the shadow's loop"
     assert f"kubetide would have scaled up group {big} (0 -> 1) instead" in swap["message"], swap
     assert "priority kept " + big in swap["message"] and f"{namespace}/web-" in swap["message"], swap
 
@@ -206,20 +217,7 @@ def _run(
     events = kubectl.json("get", "events", "-A", "--field-selector", "reason=ShadowDisagreement")["items"]
     about = {(e["involvedObject"]["kind"], e["involvedObject"]["name"]) for e in events}
     assert ("Node", node) in about and ("ConfigMap", "cluster-autoscaler-status") in about, about
-    report = tmp_path / "report.html"
-    subprocess.run(
-        [
-            str(Path(sys.executable).parent / "kubetide"),
-            "shadow",
-            "report",
-            str(shadow_dir),
-            "-o",
-            str(report),
-        ],
-        check=True,
-        timeout=60,
-    )
-    html = report.read_text()
+    html = shadow_report(shadow_dir, tmp_path / "report.html")
     assert "<svg" in html and node in html and "scale-up-group" in html
 
     # Its plans explained as a shadow's (its /debug/plan, as kubetide explain --cluster reads it).

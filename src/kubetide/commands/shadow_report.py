@@ -4,7 +4,8 @@ disagreements listed with kubetide's reasons, and what the two node timelines co
 The page is drawn with the simulator report's SVG charts (:mod:`kubetide.sim.output.svgplot`) and its
 stylesheet and script: nothing is loaded from anywhere. Per node group, the running autoscaler's target
 (solid) and kubetide's (dashed: the running one's with the difference of every disagreement open at
-the time); per HPA, the desired replicas of each. The cost of a timeline is its node-hours per group
+the time); per HPA, the running controller's desired replicas and kubetide's own count (the HPA
+shadow's counterfactual, exact: :mod:`kubetide.live.shadow.hpa_shadow`). The cost of a timeline is its node-hours per group
 times the group's price (``--price GROUP=USD``; without one, node-hours are shown), integrated as steps
 between the shadow's loops.
 """
@@ -139,9 +140,10 @@ def render_shadow_report(data: ShadowRecords, title: str) -> str:
 <style>{STYLE}</style></head>
 <body>
 <header><h1>{escape(title)}</h1><div class="sub">{facts}</div>
-<div class="sub">Solid: what the running autoscaler did; dashed: what kubetide would have had (the running
-timeline with the difference of each disagreement while it lasted). Times are UTC, h:mm from the
-first loop on the axes.</div></header>
+<div class="sub">Solid: what the running autoscaler did; dashed: what kubetide would have had (node
+groups: the running timeline with the difference of each disagreement while it lasted, an estimate;
+HPAs: kubetide's own replica count as its shadow decided it). Times are UTC, h:mm from the first loop
+on the axes.</div></header>
 <main>
 <h2>Over time</h2>
 <section class="charts">{"".join(charts) or "<p>No loop recorded yet.</p>"}</section>

@@ -54,7 +54,8 @@ from kubetide.live.hpa.prometheus.source import PrometheusMetricsSource
 from kubetide.live.hpa.published import PublishedState
 from kubetide.live.hpa.reporter import HPALoopReporter
 from kubetide.live.hpa.scale import ApiScaleTargets
-from kubetide.live.shadow.hpa_shadow import HPAShadow, ListingKept
+from kubetide.live.shadow.events import RunningEvents, event_lister
+from kubetide.live.shadow.hpa_shadow import HPAShadow, ListingKept, VirtualScales
 from kubetide.live.shadow.journal import Journal
 from kubetide.live.shadow.shadow import ShadowRecorder, ShadowRunner
 from kubetide.model.validation.names import dns1123_label, dns1123_subdomain
@@ -308,12 +309,14 @@ class HPAComponent:
         clock: Clock,
         period: float,
     ) -> ShadowRunner:
-        """A shadow driver (nothing written) over the cluster's HPAs, compared with their statuses."""
+        """A shadow driver (nothing written) over the cluster's HPAs, deciding on kubetide's own replica
+        counts, compared with the HPAs' statuses and the running controller's rescale Events."""
         listing = ListingKept(hpas)
+        scales = VirtualScales(targets)
         driver = HPADriver(
             listing,
             metrics,
-            targets,
+            scales,
             events,
             self.config,
             timer=time.perf_counter,
@@ -328,7 +331,8 @@ class HPAComponent:
             say=events.recorder.emit if shadow.events else None,
             target=lambda d: f"HorizontalPodAutoscaler/{d.subject}",
         )
-        return ShadowRunner(HPAShadow(driver, listing, recorder), clock, period)
+        running = RunningEvents(event_lister(self.rest, COMPONENT), "the HPA controller")
+        return ShadowRunner(HPAShadow(driver, listing, recorder, scales, running), clock, period)
 
     def report(self) -> str:
         return self.reporter.report()

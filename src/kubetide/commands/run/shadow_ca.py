@@ -26,6 +26,7 @@ from kubetide.live.cluster_autoscaler.published import PAGE_PATH, PublishedPlans
 from kubetide.live.cluster_autoscaler.world import CAWorldSource
 from kubetide.live.guard import GuardedClusterPort, WriteGate
 from kubetide.live.shadow.compare import Disagreement
+from kubetide.live.shadow.events import RunningEvents, event_lister
 from kubetide.live.shadow.journal import Journal
 from kubetide.live.shadow.shadow import CAShadow, ShadowRecorder, ShadowRunner
 
@@ -84,7 +85,8 @@ class ShadowCAComponent:
             say=events.emit if self.settings.events else None,
             target=self._event_object,
         )
-        shadow = CAShadow(world, self.provider, recorder, build, self.gate, self.published)
+        running = RunningEvents(event_lister(self.rest, COMPONENT), "the cluster autoscaler")
+        shadow = CAShadow(world, self.provider, recorder, build, self.gate, self.published, running)
         self.runner = ShadowRunner(shadow, clock, options.scan_interval)
         return self.runner
 

@@ -69,10 +69,18 @@ class Action:
     amount: int = 1
     size: int = -1
     why: str = ""  # kubetide's reasons for an intent
+    pods: tuple[str, ...] = ()  # a running scale-up: the pods it was for, as its Events say
 
     @property
     def key(self) -> tuple[str, str]:
         return (self.kind, self.subject)
+
+    def scaled_up(self) -> str:
+        """``scaled up group G (0 -> 1) at 14:02:05 for pod ns/p``: a running scale-up, in words."""
+        said = f"scaled up group {self.subject} ({_size_text(self, 1)}) at {clock_text(self.at)}"
+        if not self.pods:
+            return said
+        return f"{said} for pod{'s' if len(self.pods) > 1 else ''} {', '.join(self.pods)}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,17 +93,31 @@ class Kept:
 
 @dataclass(frozen=True, slots=True)
 class Compared:
-    """An HPA's desired replicas on both sides at a sync, and kubetide's reasons."""
+    """An HPA's desired replicas on both sides at a sync, and kubetide's reasons. ``running_at``: when
+    the running controller rescaled to its count (its ``SuccessfulRescale`` Event), with its reason;
+    ``kubetide_at``: when kubetide's count last changed (None: unknown, or never)."""
 
     running: int
     kubetide: int
     why: str = ""
+    running_at: float | None = None
+    running_reason: str = ""
+    kubetide_at: float | None = None
+
+    def since(self, now: float) -> float:
+        """When the two counts began to differ, as far as is known: the later of the running rescale
+        and kubetide's last change (never after now); now when the running rescale's time is unknown."""
+        if self.running_at is None:
+            return now
+        latest = self.running_at if self.kubetide_at is None else max(self.running_at, self.kubetide_at)
+        return min(latest, now)
 
 
 @dataclass(frozen=True, slots=True)
 class ShadowLoop:
     """What kubetide decided at ``at``: its intents, why it keeps each node it does not remove (nodes
-    being deleted left out), and, when it would scale nothing up, why (``idle``)."""
+    being deleted left out; Escalator's shadow keeps whole groups, by group), and, when it would scale
+    nothing up, why (``idle``)."""
 
     at: float
     intents: tuple[Action, ...] = ()
@@ -227,9 +249,12 @@ def _context(action: Action, kept: Mapping[str, Kept], shadow: ShadowLoop) -> tu
         if reason is None:
             return "no loop of kubetide's had looked at the node yet", None
         return reason.why, reason.until
+    # A group kubetide left alone (Escalator's shadow keeps groups, with its decision's reasons): at
+    # its last loop before the action, else at the loop that sees it.
+    group = kept.get(action.subject) or shadow.kept.get(action.subject)
     if action.kind == SCALE_UP:
-        return shadow.idle, None
-    return "", None
+        return shadow.idle or (group.why if group is not None else ""), None
+    return (group.why if group is not None else ""), None
 
 
 def _intents(
@@ -352,7 +377,7 @@ def _swapped(d: _Done, intent: _Intent) -> Disagreement:
         kind="scale-up-group",
         subject=ran.subject,
         at=ran.at,
-        running=f"scaled up group {ran.subject} ({_size_text(ran, 1)}) at {clock_text(ran.at)}",
+        running=ran.scaled_up(),
         kubetide=f"would have scaled up group {want.subject} ({_size_text(want, 1)}) instead",
         why=want.why,
         delta={ran.subject: -ran.amount, want.subject: want.amount},
@@ -368,7 +393,7 @@ def _running_only(d: _Done) -> Disagreement:
             kind="scale-up-running-only",
             subject=a.subject,
             at=a.at,
-            running=f"scaled up group {a.subject} ({_size_text(a, 1)}) at {clock_text(a.at)}",
+            running=a.scaled_up(),
             kubetide="would not have scaled up",
             why=d.context,
             delta={a.subject: -a.amount},
@@ -448,16 +473,22 @@ def _replicas(
     for key, c in shadow.replicas.items():
         if c.running == c.kubetide:
             continue
-        since = before[key][0] if key in before else now
+        since = before[key][0] if key in before else c.since(now)
         differing[key] = (since, c)
         if since + w <= now and (REPLICAS, key) not in open_:
+            if c.running_at is not None:
+                said = f"rescaled {key} to {c.running} at {clock_text(c.running_at)}"
+                running = f"{said} ({c.running_reason})" if c.running_reason else said
+            else:
+                running = f"wanted {c.running} replicas for {key} (since {clock_text(since)} or before)"
+            mine = "" if c.kubetide_at is None else f", its own count since {clock_text(c.kubetide_at)}"
             opened.append(
                 Disagreement(
                     kind=REPLICAS,
                     subject=key,
                     at=since,
-                    running=f"wanted {c.running} replicas for {key} (since {clock_text(since)} or before)",
-                    kubetide=f"would have wanted {c.kubetide}",
+                    running=running,
+                    kubetide=f"would have had {c.kubetide}{mine}",
                     why=c.why,
                     delta={key: c.kubetide - c.running},
                     group=key,

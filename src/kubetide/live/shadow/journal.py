@@ -3,7 +3,9 @@
 ``DIR/disagreements.jsonl`` holds one line per disagreement when it opens (``"type": "disagreement"``)
 and one when it closes (``"type": "closed"``, its id and time); ``DIR/timeline.jsonl`` one line per loop
 (the running autoscaler's group targets and nodes, an HPA's desired replicas on both sides), which
-``kubetide shadow report DIR`` draws. Each line is written with one ``write`` on a file opened for
+``kubetide shadow report DIR`` draws; a shadow with a counterfactual (the HPA's: kubetide's own replica
+counts) records it there each loop and takes it back from the last line at a restart
+(:meth:`Journal.last_timeline`). Each line is written with one ``write`` on a file opened for
 appending and ``fsync``-ed before the loop goes on, so a crash loses at most the line being written;
 a torn last line (no newline) is cut off when the journal opens again.
 
@@ -141,6 +143,43 @@ class Journal:
 
     def timeline(self, entry: Mapping[str, Any]) -> None:
         _append(self.directory / TIMELINE, dict(entry))
+
+    def last_timeline(self, component: str) -> dict[str, Any] | None:
+        """The last loop ``component`` recorded (its counterfactual state when it stopped), or None.
+        Read from the end of the file, a block at a time: a day's timeline is not read whole."""
+        path = self.directory / TIMELINE
+        try:
+            with path.open("rb") as f:
+                end = f.seek(0, os.SEEK_END)
+                tail, position = b"", end
+                while position > 0:
+                    step = min(_BLOCK, position)
+                    position -= step
+                    f.seek(position)
+                    tail = f.read(step) + tail
+                    lines = tail.split(b"\n")
+                    complete = lines if position == 0 else lines[1:]  # the first may be cut
+                    for line in reversed(complete):
+                        record = _record(line)
+                        if record is not None and record.get("component") == component:
+                            return record
+                    tail = lines[0] if position > 0 else b""
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise JournalError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+        return None
+
+
+_BLOCK = 1 << 16
+
+
+def _record(line: bytes) -> dict[str, Any] | None:
+    try:
+        record = json.loads(line) if line.strip() else None
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    return record if isinstance(record, dict) else None
 
 
 def _append(path: Path, record: Mapping[str, Any]) -> None:

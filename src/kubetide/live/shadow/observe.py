@@ -10,11 +10,13 @@ removed (CA's ``ToBeDeletedByClusterAutoscaler`` taint, Escalator's removal tain
   deleting them minutes later), the nodes of a group newly being removed are one scale-down of the
   group by that many, and nodes are not named.
 
-An action's time is when it happened, where the cluster says it: a deletion's is its
-``ToBeDeletedByClusterAutoscaler`` taint's value (CA writes the Unix second it tainted the node), a
-CA scale-up's the ``lastTransitionTime`` of its group's ``scaleUp: InProgress`` in CA's status
-ConfigMap (``cluster-autoscaler-status``: :func:`status_scale_ups`), each when it falls between the
-two looks; otherwise the later look's (the precision is then the shadow's loop period).
+An action's time is when it happened, where the cluster says it: first the running autoscaler's own
+Events (:mod:`.events`: CA's ``ScaledUpGroup``, its ``ScaleDown`` on the node, its ``Scale-down:
+removing ...``); else a deletion's ``ToBeDeletedByClusterAutoscaler`` taint's value (CA writes the Unix
+second it tainted the node), a CA scale-up's the ``lastTransitionTime`` of its group's ``scaleUp:
+InProgress`` in CA's status ConfigMap (``cluster-autoscaler-status``: :func:`status_scale_ups`), each
+when it falls between the two looks; otherwise the later look's (the precision is then the shadow's
+loop period).
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ class ClusterLook:
     # When, as the cluster says (a removal's taint, a group's scale-up in CA's status), if it does.
     removing_since: Mapping[str, float] = field(default_factory=dict)
     scale_up_since: Mapping[str, float] = field(default_factory=dict)
+    # The pods each group's scale-up was for (CA's TriggeredScaleUp Events), if they say.
+    scale_up_pods: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def _when(said: float | None, before: ClusterLook, after: ClusterLook) -> float:
@@ -96,7 +100,8 @@ def running_actions(
         was, now = before.targets.get(group), after.targets[group]
         if was is not None and now > was:
             at = _when(after.scale_up_since.get(group), before, after)
-            out.append(Action(SCALE_UP, group, group, at, amount=now - was, size=was))
+            pods = after.scale_up_pods.get(group, ())
+            out.append(Action(SCALE_UP, group, group, at, amount=now - was, size=was, pods=pods))
     if group_scale_downs:
         newly: dict[str, int] = {}
         for node, group in after.removing.items():

@@ -3,8 +3,9 @@
 :class:`ShadowRecorder` is what every shadow shares: the comparison's state (resumed from the journal's
 open records), the journal, the ``kubetide_shadow_disagreements_total{component,kind}`` counter, a log
 line per disagreement and, with ``--shadow-events``, an Event on the object it is about.
-:class:`CAShadow` is the cluster autoscaler's: it reads the world (with CA's status ConfigMap, for the
-times of its scale-ups) and the provider's targets, and has a
+:class:`CAShadow` is the cluster autoscaler's: it reads the world and the provider's targets (with the
+running autoscaler's Events, for the times of its actions, and CA's status ConfigMap and the nodes'
+taints where no Event says), and has a
 :class:`~kubetide.cluster.autoscaler.StaticAutoscaler` decide (``decide``: nothing carried out) on the
 cloud as it was before the running autoscaler's unmatched scale-ups (:mod:`.counterfactual`).
 """
@@ -35,6 +36,7 @@ from kubetide.live.shadow.compare import (
     unmatched_scale_ups,
 )
 from kubetide.live.shadow.counterfactual import CounterfactualCloud
+from kubetide.live.shadow.events import CAEventTimes, RunningEvents, ca_event_times
 from kubetide.live.shadow.journal import Journal
 from kubetide.live.shadow.observe import ClusterLook, running_actions, status_scale_ups
 from kubetide.model.api import ApiError
@@ -124,10 +126,13 @@ class CAShadow:
         build: Callable[[CloudProvider], StaticAutoscaler],
         gate: WriteGate,
         published: PublishedPlans | None = None,
+        events: RunningEvents | None = None,
     ) -> None:
         """``published``: where each loop's plan is served (``/debug/plan``, mode ``shadow``), so
-        ``kubetide explain --cluster`` explains what kubetide would have done."""
+        ``kubetide explain --cluster`` explains what kubetide would have done; ``events``: the running
+        autoscaler's Events, which time its actions (None: the taint and the status ConfigMap do)."""
         self.published = published
+        self.events = events
         self.source = source
         self.provider = provider
         self.recorder = recorder
@@ -155,10 +160,15 @@ class CAShadow:
             raise ShadowLoopFailed(f"failed to read the cloud provider: {exc}") from exc
         options = self.autoscaler.options
         status = world.config_maps.get(f"{options.namespace}/{options.status_config_map_name}", {})
+        said = ca_event_times(self.events.new()) if self.events is not None else CAEventTimes()
+        # The Events' times first; the taint's value and the status ConfigMap's when none says.
         since = {
             n.name: t for n in world.nodes if n.name in removing and (t := to_be_deleted_time(n)) is not None
         }
-        look = ClusterLook(now, targets, nodes, removing, since, status_scale_ups(status.get("status")))
+        since.update(said.removals)
+        scale_ups = {**status_scale_ups(status.get("status")), **said.scale_ups}
+        pods = {g: tuple(p) for g, p in said.triggered_by.items()}
+        look = ClusterLook(now, targets, nodes, removing, since, scale_ups, pods)
         running = running_actions(self.last_look, look)
         self._undone = unmatched_scale_ups(self.recorder.state, running)
         plan = self.autoscaler.decide(world, now)
