@@ -138,14 +138,16 @@ class QuietLoopSkipper:
     def _fingerprint(self) -> tuple[object, ...]:
         cluster = self.cluster
         groups = self.cloud._cloud.groups
+        # Objects are held, not their ids (a freed object's id may come back): an object replaced by
+        # another compares unequal unless equal field by field.
         return (
             cluster.node_views_version,
             cluster.nodes_version,
             tuple(
-                (key, getattr(w, "replicas", 0), getattr(w, "parallelism", 0), len(w.pods), id(w))
+                (key, w, w.template, getattr(w, "replicas", 0), getattr(w, "parallelism", 0), len(w.pods))
                 for key, w in cluster.workloads.items()
             ),
-            tuple((key, id(p)) for key, p in cluster.pdbs.items()),
+            tuple(cluster.pdbs.items()),
             tuple((key, tuple(data.items())) for key, data in cluster.config_maps.items()),
             bool(cluster.capacity),
             # The list itself: the very same object while no instance came, went or changed (a list
