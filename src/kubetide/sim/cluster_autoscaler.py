@@ -23,6 +23,7 @@ from kubetide.sim.cloud.simulated import SimulatedCloud
 from kubetide.sim.cluster.cluster import SimCluster
 from kubetide.sim.cluster.store import EventSink
 from kubetide.sim.ports import CA_SOURCE, SimClusterPort, SimWorldSource
+from kubetide.sim.quiet_loops import QuietLoopSkipper
 
 __all__ = ["SOURCE", "SimClusterAutoscaler"]
 
@@ -41,15 +42,20 @@ class SimClusterAutoscaler:
         events: EventSink,
         seed: int = 0,
         groups: Collection[str] | None = None,
+        *,
+        skip_quiet_loops: bool = False,
     ) -> None:
-        """``groups``: the node groups CA manages (CA's ``--nodes``); None: all of them."""
+        """``groups``: the node groups CA manages (CA's ``--nodes``); None: all of them.
+        ``skip_quiet_loops``: loops that provably change nothing are answered from the last one
+        (:mod:`kubetide.sim.quiet_loops`); the outputs are the same."""
         self.options = options
         self.source = SimWorldSource(cluster)
         self.port = SimClusterPort(cluster, events)
         self.driver = ClusterAutoscalerDriver(
             self.source, cloud.client(SOURCE, groups), self.port, options, now=clock.now, seed=seed
         )
-        self.runner = ClusterAutoscalerRunner(self.driver, clock, options.scan_interval, self)
+        self.skipper = QuietLoopSkipper(self.driver, cluster, cloud, enabled=skip_quiet_loops)
+        self.runner = ClusterAutoscalerRunner(self.skipper, clock, options.scan_interval, self)
         self.last_status: tuple[ClusterAutoscalerStatus, float] | None = None
         self.last_loop: tuple[LoopResult, float] | None = None  # the last loop's result and time
 

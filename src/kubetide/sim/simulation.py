@@ -91,7 +91,10 @@ class _CloudBridge:
 
 
 class Simulation:
-    def __init__(self, scenario: Scenario, seed: int | None = None) -> None:
+    def __init__(self, scenario: Scenario, seed: int | None = None, *, skip_quiet_loops: bool = True) -> None:
+        """``skip_quiet_loops``: the cluster autoscaler's loops that provably change nothing are answered
+        from the last one (:mod:`kubetide.sim.quiet_loops`; the outputs are the same, only faster), but
+        where a node group has faults."""
         self.scenario = scenario
         spec = scenario.spec
         self.seed = spec.seed if seed is None else seed
@@ -134,6 +137,7 @@ class Simulation:
                 self.events,
                 self.seed,
                 self._ca_groups(options),
+                skip_quiet_loops=skip_quiet_loops and not any(g.faults for g in spec.nodeGroups),
             )
         self.watch: dict[str, WorkloadWatch] = {}
         self.node_max: dict[str, int] = dict.fromkeys(self.groups, 0)
@@ -359,7 +363,10 @@ class Simulation:
 
     def run_until(self, t: float) -> None:
         """Run the scenario from its start up to simulated time ``t`` and stop there (``kubetide explain``
-        looks at the autoscalers' state at that moment); not combinable with :meth:`run`."""
+        looks at the autoscalers' state at that moment); not combinable with :meth:`run`. Every cluster
+        autoscaler loop runs (the last one's plan is read)."""
+        if self.ca is not None:
+            self.ca.skipper.enabled = False
         self._start()
         with fewer_collections():
             self.engine.run(min(max(t, 0.0), self.duration))
