@@ -29,7 +29,7 @@ from dataclasses import replace
 
 from kubetide.cluster.driver import ClusterAutoscalerDriver
 from kubetide.cluster.loop.quiet import quiet_deadline, quiet_memory
-from kubetide.cluster.loop.world import LoopResult
+from kubetide.cluster.loop.result import LoopResult
 from kubetide.cluster.scaledown.taints import TO_BE_DELETED_TAINT
 from kubetide.cluster.status import ClusterAutoscalerStatus, ClusterWideStatus, Condition, NodeGroupStatus
 from kubetide.model.node import NodeView

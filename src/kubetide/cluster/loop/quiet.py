@@ -24,8 +24,9 @@ import math
 from collections.abc import Hashable, Sequence
 
 from kubetide.cluster.autoscaler import StaticAutoscaler
+from kubetide.cluster.loop.result import LoopResult
 from kubetide.cluster.loop.templates import TEMPLATE_STABILIZATION_S
-from kubetide.cluster.loop.world import LoopResult, LoopStats
+from kubetide.cluster.loop.world import LoopStats
 from kubetide.cluster.reasons import ScaleDownResult, ScaleUpResult
 from kubetide.model.node import NodeView
 
