@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from ca_loop_harness import Harness, node, template
 
+from kubetide.cloud.instance import NotImplementedByProvider
 from kubetide.cluster.capacity.objects import CapacityObjects
 from kubetide.cluster.capacity.provisioning.classes import atomic_pods_left, check_capacity
 from kubetide.cluster.capacity.provisioning.injector import RequestInjector
@@ -438,3 +439,44 @@ def test_a_new_requests_pods_are_scaled_up_for_at_once_and_scale_down_waits_a_lo
     assert result.scale_up is not None and result.scale_up.disables_scale_down
     # One of the two pods fits the empty node there is: the group gets one node for the other.
     assert {(i.group, i.delta) for i in result.scale_up.plan.infos} == {("ng", 1)}  # type: ignore[union-attr]
+
+
+# -- how the all-or-nothing increase was made (kubetide's: the Provisioned condition says it) ----------
+
+
+def _provisioned_message(result: Any) -> str:
+    (write,) = [w for w in result.capacity_writes if w.kind == "ProvisioningRequest" and w.action == "status"]
+    (provisioned,) = [c for c in write.body["conditions"] if c["type"] == "Provisioned"]
+    assert provisioned["status"] == "True"
+    return str(provisioned["message"])
+
+
+@pytest.mark.parametrize(
+    ("route", "fallback", "want"),
+    [
+        (None, False, "all-or-nothing: the provider's atomic increase"),
+        ("all-or-nothing: an instant EC2 Fleet ...", False, "all-or-nothing: an instant EC2 Fleet ..."),
+        (None, True, "not all-or-nothing in the cloud: node group(s) ng raised with IncreaseSize"),
+    ],
+)
+def test_the_provisioned_condition_says_how_the_increase_was_made_all_or_nothing(
+    route: str | None, fallback: bool, want: str
+) -> None:
+    # executor.go (scaleUpExecutor.increaseSize): AtomicIncreaseSize, else IncreaseSize when the
+    # provider answers ErrNotImplemented. kubetide's provider may return its route: the message has it.
+    now = 10_000.0
+    cloud = RecordingCloud().with_group("ng", 0, 5, target=0, template=template("ng"))
+    if route is not None:
+        cloud.with_atomic_route("ng", route)
+    if fallback:
+        cloud.with_failure("atomic_increase_size", error=NotImplementedByProvider("no atomic increase"))
+    h = Harness(cloud, AutoscalingOptions(enable_provisioning_requests=True))
+    pr = replace(request("batch", ATOMIC_CLASS, 2), creation_time=now - 1)
+    world = replace(
+        h.world(), capacity=CapacityObjects(provisioning_requests=(pr,), pod_templates=templates("1500m"))
+    )
+    assert h.ca is not None
+    result = h.ca.run_once(world, now)
+    assert result.scale_up_result == "Successful"
+    assert cloud.groups["ng"].target == 2
+    assert want in _provisioned_message(result)

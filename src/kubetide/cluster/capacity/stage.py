@@ -368,12 +368,15 @@ class CapacityStage:
             fallback = [i.group for i in executed if i.group in outcome.atomic_fallbacks]
             how = ""
             if scaled:
-                how = (
-                    f"not all-or-nothing in the cloud: node group(s) {', '.join(fallback)} raised with "
-                    "IncreaseSize (the provider has no atomic increase)"
-                    if fallback
-                    else "all-or-nothing: the provider's atomic increase"
-                )
+                routes = [
+                    outcome.atomic_routes[i.group] for i in executed if i.group in outcome.atomic_routes
+                ]
+                how = "; ".join(routes) if routes else "all-or-nothing: the provider's atomic increase"
+                if fallback:
+                    how = (
+                        f"not all-or-nothing in the cloud: node group(s) {', '.join(fallback)} raised with "
+                        "IncreaseSize (the provider has no atomic increase)" + (f"; {how}" if routes else "")
+                    )
             atomic_outcome(self._atomic, scaled, view.now, how)
         events = result.events
         if (not self._fake_groups and not self._request_pods) or not events:
