@@ -480,3 +480,39 @@ def test_the_provisioned_condition_says_how_the_increase_was_made_all_or_nothing
     assert result.scale_up_result == "Successful"
     assert cloud.groups["ng"].target == 2
     assert want in _provisioned_message(result)
+
+
+@pytest.mark.parametrize("ca_booking", [False, True])
+def test_booking_bound_pods_and_revoked_requests_only_with_the_ca_flag(ca_booking: bool) -> None:
+    # CA 1.36 processors/provreq/processor.go bookCapacity: every pod of each request that
+    # ShouldCapacityBeBooked (conditions.go: Provisioned, not Failed, not BookingExpired; CapacityRevoked
+    # is not read), its running pods too. kubetide by default books only the pods not yet bound and
+    # nothing once CapacityRevoked; --provisioning-request-book-bound-pods is CA's way.
+    provisioned = condition("Provisioned", "True", NOW - MINUTE)
+    state = RequestState(request("pr", CHECK_CAPACITY_CLASS, 2, provisioned))
+    (consumer,) = pods_for_request(state.request, templates("1500m"))[:1]
+    placed = book_capacity(
+        [state],
+        templates("1500m"),
+        [consumer],
+        snapshot_with(2000, 2000),
+        HintingSimulator(),
+        NOW,
+        "",
+        ca_booking=ca_booking,
+    )
+    assert placed == (2 if ca_booking else 1)
+    revoked = RequestState(
+        request("pr", CHECK_CAPACITY_CLASS, 2, provisioned, condition("CapacityRevoked", "True", NOW))
+    )
+    placed = book_capacity(
+        [revoked],
+        templates("1500m"),
+        [],
+        snapshot_with(2000, 2000),
+        HintingSimulator(),
+        NOW,
+        "",
+        ca_booking=ca_booking,
+    )
+    assert placed == (2 if ca_booking else 0)

@@ -169,25 +169,43 @@ class CapacityStage:
         return tuple(out)
 
     # -- 2. the pending pods ------------------------------------------------------------------------
+    def before_filter(self, view: LoopView) -> list[Pod]:
+        """With ``--capacity-buffer-ca-ordering``: the buffers' fake pods, to join the pending pods before
+        the filter of schedulable pods (CA 1.36's builder puts ``CapacityBufferPodListProcessor`` before
+        the default pod list processors), which sorts them with the real ones by priority."""
+        if not (self.buffer_injection and self.options.capacity_buffer_ca_ordering and self.objects.buffers):
+            return []
+        made = self._inject_buffer_pods(view)
+        return [p for pods in made.values() for p in pods]
+
+    def _inject_buffer_pods(self, view: LoopView) -> Mapping[str, Sequence[Pod]]:
+        objects = self.objects
+        made = self._maker.inject(objects.buffers, self._buffer_statuses, objects.pod_templates, view.now)
+        self._writes.extend(made.writes)
+        self._fake_groups = made.by_buffer
+        for key in sorted(made.buffers):
+            if key not in made.by_buffer:
+                self._buffers.append(BufferReport(key, 0, 0, 0, self._reason(made.writes, key)))
+        return made.by_buffer
+
     def pending(self, view: LoopView, snapshot: ClusterSnapshot, to_help: Sequence[Pod]) -> list[Pod]:
         """The pods to help once the capacity features had their say (``to_help``: the pending pods that
-        fit nowhere, real ones)."""
+        fit nowhere, real ones, and with ``--capacity-buffer-ca-ordering`` the buffers' too)."""
         out = list(to_help)
         objects = self.objects
-        if self.buffer_injection and objects.buffers:
-            made = self._maker.inject(objects.buffers, self._buffer_statuses, objects.pod_templates, view.now)
-            self._writes.extend(made.writes)
-            groups = list(made.by_buffer.items())
+        if self.buffer_injection and self.options.capacity_buffer_ca_ordering:
+            unfit = {id(p) for p in to_help}
+            for key, pods in self._fake_groups.items():
+                left = sum(1 for p in pods if id(p) in unfit)
+                self._buffers.append(BufferReport(key, len(pods), len(pods) - left, left))
+        elif self.buffer_injection and objects.buffers:
+            groups = list(self._inject_buffer_pods(view).items())
             placed = self._buffer_sim.try_schedule_alike(snapshot, [pods for _, pods in groups])
             for (key, pods), bound in zip(groups, placed, strict=True):
                 if len(bound) < len(pods):
                     kept = {id(p) for p in bound}
                     out.extend(p for p in pods if id(p) not in kept)
                 self._buffers.append(BufferReport(key, len(pods), len(bound), len(pods) - len(bound)))
-            self._fake_groups = made.by_buffer
-            for key in sorted(made.buffers):
-                if key not in made.by_buffer:
-                    self._buffers.append(BufferReport(key, 0, 0, 0, self._reason(made.writes, key)))
         if self.requests_enabled and self._states:
             out, told = drop_consuming_pods(out)
             for pod, name in told:
@@ -218,6 +236,7 @@ class CapacityStage:
                 self._booking_sim,
                 view.now,
                 self.options.check_capacity_processor_instance,
+                ca_booking=self.options.provisioning_request_book_bound_pods,
             )
         return out
 
