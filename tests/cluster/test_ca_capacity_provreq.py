@@ -516,3 +516,29 @@ def test_booking_bound_pods_and_revoked_requests_only_with_the_ca_flag(ca_bookin
         ca_booking=ca_booking,
     )
     assert placed == (2 if ca_booking else 0)
+
+
+def test_an_atomic_increase_the_cloud_rolled_back_in_part_ends_the_request_and_its_empty_node() -> None:
+    # kubetide (provisioning/delivery.py): the aws provider's rollback route lowers the group's target when
+    # a launch fails after one instance came. Upstream's request would stay Provisioned on that one node.
+    now = 10_000.0
+    cloud = RecordingCloud().with_group("ng", 0, 5, target=0, template=template("ng"))
+    h = Harness(cloud, AutoscalingOptions(enable_provisioning_requests=True))
+    pr = replace(request("batch", ATOMIC_CLASS, 2), creation_time=now - 1)
+    objects = CapacityObjects(provisioning_requests=(pr,), pod_templates=templates("1500m"))
+    assert h.ca is not None
+    first = h.ca.run_once(replace(h.world(), capacity=objects), now)
+    assert cloud.groups["ng"].target == 2
+    provisioned = Condition("Provisioned", "True", "CapacityIsProvisioned", "", now)
+    objects = replace(objects, provisioning_requests=(replace(pr, conditions=(ACCEPTED, provisioned)),))
+    assert _provisioned_message(first)
+    # One node came, then the cloud dropped the other (its launch failed and it was rolled back).
+    h.add_node(node("ng-a", "ng", created=now + 50), "ng")
+    cloud.groups["ng"].target = 1
+    second = h.ca.run_once(replace(h.world(), capacity=objects), now + 60)
+    (write,) = [w for w in second.capacity_writes if w.kind == "ProvisioningRequest"]
+    (found,) = [c for c in write.body["conditions"] if c["type"] == "Provisioned"]
+    assert (found["status"], found["reason"]) == ("False", "CapacityPartiallyProvisioned")
+    assert "node group ng's target fell to 1 (from 2)" in found["message"]
+    assert [c.args for c in cloud.calls_to("delete_nodes")] == [("ng-a",)]
+    assert [e.reason for e in second.events if e.object == "NodeGroup/ng"][-1] == "DeletePartiallyProvisioned"

@@ -291,6 +291,14 @@ class AutoscalingOptions:
         "kubetide: book a Provisioned request's capacity as CA 1.36 does, all of its pods (those already "
         "running too) and also once CapacityRevoked (false: only its pods not yet bound, none once revoked)",
     )
+    provisioning_request_partial_delivery_check: bool = _f(
+        "provisioning-request-partial-delivery-check",
+        "bool",
+        True,
+        "kubetide: a best-effort-atomic request whose nodes did not all register (a failed or timed-out "
+        "scale-up, a lowered target) is Provisioned False and retried, and the empty nodes that came for "
+        "it are removed (false: CA's way, it stays Provisioned)",
+    )
     check_capacity_batch_processing: bool = _f(
         "check-capacity-batch-processing", "bool", False, "answer check-capacity requests in batches"
     )

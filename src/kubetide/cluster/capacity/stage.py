@@ -33,6 +33,7 @@ from kubetide.cluster.capacity.buffers.controller import Memo, translate_buffers
 from kubetide.cluster.capacity.buffers.injection import BufferPodMaker
 from kubetide.cluster.capacity.objects import CapacityObjects, CapacityWrite
 from kubetide.cluster.capacity.provisioning.classes import atomic_outcome, atomic_pods_left, check_capacity
+from kubetide.cluster.capacity.provisioning.delivery import PARTIAL_REASON, Delivery, judge, start_delivery
 from kubetide.cluster.capacity.provisioning.injector import RequestInjector
 from kubetide.cluster.capacity.provisioning.lifecycle import book_capacity, drop_consuming_pods, refresh
 from kubetide.cluster.capacity.provisioning.requests import (
@@ -44,6 +45,7 @@ from kubetide.cluster.capacity.quotas.controller import quota_status_writes
 from kubetide.cluster.capacity.quotas.tracker import QuotaTracker
 from kubetide.cluster.capacity.report import BufferReport, CapacityReport, QuotaReport, RequestReport
 from kubetide.cluster.loop.outcome import LoopOutcome
+from kubetide.cluster.loop.plan import PartialDeliveryRemoval, PartialDeliveryRemovals
 from kubetide.cluster.loop.scaleup_decision import ScaleUpDecision
 from kubetide.cluster.loop.timing import FunctionTimer
 from kubetide.cluster.loop.view import LoopView
@@ -53,7 +55,7 @@ from kubetide.cluster.reasons import EventReason, ScaleUpResult, UnremovableReas
 from kubetide.cluster.scaleup.limits import UnknownGpuTarget, gpu_target, node_resources
 from kubetide.cluster.scaleup.orchestrator import ScaleUpPlan, ScaleUpSettings
 from kubetide.model.capacity.buffer import BufferStatus
-from kubetide.model.capacity.provisioning import ATOMIC_CLASS
+from kubetide.model.capacity.provisioning import ATOMIC_CLASS, PROVISIONED
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
 from kubetide.scheduling.hinting import HintingSimulator
@@ -97,6 +99,12 @@ class CapacityStage:
         self._said: dict[str, str] = {}  # broken object -> the problem last reported
         self._notices: list[CAEvent] = []  # events pending() said, for the loop to carry out
         self._begun = False  # begin() ran in this loop
+        # Atomic requests' scale-ups whose nodes have not all registered (by request), and each
+        # group's latest failed scale-up as the cluster state found it.
+        self._deliveries: dict[str, Delivery] = {}
+        self._failed_at: dict[str, float] = {}
+        # The group's --max-node-provision-time (the autoscaler passes each group's own option).
+        self.provision_time: Callable[[str], float] = lambda _group: o.max_node_provision_time
         self._reset(_EMPTY, 0.0)
 
     @classmethod
@@ -122,6 +130,7 @@ class CapacityStage:
         self._atomic: RequestState | None = None
         self._mode = ""
         self._quotas: tuple[QuotaReport, ...] = ()
+        self._partial: list[PartialDeliveryRemoval] = []
 
     # -- 1. the loop's start ------------------------------------------------------------------------
     def begin(self, view: LoopView) -> tuple[CAEvent, ...]:
@@ -148,7 +157,39 @@ class CapacityStage:
                 self._writes.append(
                     CapacityWrite("delete", "ProvisioningRequest", pr.namespace, pr.name, pr.api_version)
                 )
+            self._judge_deliveries(view)
         return warnings
+
+    def note_failed_scale_ups(self, groups: Sequence[str], now: float) -> None:
+        """The groups whose scale-up the cluster state found failed this loop (before :meth:`begin`)."""
+        for group in groups:
+            self._failed_at[group] = now
+
+    def _judge_deliveries(self, view: LoopView) -> None:
+        """kubetide: an atomic request whose nodes came only in part is Provisioned False, and the
+        empty nodes that came for it are removed (:mod:`~.provisioning.delivery`)."""
+        by_key = {s.request.key: s for s in self._states}
+        for key, delivery in list(self._deliveries.items()):
+            state = by_key.get(key)
+            verdict = judge(delivery, view, self._failed_at, view.now) if state is not None else None
+            if state is None or verdict is not None:
+                del self._deliveries[key]
+            if state is None or verdict is None or not verdict.why:
+                continue
+            if state.is_true(PROVISIONED):
+                removed = sum(len(nodes) for nodes in verdict.empty.values())
+                message = (
+                    f"Only part of the all-or-nothing scale-up came, {verdict.why}; "
+                    f"{removed} empty node(s) that came for it removed; it will be retried"
+                )
+                state.set(PROVISIONED, "False", PARTIAL_REASON, message, view.now)
+            self._partial += [
+                PartialDeliveryRemoval(key, g, nodes) for g, nodes in sorted(verdict.empty.items())
+            ]
+
+    def partial_removals(self) -> PartialDeliveryRemovals:
+        """The empty nodes of atomic requests that came only in part, to delete this loop."""
+        return PartialDeliveryRemovals(tuple(self._partial))
 
     def _report_broken(self) -> tuple[CAEvent, ...]:
         """One Warning per object that does not read (and again if the problem changes)."""
@@ -397,6 +438,11 @@ class CapacityStage:
                         "IncreaseSize (the provider has no atomic increase)" + (f"; {how}" if routes else "")
                     )
             atomic_outcome(self._atomic, scaled, view.now, how)
+            if scaled and self.options.provisioning_request_partial_delivery_check:
+                targets = {i.group: i.new_size for i in executed}
+                provision = max(self.provision_time(g) for g in targets)
+                request = self._atomic.request.key
+                self._deliveries[request] = start_delivery(request, targets, view, view.now, provision)
         events = result.events
         if (not self._fake_groups and not self._request_pods) or not events:
             return ()
