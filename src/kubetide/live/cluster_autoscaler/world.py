@@ -188,7 +188,7 @@ class CAWorldSource:
 
     def world(self) -> World:
         """The current world; the same object while no cache changed."""
-        versions = tuple(informer.version for informer in self.informers)
+        versions: tuple[object, ...] = tuple(informer.version for informer in self.informers)
         if self.capacity is not None:
             versions += self.capacity.versions
         if self._built is not None and self._built[0] == versions:
