@@ -160,7 +160,7 @@ class CAWorldSource:
         if options is not None and _capacity_enabled(options):
             shared = {i.kind.plural: i for i in self.controllers}
             self.capacity = CapacityCaches(rest, kinds, options, self.pods, shared)
-        self._built: tuple[tuple[int, ...], World] | None = None
+        self._built: tuple[tuple[object, ...], World] | None = None
 
     @property
     def informers(self) -> list[Informer[Any]]:
