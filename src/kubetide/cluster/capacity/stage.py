@@ -131,6 +131,7 @@ class CapacityStage:
         self._mode = ""
         self._quotas: tuple[QuotaReport, ...] = ()
         self._partial: list[PartialDeliveryRemoval] = []
+        self._empty_buffers: list[BufferReport] = []  # the buffers that injected no pod, and why
 
     # -- 1. the loop's start ------------------------------------------------------------------------
     def begin(self, view: LoopView) -> tuple[CAEvent, ...]:
@@ -224,9 +225,11 @@ class CapacityStage:
         made = self._maker.inject(objects.buffers, self._buffer_statuses, objects.pod_templates, view.now)
         self._writes.extend(made.writes)
         self._fake_groups = made.by_buffer
-        for key in sorted(made.buffers):
-            if key not in made.by_buffer:
-                self._buffers.append(BufferReport(key, 0, 0, 0, self._reason(made.writes, key)))
+        self._empty_buffers = [
+            BufferReport(key, 0, 0, 0, self._reason(made.writes, key))
+            for key in sorted(made.buffers)
+            if key not in made.by_buffer
+        ]
         return made.by_buffer
 
     def pending(self, view: LoopView, snapshot: ClusterSnapshot, to_help: Sequence[Pod]) -> list[Pod]:
@@ -239,6 +242,7 @@ class CapacityStage:
             for key, pods in self._fake_groups.items():
                 left = sum(1 for p in pods if id(p) in unfit)
                 self._buffers.append(BufferReport(key, len(pods), len(pods) - left, left))
+            self._buffers += self._empty_buffers
         elif self.buffer_injection and objects.buffers:
             groups = list(self._inject_buffer_pods(view).items())
             placed = self._buffer_sim.try_schedule_alike(snapshot, [pods for _, pods in groups])
@@ -247,6 +251,7 @@ class CapacityStage:
                     kept = {id(p) for p in bound}
                     out.extend(p for p in pods if id(p) not in kept)
                 self._buffers.append(BufferReport(key, len(pods), len(bound), len(pods) - len(bound)))
+            self._buffers += self._empty_buffers
         if self.requests_enabled and self._states:
             out, told = drop_consuming_pods(out)
             for pod, name in told:
