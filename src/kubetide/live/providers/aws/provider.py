@@ -380,14 +380,7 @@ class AwsCloudProvider:
             lifecycle[instance] = "Terminating"
         # The capacity still asked for and never launched: dropped, as CA drops failed placeholders.
         self._set_desired(name, state, max(0, state.desired - (pending.delta - len(came))))
-        if state.info is not None:
-            state.info = replace(
-                state.info,
-                instances=tuple(
-                    replace(i, lifecycle_state=lifecycle.get(i.id, i.lifecycle_state))
-                    for i in state.info.instances
-                ),
-            )
+        _mark_lifecycle(state, lifecycle)
 
     def _set_desired(self, name: str, state: _GroupState, desired: int) -> None:
         log.info("Setting asg %s size to %d", name, desired)
@@ -431,14 +424,7 @@ class AwsCloudProvider:
                 log.info("%s: terminated instance %s (desired capacity decremented)", name, instance)
                 state.desired = max(0, state.desired - 1)
                 lifecycle[instance] = "Terminating"
-            if state.info is not None:
-                state.info = replace(
-                    state.info,
-                    instances=tuple(
-                        replace(i, lifecycle_state=lifecycle.get(i.id, i.lifecycle_state))
-                        for i in state.info.instances
-                    ),
-                )
+            _mark_lifecycle(state, lifecycle)
 
     def _decrease_target(self, group: AwsNodeGroup, delta: int) -> None:
         if delta >= 0:
@@ -506,6 +492,18 @@ class AwsCloudProvider:
         if found is None:
             raise CloudProviderError(f"ASG {info.name}: EC2 does not describe instance type {type_name}")
         return found
+
+
+def _mark_lifecycle(state: _GroupState, lifecycle: dict[str, str]) -> None:
+    """The snapshot's instances with the lifecycle states this process's own writes gave them."""
+    if state.info is not None:
+        state.info = replace(
+            state.info,
+            instances=tuple(
+                replace(i, lifecycle_state=lifecycle.get(i.id, i.lifecycle_state))
+                for i in state.info.instances
+            ),
+        )
 
 
 def _bound(flag: int | None, asg: int) -> int:
