@@ -14,6 +14,10 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from ca_loop_harness import Harness
+from ca_loop_harness import node as harness_node
+from ca_loop_harness import pod as harness_pod
+from ca_loop_harness import template as harness_template
 
 from kubetide.cluster.capacity.buffers.controller import (
     buffer_number_of_pods,
@@ -28,12 +32,14 @@ from kubetide.cluster.capacity.buffers.injection import (
     is_buffer_pod,
 )
 from kubetide.cluster.capacity.objects import CapacityObjects, ScalableObject
+from kubetide.cluster.options import AutoscalingOptions
 from kubetide.model.capacity.buffer import CapacityBuffer, parse_windows
 from kubetide.model.capacity.conditions import Condition, find_condition, parse_conditions
 from kubetide.model.capacity.podtemplate import PodTemplateView
 from kubetide.model.errors import ManifestError
 from kubetide.model.fields import Node
 from kubetide.sim.cluster.capacity import CapacityStore
+from kubetide.testing.cloud import RecordingCloud
 
 READY = "ReadyForProvisioning"
 NO_REPLICAS = (
@@ -389,3 +395,39 @@ def test_bad_windows_are_refused_with_the_annotations_path() -> None:
     with pytest.raises(ManifestError) as raised:
         CapacityBuffer.from_manifest(manifest, "spec.objects[0]")
     assert "spec.objects[0].metadata.annotations" in str(raised.value)
+
+
+# -- where the fake pods go among the real pending pods (README: where kubetide differs from CA) ------
+
+
+@pytest.mark.parametrize("ca_ordering", [False, True])
+def test_buffer_pods_come_after_the_real_pods_unless_ca_ordering(ca_ordering: bool) -> None:
+    # CA 1.36 builder/autoscaler.go: CapacityBufferPodListProcessor runs before the default pod list
+    # processors, so filterOutSchedulable (filter_out_schedulable.go, filterOutSchedulableByPacking)
+    # sorts the fake pods with the real ones by priority. kubetide's default places them after every real
+    # pending pod. A buffer of priority 100 and a real pending pod of priority 0 compete for one free slot.
+    spare = template("spare", {"cpu": "1500m", "memory": "256Mi"})
+    spare["template"]["spec"]["priority"] = 100
+    store = store_with(spare, buffer("headroom", podTemplateRef={"name": "spare"}, replicas=1))
+    converge(store)
+    objects = store.objects(0, dict)
+    assert objects is not None
+    cloud = RecordingCloud().with_group("ng", 0, 5, target=1, template=harness_template("ng"))
+    options = AutoscalingOptions(
+        capacity_buffer_controller_enabled=True,
+        capacity_buffer_pod_injection_enabled=True,
+        capacity_buffer_ca_ordering=ca_ordering,
+    )
+    h = Harness(cloud, options)
+    h.add_node(harness_node("ng-0", "ng"), "ng")
+    real = replace(harness_pod("real", 1500), namespace="default")
+    h.add_pod(real)
+    assert h.ca is not None
+    result = h.ca.run_once(replace(h.world(), capacity=objects), 1000.0)
+    assert result.scale_up_result == "Successful"
+    assert cloud.groups["ng"].target == 2  # one slot short either way
+    triggered = {e.object for e in result.events if e.reason == "TriggeredScaleUp"}
+    if ca_ordering:  # the buffer pod (priority 100) took the slot: the real pod asks for the new node
+        assert triggered == {"Pod/default/real"}
+    else:  # the real pod took it: the buffer asks for the new node
+        assert triggered == {"CapacityBuffer/default/headroom"}

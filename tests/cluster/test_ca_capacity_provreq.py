@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from ca_loop_harness import Harness, node, template
 
+from kubetide.cloud.instance import NotImplementedByProvider
 from kubetide.cluster.capacity.objects import CapacityObjects
 from kubetide.cluster.capacity.provisioning.classes import atomic_pods_left, check_capacity
 from kubetide.cluster.capacity.provisioning.injector import RequestInjector
@@ -438,3 +439,106 @@ def test_a_new_requests_pods_are_scaled_up_for_at_once_and_scale_down_waits_a_lo
     assert result.scale_up is not None and result.scale_up.disables_scale_down
     # One of the two pods fits the empty node there is: the group gets one node for the other.
     assert {(i.group, i.delta) for i in result.scale_up.plan.infos} == {("ng", 1)}  # type: ignore[union-attr]
+
+
+# -- how the all-or-nothing increase was made (kubetide's: the Provisioned condition says it) ----------
+
+
+def _provisioned_message(result: Any) -> str:
+    (write,) = [w for w in result.capacity_writes if w.kind == "ProvisioningRequest" and w.action == "status"]
+    (provisioned,) = [c for c in write.body["conditions"] if c["type"] == "Provisioned"]
+    assert provisioned["status"] == "True"
+    return str(provisioned["message"])
+
+
+@pytest.mark.parametrize(
+    ("route", "fallback", "want"),
+    [
+        (None, False, "all-or-nothing: the provider's atomic increase"),
+        ("all-or-nothing: an instant EC2 Fleet ...", False, "all-or-nothing: an instant EC2 Fleet ..."),
+        (None, True, "not all-or-nothing in the cloud: node group(s) ng raised with IncreaseSize"),
+    ],
+)
+def test_the_provisioned_condition_says_how_the_increase_was_made_all_or_nothing(
+    route: str | None, fallback: bool, want: str
+) -> None:
+    # executor.go (scaleUpExecutor.increaseSize): AtomicIncreaseSize, else IncreaseSize when the
+    # provider answers ErrNotImplemented. kubetide's provider may return its route: the message has it.
+    now = 10_000.0
+    cloud = RecordingCloud().with_group("ng", 0, 5, target=0, template=template("ng"))
+    if route is not None:
+        cloud.with_atomic_route("ng", route)
+    if fallback:
+        cloud.with_failure("atomic_increase_size", error=NotImplementedByProvider("no atomic increase"))
+    h = Harness(cloud, AutoscalingOptions(enable_provisioning_requests=True))
+    pr = replace(request("batch", ATOMIC_CLASS, 2), creation_time=now - 1)
+    world = replace(
+        h.world(), capacity=CapacityObjects(provisioning_requests=(pr,), pod_templates=templates("1500m"))
+    )
+    assert h.ca is not None
+    result = h.ca.run_once(world, now)
+    assert result.scale_up_result == "Successful"
+    assert cloud.groups["ng"].target == 2
+    assert want in _provisioned_message(result)
+
+
+@pytest.mark.parametrize("ca_booking", [False, True])
+def test_booking_bound_pods_and_revoked_requests_only_with_the_ca_flag(ca_booking: bool) -> None:
+    # CA 1.36 processors/provreq/processor.go bookCapacity: every pod of each request that
+    # ShouldCapacityBeBooked (conditions.go: Provisioned, not Failed, not BookingExpired; CapacityRevoked
+    # is not read), its running pods too. kubetide by default books only the pods not yet bound and
+    # nothing once CapacityRevoked; --provisioning-request-book-bound-pods is CA's way.
+    provisioned = condition("Provisioned", "True", NOW - MINUTE)
+    state = RequestState(request("pr", CHECK_CAPACITY_CLASS, 2, provisioned))
+    (consumer,) = pods_for_request(state.request, templates("1500m"))[:1]
+    placed = book_capacity(
+        [state],
+        templates("1500m"),
+        [consumer],
+        snapshot_with(2000, 2000),
+        HintingSimulator(),
+        NOW,
+        "",
+        ca_booking=ca_booking,
+    )
+    assert placed == (2 if ca_booking else 1)
+    revoked = RequestState(
+        request("pr", CHECK_CAPACITY_CLASS, 2, provisioned, condition("CapacityRevoked", "True", NOW))
+    )
+    placed = book_capacity(
+        [revoked],
+        templates("1500m"),
+        [],
+        snapshot_with(2000, 2000),
+        HintingSimulator(),
+        NOW,
+        "",
+        ca_booking=ca_booking,
+    )
+    assert placed == (2 if ca_booking else 0)
+
+
+def test_an_atomic_increase_the_cloud_rolled_back_in_part_ends_the_request_and_its_empty_node() -> None:
+    # kubetide (provisioning/delivery.py): the aws provider's rollback route lowers the group's target when
+    # a launch fails after one instance came. Upstream's request would stay Provisioned on that one node.
+    now = 10_000.0
+    cloud = RecordingCloud().with_group("ng", 0, 5, target=0, template=template("ng"))
+    h = Harness(cloud, AutoscalingOptions(enable_provisioning_requests=True))
+    pr = replace(request("batch", ATOMIC_CLASS, 2), creation_time=now - 1)
+    objects = CapacityObjects(provisioning_requests=(pr,), pod_templates=templates("1500m"))
+    assert h.ca is not None
+    first = h.ca.run_once(replace(h.world(), capacity=objects), now)
+    assert cloud.groups["ng"].target == 2
+    provisioned = Condition("Provisioned", "True", "CapacityIsProvisioned", "", now)
+    objects = replace(objects, provisioning_requests=(replace(pr, conditions=(ACCEPTED, provisioned)),))
+    assert _provisioned_message(first)
+    # One node came, then the cloud dropped the other (its launch failed and it was rolled back).
+    h.add_node(node("ng-a", "ng", created=now + 50), "ng")
+    cloud.groups["ng"].target = 1
+    second = h.ca.run_once(replace(h.world(), capacity=objects), now + 60)
+    (write,) = [w for w in second.capacity_writes if w.kind == "ProvisioningRequest"]
+    (found,) = [c for c in write.body["conditions"] if c["type"] == "Provisioned"]
+    assert (found["status"], found["reason"]) == ("False", "CapacityPartiallyProvisioned")
+    assert "node group ng's target fell to 1 (from 2)" in found["message"]
+    assert [c.args for c in cloud.calls_to("delete_nodes")] == [("ng-a",)]
+    assert [e.reason for e in second.events if e.object == "NodeGroup/ng"][-1] == "DeletePartiallyProvisioned"

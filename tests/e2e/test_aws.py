@@ -286,3 +286,91 @@ def test_aws_a_drained_instance_is_terminated_only_once_its_evicted_pod_is_gone(
             assert ca.alive(), ca.log()
     finally:
         kubectl("delete", "nodes", "-l", f"pool={pool}", "--wait=false")
+
+
+def test_aws_an_atomic_request_gets_an_instant_fleet_all_at_once_or_nothing(
+    kubectl: Kubectl,
+    kubeconfig_path: Path,
+    kubetide: Callable[..., KubetideProcess],
+    service_accounts: dict[str, Path],
+    wait_for: Callable[..., Any],
+    namespace: str,
+    aws_proxy: AwsProxy,
+) -> None:
+    # Issue 27: a best-effort-atomic ProvisioningRequest on AWS. While EC2 cannot give the whole fleet
+    # (MinTargetCapacity unmet: nothing launched) the request gets no instance and Provisioned=False;
+    # once it can, one instant fleet brings both instances at once, attached to the group, and the
+    # condition says which route was taken.
+    cluster = uuid.uuid4().hex[:6]
+    pool = f"aws-{cluster}"
+    first, second, autoscaling = _groups(aws_proxy, cluster, pool)
+    for name in (first, second):
+        aws_proxy.fleet_capacity[name] = 0
+    discovery = _discovery(cluster)
+    template = {
+        "apiVersion": "v1",
+        "kind": "PodTemplate",
+        "metadata": {"name": "batch", "namespace": namespace},
+        "template": {
+            "metadata": {"labels": {"app": "batch"}},
+            "spec": {
+                "nodeSelector": {"pool": pool},
+                "containers": [
+                    {"name": "main", "image": "nginx", "resources": {"requests": {"cpu": "1200m"}}}
+                ],
+            },
+        },
+    }
+    request = {
+        "apiVersion": "autoscaling.x-k8s.io/v1",
+        "kind": "ProvisioningRequest",
+        "metadata": {"name": "atomic", "namespace": namespace},
+        "spec": {
+            "provisioningClassName": "best-effort-atomic-scale-up.autoscaling.x-k8s.io",
+            "podSets": [{"podTemplateRef": {"name": "batch"}, "count": 2}],
+        },
+    }
+
+    def provisioned(status: str) -> dict[str, Any] | None:
+        obj = kubectl.json("-n", namespace, "get", "provisioningrequest", "atomic")
+        found = {c["type"]: c for c in (obj.get("status") or {}).get("conditions") or []}
+        return found if found.get("Provisioned", {}).get("status") == status else None
+
+    try:
+        with _node_registrar(kubeconfig_path, aws_proxy, discovery, cluster):
+            ca = kubetide(
+                "cluster-autoscaler",
+                "--cloud-provider=aws",
+                f"--aws-endpoint-url={aws_proxy.url}",
+                discovery,
+                "--leader-elect=false",
+                "--enable-provisioning-requests=true",
+                "--provisioning-request-initial-backoff-time=2s",
+                "--initial-node-group-backoff-duration=2s",
+                *FAST,
+                kubeconfig=service_accounts["cluster-autoscaler"],
+            )
+            kubectl.create(template)
+            kubectl.create(request)
+            found = wait_for(lambda: provisioned("False"), 60, message="Provisioned=False while EC2 has none")
+            assert found["Provisioned"]["reason"] == "CapacityIsNotFound"
+            fleets = [p for a, p in aws_proxy.requests if a == "CreateFleet"]
+            assert fleets and all(p["OnDemandOptions.MinTargetCapacity"] == "2" for p in fleets)
+            assert _instances(autoscaling, first) == [] == _instances(autoscaling, second)
+            assert not [a for a, _ in aws_proxy.requests if a in ("AttachInstances", "SetDesiredCapacity")]
+
+            aws_proxy.fleet_capacity.clear()  # EC2 has the capacity now
+            found = wait_for(lambda: provisioned("True"), 90, message="Provisioned=True by a fleet")
+            message = found["Provisioned"]["message"]
+            assert "all-or-nothing: an instant EC2 Fleet launched 2 instance(s) at once" in message, message
+            counts = sorted(len(_instances(autoscaling, g)) for g in (first, second))
+            assert counts == [0, 2]  # both in one group, at once
+            assert not [a for a, _ in aws_proxy.requests if a == "SetDesiredCapacity"]
+            wait_for(
+                lambda: len(kubectl.json("get", "nodes", "-l", f"pool={pool}")["items"]) == 2,
+                60,
+                message="both instances registered as Nodes",
+            )
+            assert ca.alive(), ca.log()
+    finally:
+        kubectl("delete", "nodes", "-l", f"pool={pool}", "--wait=false")

@@ -193,3 +193,76 @@ def test_a_dry_run_makes_no_capacity_write() -> None:
         CapacityWrite("delete", "ProvisioningRequest", "web", "old", "autoscaling.x-k8s.io/v1")
     )
     assert api.requests == []
+
+
+def _custom_scale_api(replicas: int) -> FakeApi:
+    """An API server that serves a CRD ``Rollout`` (argoproj.io/v1alpha1) with a scale subresource."""
+    api = FakeApi()
+    api.add(
+        "GET",
+        "/apis/argoproj.io",
+        (200, {"preferredVersion": {"groupVersion": "argoproj.io/v1alpha1", "version": "v1alpha1"}}),
+    )
+    resources = [
+        {"name": "rollouts", "kind": "Rollout", "namespaced": True},
+        {"name": "rollouts/scale", "kind": "Scale", "namespaced": True},
+        {"name": "rollouts/status", "kind": "Rollout", "namespaced": True},
+        {"name": "analysisruns", "kind": "AnalysisRun", "namespaced": True},
+    ]
+    api.add("GET", "/apis/argoproj.io/v1alpha1", (200, {"resources": resources}))
+    api.add(
+        "GET",
+        "/apis/argoproj.io/v1alpha1/namespaces/web/rollouts/api/scale",
+        (200, {"spec": {"replicas": replicas}, "status": {"replicas": replicas, "selector": "app=api"}}),
+    )
+    return api
+
+
+def test_a_scalable_ref_to_a_custom_resource_reads_its_scale_subresource_and_newest_pod() -> None:
+    # CA 1.36 capacitybuffer/client/client.go GetScaleObject (RESTMapping of the group and kind, then the
+    # scale subresource) and scalable_object_resolvers.go ScaleObjectPodResolver (the newest pod the
+    # Scale's status.selector picks, and status.replicas).
+    api = _custom_scale_api(6)
+    options = AutoscalingOptions(capacity_buffer_controller_enabled=True)
+    source = CAWorldSource(api.rest(), ServedVersions(), options=options)
+    caches = source.capacity
+    assert caches is not None and caches.buffers is not None
+    ref = {"apiGroup": "argoproj.io", "kind": "Rollout", "name": "api"}
+    _add(caches.buffers, _buffer("b", "1", scalableRef=ref, percentage=50))
+    for i, (created, app) in enumerate((("2026-01-03T00:00:00Z", "other"), ("2026-01-02T00:00:00Z", "api"))):
+        pod = obj(f"p-{i}", str(3 + i), "web", spec={"containers": [{"name": "c"}], "nodeName": "n1"})
+        pod["metadata"].update(labels={"app": app}, creationTimestamp=created)
+        _add(source.pods, pod)
+    capacity = source.world().capacity
+    assert capacity is not None
+    scalable = capacity.scalables[("argoproj.io", "Rollout", "web", "api")]
+    assert scalable.scale_replicas == 6
+    assert scalable.recent_pod is not None and scalable.recent_pod["metadata"]["name"] == "p-1"
+    # Read again each loop (no watch tells of a change); discovery is not asked again.
+    source.world()
+    paths = [r.url.path for r in api.requests]
+    assert paths.count("/apis/argoproj.io/v1alpha1/namespaces/web/rollouts/api/scale") == 2
+    assert paths.count("/apis/argoproj.io/v1alpha1") == 1
+
+
+def test_a_custom_kind_without_a_scale_subresource_or_not_served_has_none() -> None:
+    api = _custom_scale_api(6)
+    api.add(
+        "GET",
+        "/apis/argoproj.io/v1alpha1",
+        (200, {"resources": [{"name": "analysisruns", "kind": "AnalysisRun", "namespaced": True}]}),
+    )
+    options = AutoscalingOptions(capacity_buffer_controller_enabled=True)
+    source = CAWorldSource(api.rest(), ServedVersions(), options=options)
+    caches = source.capacity
+    assert caches is not None and caches.buffers is not None
+    _add(
+        caches.buffers,
+        _buffer("b", "1", scalableRef={"apiGroup": "argoproj.io", "kind": "AnalysisRun", "name": "x"}),
+    )
+    _add(
+        caches.buffers,
+        _buffer("c", "2", scalableRef={"apiGroup": "nowhere.io", "kind": "Thing", "name": "y"}),
+    )
+    capacity = source.world().capacity
+    assert capacity is not None and capacity.scalables == {}

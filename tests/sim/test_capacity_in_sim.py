@@ -293,3 +293,39 @@ def test_a_buffer_is_priced_by_overriding_its_size_as_a_sweep_does() -> None:
     assert max(with_buffer.time_to_schedule) < 1.0 < max(without.cluster.stats.time_to_schedule)
     found = problems(data, overrides=("spec.objects[1].spec.replicas=-1",))
     assert any(p.startswith("spec.objects[1].spec.replicas:") for p in found)
+
+
+@pytest.mark.parametrize("check", [True, False])
+def test_an_atomic_request_whose_nodes_came_only_in_part_is_retried_and_the_part_removed(check: bool) -> None:
+    # kubetide (CA 1.36's besteffortatomic marks the request Provisioned once the cloud took the increase
+    # and never looks again): one of the three instances never registers; after --max-node-provision-time
+    # the request is Provisioned False (CapacityPartiallyProvisioned), the two empty nodes that came for
+    # it are removed, and the retry (after the group's 5-minute backoff) gets all three. --provisioning-request-partial-delivery-check=false
+    # is CA's way: the request stays Provisioned on two nodes.
+    data = scenario(
+        [pod_template("batch", "1500m"), provisioning_request("job", ATOMIC_CLASS, "batch", 3)],
+        {
+            "enable-provisioning-requests": True,
+            "max-node-provision-time": "5m",
+            "provisioning-request-partial-delivery-check": check,
+        },
+        initial=0,
+        max_size=6,
+        duration="20m",
+    )
+    data["spec"]["nodeGroups"][0]["faults"] = [{"type": "unregistered", "count": 1}]
+    sim = run(data)
+    removed = [e for e in sim.events if e.reason == "DeletePartiallyProvisioned"]
+    ups = [e.data["to"] for e in scale_ups(sim)]
+    if not check:
+        assert not removed and ups == [3]
+        assert conditions(sim, "ProvisioningRequest/shop/job")["Provisioned"] == (
+            "True",
+            "CapacityIsProvisioned",
+        )
+        return
+    assert len(removed) == 2 and all(300 < e.t < 330 for e in removed), [(e.t, e.message) for e in removed]
+    assert "ProvisioningRequest shop/job" in removed[0].message
+    assert ups == [3, 3]  # the first increase, then the retry's (once the group's backoff ended)
+    assert conditions(sim, "ProvisioningRequest/shop/job")["Provisioned"] == ("True", "CapacityIsProvisioned")
+    assert nodes(sim) == 3

@@ -104,8 +104,11 @@ class NodeGroup(Protocol):
         """
         ...
 
-    def atomic_increase_size(self, delta: int) -> None:
-        """Like ``increase_size`` but all-or-nothing. NotImplementedByProvider: CA falls back."""
+    def atomic_increase_size(self, delta: int) -> str | None:
+        """Like ``increase_size`` but all-or-nothing. NotImplementedByProvider: CA falls back.
+
+        May return how the increase was made all-or-nothing (kubetide's: a ProvisioningRequest's
+        condition says it), e.g. the aws provider's route; None says nothing more."""
         ...
 
     def delete_nodes(self, nodes: Sequence[NodeView]) -> None:

@@ -102,6 +102,7 @@ from kubetide.cluster.loop.plan import (
     LoopPlan,
     MinSizeRaises,
     Notices,
+    PartialDeliveryRemovals,
     Phase,
     SizeFixes,
     TaintRemovals,
@@ -251,6 +252,9 @@ class StaticAutoscaler:
         )
         # CapacityBuffer, ProvisioningRequest and CapacityQuota (None: every capacity flag off).
         self.capacity = CapacityStage.from_options(o)
+        if self.capacity is not None:
+            registry = self.registry
+            self.capacity.provision_time = lambda g: registry.group_options(g).max_node_provision_time
         self.drain_options = DrainOptions(
             skip_nodes_with_system_pods=o.skip_nodes_with_system_pods,
             skip_nodes_with_local_storage=o.skip_nodes_with_local_storage,
@@ -408,6 +412,7 @@ class StaticAutoscaler:
         capacity = self.capacity
         if capacity is not None:
             self._carry_out_notices(loop, "capacity objects", capacity.begin(loop.view))
+            self._carry_out_some(loop, capacity.partial_removals())
         snap = build_snapshot(
             loop.view, self.registry, templates, o, self._hinting, self._snapshots, loop.timer, capacity
         )
@@ -460,7 +465,11 @@ class StaticAutoscaler:
     def _carry_out_some(
         self,
         loop: _Loop,
-        phase: ClusterStateFindings | UnregisteredRemovals | FailedInstanceRemovals | SizeFixes,
+        phase: ClusterStateFindings
+        | UnregisteredRemovals
+        | FailedInstanceRemovals
+        | PartialDeliveryRemovals
+        | SizeFixes,
     ) -> LoopOutcome:
         """:meth:`_carry_out` of a housekeeping phase that may have nothing to do (then not in the plan)."""
         if phase == type(phase)():
@@ -531,6 +540,8 @@ class StaticAutoscaler:
             loop.stop("the cluster state could not be read", f"failed to update cluster state: {exc}")
             return False
         findings = housekeeping.cluster_state_findings(view, update, self.registry, self.options.namespace)
+        if self.capacity is not None and findings.failed_scale_ups:
+            self.capacity.note_failed_scale_ups([g for g, _ in findings.failed_scale_ups], view.now)
         if loop.acting:
             for revert in findings.reverts:  # fixNodeGroupSize must not decrease it again
                 self.registry.forget_incorrect_size(revert.group)

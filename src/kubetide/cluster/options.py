@@ -246,6 +246,13 @@ class AutoscalingOptions:
         False,
         "inject the fake pods of ready CapacityBuffers into the pending pods",
     )
+    capacity_buffer_ca_ordering: bool = _f(
+        "capacity-buffer-ca-ordering",
+        "bool",
+        False,
+        "kubetide: place buffer fake pods as CA 1.36 does, injected before the filter of schedulable pods "
+        "and sorted with the real pending pods by priority (false: after every real pending pod)",
+    )
     capacity_buffer_pod_dry_run_enabled: bool = _f(
         "capacity-buffer-pod-dry-run-enabled",
         "bool",
@@ -276,6 +283,21 @@ class AutoscalingOptions:
         "int",
         1000,
         "how many ProvisioningRequests' waits are remembered (the least recently used go first)",
+    )
+    provisioning_request_book_bound_pods: bool = _f(
+        "provisioning-request-book-bound-pods",
+        "bool",
+        False,
+        "kubetide: book a Provisioned request's capacity as CA 1.36 does, all of its pods (those already "
+        "running too) and also once CapacityRevoked (false: only its pods not yet bound, none once revoked)",
+    )
+    provisioning_request_partial_delivery_check: bool = _f(
+        "provisioning-request-partial-delivery-check",
+        "bool",
+        True,
+        "kubetide: a best-effort-atomic request whose nodes did not all register (a failed or timed-out "
+        "scale-up, a lowered target) is Provisioned False and retried, and the empty nodes that came for "
+        "it are removed (false: CA's way, it stays Provisioned)",
     )
     check_capacity_batch_processing: bool = _f(
         "check-capacity-batch-processing", "bool", False, "answer check-capacity requests in batches"

@@ -57,6 +57,8 @@ class KubetideEventReason(StrEnum):
     PRICES_UNAVAILABLE = "PricesUnavailable"  # the price expander had no price for any option
     UNREGISTERED_INSTANCE_KEPT = "UnregisteredInstanceKept"  # one kubetide did not launch
     UNREMOVABLE_NODE = "UnremovableNode"  # why an underutilized node is kept (CA only logs it)
+    # An empty node of an atomic ProvisioningRequest whose other nodes never came, deleted.
+    DELETE_PARTIALLY_PROVISIONED = "DeletePartiallyProvisioned"
 
 
 class ReadinessBucket(StrEnum):

@@ -84,9 +84,10 @@ class RecordingNodeGroup:
         for hook in self.cloud.scale_up_hooks:
             hook(self.group_id, delta)
 
-    def atomic_increase_size(self, delta: int) -> None:
+    def atomic_increase_size(self, delta: int) -> str | None:
         self.cloud._check("atomic_increase_size", self.group_id)
         self.increase_size(delta)
+        return self.cloud.atomic_routes.get(self.group_id)
 
     def delete_nodes(self, nodes: Sequence[NodeView]) -> None:
         self._delete("delete_nodes", nodes, force=False)
@@ -159,6 +160,7 @@ class RecordingCloud:
         self.failures: dict[tuple[str, str | None], Exception] = {}
         self.scale_up_hooks: list[Callable[[str, int], object]] = []
         self.scale_down_hooks: list[Callable[[str, str], object]] = []
+        self.atomic_routes: dict[str, str] = {}
         self._pricing: PricingModel | None = None
 
     # --- builder
@@ -200,6 +202,11 @@ class RecordingCloud:
 
     def with_pricing(self, pricing: PricingModel) -> RecordingCloud:
         self._pricing = pricing
+        return self
+
+    def with_atomic_route(self, group_id: str, note: str) -> RecordingCloud:
+        """``group_id``'s atomic increase returns ``note`` (how it was made all-or-nothing)."""
+        self.atomic_routes[group_id] = note
         return self
 
     def on_scale_up(self, hook: Callable[[str, int], object]) -> RecordingCloud:

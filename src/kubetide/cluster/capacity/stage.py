@@ -33,6 +33,7 @@ from kubetide.cluster.capacity.buffers.controller import Memo, translate_buffers
 from kubetide.cluster.capacity.buffers.injection import BufferPodMaker
 from kubetide.cluster.capacity.objects import CapacityObjects, CapacityWrite
 from kubetide.cluster.capacity.provisioning.classes import atomic_outcome, atomic_pods_left, check_capacity
+from kubetide.cluster.capacity.provisioning.delivery import PARTIAL_REASON, Delivery, judge, start_delivery
 from kubetide.cluster.capacity.provisioning.injector import RequestInjector
 from kubetide.cluster.capacity.provisioning.lifecycle import book_capacity, drop_consuming_pods, refresh
 from kubetide.cluster.capacity.provisioning.requests import (
@@ -44,6 +45,7 @@ from kubetide.cluster.capacity.quotas.controller import quota_status_writes
 from kubetide.cluster.capacity.quotas.tracker import QuotaTracker
 from kubetide.cluster.capacity.report import BufferReport, CapacityReport, QuotaReport, RequestReport
 from kubetide.cluster.loop.outcome import LoopOutcome
+from kubetide.cluster.loop.plan import PartialDeliveryRemoval, PartialDeliveryRemovals
 from kubetide.cluster.loop.result import LoopResult
 from kubetide.cluster.loop.scaleup_decision import ScaleUpDecision
 from kubetide.cluster.loop.timing import FunctionTimer
@@ -54,7 +56,7 @@ from kubetide.cluster.reasons import EventReason, ScaleUpResult, UnremovableReas
 from kubetide.cluster.scaleup.limits import UnknownGpuTarget, gpu_target, node_resources
 from kubetide.cluster.scaleup.orchestrator import ScaleUpPlan, ScaleUpSettings
 from kubetide.model.capacity.buffer import BufferStatus
-from kubetide.model.capacity.provisioning import ATOMIC_CLASS
+from kubetide.model.capacity.provisioning import ATOMIC_CLASS, PROVISIONED
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Pod
 from kubetide.scheduling.hinting import HintingSimulator
@@ -98,6 +100,12 @@ class CapacityStage:
         self._said: dict[str, str] = {}  # broken object -> the problem last reported
         self._notices: list[CAEvent] = []  # events pending() said, for the loop to carry out
         self._begun = False  # begin() ran in this loop
+        # Atomic requests' scale-ups whose nodes have not all registered (by request), and each
+        # group's latest failed scale-up as the cluster state found it.
+        self._deliveries: dict[str, Delivery] = {}
+        self._failed_at: dict[str, float] = {}
+        # The group's --max-node-provision-time (the autoscaler passes each group's own option).
+        self.provision_time: Callable[[str], float] = lambda _group: o.max_node_provision_time
         self._reset(_EMPTY, 0.0)
 
     @classmethod
@@ -123,6 +131,8 @@ class CapacityStage:
         self._atomic: RequestState | None = None
         self._mode = ""
         self._quotas: tuple[QuotaReport, ...] = ()
+        self._partial: list[PartialDeliveryRemoval] = []
+        self._empty_buffers: list[BufferReport] = []  # the buffers that injected no pod, and why
 
     # -- 1. the loop's start ------------------------------------------------------------------------
     def begin(self, view: LoopView) -> tuple[CAEvent, ...]:
@@ -149,7 +159,39 @@ class CapacityStage:
                 self._writes.append(
                     CapacityWrite("delete", "ProvisioningRequest", pr.namespace, pr.name, pr.api_version)
                 )
+            self._judge_deliveries(view)
         return warnings
+
+    def note_failed_scale_ups(self, groups: Sequence[str], now: float) -> None:
+        """The groups whose scale-up the cluster state found failed this loop (before :meth:`begin`)."""
+        for group in groups:
+            self._failed_at[group] = now
+
+    def _judge_deliveries(self, view: LoopView) -> None:
+        """kubetide: an atomic request whose nodes came only in part is Provisioned False, and the
+        empty nodes that came for it are removed (:mod:`~.provisioning.delivery`)."""
+        by_key = {s.request.key: s for s in self._states}
+        for key, delivery in list(self._deliveries.items()):
+            state = by_key.get(key)
+            verdict = judge(delivery, view, self._failed_at, view.now) if state is not None else None
+            if state is None or verdict is not None:
+                del self._deliveries[key]
+            if state is None or verdict is None or not verdict.why:
+                continue
+            if state.is_true(PROVISIONED):
+                removed = sum(len(nodes) for nodes in verdict.empty.values())
+                message = (
+                    f"Only part of the all-or-nothing scale-up came, {verdict.why}; "
+                    f"{removed} empty node(s) that came for it removed; it will be retried"
+                )
+                state.set(PROVISIONED, "False", PARTIAL_REASON, message, view.now)
+            self._partial += [
+                PartialDeliveryRemoval(key, g, nodes) for g, nodes in sorted(verdict.empty.items())
+            ]
+
+    def partial_removals(self) -> PartialDeliveryRemovals:
+        """The empty nodes of atomic requests that came only in part, to delete this loop."""
+        return PartialDeliveryRemovals(tuple(self._partial))
 
     def _report_broken(self) -> tuple[CAEvent, ...]:
         """One Warning per object that does not read (and again if the problem changes)."""
@@ -170,25 +212,47 @@ class CapacityStage:
         return tuple(out)
 
     # -- 2. the pending pods ------------------------------------------------------------------------
+    def before_filter(self, view: LoopView) -> list[Pod]:
+        """With ``--capacity-buffer-ca-ordering``: the buffers' fake pods, to join the pending pods before
+        the filter of schedulable pods (CA 1.36's builder puts ``CapacityBufferPodListProcessor`` before
+        the default pod list processors), which sorts them with the real ones by priority."""
+        if not (self.buffer_injection and self.options.capacity_buffer_ca_ordering and self.objects.buffers):
+            return []
+        made = self._inject_buffer_pods(view)
+        return [p for pods in made.values() for p in pods]
+
+    def _inject_buffer_pods(self, view: LoopView) -> Mapping[str, Sequence[Pod]]:
+        objects = self.objects
+        made = self._maker.inject(objects.buffers, self._buffer_statuses, objects.pod_templates, view.now)
+        self._writes.extend(made.writes)
+        self._fake_groups = made.by_buffer
+        self._empty_buffers = [
+            BufferReport(key, 0, 0, 0, self._reason(made.writes, key))
+            for key in sorted(made.buffers)
+            if key not in made.by_buffer
+        ]
+        return made.by_buffer
+
     def pending(self, view: LoopView, snapshot: ClusterSnapshot, to_help: Sequence[Pod]) -> list[Pod]:
         """The pods to help once the capacity features had their say (``to_help``: the pending pods that
-        fit nowhere, real ones)."""
+        fit nowhere, real ones, and with ``--capacity-buffer-ca-ordering`` the buffers' too)."""
         out = list(to_help)
         objects = self.objects
-        if self.buffer_injection and objects.buffers:
-            made = self._maker.inject(objects.buffers, self._buffer_statuses, objects.pod_templates, view.now)
-            self._writes.extend(made.writes)
-            groups = list(made.by_buffer.items())
+        if self.buffer_injection and self.options.capacity_buffer_ca_ordering:
+            unfit = {id(p) for p in to_help}
+            for key, pods in self._fake_groups.items():
+                left = sum(1 for p in pods if id(p) in unfit)
+                self._buffers.append(BufferReport(key, len(pods), len(pods) - left, left))
+            self._buffers += self._empty_buffers
+        elif self.buffer_injection and objects.buffers:
+            groups = list(self._inject_buffer_pods(view).items())
             placed = self._buffer_sim.try_schedule_alike(snapshot, [pods for _, pods in groups])
             for (key, pods), bound in zip(groups, placed, strict=True):
                 if len(bound) < len(pods):
                     kept = {id(p) for p in bound}
                     out.extend(p for p in pods if id(p) not in kept)
                 self._buffers.append(BufferReport(key, len(pods), len(bound), len(pods) - len(bound)))
-            self._fake_groups = made.by_buffer
-            for key in sorted(made.buffers):
-                if key not in made.by_buffer:
-                    self._buffers.append(BufferReport(key, 0, 0, 0, self._reason(made.writes, key)))
+            self._buffers += self._empty_buffers
         if self.requests_enabled and self._states:
             out, told = drop_consuming_pods(out)
             for pod, name in told:
@@ -219,6 +283,7 @@ class CapacityStage:
                 self._booking_sim,
                 view.now,
                 self.options.check_capacity_processor_instance,
+                ca_booking=self.options.provisioning_request_book_bound_pods,
             )
         return out
 
@@ -369,13 +434,21 @@ class CapacityStage:
             fallback = [i.group for i in executed if i.group in outcome.atomic_fallbacks]
             how = ""
             if scaled:
-                how = (
-                    f"not all-or-nothing in the cloud: node group(s) {', '.join(fallback)} raised with "
-                    "IncreaseSize (the provider has no atomic increase)"
-                    if fallback
-                    else "all-or-nothing: the provider's atomic increase"
-                )
+                routes = [
+                    outcome.atomic_routes[i.group] for i in executed if i.group in outcome.atomic_routes
+                ]
+                how = "; ".join(routes) if routes else "all-or-nothing: the provider's atomic increase"
+                if fallback:
+                    how = (
+                        f"not all-or-nothing in the cloud: node group(s) {', '.join(fallback)} raised with "
+                        "IncreaseSize (the provider has no atomic increase)" + (f"; {how}" if routes else "")
+                    )
             atomic_outcome(self._atomic, scaled, view.now, how)
+            if scaled and self.options.provisioning_request_partial_delivery_check:
+                targets = {i.group: i.new_size for i in executed}
+                provision = max(self.provision_time(g) for g in targets)
+                request = self._atomic.request.key
+                self._deliveries[request] = start_delivery(request, targets, view, view.now, provision)
         events = result.events
         if (not self._fake_groups and not self._request_pods) or not events:
             return ()

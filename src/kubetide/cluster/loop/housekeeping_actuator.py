@@ -15,6 +15,7 @@ from kubetide.cluster.loop.plan import (
     ClusterStateFindings,
     FailedInstanceRemovals,
     MinSizeRaises,
+    PartialDeliveryRemovals,
     SizeFixes,
     TaintRemovals,
     UnregisteredRemovals,
@@ -27,6 +28,7 @@ __all__ = [
     "execute_cluster_state_findings",
     "execute_failed_instance_removals",
     "execute_min_size_raises",
+    "execute_partial_delivery_removals",
     "execute_size_fixes",
     "execute_taint_removals",
     "execute_unregistered_removals",
@@ -208,4 +210,30 @@ def execute_min_size_raises(run: Execution, phase: MinSizeRaises) -> None:
             )
         )
     if raised:
+        run.registry.recalculate()
+
+
+def execute_partial_delivery_removals(run: Execution, phase: PartialDeliveryRemovals) -> None:
+    deleted = False
+    for removal in phase.removals:
+        gid = removal.group
+        try:
+            run.groups[gid].delete_nodes(removal.nodes)
+        except CloudProviderError as exc:
+            run.outcome.fail("delete_nodes", f"NodeGroup/{gid}", exc)
+            continue
+        deleted = True
+        for node in removal.nodes:
+            run.registry.register_scale_down(gid, node.name, run.now)
+            run.emit(
+                CAEvent(
+                    "Normal",
+                    str(KubetideEventReason.DELETE_PARTIALLY_PROVISIONED),
+                    f"NodeGroup/{gid}",
+                    f"Removed empty node {node.name} of group {gid}: it came for ProvisioningRequest "
+                    f"{removal.request}, whose other nodes did not (all-or-nothing)",
+                    {"group": gid, "node": node.name, "provisioningRequest": removal.request},
+                )
+            )
+    if deleted:
         run.registry.recalculate()

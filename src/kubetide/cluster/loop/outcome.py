@@ -46,6 +46,8 @@ class LoopOutcome:
     scale_up_failed: bool = False  # an IncreaseSize of the scale-up failed (the loop's result: Error)
     # Groups an all-or-nothing scale-up raised with IncreaseSize (the provider has no atomic increase).
     atomic_fallbacks: list[str] = field(default_factory=list)
+    # Group -> how the provider made its atomic increase all-or-nothing (or not), where it says.
+    atomic_routes: dict[str, str] = field(default_factory=dict)
     raised_to_min: list[str] = field(default_factory=list)  # groups raised to their min size
     # Deletions the scale-down started (tainted), as (node view with the taint, its plan entry index).
     started: list[tuple[NodeView, int]] = field(default_factory=list)
@@ -80,6 +82,7 @@ class LoopOutcome:
         self.size_fixed += later.size_fixed
         self.scaled_up += later.scaled_up
         self.atomic_fallbacks += later.atomic_fallbacks
+        self.atomic_routes.update(later.atomic_routes)
         self.scale_up_failed = self.scale_up_failed or later.scale_up_failed
         self.raised_to_min += later.raised_to_min
         self.started += later.started

@@ -9,6 +9,7 @@ The phases, each a value:
 * housekeeping: :class:`TaintRemovals` (at start, stale taints; unneeded timers restored),
   :class:`ClusterStateFindings` (scale-ups found failed, timed-out ones reverted),
   :class:`UnregisteredRemovals` and :class:`FailedInstanceRemovals` (instances deleted),
+  :class:`PartialDeliveryRemovals` (kubetide: the empty nodes of an atomic request that came only in part),
   :class:`SizeFixes` (targets nodes never filled, lowered), :class:`DrainRound` (one step of each
   deletion in progress), :class:`MinSizeRaises` (``--enforce-node-group-min-size``);
 * the scale-up decision (:class:`~.scaleup_decision.ScaleUpDecision`: the pods, the groups skipped and
@@ -31,6 +32,7 @@ from kubetide.cluster.loop.scaledown_plan import ScaleDownPlan
 from kubetide.cluster.loop.scaleup_decision import ScaleUpDecision
 from kubetide.cluster.loop.world import CAEvent
 from kubetide.cluster.scaledown.unneeded import UnneededNode
+from kubetide.model.node import NodeView
 
 __all__ = [
     "ClusterStateFindings",
@@ -41,6 +43,8 @@ __all__ = [
     "MinSizeRaise",
     "MinSizeRaises",
     "Notices",
+    "PartialDeliveryRemoval",
+    "PartialDeliveryRemovals",
     "Phase",
     "SizeChange",
     "SizeFixes",
@@ -128,6 +132,23 @@ class FailedInstanceRemovals:
 
 
 @dataclass(frozen=True, slots=True)
+class PartialDeliveryRemoval:
+    """The empty nodes of ``group`` that came for the atomic ProvisioningRequest ``request`` (its other
+    nodes never did: ``kubetide.cluster.capacity.provisioning.delivery``)."""
+
+    request: str
+    group: str
+    nodes: tuple[NodeView, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PartialDeliveryRemovals:
+    """kubetide: all-or-nothing means none of it, so those nodes go at once (``DeleteNodes``)."""
+
+    removals: tuple[PartialDeliveryRemoval, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class SizeFixes:
     """``fixNodeGroupSize``: targets the nodes never filled, lowered; a loop that fixes one ends."""
 
@@ -164,6 +185,7 @@ Phase = (
     | ClusterStateFindings
     | UnregisteredRemovals
     | FailedInstanceRemovals
+    | PartialDeliveryRemovals
     | SizeFixes
     | DrainRound
     | ScaleUpDecision

@@ -18,6 +18,7 @@ from kubetide.cluster.loop.plan import (
     LoopPlan,
     MinSizeRaises,
     Notices,
+    PartialDeliveryRemovals,
     Phase,
     SizeFixes,
     TaintRemovals,
@@ -86,6 +87,14 @@ def _unregistered(p: UnregisteredRemovals) -> tuple[str, dict[str, Any]]:
 
 def _failed_instances(p: FailedInstanceRemovals) -> tuple[str, dict[str, Any]]:
     return "failedInstanceRemovals", {"removals": _removals(p.removals)}
+
+
+def _partial_deliveries(p: PartialDeliveryRemovals) -> tuple[str, dict[str, Any]]:
+    removals = [
+        {"provisioningRequest": r.request, "group": r.group, "nodes": [n.name for n in r.nodes]}
+        for r in p.removals
+    ]
+    return "partialDeliveryRemovals", {"removals": removals}
 
 
 def _size_fixes(p: SizeFixes) -> tuple[str, dict[str, Any]]:
@@ -178,6 +187,7 @@ _DOCUMENTS: Mapping[type, Callable[[Any], tuple[str, dict[str, Any]]]] = {
     ClusterStateFindings: _findings,
     UnregisteredRemovals: _unregistered,
     FailedInstanceRemovals: _failed_instances,
+    PartialDeliveryRemovals: _partial_deliveries,
     SizeFixes: _size_fixes,
     DrainRound: _drain_round,
     ScaleUpDecision: _scale_up,

@@ -17,6 +17,7 @@ from kubetide.cluster.loop.plan import (
     InstanceRemoval,
     MinSizeRaises,
     Notices,
+    PartialDeliveryRemovals,
     SizeFixes,
     TaintRemovals,
     UnregisteredRemovals,
@@ -96,6 +97,11 @@ def _failed_instances_line(p: FailedInstanceRemovals, _: Callable[[float], str])
     return f"remove instances that failed to start: {_removals_text(p.removals)}"
 
 
+def _partial_deliveries_line(p: PartialDeliveryRemovals, _: Callable[[float], str]) -> str:
+    nodes = (f"{r.group}/{n.name} ({r.request})" for r in p.removals for n in r.nodes)
+    return f"remove the empty nodes of partly provisioned atomic requests: {_listed(nodes)}"
+
+
 def _size_fixes_line(p: SizeFixes, _: Callable[[float], str]) -> str:
     return f"fix sizes: {_listed(f'{f.group} {f.delta:+d}' for f in p.fixes)}"
 
@@ -159,6 +165,7 @@ _LINES: Mapping[type, Callable[[Any, Callable[[float], str]], str]] = {
     ClusterStateFindings: _findings_line,
     UnregisteredRemovals: _unregistered_line,
     FailedInstanceRemovals: _failed_instances_line,
+    PartialDeliveryRemovals: _partial_deliveries_line,
     SizeFixes: _size_fixes_line,
     DrainRound: _drain_line,
     ScaleUpDecision: _scale_up_line,

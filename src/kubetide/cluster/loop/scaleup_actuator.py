@@ -8,7 +8,7 @@ upstream does: the groups after it were balanced against it, so they are re-plan
 cluster state is told of each outcome (``RegisterScaleUp``, ``RegisterFailedScaleUp``).
 All-or-nothing plans (a ProvisioningRequest's) raise each group with ``AtomicIncreaseSize``, or, where
 the provider has none, ``IncreaseSize`` (``scaleUpExecutor.increaseSize``), noting the group in the
-outcome's ``atomic_fallbacks``.
+outcome's ``atomic_fallbacks`` (and the provider's note of its route, if it gives one, in ``atomic_routes``).
 """
 
 from __future__ import annotations
@@ -79,7 +79,9 @@ def _increase(run: Execution, info: ScaleUpInfo, atomic: bool = False) -> bool:
     try:
         if atomic:
             try:
-                group.atomic_increase_size(info.delta)
+                route = group.atomic_increase_size(info.delta)
+                if route:
+                    run.outcome.atomic_routes[info.group] = route
             except NotImplementedByProvider:
                 group.increase_size(info.delta)
                 run.outcome.atomic_fallbacks.append(info.group)

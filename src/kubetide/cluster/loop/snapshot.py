@@ -32,7 +32,11 @@ __all__ = ["LoopSnapshot", "PendingPods", "build_snapshot"]
 
 class PendingPods(Protocol):
     """What joins or leaves the pods to help once the filter of schedulable pods has run (the pod list
-    processors after it: the capacity APIs' fake pods, ``kubetide.cluster.capacity``)."""
+    processors after it: the capacity APIs' fake pods, ``kubetide.cluster.capacity``), and what joins the
+    pending pods before it (processors before it: CA's place for buffer pods, with
+    ``--capacity-buffer-ca-ordering``)."""
+
+    def before_filter(self, view: LoopView) -> list[Pod]: ...
 
     def pending(self, view: LoopView, snapshot: ClusterSnapshot, to_help: Sequence[Pod]) -> list[Pod]: ...
 
@@ -95,6 +99,8 @@ def build_snapshot(
         and p.phase not in ("Succeeded", "Failed")
         and not (p.priority < cutoff)
     ]
+    if processors is not None:  # CA's expendable filter runs after its pod list processors too
+        pending.extend(p for p in processors.before_filter(view) if not (p.priority < cutoff))
     timer = timer or FunctionTimer()
     started = timer.start()
     to_help = filter_out_schedulable(simulator, snapshot, pending)

@@ -12,7 +12,10 @@ stopping the others.
 
 A buffer's ``scalableRef`` is resolved as CA's scale resolver does it for the kinds with a scale
 subresource (Deployment, ReplicaSet, StatefulSet, ReplicationController): ``status.replicas``, and the
-most recent pod its ``spec.selector`` selects; a Job by its template and ``parallelism``.
+most recent pod its ``spec.selector`` selects; a Job by its template and ``parallelism``. Any other kind
+(a custom resource) is read through its ``scale`` subresource, found by discovery
+(:mod:`~kubetide.live.cluster_autoscaler.scale_refs`): ``status.replicas`` and the newest pod its
+``status.selector`` picks, once a loop (the reads join the caches' versions, so a change is seen).
 
 Writes (:func:`write_capacity`): a status is read, replaced and PUT on the ``status`` subresource with
 the read ``resourceVersion`` (a conflict reads again and retries); a managed PodTemplate is created, or
@@ -30,6 +33,7 @@ from kubetide.cluster.options import AutoscalingOptions
 from kubetide.kube.cache import Informer
 from kubetide.kube.discovery import ResourceKind
 from kubetide.kube.rest import KubeStatusError, Rest, retrying
+from kubetide.live.cluster_autoscaler.scale_refs import ScaleRead, ScaleRefs
 from kubetide.model.api import ApiError
 from kubetide.model.capacity.buffer import CapacityBuffer
 from kubetide.model.capacity.conditions import parse_conditions
@@ -39,7 +43,7 @@ from kubetide.model.capacity.quota import CapacityQuota
 from kubetide.model.errors import ManifestError
 from kubetide.model.fields import Node
 from kubetide.model.pod import Pod
-from kubetide.model.selectors import LabelSelector
+from kubetide.model.selectors import LabelSelector, parse_selector_string
 
 __all__ = ["CapacityCaches", "write_capacity"]
 
@@ -126,6 +130,8 @@ class CapacityCaches:
         if buffers:
             self.workloads = dict(controllers)
             self.workloads["deployments"] = Informer(rest, kinds["deployments"], lambda m: m)
+        self._scale_refs = ScaleRefs(rest) if buffers else None
+        self._custom: dict[tuple[str, str, str, str], ScaleRead | None] = {}  # the last reads of custom kinds
         self._own = [i for i in (self.buffers, self.requests, self.quotas, self.templates) if i is not None]
         if "deployments" in self.workloads:
             self._own.append(self.workloads["deployments"])
@@ -136,9 +142,25 @@ class CapacityCaches:
         return self._own
 
     @property
-    def versions(self) -> tuple[int, ...]:
+    def versions(self) -> tuple[object, ...]:
+        """What the objects are made of: the caches' versions and this loop's scales of custom kinds
+        (read here, once a loop, since no watch tells of their change)."""
         extra = (self._pods.version, *(i.version for i in self.workloads.values())) if self.buffers else ()
-        return (*(i.version for i in self._own), *extra)
+        self._custom = self._read_custom()
+        return (*(i.version for i in self._own), *extra, *sorted(self._custom.items()))
+
+    def _read_custom(self) -> dict[tuple[str, str, str, str], ScaleRead | None]:
+        if self.buffers is None or self._scale_refs is None:
+            return {}
+        out: dict[tuple[str, str, str, str], ScaleRead | None] = {}
+        for buffer in self.buffers.views():
+            ref = buffer.scalable_ref if isinstance(buffer, CapacityBuffer) else None
+            if ref is None or (ref.api_group, ref.kind) in _SCALABLE_PLURALS:
+                continue
+            key = (ref.api_group, ref.kind, buffer.namespace, ref.name)
+            if key not in out:
+                out[key] = self._scale_refs.read(ref.api_group, ref.kind, buffer.namespace, ref.name)
+        return out
 
     def objects(self) -> CapacityObjects:
         buffers, broken = _split(self.buffers)
@@ -164,9 +186,18 @@ class CapacityCaches:
             if key in out:
                 continue
             plural = _SCALABLE_PLURALS.get((ref.api_group, ref.kind))
-            informer = self.workloads.get(plural) if plural else None
+            if plural is None:  # a custom kind: its scale subresource, as this loop read it
+                if key not in self._custom:
+                    self._custom[key] = self._read_custom().get(key)
+                read = self._custom.get(key)
+                if read is not None:
+                    out[key] = ScalableObject(
+                        read.replicas, self._newest_pod(buffer.namespace, read.selector)
+                    )
+                continue
+            informer = self.workloads.get(plural)
             if informer is None:
-                continue  # a kind kubetide does not read: the controller says it has no scale subresource
+                continue
             manifest = informer.get(f"{buffer.namespace}/{ref.name}")
             if manifest is not None:
                 out[key] = self._scalable(ref.kind, buffer.namespace, manifest)
@@ -181,6 +212,15 @@ class CapacityCaches:
         scale = int(status.get("replicas") or 0)
         return ScalableObject(scale, self._recent_pod(namespace, spec.get("selector")), template, replicas)
 
+    def _newest_pod(self, namespace: str, selector_text: str) -> Json | None:
+        """``ScaleObjectPodResolver``: the newest pod a Scale's ``status.selector`` picks (an empty one,
+        as ``labels.Parse("")``, picks every pod of the namespace)."""
+        try:
+            selector = parse_selector_string(selector_text) if selector_text else LabelSelector(())
+        except ManifestError:
+            return None
+        return self._newest(namespace, selector)
+
     def _recent_pod(self, namespace: str, raw_selector: Any) -> Json | None:
         """``getMostRecentPod`` of the pods the selector picks (none: None)."""
         try:
@@ -189,6 +229,9 @@ class CapacityCaches:
             return None
         if selector is None:
             return None
+        return self._newest(namespace, selector)
+
+    def _newest(self, namespace: str, selector: LabelSelector) -> Json | None:
         chosen = [p for p in self._pods.views() if p.namespace == namespace and selector.matches(p.labels)]
         if not chosen:
             return None

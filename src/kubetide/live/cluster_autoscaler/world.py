@@ -160,7 +160,7 @@ class CAWorldSource:
         if options is not None and _capacity_enabled(options):
             shared = {i.kind.plural: i for i in self.controllers}
             self.capacity = CapacityCaches(rest, kinds, options, self.pods, shared)
-        self._built: tuple[tuple[int, ...], World] | None = None
+        self._built: tuple[tuple[object, ...], World] | None = None
 
     @property
     def informers(self) -> list[Informer[Any]]:
@@ -188,7 +188,7 @@ class CAWorldSource:
 
     def world(self) -> World:
         """The current world; the same object while no cache changed."""
-        versions = tuple(informer.version for informer in self.informers)
+        versions: tuple[object, ...] = tuple(informer.version for informer in self.informers)
         if self.capacity is not None:
             versions += self.capacity.versions
         if self._built is not None and self._built[0] == versions:

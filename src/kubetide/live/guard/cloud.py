@@ -86,10 +86,11 @@ class GuardedNodeGroup:
         if self._admit("increase_size", f"increase node group {self._inner.id()} by {delta}"):
             self._inner.increase_size(delta)
 
-    def atomic_increase_size(self, delta: int) -> None:
+    def atomic_increase_size(self, delta: int) -> str | None:
         what = f"increase node group {self._inner.id()} by {delta} (atomically)"
         if self._admit("increase_size", what):
-            self._inner.atomic_increase_size(delta)
+            return self._inner.atomic_increase_size(delta)
+        return None
 
     def delete_nodes(self, nodes: Sequence[NodeView]) -> None:
         if self._admit("delete_nodes", self._deleting(nodes)):

@@ -23,7 +23,7 @@ from collections import Counter
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, parse_qsl, urlencode
 
 REGION = "us-east-1"
 CONTROL = "/_proxy/"
@@ -41,6 +41,12 @@ class AwsProxy:
       StatusMessage, Description, StartTime as a datetime).
     - ``garbage[action] = n``: the next ``n`` calls of ``action`` answer 200 with a body that is not
       AWS's XML (a captive portal, a misrouted proxy): botocore's ``ResponseParserError``.
+    - ``fleet_capacity[group] = n``: an instant ``CreateFleet`` for ``group`` (its instances tagged
+      ``kubetide.io/atomic-increase-of``) launches at most ``n`` instances; 0: none, and the answer's
+      errors say ``InsufficientInstanceCapacity``, as EC2's when ``MinTargetCapacity`` cannot be met
+      (moto always launches the whole target).
+    - ``launch_cap[group] = n``: ``SetDesiredCapacity`` launches up to ``n`` instances in all while
+      ``DescribeAutoScalingGroups`` reports the desired capacity asked for (part of a scale-up came).
     """
 
     def __init__(self, upstream: tuple[str, int], port: int = 0) -> None:
@@ -52,6 +58,8 @@ class AwsProxy:
         self.stocked_out: dict[str, int | None] = {}
         self.activities: dict[str, list[dict[str, Any]]] = {}
         self.prices: dict[str, float] = {}  # the Price List API (moto has none): on-demand USD per hour
+        self.fleet_capacity: dict[str, int] = {}
+        self.launch_cap: dict[str, int] = {}
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -97,6 +105,8 @@ class AwsProxy:
         self.stocked_out.clear()
         self.activities.clear()
         self.prices.clear()
+        self.fleet_capacity.clear()
+        self.launch_cap.clear()
 
     def handle(
         self, path: str, headers: dict[str, str], body: bytes
@@ -119,7 +129,17 @@ class AwsProxy:
             self.garbage[action] -= 1
             return 200, [("Content-Type", "text/html")], b"<html><body>Sign in to continue</body>"
         group = params.get("AutoScalingGroupName", "")
-        if action == "SetDesiredCapacity" and group in self.stocked_out:
+        if action == "CreateFleet":
+            fleet_group = _fleet_group(params)
+            if fleet_group in self.fleet_capacity:
+                if self.fleet_capacity[fleet_group] == 0:
+                    return 200, [("Content-Type", "text/xml")], _empty_fleet()
+                body = _capped_fleet(body, self.fleet_capacity[fleet_group])
+        if action == "SetDesiredCapacity" and group in self.launch_cap:
+            asked = int(params["DesiredCapacity"])
+            self.stocked_out[group] = asked
+            body = _with_params(body, {"DesiredCapacity": str(min(self.launch_cap[group], asked))})
+        if action == "SetDesiredCapacity" and group in self.stocked_out and group not in self.launch_cap:
             self.stocked_out[group] = int(params["DesiredCapacity"])
             return 200, [("Content-Type", "text/xml")], _ok("SetDesiredCapacity")
         if action == "DescribeScalingActivities" and group in self.activities:
@@ -201,6 +221,48 @@ class AwsProxy:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+_EC2_NS = "http://ec2.amazonaws.com/doc/2016-11-15/"
+
+
+def _fleet_group(params: dict[str, str]) -> str:
+    """The group an instant fleet launches for: its instances' ``kubetide.io/atomic-increase-of`` tag."""
+    for key, value in params.items():
+        if (
+            key.startswith("TagSpecification.")
+            and key.endswith(".Key")
+            and value == "kubetide.io/atomic-increase-of"
+        ):
+            return params.get(key[: -len("Key")] + "Value", "")
+    return ""
+
+
+def _with_params(body: bytes, changes: dict[str, str]) -> bytes:
+    pairs = [(k, changes.get(k, v)) for k, v in parse_qsl(body.decode(), keep_blank_values=True)]
+    return urlencode(pairs).encode()
+
+
+def _capped_fleet(body: bytes, n: int) -> bytes:
+    keys = [k for k, _ in parse_qsl(body.decode(), keep_blank_values=True)]
+    capacity = [
+        k
+        for k in keys
+        if k.endswith(
+            ("TotalTargetCapacity", "OnDemandTargetCapacity", "SpotTargetCapacity", "MinTargetCapacity")
+        )
+    ]
+    return _with_params(body, dict.fromkeys(capacity, str(n)))
+
+
+def _empty_fleet() -> bytes:
+    return (
+        f'<CreateFleetResponse xmlns="{_EC2_NS}"><requestId>{uuid.uuid4()}</requestId>'
+        f"<fleetId>fleet-{uuid.uuid4().hex[:17]}</fleetId><errorSet><item><lifecycle>on-demand</lifecycle>"
+        "<errorCode>InsufficientInstanceCapacity</errorCode><errorMessage>We currently do not have "
+        "sufficient capacity to launch all of the instances you requested</errorMessage></item></errorSet>"
+        "<fleetInstanceSet/></CreateFleetResponse>"
+    ).encode()
 
 
 def _ok(action: str) -> bytes:

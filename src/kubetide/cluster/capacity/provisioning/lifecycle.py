@@ -13,7 +13,7 @@ as CA 1.36's ``processors/provreq`` decides it.
   away by scale-down. Pods that already consume a request are not counted again: its booking is only
   the rest of its pods (CA books them all again, so a request's running pods counted twice for its 10
   minutes). A request whose capacity was revoked (``CapacityRevoked``, set by whoever revoked it: CA
-  does not look) is not booked either.
+  does not look) is not booked either. ``--provisioning-request-book-bound-pods`` restores CA's way.
 """
 
 from __future__ import annotations
@@ -58,12 +58,14 @@ MAX_EVENTS = 50  # maxProvReqEvent
 VALID_UNTIL_KEY = "ValidUntilSeconds"
 
 
-def should_book(state: RequestState, processor_instance: str) -> bool:
+def should_book(state: RequestState, processor_instance: str, *, ca_booking: bool = False) -> bool:
     """``ShouldCapacityBeBooked``: Provisioned, and neither Failed nor BookingExpired (nor, kubetide,
-    CapacityRevoked)."""
+    CapacityRevoked, unless ``ca_booking``: CA reads no CapacityRevoked there)."""
     if not supported_class(state.request, processor_instance):
         return False
-    if state.is_true(FAILED) or state.is_true(BOOKING_EXPIRED) or state.is_true(CAPACITY_REVOKED):
+    if state.is_true(FAILED) or state.is_true(BOOKING_EXPIRED):
+        return False
+    if state.is_true(CAPACITY_REVOKED) and not ca_booking:
         return False
     return state.is_true(PROVISIONED)
 
@@ -148,13 +150,19 @@ def book_capacity(
     simulator: HintingSimulator,
     now: float,
     processor_instance: str,
+    *,
+    ca_booking: bool = False,
 ) -> int:
     """Place the booked pods in ``snapshot``; returns how many were placed. ``consumers``: the cluster's
-    pods bound to a node that consume a request (taken off its booking)."""
-    used = Counter((p.namespace, name) for p in consumers if (name := consumed_request(p)) is not None)
+    pods bound to a node that consume a request (taken off its booking). ``ca_booking``
+    (``--provisioning-request-book-bound-pods``): CA 1.36's ``bookCapacity``, every pod of the request,
+    its bound pods too, whatever CapacityRevoked says."""
+    used = Counter(
+        (p.namespace, name) for p in consumers if not ca_booking and (name := consumed_request(p)) is not None
+    )
     to_place: list[Pod] = []
     for state in states:
-        if not should_book(state, processor_instance):
+        if not should_book(state, processor_instance, ca_booking=ca_booking):
             continue
         try:
             pods = pods_for_request(state.request, templates)

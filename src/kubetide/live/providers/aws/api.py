@@ -29,12 +29,15 @@ __all__ = [
     "AsgInstance",
     "AwsApi",
     "AwsCallError",
+    "FleetLaunch",
     "InstanceTypeInfo",
     "LaunchTemplateRef",
 ]
 
 T = TypeVar("T")
 _NAMES_PER_CALL = 100  # DescribeAutoScalingGroups' MaxRecords and DescribeInstanceTypes' batch limit
+_ATTACH_PER_CALL = 20  # AttachInstances takes at most 20 instance ids
+_TERMINATE_PER_CALL = 1000  # TerminateInstances' limit
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +69,16 @@ class AsgInfo:
     # A mixed-instances policy's template and its first override's instance type (CA uses the first).
     override_instance_type: str = ""
     launch_configuration: str = ""
+    subnets: tuple[str, ...] = ()  # VPCZoneIdentifier, split
+    mixed_instances: bool = False  # a MixedInstancesPolicy: the group picks types and markets itself
+
+
+@dataclass(frozen=True, slots=True)
+class FleetLaunch:
+    """What an instant EC2 Fleet launched: its instances, and why it launched no more (``code: message``)."""
+
+    instance_ids: tuple[str, ...]
+    errors: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +210,79 @@ class AwsApi:
             ShouldDecrementDesiredCapacity=True,
         )
 
+    def attach_instances(self, group: str, instance_ids: Sequence[str]) -> None:
+        """Attach running instances to ``group`` (its desired capacity rises by their number)."""
+        for i in range(0, len(instance_ids), _ATTACH_PER_CALL):
+            self._call(
+                self._autoscaling,
+                "attach_instances",
+                _ignore,
+                AutoScalingGroupName=group,
+                InstanceIds=list(instance_ids[i : i + _ATTACH_PER_CALL]),
+            )
+
+    # --- EC2: all-or-nothing launches (an instant fleet) and their rollback
+
+    def create_instant_fleet(
+        self,
+        template: LaunchTemplateRef,
+        instance_type: str,
+        count: int,
+        *,
+        zones: Sequence[str],
+        subnets: Sequence[str],
+        spot: bool,
+        tags: dict[str, str],
+    ) -> FleetLaunch:
+        """``count`` instances of the template at once or none: an instant fleet whose ``MinTargetCapacity``
+        is its whole target (which EC2 accepts only with ``SingleInstanceType`` and
+        ``SingleAvailabilityZone``), placed in one of the group's subnets (else zones)."""
+        spec: dict[str, Any] = {"Version": template.version or "$Default"}
+        if template.id:
+            spec["LaunchTemplateId"] = template.id
+        else:
+            spec["LaunchTemplateName"] = template.name
+        places = [{"SubnetId": s} for s in subnets] or [{"AvailabilityZone": z} for z in zones]
+        overrides = [{"InstanceType": instance_type, **place} for place in places] or [
+            {"InstanceType": instance_type}
+        ]
+        market = "spot" if spot else "on-demand"
+        options: dict[str, Any] = {
+            "MinTargetCapacity": count,
+            "SingleInstanceType": True,
+            "SingleAvailabilityZone": True,
+        }
+        if spot:
+            options["AllocationStrategy"] = "price-capacity-optimized"  # AWS's advice for Spot
+        params: dict[str, Any] = {
+            "Type": "instant",
+            "LaunchTemplateConfigs": [{"LaunchTemplateSpecification": spec, "Overrides": overrides}],
+            "TargetCapacitySpecification": {
+                "TotalTargetCapacity": count,
+                "DefaultTargetCapacityType": market,
+                ("SpotTargetCapacity" if spot else "OnDemandTargetCapacity"): count,
+            },
+            ("SpotOptions" if spot else "OnDemandOptions"): options,
+        }
+        if tags:
+            params["TagSpecifications"] = [
+                {
+                    "ResourceType": "instance",
+                    "Tags": [{"Key": k, "Value": v} for k, v in sorted(tags.items())],
+                }
+            ]
+        return self._call(self._ec2, "create_fleet", _fleet_launch, **params)
+
+    def terminate_ec2_instances(self, instance_ids: Sequence[str]) -> None:
+        """Terminate instances that are in no Auto Scaling group (a fleet's, not attached)."""
+        for i in range(0, len(instance_ids), _TERMINATE_PER_CALL):
+            self._call(
+                self._ec2,
+                "terminate_instances",
+                _ignore,
+                InstanceIds=list(instance_ids[i : i + _TERMINATE_PER_CALL]),
+            )
+
     # --- EC2 (templates for scale from zero)
 
     def instance_types(self, names: Sequence[str]) -> list[InstanceTypeInfo]:
@@ -214,12 +300,15 @@ class AwsApi:
 
     def launch_template_instance_type(self, ref: LaunchTemplateRef) -> str:
         """The instance type the launch template version names ("" when it names none)."""
-        params: dict[str, Any] = {"Versions": [ref.version or "$Default"]}
-        if ref.id:
-            params["LaunchTemplateId"] = ref.id
-        else:
-            params["LaunchTemplateName"] = ref.name
-        return self._call(self._ec2, "describe_launch_template_versions", _template_instance_type, **params)
+        return self._call(
+            self._ec2, "describe_launch_template_versions", _template_instance_type, **_template_params(ref)
+        )
+
+    def launch_template_spot(self, ref: LaunchTemplateRef) -> bool:
+        """Whether the launch template version asks for Spot (``InstanceMarketOptions``)."""
+        return self._call(
+            self._ec2, "describe_launch_template_versions", _template_spot, **_template_params(ref)
+        )
 
     def launch_configuration_instance_type(self, name: str) -> str:
         return self._call(
@@ -301,6 +390,32 @@ def _template_instance_type(answer: Any) -> str:
     return str((versions[0].get("LaunchTemplateData") or {}).get("InstanceType", ""))
 
 
+def _template_params(ref: LaunchTemplateRef) -> dict[str, Any]:
+    params: dict[str, Any] = {"Versions": [ref.version or "$Default"]}
+    if ref.id:
+        params["LaunchTemplateId"] = ref.id
+    else:
+        params["LaunchTemplateName"] = ref.name
+    return params
+
+
+def _template_spot(answer: Any) -> bool:
+    versions = answer.get("LaunchTemplateVersions", [])
+    if not versions:
+        return False
+    market = (versions[0].get("LaunchTemplateData") or {}).get("InstanceMarketOptions") or {}
+    return str(market.get("MarketType", "")) == "spot"
+
+
+def _fleet_launch(answer: Any) -> FleetLaunch:
+    ids = tuple(str(i) for launched in answer.get("Instances", []) for i in launched.get("InstanceIds", []))
+    errors = tuple(
+        f"{e.get('ErrorCode', 'Unknown')}: {e.get('ErrorMessage', '')}".rstrip(": ")
+        for e in answer.get("Errors", [])
+    )
+    return FleetLaunch(ids, errors)
+
+
 def _configuration_instance_type(answer: Any) -> str:
     configs = answer.get("LaunchConfigurations", [])
     return str(configs[0].get("InstanceType", "")) if configs else ""
@@ -362,4 +477,6 @@ def _asg(g: Any) -> AsgInfo:
         launch_template=template,
         override_instance_type=override,
         launch_configuration=str(g.get("LaunchConfigurationName", "")),
+        mixed_instances=bool(mixed),
+        subnets=tuple(s.strip() for s in str(g.get("VPCZoneIdentifier") or "").split(",") if s.strip()),
     )

@@ -7,7 +7,9 @@ the loop reads that snapshot. Desired-but-not-launched capacity is listed as CA'
 ``i-placeholder-<asg>-<n>``; when the group's activities show the launch failed, they carry the typed
 error (:mod:`kubetide.live.providers.aws.activities`) so CA fails over in the same loop.
 
-Writes: ``increase_size`` is ``SetDesiredCapacity``; ``delete_nodes`` is one
+Writes: ``increase_size`` is ``SetDesiredCapacity``; ``atomic_increase_size`` (kubetide's: CA's aws
+provider has none) is an instant EC2 Fleet attached to the group, or a scale-up rolled back on a failed
+launch (:mod:`kubetide.live.providers.aws.atomic`); ``delete_nodes`` is one
 ``TerminateInstanceInAutoScalingGroup`` per instance with the desired capacity decremented (placeholders
 are dropped by lowering the desired capacity to the launched instances, as CA does); and
 ``decrease_target_size`` is ``SetDesiredCapacity``. After each write the snapshot is updated at once (as
@@ -36,6 +38,13 @@ from kubetide.cloud.instance import (
 from kubetide.cloud.provider import BulkNodeLookup, CloudProvider, NodeGroup, PricingModel, StaticNodeGroup
 from kubetide.live.providers.aws.activities import failed_launch
 from kubetide.live.providers.aws.api import AsgInfo, AsgInstance, AwsApi, AwsCallError, InstanceTypeInfo
+from kubetide.live.providers.aws.atomic import (
+    PendingIncrease,
+    came_since,
+    fleet_refusal,
+    launch_by_fleet,
+    rollback_route,
+)
 from kubetide.live.providers.aws.presence import GroupPresence, MissingGroup, StartupCheck
 from kubetide.live.providers.aws.pricing import AwsPricing
 from kubetide.live.providers.aws.specs import ExplicitGroup
@@ -113,8 +122,8 @@ class AwsNodeGroup(StaticNodeGroup):
     def increase_size(self, delta: int) -> None:
         self._provider._increase(self, delta)
 
-    def atomic_increase_size(self, delta: int) -> None:
-        raise NotImplementedByProvider("an ASG launches what it can: no all-or-nothing increase")
+    def atomic_increase_size(self, delta: int) -> str:
+        return self._provider._atomic_increase(self, delta)
 
     def delete_nodes(self, nodes: Sequence[NodeView]) -> None:
         self._provider._delete(self, nodes, force=False)
@@ -163,6 +172,7 @@ class AwsCloudProvider:
         self._types: dict[str, InstanceTypeInfo] = {}  # instance type facts never change
         self._group_types: dict[str, tuple[str, float]] = {}  # group -> (instance type, when looked up)
         self.presence = GroupPresence(api.region)
+        self._pending: dict[str, PendingIncrease] = {}  # rollback-route increases not yet delivered
 
     # --- CloudProvider
 
@@ -230,6 +240,7 @@ class AwsCloudProvider:
             for name in set(self._groups) - set(groups):
                 log.info("unregistering ASG %s: no longer discovered", name)
             self._groups, self._states, self._by_instance = groups, states, by_instance
+            self._settle_pending()
             log.debug("aws refresh at %.0f: %d groups, %d instances", now, len(groups), len(by_instance))
 
     def cleanup(self) -> None:
@@ -303,6 +314,74 @@ class AwsCloudProvider:
                 )
             self._set_desired(group.id(), state, desired)
 
+    def _atomic_increase(self, group: AwsNodeGroup, delta: int) -> str:
+        """All of ``delta`` or nothing (see :mod:`~kubetide.live.providers.aws.atomic`); which route."""
+        if delta <= 0:
+            raise CloudProviderError("size increase must be positive")
+        name = group.id()
+        with self._lock, _cloud_errors(f"atomic increase of {name}"):
+            state = self._state(name)
+            desired = state.desired + delta
+            if desired > group.max_size():
+                raise CloudProviderError(
+                    f"size increase too large - desired:{desired} max:{group.max_size()}"
+                )
+            info = state.info
+            why = fleet_refusal(info, delta)
+            if info is not None and info.launch_template is not None and not why:
+                spot = self.api.launch_template_spot(info.launch_template)
+                route = launch_by_fleet(self.api, info, self._instance_type(info).name, delta, spot=spot)
+                state.desired = desired
+                state.last_update = self._clock()
+                state.launch_error = None
+                self._states[name] = state
+                return route
+            before = frozenset(i.id for i in info.instances) if info is not None else frozenset()
+            self._set_desired(name, state, desired)
+            self._pending[name] = PendingIncrease(before, delta, desired)
+            return rollback_route(name, why)
+
+    def _settle_pending(self) -> None:
+        """After a refresh: forget the rollback-route increases that came (or whose target someone else
+        lowered); roll back those whose launch failed before all of them came."""
+        for name, pending in list(self._pending.items()):
+            state = self._states.get(name)
+            info = state.info if state is not None else None
+            if state is None or info is None:
+                del self._pending[name]
+                continue
+            came = came_since(info, pending, _TERMINATING)
+            if len(came) >= pending.delta or state.desired < pending.target:
+                del self._pending[name]
+                continue
+            if state.launch_error is None:
+                continue  # still launching
+            try:
+                self._roll_back(name, state, came, pending)
+            except AwsCallError as exc:
+                log.error(
+                    "ASG %s: rollback of a failed all-or-nothing increase failed, retried: %s", name, exc
+                )
+                continue
+            del self._pending[name]
+
+    def _roll_back(self, name: str, state: _GroupState, came: list[str], pending: PendingIncrease) -> None:
+        log.warning(
+            "ASG %s: all-or-nothing increase of %d failed after %d instance(s) came (%s): rolling back",
+            name,
+            pending.delta,
+            len(came),
+            state.launch_error.key if state.launch_error else "",
+        )
+        lifecycle: dict[str, str] = {}
+        for instance in came:
+            self.api.terminate_instance(instance)  # desired capacity decremented, as CA's DeleteNodes
+            state.desired = max(0, state.desired - 1)
+            lifecycle[instance] = "Terminating"
+        # The capacity still asked for and never launched: dropped, as CA drops failed placeholders.
+        self._set_desired(name, state, max(0, state.desired - (pending.delta - len(came))))
+        _mark_lifecycle(state, lifecycle)
+
     def _set_desired(self, name: str, state: _GroupState, desired: int) -> None:
         log.info("Setting asg %s size to %d", name, desired)
         now = self._clock()
@@ -345,14 +424,7 @@ class AwsCloudProvider:
                 log.info("%s: terminated instance %s (desired capacity decremented)", name, instance)
                 state.desired = max(0, state.desired - 1)
                 lifecycle[instance] = "Terminating"
-            if state.info is not None:
-                state.info = replace(
-                    state.info,
-                    instances=tuple(
-                        replace(i, lifecycle_state=lifecycle.get(i.id, i.lifecycle_state))
-                        for i in state.info.instances
-                    ),
-                )
+            _mark_lifecycle(state, lifecycle)
 
     def _decrease_target(self, group: AwsNodeGroup, delta: int) -> None:
         if delta >= 0:
@@ -420,6 +492,18 @@ class AwsCloudProvider:
         if found is None:
             raise CloudProviderError(f"ASG {info.name}: EC2 does not describe instance type {type_name}")
         return found
+
+
+def _mark_lifecycle(state: _GroupState, lifecycle: dict[str, str]) -> None:
+    """The snapshot's instances with the lifecycle states this process's own writes gave them."""
+    if state.info is not None:
+        state.info = replace(
+            state.info,
+            instances=tuple(
+                replace(i, lifecycle_state=lifecycle.get(i.id, i.lifecycle_state))
+                for i in state.info.instances
+            ),
+        )
 
 
 def _bound(flag: int | None, asg: int) -> int:
