@@ -41,6 +41,7 @@ from typing import Any
 
 from kubetide.bench import affinity
 from kubetide.bench.affinity import GROUP_LABEL
+from kubetide.bench.sim import machine_loop_seconds
 from kubetide.cluster.autoscaler import StaticAutoscaler
 from kubetide.cluster.capacity.buffers.controller import translate_buffers
 from kubetide.cluster.capacity.objects import CapacityObjects
@@ -309,4 +310,8 @@ ROWS: dict[str, Callable[[], dict[str, Any]]] = {
 
 def run(only: str | None = None) -> list[dict[str, Any]]:
     """Every row, or only the one named (``python -m kubetide.bench ca --only CA-loop-1k-buffers``)."""
-    return [row() for name, row in ROWS.items() if only is None or name == only]
+    records = [row() for name, row in ROWS.items() if only is None or name == only]
+    machine = machine_loop_seconds() if records else None  # how loaded the machine was (0.3 s quiet)
+    for r in records:
+        r["machine_loop_seconds"] = machine
+    return records

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kubetide.bench import affinity
+from kubetide.bench.sim import machine_loop_seconds
 from kubetide.model.node import NodeView
 from kubetide.model.pod import Container, OwnerRef, Pod
 from kubetide.model.resources import Resources
@@ -265,18 +266,24 @@ def _sd4(target: float) -> dict[str, Any]:
     }
 
 
-def run() -> list[dict[str, Any]]:
-    records = [
-        _su("SU-1", su1, 1000, 0.020),
-        _su("SU-2", su2, 2595, 0.050),
-        _su("SU-3", su3, 338, 0.050),
-        _sd("SD-1", 1000, 0.3, 56, 300, 0.100),
-        _sd("SD-2", 5000, 0.3, 56, 1500, 2.0),
-        _sd("SD-3", 1000, 0.1, 78, 92, 0.050),
-        _su4(1.0),
-        _sd4(1.0),
-    ]
+ROWS: dict[str, Callable[[], dict[str, Any]]] = {
+    "SU-1": lambda: _su("SU-1", su1, 1000, 0.020),
+    "SU-2": lambda: _su("SU-2", su2, 2595, 0.050),
+    "SU-3": lambda: _su("SU-3", su3, 338, 0.050),
+    "SD-1": lambda: _sd("SD-1", 1000, 0.3, 56, 300, 0.100),
+    "SD-2": lambda: _sd("SD-2", 5000, 0.3, 56, 1500, 2.0),
+    "SD-3": lambda: _sd("SD-3", 1000, 0.1, 78, 92, 0.050),
+    "SU-4": lambda: _su4(1.0),
+    "SD-4": lambda: _sd4(1.0),
+}
+
+
+def run(only: str | None = None) -> list[dict[str, Any]]:
+    """Every row, or only the one named (``python -m kubetide.bench scheduling --only SD-4``)."""
+    records = [row() for name, row in ROWS.items() if only is None or name == only]
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    machine = machine_loop_seconds() if records else None
     for r in records:
         r["peak_rss_mb_process"] = round(peak_mb, 1)
+        r["machine_loop_seconds"] = machine
     return records

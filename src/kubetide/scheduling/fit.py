@@ -53,6 +53,7 @@ class PodFacts:
         # they belong to: FitChecker.rules asks them for the rules as the snapshot is now.
         self.domain_states: tuple[PodIndex, int, dict[str, RuleState]] | None = None
         self.domain_filters: list[DomainFilter] | None = None
+        self.filters_always_apply = False  # each of domain_filters applies whatever the snapshot
         self.walk_tests: tuple[Rules, int, list[Callable[[int], bool]]] | None = None  # the removal walk's
         self.joined_rules: tuple[list[Rules], Rules] | None = None  # the last parts and their join
 
@@ -213,9 +214,12 @@ class FitChecker:
         """The inter-pod filters' rules for one more pod like ``facts.pod`` (empty: none applies, and
         then the snapshot's pod index is not even built)."""
         snap, pod = self.snap, facts.pod
-        if facts.domain_filters is None:  # those that could apply to this template, once
-            facts.domain_filters = [f for f in DOMAIN_FILTERS if f.may_apply(pod)]
-        applying = [f for f in facts.domain_filters if f.pod_decides or f.applies(pod, snap)]
+        applying = facts.domain_filters
+        if applying is None:  # those that could apply to this template, once
+            applying = facts.domain_filters = [f for f in DOMAIN_FILTERS if f.may_apply(pod)]
+            facts.filters_always_apply = all(f.always_applies(pod) for f in applying)
+        if not facts.filters_always_apply:
+            applying = [f for f in applying if f.pod_decides or f.applies(pod, snap)]
         if not applying:
             return ()
         index = snap.pod_index()

@@ -52,11 +52,7 @@ class SnapshotKeeper:
                 snap.fork(copy=True)
                 return snap
         self.rebuilt += 1
-        if min_priority is None:
-            bound = [p for pods in pods_by_node for p in pods]
-        else:  # one list, not one per node (a cold loop's 30,000 pods)
-            bound = [p for pods in pods_by_node for p in pods if not (p.priority < min_priority)]
-        snap = ClusterSnapshot(nodes, bound)
+        snap = ClusterSnapshot.from_pods_by_node(nodes, pods_by_node, min_priority)
         self._snap, self._nodes, self._given = snap, list(nodes), list(pods_by_node)
         self._min_priority = min_priority
         snap.fork(copy=True)

@@ -15,6 +15,7 @@ removed, truncated) and drops the index where slots are renumbered; the index is
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
@@ -90,25 +91,31 @@ class PodIndex:
         self._bind_initial()
 
     def _bind_initial(self) -> None:
-        """Every bound pod, with their classes derived in one pass (templates shared across nodes)."""
+        """Every bound pod, counted per class and slot in array steps, with their classes derived in one
+        pass (templates shared across nodes): what binding each slot's pods in turn counts."""
         snap = self.snap
-        slots: list[int] = []
-        pods: list[Pod] = []
-        for i in range(snap.num_slots):
-            bound = snap.pods_on(i)
-            if bound:
-                slots.extend([i] * len(bound))
-                pods.extend(bound)
+        n = snap.num_slots
+        lists = list(map(snap.pods_on, range(n)))
+        sizes = np.fromiter(map(len, lists), np.intp, n)
+        pods = list(itertools.chain.from_iterable(lists))
         if not pods:
             return
         classes = label_classes(pods)
-        start = 0
-        while start < len(pods):
-            end, slot = start, slots[start]
-            while end < len(pods) and slots[end] == slot:
-                end += 1
-            self._pods_changed(slot, pods[start:end], 1, classes[start:end])
-            start = end
+        found = [self._new_class(cls) for cls in dict.fromkeys(classes)]  # in order of first appearance
+        number = {c.cls: k for k, c in enumerate(found)}
+        # One entry per (class, slot) with pods, ordered by class and then slot, with its pod count.
+        pairs = np.fromiter(map(number.__getitem__, classes), np.int64, len(classes)) * n + np.repeat(
+            np.arange(n, dtype=np.int64), sizes
+        )
+        pairs, counts = np.unique(pairs, return_counts=True)
+        owners, slots = np.divmod(pairs, n)
+        bounds = [*np.flatnonzero(np.diff(owners, prepend=-1)).tolist(), len(pairs)]
+        slot_list, count_list = slots.tolist(), counts.tolist()
+        for k, data in enumerate(found):
+            start, end = bounds[k], bounds[k + 1]
+            data.slots.update(zip(slot_list[start:end], count_list[start:end], strict=True))
+            data.version += end - start  # as many changes as slots, as binding slot by slot counts
+        self.version += int(np.count_nonzero(sizes))
 
     def forget(self) -> None:
         """Drop the kept queries and filter states (bounded memory where pod templates come and go)."""
@@ -179,10 +186,11 @@ class PodIndex:
         counts = c.domains.get(key.name)
         if counts is None:
             counts = c.domains[key.name] = np.zeros(len(key.nodes), np.int64)
-            for slot, n in c.slots.items():
-                code = key.codes[slot]
-                if code >= 0:
-                    counts[code] += n
+            if c.slots:
+                held = len(c.slots)
+                codes = key.codes[np.fromiter(c.slots, np.intp, held)]
+                labelled = codes >= 0
+                np.add.at(counts, codes[labelled], np.fromiter(c.slots.values(), np.int64, held)[labelled])
         elif len(counts) < key.domains:  # domains numbered since: no pods there
             counts = c.domains[key.name] = padded(counts, len(key.nodes))
         return counts
@@ -225,21 +233,22 @@ class PodIndex:
             counts: Iterable[tuple[LabelClass, int]] = ((label_class(pods[0]), 1),)
         else:
             counts = Counter(classes if classes is not None else label_classes(pods)).items()
-        keys = self._keys
+        keys, known = self._keys, self._classes
         for cls, n in counts:
-            data = self._classes.get(cls)
+            data = known.get(cls)
             if data is None:
                 data = self._new_class(cls)
             delta = sign * n
-            left = data.slots.get(slot, 0) + delta
+            held = data.slots
+            left = held.get(slot, 0) + delta
             if left:
-                data.slots[slot] = left
+                held[slot] = left
             else:
-                del data.slots[slot]
+                del held[slot]
             data.version += 1
             for name, domains in data.domains.items():
                 key = keys[name]
-                code = key.codes[slot]
+                code = key.codes.item(slot)  # a plain integer: numpy's scalars cost more per use
                 if code >= 0:
                     if code >= len(domains):
                         domains = data.domains[name] = padded(domains, len(key.nodes))

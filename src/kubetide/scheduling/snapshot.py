@@ -20,6 +20,7 @@ undo and revert included, is told to it; a copy fork saves it and its revert res
 from __future__ import annotations
 
 import itertools
+import math
 import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -41,6 +42,7 @@ __all__ = ["BASE_RESOURCES", "ClusterSnapshot", "NodeClass"]
 
 BASE_RESOURCES = (CPU, MEMORY, EPHEMERAL_STORAGE, PODS)
 _PODS_COL = 3
+_ANTI = operator.attrgetter("pod_anti_affinity")
 _INT64_MAX = 2**63 - 1
 
 Int64Array = NDArray[np.int64]
@@ -127,44 +129,83 @@ class ClusterSnapshot:
         # Bound pods by label class and topology domain, for inter-pod filters: built on first use,
         # then told of every change (None: nobody asked yet, or dropped by a renumbering).
         self._pod_index: PodIndex | None = None
-        for node in nodes:
-            self.add_node(node)
+        self._add_nodes(nodes)
         self._bind_initial(pods)
+
+    @classmethod
+    def from_pods_by_node(
+        cls, nodes: Sequence[NodeView], pods_by_node: Sequence[Sequence[Pod]], min_priority: int | None = None
+    ) -> ClusterSnapshot:
+        """``ClusterSnapshot(nodes, pods)`` where ``pods_by_node[i]`` are the pods bound to ``nodes[i]``,
+        in that order (with ``min_priority``, only those of at least that priority): a cold loop's
+        snapshot of every running pod, each pod read once and no pod's node looked up by name."""
+        snap = cls(nodes)
+        snap._bind_by_node(pods_by_node, -math.inf if min_priority is None else min_priority)
+        return snap
 
     def _bind_initial(self, pods: Iterable[Pod]) -> None:
         """Bind the starting pods in one vectorized step: a loop builds a snapshot of every running pod,
         so this is the hot path of a cold loop (no per-pod numpy call)."""
-        by_id: dict[int, int] = {}  # id(requests) -> row: the live caches share one object per value
-        by_value: dict[Resources, int] = {}
-        requests: list[Resources] = []
+        rows = _RequestRows()
+        row_of, known = rows.row_of, rows.by_id
         slots: list[int] = []
-        rows: list[int] = []
-        constrained = 0
+        per_pod: list[int] = []
+        anti: list[int] = []  # the slot of every pod with required anti-affinity
         index, bound = self._index, self._pods
         for pod in pods:
             slot = index[pod.node_name]
             bound[slot].append(pod)
-            req = pod.requests
-            row = by_id.get(id(req))
-            if row is None:
-                row = by_value.get(req)
-                if row is None:
-                    row = by_value[req] = len(requests)
-                    requests.append(req)
-                by_id[id(req)] = row
             slots.append(slot)
-            rows.append(row)
+            req = pod.requests
+            hit = known.get(id(req))
+            per_pod.append(hit[0] if hit is not None else row_of(req))
             if pod.pod_anti_affinity:
-                self._anti[slot] += 1
-                constrained += 1
-        if not slots:
-            return
-        for req in requests:  # columns first: a new resource name widens the arrays
+                anti.append(slot)
+        if slots:
+            order = np.argsort(np.asarray(slots, np.intp), kind="stable")
+            sorted_slots = np.asarray(slots, np.intp)[order]
+            self._add_rows(sorted_slots, rows, np.asarray(per_pod, np.intp)[order], anti)
+
+    def _bind_by_node(self, pods_by_node: Sequence[Sequence[Pod]], low: float) -> None:
+        """Bind ``pods_by_node[i]`` (those of priority ``low`` or more) to slot ``i``, slots 0 on."""
+        rows = _RequestRows()
+        row_of, known = rows.row_of, rows.by_id
+        per_pod: list[int] = []
+        ends: list[int] = []  # per slot, how many pods were bound up to and including it
+        anti: list[int] = []
+        for slot, (bound, pods) in enumerate(zip(self._pods, pods_by_node, strict=True)):
+            append = bound.append
+            for pod in pods:
+                if pod.priority < low:
+                    continue
+                append(pod)
+                req = pod.requests
+                hit = known.get(id(req))
+                per_pod.append(hit[0] if hit is not None else row_of(req))
+                if pod.pod_anti_affinity:
+                    anti.append(slot)
+            ends.append(len(per_pod))
+        if per_pod:
+            bounds = np.asarray([0, *ends], np.intp)
+            counts = bounds[1:] - bounds[:-1]
+            slots = np.repeat(np.arange(len(ends), dtype=np.intp), counts)
+            self._add_rows(slots, rows, np.asarray(per_pod, np.intp), anti)
+
+    def _add_rows(
+        self, slots: NDArray[np.intp], rows: _RequestRows, per_pod: NDArray[np.intp], anti: list[int]
+    ) -> None:
+        """Add ``rows``' request ``per_pod[k]`` to slot ``slots[k]`` (ascending) for every bound pod, and
+        count the pods with anti-affinity (``anti``: their slots)."""
+        for req in rows.requests:  # columns first: a new resource name widens the arrays
             for name in req:
                 self.column(name)
-        matrix = np.stack([self.vector(req) for req in requests])
-        np.add.at(self._used, np.asarray(slots, np.intp), matrix[np.asarray(rows, np.intp)])
-        self.constrained_pods += constrained
+        matrix = np.stack([self.vector(req) for req in rows.requests])
+        starts = np.flatnonzero(np.diff(slots, prepend=-1))  # where each slot's pods begin
+        # int64 sums wrap as the per-pod additions they replace would (the order does not matter).
+        self._used[slots[starts]] += np.add.reduceat(matrix[per_pod], starts, axis=0)
+        if anti:
+            self._anti[: self._n] += np.bincount(np.asarray(anti, np.intp), minlength=self._n)
+            self.constrained_pods += len(anti)
         self.pods_epoch += 1
 
     # ----------------------------------------------------------------- reading
@@ -599,6 +640,46 @@ class ClusterSnapshot:
         """The node class ``node`` belongs (or would belong) to."""
         return self._class_of(node)
 
+    def _add_nodes(self, nodes: Iterable[NodeView]) -> None:
+        """:meth:`add_node` of each node in turn, with the array writes done once for all."""
+        views = [n if HOSTNAME_LABEL in n.labels else _with_hostname(n) for n in nodes]
+        if not views:
+            return
+        first, count = self._n, len(views)
+        names = [v.name for v in views]
+        fresh = dict(zip(names, range(first, first + count), strict=True))
+        if len(fresh) != count or not self._index.keys().isdisjoint(fresh):
+            seen = set(self._index)
+            for name in names:
+                if name in seen:
+                    raise ValueError(f"node {name} is already in the snapshot")
+                seen.add(name)
+        self._index.update(fresh)
+        rows = _RequestRows()
+        by_row = list(map(rows.row_of, [v.allocatable for v in views]))
+        for alloc in rows.requests:  # columns in the order add_node would add them
+            for r in alloc:
+                self.column(r)
+        self._grow(first + count)
+        end = first + count
+        matrix = np.zeros((len(rows.requests), len(self.resources)), np.int64)
+        for k, alloc in enumerate(rows.requests):
+            for r, amount in alloc.items():
+                matrix[k, self._res_index[r]] = amount
+        self._alloc[first:end] = matrix[np.asarray(by_row, np.intp)]
+        self._used[first:end] = 0
+        self._active[first:end] = True
+        self._class[first:end] = [self._class_of(v) for v in views]
+        self._names.extend(names)
+        self._views.extend(views)
+        self._own_view.extend([True] * count)
+        self._pods.extend([] for _ in range(count))
+        self._ver.extend(next(_versions) for _ in range(count))
+        self._n = end
+        self.node_epoch += count
+        if self._pod_index is not None:
+            self._pod_index.nodes_added(first, end)
+
     def add_node(self, node: NodeView) -> int:
         """Add a node (with no pods); returns its slot."""
         if node.name in self._index:
@@ -698,7 +779,9 @@ class ClusterSnapshot:
         self._used[i] += total
         if self._pod_index is not None:
             self._pod_index.pods_added(i, pods)
-        constrained = sum(1 for p in pods if p.pod_anti_affinity)
+        constrained = (
+            (1 if pods[0].pod_anti_affinity else 0) if len(pods) == 1 else sum(map(bool, map(_ANTI, pods)))
+        )
         if constrained:
             self._anti[i] += constrained
             self.constrained_pods += constrained
@@ -815,3 +898,30 @@ class ClusterSnapshot:
                 values.append(self.node(i).labels.get(key))
         cache[key] = (self.node_epoch, tuple(values))
         return values
+
+
+def _with_hostname(node: NodeView) -> NodeView:
+    return replace(node, labels={**node.labels, HOSTNAME_LABEL: node.name})
+
+
+class _RequestRows:
+    """Distinct resource vectors numbered in order of first appearance: by identity first (the pods of
+    one template, the live caches' interned values, share one object), then by value."""
+
+    __slots__ = ("by_id", "by_value", "requests")
+
+    def __init__(self) -> None:
+        self.by_id: dict[int, tuple[int, Resources]] = {}  # the object kept: its id stays its own
+        self.by_value: dict[Resources, int] = {}
+        self.requests: list[Resources] = []
+
+    def row_of(self, req: Resources) -> int:
+        hit = self.by_id.get(id(req))
+        if hit is not None:
+            return hit[0]
+        row = self.by_value.get(req)
+        if row is None:
+            row = self.by_value[req] = len(self.requests)
+            self.requests.append(req)
+        self.by_id[id(req)] = (row, req)
+        return row

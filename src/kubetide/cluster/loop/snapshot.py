@@ -74,8 +74,10 @@ def build_snapshot(
         pods_by_node = view.pods_by_node
         snapshot = keeper.snapshot(all_nodes, [pods_by_node[n.name] for n in all_nodes], cutoff)
     else:
-        bound = [p for n in all_nodes for p in view.pods_by_node[n.name] if not (p.priority < cutoff)]
-        snapshot = ClusterSnapshot(all_nodes, bound)
+        pods_by_node = view.pods_by_node
+        snapshot = ClusterSnapshot.from_pods_by_node(
+            all_nodes, [pods_by_node[n.name] for n in all_nodes], cutoff
+        )
     placeholders: list[NodeView] = []
     for gid, count in sorted(counts.items()):
         template = templates.get(gid)

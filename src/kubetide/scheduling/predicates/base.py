@@ -78,6 +78,10 @@ class DomainFilter(DynamicFilter, Protocol):
         """False when :meth:`applies` is False for this pod whatever the snapshot."""
         ...
 
+    def always_applies(self, pod: Pod) -> bool:
+        """True when :meth:`applies` is True for this pod whatever the snapshot."""
+        ...
+
     def state(self, pod: Pod, snap: ClusterSnapshot) -> RuleState:
         """The filter's kept state for ``pod``'s template: its rules, in the order it checks them."""
         ...

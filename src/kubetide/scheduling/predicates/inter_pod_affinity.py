@@ -104,8 +104,9 @@ class _AffinityState:
     def watched(self) -> list[tuple[TopologyKey, list[ClassCounts], FilterFailure]]:
         """The anti-affinity rules' keys and classes: the pod's own terms, then existing pods' terms
         matching it, grouped by key (kept while no class joins the lists)."""
-        size = len(self.blocking) + sum(len(c) for c in self.apart)
-        if self._watched[0] == size:
+        # The lists only grow, and only when a class joins the index: while none did, they are as they were.
+        classes = len(self.index.classes)
+        if self._watched[0] == classes:
             return self._watched[1]
         index = self.index
         out = [
@@ -120,12 +121,20 @@ class _AffinityState:
             for key in keys:
                 by_key.setdefault(key, []).append(c)
         out.extend((index.key(key), classes, _EXISTING) for key, classes in by_key.items())
-        self._watched = (size, out)
+        self._watched = (classes, out)
         return out
 
     def current(self) -> Rules:
         index = self.index
         watched = self.watched()
+        if not self.together and self.stamp is watched:
+            # Last made from these very lists when every key had one slot per domain: the rules then
+            # read the classes' pods when asked, so they hold while that is so.
+            for key, _, _ in watched:
+                if key.shared:
+                    break
+            else:
+                return self.rules
         # Live rules (keys with one slot per domain) read the classes' pods when asked: only their class
         # lists matter; the others are counts, computed from the classes' versions.
         stamp = (
@@ -140,7 +149,8 @@ class _AffinityState:
             rules: list[Rule] = [*_affinity(pod, index, self.together)]
             rules.extend(_denying(index, key, classes, failure) for key, classes, failure in watched)
             self.rules = tuple(rules)
-            self.stamp = stamp
+            live = not self.together and all(key.shared == 0 for key, _, _ in watched)
+            self.stamp = watched if live else stamp
         return self.rules
 
 
@@ -188,6 +198,9 @@ class InterPodAffinity(RulesFilter):
 
     def may_apply(self, pod: Pod) -> bool:
         return True  # existing pods' anti-affinity may reject any pod
+
+    def always_applies(self, pod: Pod) -> bool:
+        return bool(pod.pod_affinity or pod.pod_anti_affinity)
 
     def state(self, pod: Pod, snap: ClusterSnapshot) -> RuleState:
         return affinity_state(pod, snap)

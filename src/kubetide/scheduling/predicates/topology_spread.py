@@ -230,5 +230,8 @@ class PodTopologySpread(RulesFilter):
     def may_apply(self, pod: Pod) -> bool:
         return any(c.when_unsatisfiable == "DoNotSchedule" for c in pod.topology_spread)
 
+    def always_applies(self, pod: Pod) -> bool:
+        return self.may_apply(pod)
+
     def state(self, pod: Pod, snap: ClusterSnapshot) -> RuleState:
         return spread_state(pod, snap)
