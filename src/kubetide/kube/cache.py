@@ -73,6 +73,9 @@ def _rv(obj: Json) -> str:
 
 
 _STATUS: msgspec.json.Decoder[Any] = msgspec.json.Decoder()
+# A rebuild that converts at least this many objects (a first conversion, not a watch event's) freezes
+# what it built when it ends, as a list does (kubetide.kube.gcpause).
+_FREEZE_AFTER = 1000
 
 
 class _Gone(Exception):
@@ -173,7 +176,8 @@ class Informer(Generic[V]):
             return cached
         with self._lock:
             version, items = self._version, list(self._store.items())
-        with gc_paused():
+        # A first conversion of a whole cache builds long-lived objects: frozen (see gc_paused).
+        with gc_paused(freeze=len(items) - len(self._memo) >= _FREEZE_AFTER):
             out = self._rebuild(version, items)
         return out
 
@@ -253,7 +257,7 @@ class Informer(Generic[V]):
         self._stop.wait(delay)
 
     def _list(self) -> str:
-        with gc_paused():
+        with gc_paused(freeze=True):
             return self._list_all()
 
     def _list_all(self) -> str:

@@ -22,6 +22,7 @@ from kubetide.cluster.options import AutoscalingOptions
 from kubetide.kube.cache import Informer
 from kubetide.kube.discovery import ResourceKind, ServedVersions, resource_kinds
 from kubetide.kube.rest import Rest
+from kubetide.kube.views import pod_from_json
 from kubetide.live.cluster_autoscaler.capacity import CapacityCaches
 from kubetide.model.errors import ManifestError
 from kubetide.model.fields import Node as Field
@@ -59,7 +60,7 @@ def pod_view(manifest: Json) -> Pod:
     """A pod's view with its scheduling request and equivalence key already computed: the cache builds
     views once per resourceVersion off the loop's path, so a loop (the first one after start-up
     included) does not pay for 30,000 request sums and signatures."""
-    pod = Pod.from_manifest(manifest)
+    pod = pod_from_json(manifest)
     requests = pod.requests  # a cached property: computed here, read by every later loop
     shared = _SHARED_REQUESTS.get(requests)
     if shared is None:
