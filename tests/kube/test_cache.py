@@ -241,16 +241,21 @@ def _check_patched_views(initial: list[bool], events: list[tuple[str, int, bool]
     def node(i: int, ok: bool, rv: int) -> dict[str, Any]:
         return _labelled(obj(f"n{i}", str(rv)), **({} if ok else {"bad": "yes"}))
 
+    def group(view: str) -> str | None:  # an object's group changes with its version
+        return (None, "a", "b")[int(view.rsplit("@", 1)[1]) % 3]
+
     api = FakeApi()
     api.add("GET", PATH, _list("10", *(node(i, ok, 1) for i, ok in enumerate(initial))))
-    inf = _informer(api, convert)
+    inf = Informer(api.rest(), NODES, convert, backoff=Backoff(base=0.0, jitter=0.0), index=group)
     api.add("WATCH", PATH, _stop_after(inf))
     inf.run()
+    handed_out: list[tuple[dict[str, list[str]], Any]] = []
     rv = 100
     for kind, i, ok in events:
         rv += 1
         if kind == "views":
-            inf.views()
+            views, groups = inf.views_and_index()
+            handed_out.append(({k: list(v) for k, v in groups.items()}, groups))
         elif kind == "relist":
             api.add(
                 "GET", PATH, _list(str(rv), *(o for o in inf.objects() if o["metadata"]["name"] != f"n{i}"))
@@ -262,4 +267,14 @@ def _check_patched_views(initial: list[bool], events: list[tuple[str, int, bool]
     for o in inf.objects():
         with contextlib.suppress(ValueError):
             expected.append(convert(o))
-    assert inf.views() == expected
+    views, groups = inf.views_and_index()
+    assert views == expected
+    expected_groups: dict[str, list[str]] = {}
+    for view in expected:
+        name = group(view)
+        if name is not None:
+            expected_groups.setdefault(name, []).append(view)
+    assert {k: list(v) for k, v in groups.items()} == expected_groups
+    # What was handed out earlier is never changed by later events.
+    for copied, kept in handed_out:
+        assert {k: list(v) for k, v in kept.items()} == copied

@@ -28,7 +28,7 @@ import random
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 import httpx2
@@ -37,6 +37,7 @@ import msgspec
 from kubetide.kube.discovery import ResourceKind
 from kubetide.kube.failures import describe, log_failure
 from kubetide.kube.gcpause import gc_paused
+from kubetide.kube.index import OrderedIndex
 from kubetide.kube.metrics import API_ERRORS
 from kubetide.kube.rest import Backoff, KubeStatusError, Rest
 from kubetide.kube.schema import WatchEvent, list_decoder, object_decoder
@@ -117,8 +118,10 @@ class Informer(Generic[V]):
         page_size: int = 500,
         watch_timeout_s: float = 300.0,
         backoff: Backoff | None = None,
+        index: Callable[[V], str | None] | None = None,
     ):
         self.rest, self.kind, self._convert = rest, kind, convert
+        self._index = OrderedIndex(index) if index is not None else None
         self.namespace = namespace
         self._params: dict[str, str | int] = {}
         if label_selector:
@@ -141,7 +144,7 @@ class Informer(Generic[V]):
         self._response: httpx2.Response | None = None
         self._memo: dict[str, tuple[str, V]] = {}
         self._failed: dict[str, str] = {}  # key -> resourceVersion that failed to convert
-        self._views: tuple[int, list[V]] = (-1, [])
+        self._views: tuple[int, list[V], Mapping[str, Sequence[V]]] = (-1, [], {})
         self._rebuilding = threading.Lock()  # one rebuild of the views at a time
         # Keys changed since the views were last built, with how (in place, or added at the store's
         # end); None: the store was replaced (a list), so every object is looked at again.
@@ -187,9 +190,14 @@ class Informer(Generic[V]):
         After a few watch events only the changed objects are converted and put in place (in the
         store's order, as a full rebuild gives them: a modified object keeps its place, a new one
         comes last); a list, or many changes at once, rebuilds from every object (memoized)."""
-        version, cached = self._views
+        return self.views_and_index()[0]
+
+    def views_and_index(self) -> tuple[list[V], Mapping[str, Sequence[V]]]:
+        """The views and, of the same version, the views grouped by the cache's ``index`` key
+        (:class:`~kubetide.kube.index.OrderedIndex`; empty without one)."""
+        version, cached, groups = self._views
         if version == self._version:
-            return cached
+            return cached, groups
         with self._rebuilding:
             with self._lock:
                 version, changes = self._version, self._changes
@@ -200,13 +208,15 @@ class Informer(Generic[V]):
                     tail = list(itertools.islice(reversed(self._store), moved))[::-1]
                     if self._patch(changes, changed, tail):
                         out = list(map(_view_of, self._memo.values()))
-                        self._views = (version, out)
-                        return out
+                        groups = self._index.groups() if self._index is not None else {}
+                        self._views = (version, out, groups)
+                        return out, groups
                 items = list(self._store.items())
             # A first conversion of a whole cache builds long-lived objects: frozen (see gc_paused).
             with gc_paused(freeze=len(items) - len(self._memo) >= _FREEZE_AFTER):
-                out = self._rebuild(version, items)
-        return out
+                self._rebuild(version, items)
+            built = self._views
+        return built[1], built[2]
 
     def _patch(self, changes: dict[str, str], changed: dict[str, Json | None], tail: list[str]) -> bool:
         """Bring the memo (the views in the store's order) up to date with ``changes``; False when only
@@ -220,23 +230,35 @@ class Informer(Generic[V]):
                 converted = self._convert_one(key, changed[key])  # type: ignore[arg-type]
                 if converted is not None:
                     return False  # it failed before, so it has no place in the memo: full rebuild
+        index = self._index
+        if index is not None:
+            index.begin()
         for key, how in changes.items():
             obj = changed[key]
-            if obj is None:  # deleted (perhaps added and deleted again)
-                memo.pop(key, None)
-                self._failed.pop(key, None)
-            elif how == _IN_PLACE:
+            before = memo.get(key)
+            if obj is not None and how == _IN_PLACE:
                 converted = self._convert_one(key, obj)
-                if converted is None:
-                    memo.pop(key, None)
-                else:
-                    memo[key] = converted
-            else:
+            else:  # deleted, or added again (put in place below, from the store's tail)
+                converted = None
+                if obj is None:
+                    self._failed.pop(key, None)
+            if converted is None:
                 memo.pop(key, None)
+            else:
+                memo[key] = converted
+            if index is not None and (before is not None or converted is not None):
+                index.update(
+                    key,
+                    None if before is None else before[1],
+                    None if converted is None else converted[1],
+                    moved=False,
+                )
         for key in tail:
             converted = self._convert_one(key, changed[key])  # type: ignore[arg-type]
             if converted is not None:
                 memo[key] = converted
+                if index is not None:
+                    index.update(key, None, converted[1], moved=True)
         return True
 
     def _convert_one(self, key: str, obj: Json) -> tuple[str, V] | None:
@@ -255,7 +277,7 @@ class Informer(Generic[V]):
             return None
         return rv, view
 
-    def _rebuild(self, version: int, items: list[tuple[str, Json]]) -> list[V]:
+    def _rebuild(self, version: int, items: list[tuple[str, Json]]) -> None:
         memo: dict[str, tuple[str, V]] = {}
         for key, obj in items:
             converted = self._convert_one(key, obj)
@@ -266,8 +288,11 @@ class Informer(Generic[V]):
             present = {key for key, _ in items}
             self._failed = {k: v for k, v in self._failed.items() if k in present}
         out = list(map(_view_of, memo.values()))
-        self._views = (version, out)
-        return out
+        groups: Mapping[str, Sequence[V]] = {}
+        if self._index is not None:
+            self._index.rebuild(dict(zip(memo, out, strict=True)))
+            groups = self._index.groups()
+        self._views = (version, out, groups)
 
     # -- running ---------------------------------------------------------------------------------
 
