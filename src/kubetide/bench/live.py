@@ -1,24 +1,29 @@
 """Live bench: a Cluster Autoscaler world built from recorded API objects, in memory (no server).
 
-30,000 realistic pods (:mod:`kubetide.bench.live_objects`, ~8.8 KB of JSON each) and 1,000 nodes are
-served page by page (``limit=500``, as the caches list) by an httpx MockTransport, and go through the
-real path: :class:`~kubetide.live.cluster_autoscaler.world.CAWorldSource`'s caches list, decode, trim and store them,
-then ``world()`` converts them to views. Figures:
+Realistic pods (:mod:`kubetide.bench.live_objects`, ~8 KB of JSON each) and nodes are served page by
+page (``limit=500``, as the caches list) by an httpx MockTransport, and go through the real path:
+:class:`~kubetide.live.cluster_autoscaler.world.CAWorldSource`'s caches list, decode, trim and store
+them, then ``world()`` converts them to views and groups the pods by node. Figures, at 1,000 nodes /
+30,000 pods and at 5,000 nodes / 150,000 pods (issue 28; rows with a ``-5k`` suffix; ``--only NAME``
+runs one size):
 
-- ``LIVE-cold-30kpods-1knodes``: list + decode + trim + convert + World (budget 10 s), with the
-  resident memory the caches and views add (budget 1 GiB);
-- ``LIVE-warm-one-pod-changed``: ``world()`` after one pod changed (one view re-parsed);
+- ``LIVE-cold-30kpods-1knodes`` (budget 10 s, 1 GiB) / ``LIVE-cold-150kpods-5knodes`` (15 s,
+  3 GiB): list + decode + trim + convert + World, with its CPU time, the resident memory the caches
+  and views keep (``cache_memory_mb``) and the peak the cold start adds (``peak_memory_mb``, from
+  the kernel's high-water mark reset before it; the served pages are the server's and not counted);
+- ``LIVE-warm-one-pod-changed``: ``world()`` after one pod changed (one view re-parsed, put in place);
 - ``LIVE-warm-unchanged``: ``world()`` with nothing changed (the memoized World);
 - ``LIVE-ca-loop-cold`` / ``LIVE-ca-loop-warm``: one Cluster Autoscaler loop (``run_once``) on that
-  world, 1,000 of its pods pending (CA's own scalability scenario, whose bound is 10 s; budget 0.3 s):
-  the first loop of a new process, then the median of the next ones;
-- ``LIVE-decode-*``: decoding the 60 pod pages alone: with the caches' schema (msgspec skipping the
-  fields nobody reads), as whole dicts with msgspec and with ``json``, and into lightkube's typed
-  models plus turning those back into dicts (which the views need): the figures behind
-  :mod:`kubetide.kube.rest`'s choice of raw JSON.
+  world, one pod in thirty pending (CA's own scalability scenario, whose bound is 10 s; budgets
+  0.3 s at 1,000 nodes, 0.4 s / 0.2 s at 5,000): the first loop, then the median of the next ones;
+- ``LIVE-decode-*`` (30,000 pods): decoding the 60 pod pages alone: with the caches' schema (msgspec
+  skipping the fields nobody reads), as whole dicts with msgspec and with ``json``, and into
+  lightkube's typed models plus turning those back into dicts (which the views need): the figures
+  behind :mod:`kubetide.kube.rest`'s choice of raw JSON.
 
 Wall-clock figures on a shared machine vary with its load; ``cpu_seconds`` is this process's CPU
-time for the cold start.
+time, and ``machine_loop_seconds`` (:func:`kubetide.bench.sim.machine_loop_seconds`, ~0.3 s on a
+quiet 2-core machine) says how loaded the machine was.
 """
 
 from __future__ import annotations
