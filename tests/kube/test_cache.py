@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import Any
 
 import httpx2
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from kubetide.kube import cache
 from kubetide.kube.cache import Informer
 from kubetide.kube.discovery import ResourceKind
 from kubetide.kube.rest import Backoff
@@ -202,3 +206,75 @@ def test_a_bookmarks_empty_pod_does_not_stop_the_watch() -> None:
     assert informer.views() == ["p"]
     watches = [r for r in api.requests if r.url.params.get("watch") == "true"]
     assert len(watches) == 2 and watches[1].url.params["resourceVersion"] == "21"
+
+
+_EVENTS = st.lists(
+    st.tuples(
+        st.sampled_from(["ADDED", "MODIFIED", "DELETED", "views", "relist"]),
+        st.integers(0, 7),  # which object
+        st.sampled_from([True, True, True, False]),  # whether it converts
+    ),
+    max_size=60,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(initial=st.lists(st.booleans(), max_size=8), events=_EVENTS, few=st.sampled_from([0, 2, 64]))
+def test_patched_views_equal_a_full_conversion_of_the_store(
+    initial: list[bool], events: list[tuple[str, int, bool]], few: int
+) -> None:
+    """Views patched after watch events are the views a fresh conversion of the store gives, in its
+    order, whatever mix of updates, deletions, re-additions, failures and relists came first."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cache, "_FEW_CHANGES", few)
+        patch.setattr(cache.log, "disabled", True)
+        _check_patched_views(initial, events)
+
+
+def _check_patched_views(initial: list[bool], events: list[tuple[str, int, bool]]) -> None:
+
+    def convert(o: dict[str, Any]) -> str:
+        if (o["metadata"].get("labels") or {}).get("bad"):
+            raise ValueError("malformed")
+        return f"{o['metadata']['name']}@{o['metadata']['resourceVersion']}"
+
+    def node(i: int, ok: bool, rv: int) -> dict[str, Any]:
+        return _labelled(obj(f"n{i}", str(rv)), **({} if ok else {"bad": "yes"}))
+
+    def group(view: str) -> str | None:  # an object's group changes with its version
+        return (None, "a", "b")[int(view.rsplit("@", 1)[1]) % 3]
+
+    api = FakeApi()
+    api.add("GET", PATH, _list("10", *(node(i, ok, 1) for i, ok in enumerate(initial))))
+    inf = Informer(api.rest(), NODES, convert, backoff=Backoff(base=0.0, jitter=0.0), index=group)
+    api.add("WATCH", PATH, _stop_after(inf))
+    inf.run()
+    handed_out: list[tuple[dict[str, list[str]], Any]] = []
+    rv = 100
+    for kind, i, ok in events:
+        rv += 1
+        if kind == "views":
+            views, groups = inf.views_and_index()
+            handed_out.append(({k: list(v) for k, v in groups.items()}, groups))
+        elif kind == "relist":
+            api.add(
+                "GET", PATH, _list(str(rv), *(o for o in inf.objects() if o["metadata"]["name"] != f"n{i}"))
+            )
+            inf._list()
+        else:
+            inf._apply({"type": kind, "object": node(i, ok, rv)}, str(rv))
+    expected = []
+    for o in inf.objects():
+        with contextlib.suppress(ValueError):
+            expected.append(convert(o))
+    views, groups = inf.views_and_index()
+    assert views == expected
+    expected_groups: dict[str, list[str]] = {}
+    for view in expected:
+        name = group(view)
+        if name is not None:
+            expected_groups.setdefault(name, []).append(view)
+    assert {k: list(v) for k, v in groups.items()} == expected_groups
+    # What was handed out earlier is never changed by later events.
+    for copied, kept in handed_out:
+        assert {k: list(v) for k, v in kept.items()} == copied

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
+from kubetide.cluster.loop.start import _pods_by_node
 from kubetide.kube.discovery import ServedVersions
 from kubetide.live.cluster_autoscaler.world import CAWorldSource, pdb_from_manifest, pod_view
 from kubetide.model.pod import Pod
@@ -114,3 +116,43 @@ def test_the_caches_the_loop_reads_that_are_not_synced_are_named() -> None:
     assert source.unsynced() == []
     source.pdbs._synced.clear()  # its watch failed: unsynced until it lists again
     assert source.unsynced() == ["poddisruptionbudgets"]
+
+
+def test_world_indexes_equal_the_loops_own_buckets_through_changes() -> None:
+    """The pods by node and the unbound pods the source keeps are what the loop's walk over the pod
+    list gives (kubetide.cluster.loop.start._pods_by_node), after every change."""
+    source = CAWorldSource(FakeApi().rest(), ServedVersions())
+    for n in ("n1", "n2"):
+        _add(source.nodes, obj(n, "1", status={"capacity": {"cpu": "8"}}))
+
+    def pod(name: str, rv: int, node: str = "", phase: str = "Running") -> dict[str, Any]:
+        spec: dict[str, Any] = {"containers": [{"name": "c"}], **({"nodeName": node} if node else {})}
+        return obj(name, str(rv), "web", spec=spec, status={"phase": phase})
+
+    steps: list[tuple[str, dict[str, Any]]] = [
+        ("ADDED", pod("a", 2, "n1")),
+        ("ADDED", pod("b", 3)),
+        ("ADDED", pod("c", 4, "n2")),
+        ("ADDED", pod("d", 5, "n1", "Succeeded")),
+        ("ADDED", pod("e", 6, "gone")),
+        ("MODIFIED", pod("b", 7, "n1")),  # bound: leaves the unbound pods, lands before "d" on n1
+        ("ADDED", pod("f", 8)),
+        ("DELETED", pod("a", 9, "n1")),
+        ("ADDED", pod("a", 10, "n2")),  # added again: now last
+        ("MODIFIED", pod("c", 11, "n2", "Failed")),
+    ]
+    for kind, manifest in steps:
+        source.pods._apply({"type": kind, "object": manifest}, "1")
+        world = source.world()
+        names = [n.name for n in world.nodes]
+        plain = replace(world, pods_by_node=None, unbound_pods=None)
+        expected, walked = _pods_by_node(plain, names)
+        assert world.pods_by_node is not None and world.unbound_pods is not None
+        assert {n: list(world.pods_by_node.get(n, ())) for n in names} == {
+            n: list(p) for n, p in expected.items()
+        }
+        assert list(world.unbound_pods) == list(walked.unbound_pods or ())
+    by_node, unbound = world.pods_by_node, world.unbound_pods
+    assert by_node is not None and unbound is not None
+    assert [p.name for p in by_node["n1"]] == ["b"]
+    assert [p.name for p in unbound] == ["f"]

@@ -10,14 +10,19 @@ and managed fields the kubelet writes, which the cache trims.
 
 from __future__ import annotations
 
-import json
+import functools
+import gc
+from collections.abc import Callable
 from typing import Any
+
+import msgspec
 
 __all__ = ["node_list", "pod_list"]
 
 TS = "2026-11-23T20:00:00Z"
 
 
+@functools.cache  # one object for every pod: the fixture is only serialized
 def _managed(manager: str, n: int) -> list[dict[str, Any]]:
     fields: dict[str, Any] = {f"f:field{i}": {f"f:sub{j}": {} for j in range(6)} for i in range(n)}
     return [
@@ -161,9 +166,9 @@ def _pod(i: int, nodes: int) -> dict[str, Any]:
             "labels": labels,
             "annotations": {
                 "prometheus.io/scrape": "true",
-                "kubectl.kubernetes.io/last-applied-configuration": json.dumps(
+                "kubectl.kubernetes.io/last-applied-configuration": msgspec.json.encode(
                     {"spec": {"containers": containers[:1]}}
-                ),
+                ).decode(),
             },
             "ownerReferences": [
                 {
@@ -241,25 +246,31 @@ def _node(i: int) -> dict[str, Any]:
     }
 
 
-def _pages(kind: str, items: list[dict[str, Any]], page: int) -> list[bytes]:
+def _pages(kind: str, count: int, make: Callable[[int], dict[str, Any]], page: int) -> list[bytes]:
+    """Page by page, so only one page's objects exist at a time (150,000 pods as dicts would take GBs)."""
     out = []
-    for start in range(0, len(items), page):
-        more = start + page < len(items)
-        meta: dict[str, Any] = {"resourceVersion": "200000"}
-        if more:
-            meta["continue"] = str(start + page)
-        out.append(
-            json.dumps(
-                {"kind": kind, "apiVersion": "v1", "metadata": meta, "items": items[start : start + page]}
-            ).encode()
-        )
+    was_enabled = gc.isenabled()
+    gc.disable()  # millions of short-lived dicts, none of them cyclic garbage
+    try:
+        for start in range(0, count, page):
+            more = start + page < count
+            meta: dict[str, Any] = {"resourceVersion": "200000"}
+            if more:
+                meta["continue"] = str(start + page)
+            items = [make(i) for i in range(start, min(start + page, count))]
+            out.append(
+                msgspec.json.encode({"kind": kind, "apiVersion": "v1", "metadata": meta, "items": items})
+            )
+    finally:
+        if was_enabled:
+            gc.enable()
     return out
 
 
 def pod_list(count: int, nodes: int, page: int = 500) -> list[bytes]:
     """The pages of a paged PodList (``limit=page``) as the API server sends them."""
-    return _pages("PodList", [_pod(i, nodes) for i in range(count)], page)
+    return _pages("PodList", count, lambda i: _pod(i, nodes), page)
 
 
 def node_list(count: int, page: int = 500) -> list[bytes]:
-    return _pages("NodeList", [_node(i) for i in range(count)], page)
+    return _pages("NodeList", count, _node, page)

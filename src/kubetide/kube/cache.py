@@ -22,12 +22,13 @@ never hides the others.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import random
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 import httpx2
@@ -36,6 +37,7 @@ import msgspec
 from kubetide.kube.discovery import ResourceKind
 from kubetide.kube.failures import describe, log_failure
 from kubetide.kube.gcpause import gc_paused
+from kubetide.kube.index import OrderedIndex
 from kubetide.kube.metrics import API_ERRORS
 from kubetide.kube.rest import Backoff, KubeStatusError, Rest
 from kubetide.kube.schema import WatchEvent, list_decoder, object_decoder
@@ -73,6 +75,16 @@ def _rv(obj: Json) -> str:
 
 
 _STATUS: msgspec.json.Decoder[Any] = msgspec.json.Decoder()
+# A rebuild that converts at least this many objects (a first conversion, not a watch event's) freezes
+# what it built when it ends, as a list does (kubetide.kube.gcpause).
+_FREEZE_AFTER = 1000
+# Up to this many changed objects (or an eighth of the cache) the views are patched, not rebuilt.
+_FEW_CHANGES = 64
+_IN_PLACE, _MOVED = "in place", "moved"
+
+
+def _view_of(entry: tuple[str, V]) -> V:
+    return entry[1]
 
 
 class _Gone(Exception):
@@ -106,8 +118,10 @@ class Informer(Generic[V]):
         page_size: int = 500,
         watch_timeout_s: float = 300.0,
         backoff: Backoff | None = None,
+        index: Callable[[V], str | None] | None = None,
     ):
         self.rest, self.kind, self._convert = rest, kind, convert
+        self._index = OrderedIndex(index) if index is not None else None
         self.namespace = namespace
         self._params: dict[str, str | int] = {}
         if label_selector:
@@ -130,7 +144,11 @@ class Informer(Generic[V]):
         self._response: httpx2.Response | None = None
         self._memo: dict[str, tuple[str, V]] = {}
         self._failed: dict[str, str] = {}  # key -> resourceVersion that failed to convert
-        self._views: tuple[int, list[V]] = (-1, [])
+        self._views: tuple[int, list[V], Mapping[str, Sequence[V]]] = (-1, [], {})
+        self._rebuilding = threading.Lock()  # one rebuild of the views at a time
+        # Keys changed since the views were last built, with how (in place, or added at the store's
+        # end); None: the store was replaced (a list), so every object is looked at again.
+        self._changes: dict[str, str] | None = None
         self._resource_version = ""  # the last list's, then each applied event's and bookmark's
 
     @property
@@ -167,43 +185,114 @@ class Informer(Generic[V]):
             return list(self._store.values())
 
     def views(self) -> list[V]:
-        """Every object converted; objects that fail to convert are skipped (logged once per version)."""
-        version, cached = self._views
-        if version == self._version:
-            return cached
-        with self._lock:
-            version, items = self._version, list(self._store.items())
-        with gc_paused():
-            out = self._rebuild(version, items)
-        return out
+        """Every object converted; objects that fail to convert are skipped (logged once per version).
 
-    def _rebuild(self, version: int, items: list[tuple[str, Json]]) -> list[V]:
+        After a few watch events only the changed objects are converted and put in place (in the
+        store's order, as a full rebuild gives them: a modified object keeps its place, a new one
+        comes last); a list, or many changes at once, rebuilds from every object (memoized)."""
+        return self.views_and_index()[0]
+
+    def views_and_index(self) -> tuple[list[V], Mapping[str, Sequence[V]]]:
+        """The views and, of the same version, the views grouped by the cache's ``index`` key
+        (:class:`~kubetide.kube.index.OrderedIndex`; empty without one)."""
+        version, cached, groups = self._views
+        if version == self._version:
+            return cached, groups
+        with self._rebuilding:
+            with self._lock:
+                version, changes = self._version, self._changes
+                self._changes = {}
+                if changes is not None and len(changes) <= max(_FEW_CHANGES, len(self._store) // 8):
+                    changed = {key: self._store.get(key) for key in changes}
+                    moved = sum(1 for k, how in changes.items() if how == _MOVED and changed[k] is not None)
+                    tail = list(itertools.islice(reversed(self._store), moved))[::-1]
+                    if self._patch(changes, changed, tail):
+                        out = list(map(_view_of, self._memo.values()))
+                        groups = self._index.groups() if self._index is not None else {}
+                        self._views = (version, out, groups)
+                        return out, groups
+                items = list(self._store.items())
+            # A first conversion of a whole cache builds long-lived objects: frozen (see gc_paused).
+            with gc_paused(freeze=len(items) - len(self._memo) >= _FREEZE_AFTER):
+                self._rebuild(version, items)
+            built = self._views
+        return built[1], built[2]
+
+    def _patch(self, changes: dict[str, str], changed: dict[str, Json | None], tail: list[str]) -> bool:
+        """Bring the memo (the views in the store's order) up to date with ``changes``; False when only
+        a full rebuild can tell the order (an object that failed before converts now). Runs under the
+        store's lock, so ``changed`` and ``tail`` (the last keys of the store) are the store's now."""
+        memo = self._memo
+        if set(tail) != {key for key, how in changes.items() if how == _MOVED and changed[key] is not None}:
+            return False  # the keys added since are the store's last ones; anything else: rebuild
+        for key, how in changes.items():
+            if how == _IN_PLACE and key not in memo and changed[key] is not None:
+                converted = self._convert_one(key, changed[key])  # type: ignore[arg-type]
+                if converted is not None:
+                    return False  # it failed before, so it has no place in the memo: full rebuild
+        index = self._index
+        if index is not None:
+            index.begin()
+        for key, how in changes.items():
+            obj = changed[key]
+            before = memo.get(key)
+            if obj is not None and how == _IN_PLACE:
+                converted = self._convert_one(key, obj)
+            else:  # deleted, or added again (put in place below, from the store's tail)
+                converted = None
+                if obj is None:
+                    self._failed.pop(key, None)
+            if converted is None:
+                memo.pop(key, None)
+            else:
+                memo[key] = converted
+            if index is not None and (before is not None or converted is not None):
+                index.update(
+                    key,
+                    None if before is None else before[1],
+                    None if converted is None else converted[1],
+                    moved=False,
+                )
+        for key in tail:
+            converted = self._convert_one(key, changed[key])  # type: ignore[arg-type]
+            if converted is not None:
+                memo[key] = converted
+                if index is not None:
+                    index.update(key, None, converted[1], moved=True)
+        return True
+
+    def _convert_one(self, key: str, obj: Json) -> tuple[str, V] | None:
+        """The memoized view of ``obj``, or None (logged once per resourceVersion) when it fails."""
+        rv = _rv(obj)
+        hit = self._memo.get(key)
+        if hit is not None and hit[0] == rv:
+            return hit
+        if self._failed.get(key) == rv:
+            return None  # known bad at this version: not parsed (nor logged) again
+        try:
+            view = self._convert(obj)
+        except Exception as exc:
+            self._failed[key] = rv
+            log.warning("%s %s (resourceVersion %s) skipped: %s", self.kind.kind, key, rv, exc)
+            return None
+        return rv, view
+
+    def _rebuild(self, version: int, items: list[tuple[str, Json]]) -> None:
         memo: dict[str, tuple[str, V]] = {}
-        out: list[V] = []
         for key, obj in items:
-            rv = _rv(obj)
-            hit = self._memo.get(key)
-            if hit is not None and hit[0] == rv:
-                memo[key] = hit
-                out.append(hit[1])
-                continue
-            if self._failed.get(key) == rv:
-                continue  # known bad at this version: not parsed (nor logged) again
-            try:
-                view = self._convert(obj)
-            except Exception as exc:
-                if self._failed.get(key) != rv:
-                    self._failed[key] = rv
-                    log.warning("%s %s (resourceVersion %s) skipped: %s", self.kind.kind, key, rv, exc)
-                continue
-            memo[key] = (rv, view)
-            out.append(view)
+            converted = self._convert_one(key, obj)
+            if converted is not None:
+                memo[key] = converted
         self._memo = memo
         if self._failed:
             present = {key for key, _ in items}
             self._failed = {k: v for k, v in self._failed.items() if k in present}
-        self._views = (version, out)
-        return out
+        out = list(map(_view_of, memo.values()))
+        groups: Mapping[str, Sequence[V]] = {}
+        if self._index is not None:
+            self._index.rebuild(dict(zip(memo, out, strict=True)))
+            groups = self._index.groups()
+        self._views = (version, out, groups)
 
     # -- running ---------------------------------------------------------------------------------
 
@@ -253,7 +342,7 @@ class Informer(Generic[V]):
         self._stop.wait(delay)
 
     def _list(self) -> str:
-        with gc_paused():
+        with gc_paused(freeze=True):
             return self._list_all()
 
     def _list_all(self) -> str:
@@ -281,6 +370,7 @@ class Informer(Generic[V]):
         with self._lock:
             self._store = store
             self._version += 1
+            self._changes = None
         self._resource_version = rv
         self._synced.set()
         if self._broken_since is not None:
@@ -339,9 +429,13 @@ class Informer(Generic[V]):
         with self._lock:
             if kind == "DELETED":
                 self._store.pop(key, None)
+                how = _IN_PLACE
             elif kind in ("ADDED", "MODIFIED"):
+                how = _IN_PLACE if key in self._store else _MOVED  # a new key goes to the end
                 self._store[key] = self._trim(obj)
             else:
                 return rv
             self._version += 1
+            if self._changes is not None and self._changes.get(key) != _MOVED:
+                self._changes[key] = how
         return new_rv

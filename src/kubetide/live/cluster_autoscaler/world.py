@@ -22,6 +22,7 @@ from kubetide.cluster.options import AutoscalingOptions
 from kubetide.kube.cache import Informer
 from kubetide.kube.discovery import ResourceKind, ServedVersions, resource_kinds
 from kubetide.kube.rest import Rest
+from kubetide.kube.views import pod_from_json
 from kubetide.live.cluster_autoscaler.capacity import CapacityCaches
 from kubetide.model.errors import ManifestError
 from kubetide.model.fields import Node as Field
@@ -59,7 +60,7 @@ def pod_view(manifest: Json) -> Pod:
     """A pod's view with its scheduling request and equivalence key already computed: the cache builds
     views once per resourceVersion off the loop's path, so a loop (the first one after start-up
     included) does not pay for 30,000 request sums and signatures."""
-    pod = Pod.from_manifest(manifest)
+    pod = pod_from_json(manifest)
     requests = pod.requests  # a cached property: computed here, read by every later loop
     shared = _SHARED_REQUESTS.get(requests)
     if shared is None:
@@ -143,7 +144,9 @@ class CAWorldSource:
         kinds = resource_kinds(versions)
         matches_all = versions.pdb_empty_selector_matches_all
         self.nodes: Informer[NodeView] = Informer(rest, kinds["nodes"], NodeView.from_manifest)
-        self.pods: Informer[Pod] = Informer(rest, kinds["pods"], pod_view, field_selector=NON_TERMINAL_PODS)
+        self.pods: Informer[Pod] = Informer(
+            rest, kinds["pods"], pod_view, field_selector=NON_TERMINAL_PODS, index=_node_of
+        )
         self.pdbs: Informer[PDB] = Informer(
             rest,
             kinds["poddisruptionbudgets"],
@@ -201,9 +204,14 @@ class CAWorldSource:
             controllers[key] = replicas
             if exemplar is not None:
                 daemonsets.append(exemplar)
+        pods, by_node = self.pods.views_and_index()
+        pods_by_node = dict(by_node)
+        unbound = pods_by_node.pop(UNBOUND, ())
         world = World(
             nodes=self.nodes.views(),
-            pods=self.pods.views(),
+            pods=pods,
+            pods_by_node=pods_by_node,
+            unbound_pods=unbound,
             pdbs=self.pdbs.views(),
             config_maps=dict(self.config_maps.views()),
             controllers=controllers,
@@ -212,6 +220,18 @@ class CAWorldSource:
         )
         self._built = (versions, world)
         return world
+
+
+UNBOUND = ""  # the index's group of the pods bound to no node (a node's name is never empty)
+
+
+def _node_of(pod: Pod) -> str | None:
+    """The pods index's group: World's ``pods_by_node`` (the node's pods that are not Succeeded or
+    Failed) and ``unbound_pods`` (the pods bound to no node, whatever their phase), as
+    :func:`kubetide.cluster.loop.start` buckets a plain pod list."""
+    if not pod.node_name:
+        return UNBOUND
+    return None if pod.phase in ("Succeeded", "Failed") else pod.node_name
 
 
 def _capacity_enabled(o: AutoscalingOptions) -> bool:
