@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 # The package's version, written once in src/kubetide/__init__.py (pyproject.toml reads it there).
 VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"$$/\1/p' src/kubetide/__init__.py)
 
-.PHONY: install test lint typecheck unit browser demo bench image clean cluster-up cluster-down e2e
+.PHONY: install test lint typecheck unit browser demo bench image clean cluster-up cluster-down e2e e2e-fidelity
 
 # Reinstalled when the version changes too, so the installed metadata says the same.
 $(STAMP): pyproject.toml src/kubetide/__init__.py
@@ -58,7 +58,12 @@ cluster-down:
 	$(PY) hack/e2e_cluster.py down
 
 e2e: $(STAMP)
-	status=0; $(E2E_CLUSTER) up && $(BIN)/pytest -q tests/e2e || status=$$?; $(E2E_CLUSTER) down; exit $$status
+	status=0; $(E2E_CLUSTER) up && $(BIN)/pytest -q -m "not fidelity" tests/e2e || status=$$?; $(E2E_CLUSTER) down; exit $$status
+
+# The record/replay fidelity run (issue 25): 15 recorded minutes of a live run, replayed and compared.
+# Its own target until it holds on every run (docs/testing.md says what still moves).
+e2e-fidelity: $(STAMP)
+	status=0; $(E2E_CLUSTER) up && $(BIN)/pytest -q -m fidelity tests/e2e || status=$$?; $(E2E_CLUSTER) down; exit $$status
 
 clean:
 	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache

@@ -185,6 +185,7 @@ def _replicas_and_nodes(kubectl: Kubectl, namespace: str, group: str) -> tuple[i
     return int(web["spec"]["replicas"]), int(web["status"].get("readyReplicas") or 0), len(ready)
 
 
+@pytest.mark.fidelity
 def test_a_recorded_live_run_replays_within_the_stated_fidelity(
     kubectl: Kubectl,
     kubeconfig_path: Path,
