@@ -61,7 +61,7 @@ e2e: $(STAMP)
 	status=0; $(E2E_CLUSTER) up && $(BIN)/pytest -q -m "not fidelity" tests/e2e || status=$$?; $(E2E_CLUSTER) down; exit $$status
 
 # The record/replay fidelity run (issue 25): 15 recorded minutes of a live run, replayed and compared.
-# Its own target until its pending pod-seconds margin holds on every run (docs/testing.md).
+# Its own target until it holds on every run (docs/testing.md says what still moves).
 e2e-fidelity: $(STAMP)
 	status=0; $(E2E_CLUSTER) up && $(BIN)/pytest -q -m fidelity tests/e2e || status=$$?; $(E2E_CLUSTER) down; exit $$status
 

@@ -40,7 +40,11 @@ USAGE = "kubetide.io/usage"
 RECORD_FOR = "15m"
 RECORD_SECONDS = 900
 REQUEST = 0.7  # cores per web pod; the HPA keeps 50 % of it
-LOW, HIGH, MEDIUM = 0.1, 0.6, 0.45  # cores per pod: 14 %, 86 %, 64 % of the request
+# Cores per pod: 14 %, 86 %, 71 % of the request. Every phase's load is far from the HPA's tolerance
+# (10 %) at every replica count, even read 20 % low: a new pod's first rate() reads it low (two samples
+# in the window, the start extrapolated), and so does every pod's when a scrape comes late on a loaded
+# machine. At 64 % (0.45), five pods (one new) had to read it within 14 % low to reach six.
+LOW, HIGH, MEDIUM = 0.1, 0.6, 0.5
 FIGURES = REPO_ROOT / ".e2e" / "replay-fidelity.txt"
 
 Wait = Callable[..., Any]
@@ -95,10 +99,13 @@ def namespace(kubectl: Kubectl) -> Iterator[str]:
 
 
 def _cloud_config(path: Path, group: str) -> None:
-    # A minute to provision, as a cloud takes (the kwok provider creates the Node at the first loop
-    # after it; the recorder writes that as the delay). A pod waiting for a node then waits mostly for
-    # what the replay models; kube-scheduler's backoff (up to 10 s, not modelled: docs/simulator.md,
-    # "What a replay does not model") is a small part of its wait, as on a real cluster.
+    # About a minute to provision, as a cloud takes, so a pod waiting for a node waits mostly for what
+    # the replay models; kube-scheduler's backoff (up to 10 s, not modelled: docs/simulator.md, "What a
+    # replay does not model") is a small part of its wait, as on a real cluster. Not a whole number of
+    # scans: the kwok provider creates a Node at the cluster autoscaler's first refresh at or after it
+    # is due, and a 60 s delay falls due within milliseconds of the sixth scan after the scale-up, so
+    # live it came 60 or 70 s after (three and one of four in one run), where the recording says 70 for
+    # every node: 20 pending pod-seconds apart per scale-up. 65 s falls between two scans: always 70 s.
     path.write_text(
         yaml.safe_dump(
             {
@@ -111,7 +118,7 @@ def _cloud_config(path: Path, group: str) -> None:
                             "metadata": {"labels": {"pool": group}},
                             "status": {"allocatable": {"cpu": "2", "memory": "8Gi", "pods": "110"}},
                         },
-                        "provisioningDelay": "60s",
+                        "provisioningDelay": "65s",
                     }
                 ]
             }
