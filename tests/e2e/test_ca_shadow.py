@@ -192,9 +192,11 @@ def _run(
     swap = wait_for(lambda: found("scale-up-group"), 90, message="the expander's disagreement recorded")
     assert swap["subject"] == small and swap["delta"] == {small: -1, big: 1}, swap
     assert f"CA scaled up group {small} (0 -> 1)" in swap["message"], swap
-    # Read from the acting autoscaler's Events: its ScaledUpGroup's time, its TriggeredScaleUp's pod.
+    # Read from the acting autoscaler's Events: its TriggeredScaleUp's pod. (The time is its
+    # ScaledUpGroup Event's when the shadow's look that reads the Event also sees the group's new
+    # target, else the status ConfigMap's record of the scale-up, written in the same loop: which of
+    # the two depends on when the kwok provider's state reaches the shadow, so it is not asserted.)
     assert f" for pod {namespace}/web-" in swap["message"], swap
-    assert swap["at"] == int(swap["at"]), "a time the cluster wrote (whole seconds), not the shadow's loop"
     assert f"kubetide would have scaled up group {big} (0 -> 1) instead" in swap["message"], swap
     assert "priority kept " + big in swap["message"] and f"{namespace}/web-" in swap["message"], swap
 
