@@ -23,7 +23,7 @@ from typing import Any
 
 from kubetide.model.fields import parse_time
 
-__all__ = ["COMPONENTS", "EventTracker"]
+__all__ = ["COMPONENTS", "SCALE_UP_MESSAGE", "EventTracker"]
 
 Json = dict[str, Any]
 # source.component -> the simulator's event source.
@@ -32,7 +32,8 @@ COMPONENTS: Mapping[str, str] = {
     "horizontal-pod-autoscaler": "hpa",
     "escalator": "escalator",
 }
-_SCALE_UP = re.compile(
+# CA's ScaledUpGroup message, both of its forms (``executor.go``: before and after the increase).
+SCALE_UP_MESSAGE = re.compile(
     r"^Scale-up: (?:setting group (\S+) size to|group (\S+) size set to) (\d+) instead of (\d+)"
 )
 _NEW_SIZE = re.compile(r"^New size: (\d+)")
@@ -133,7 +134,7 @@ class EventTracker:
         message = str(event.get("message", ""))
         obj = _object(event)
         data: Json = {}
-        scale_up = _SCALE_UP.match(message) if reason == "ScaledUpGroup" else None
+        scale_up = SCALE_UP_MESSAGE.match(message) if reason == "ScaledUpGroup" else None
         if scale_up is not None:
             data = {
                 "group": scale_up.group(1) or scale_up.group(2),

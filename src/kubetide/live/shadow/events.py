@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubetide.live.record.events import EventTracker
+from kubetide.live.record.events import SCALE_UP_MESSAGE, EventTracker
 
 __all__ = [
     "CAEventTimes",
@@ -50,9 +50,6 @@ log = logging.getLogger("kubetide.shadow")
 # Lists the Events of one component (their JSON objects); raises when the API server cannot.
 EventLister = Callable[[], Iterable[Mapping[str, Any]]]
 
-_SCALE_UP = re.compile(
-    r"^Scale-up: (?:setting group (\S+) size to|group (\S+) size set to) (\d+) instead of (\d+)"
-)
 _DECIDED = (
     re.compile(r'^Scale-down: removing empty node "?([^",\s]+)"?'),
     re.compile(r"^Scale-down: removing node ([^,\s]+),"),
@@ -93,7 +90,7 @@ def ca_event_times(events: Iterable[Mapping[str, Any]]) -> CAEventTimes:
     removed: dict[str, float] = {}
     for e in events:
         reason, message, at, obj = str(e["reason"]), str(e["message"]), float(e["t"]), str(e["object"])
-        if reason == "ScaledUpGroup" and (m := _SCALE_UP.match(message)) is not None:
+        if reason == "ScaledUpGroup" and (m := SCALE_UP_MESSAGE.match(message)) is not None:
             group = m.group(1) or m.group(2)
             out.scale_ups[group] = min(at, out.scale_ups.get(group, at))
         elif reason == "TriggeredScaleUp" and obj.startswith("Pod/"):
@@ -116,18 +113,21 @@ def ca_event_times(events: Iterable[Mapping[str, Any]]) -> CAEventTimes:
 
 
 def _decided_node(message: str, obj: str) -> str | None:
-    if message == "marked the node as toBeDeleted/unschedulable":
-        return _node_of(obj)
-    for pattern in _DECIDED:
-        if (m := pattern.match(message)) is not None:
-            return m.group(1)
-    return None
+    return _node_named(message, obj, "marked the node as toBeDeleted/unschedulable", _DECIDED)
 
 
 def _removed_node(message: str, obj: str) -> str | None:
-    if message == "nodes removed by cluster autoscaler":
+    return _node_named(message, obj, "nodes removed by cluster autoscaler", _REMOVED)
+
+
+def _node_named(
+    message: str, obj: str, on_the_node: str, patterns: tuple[re.Pattern[str], ...]
+) -> str | None:
+    """The node an Event names: the Node it is on when its message is ``on_the_node``, else the one
+    its message names by one of ``patterns``."""
+    if message == on_the_node:
         return _node_of(obj)
-    for pattern in _REMOVED:
+    for pattern in patterns:
         if (m := pattern.match(message)) is not None:
             return m.group(1)
     return None
