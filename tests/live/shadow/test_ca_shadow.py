@@ -66,6 +66,16 @@ def shadow(
     return CAShadow(source, cloud, recorder, build, gate, published, events), cloud, port, source
 
 
+def with_one_quiet_small_node(cas: CAShadow, cloud: RecordingCloud, source: Source) -> None:
+    """No pod, one node in the small group; the looks at 0-8 s find nothing to disagree on."""
+    del source.pods["p"]
+    source.nodes["small-1"] = node("small-1", "small")
+    cloud.groups["small"].target = 1
+    cloud.with_node("small", source.nodes["small-1"])
+    for t in range(0, 10, 2):
+        assert cas.tick(float(t)).opened == ()
+
+
 def test_the_running_autoscalers_scale_up_is_taken_back_and_kubetide_chooses_its_own_group(
     tmp_path: Path,
 ) -> None:
@@ -98,12 +108,7 @@ def test_the_running_autoscalers_scale_up_is_taken_back_and_kubetide_chooses_its
 
 def test_a_node_the_running_autoscaler_deletes_is_one_kubetide_would_have_kept(tmp_path: Path) -> None:
     cas, cloud, _, source = shadow(tmp_path)
-    del source.pods["p"]
-    source.nodes["small-1"] = node("small-1", "small")
-    cloud.groups["small"].target = 1
-    cloud.with_node("small", source.nodes["small-1"])
-    for t in range(0, 10, 2):
-        assert cas.tick(float(t)).opened == ()
+    with_one_quiet_small_node(cas, cloud, source)
     # Tainted by the running autoscaler: being deleted.
     taint = Taint("ToBeDeletedByClusterAutoscaler", "10", "NoSchedule")
     source.nodes["small-1"] = replace(source.nodes["small-1"], taints=(taint,))
@@ -189,12 +194,7 @@ def test_the_running_autoscalers_events_time_its_actions_and_name_its_pods(tmp_p
     look; a scale-up by its ScaledUpGroup Event, with the pods it was for."""
     listed: list[dict[str, Any]] = []
     cas, cloud, _, source = shadow(tmp_path, events=RunningEvents(lambda: listed, "the cluster autoscaler"))
-    del source.pods["p"]
-    source.nodes["small-1"] = node("small-1", "small")
-    cloud.groups["small"].target = 1
-    cloud.with_node("small", source.nodes["small-1"])
-    for t in range(0, 10, 2):
-        assert cas.tick(float(t)).opened == ()
+    with_one_quiet_small_node(cas, cloud, source)
     # Between the looks at 8 s and 20 s: tainted at 11 s, deleted, gone.
     listed.append(
         ca_event(11.0, "ScaleDown", {"kind": "Node", "name": "small-1"}, "marked the node as toBeDeleted/unschedulable")
